@@ -1,0 +1,50 @@
+// Command baton is Baton's command-line tool.
+//
+//	baton demo   run a scripted agent in process and print its result envelope
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage: baton <command> [flags]
+
+commands:
+  demo    run a scripted demo agent in process: a server tool call, a
+          client-tool pause and resume, an approval, and the final result
+          envelope
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "demo":
+		err = runDemo(ctx, args[1:], stdout)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "baton: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "baton %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,208 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+)
+
+func pausedClientRun(t *testing.T) (*Runner, *Run, *FixedClock) {
+	t.Helper()
+	clock := &FixedClock{T: t0}
+	rn := &Runner{Machine: NewMachine(clock), Model: ScriptedModel{}}
+	run, err := rn.Start(context.Background(), StartInput{RunID: "r-1", SessionID: "s-1",
+		Config:       RunConfig{Model: scripted(turn("", call("c1", "client/get_calendar", map[string]any{"day": "mon"})), turn("done"))},
+		RequestTools: []any{clientTool("client/get_calendar")}, Messages: user("hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.State.Status != StatusRuntimeToolPending {
+		t.Fatalf("status = %s", run.State.Status)
+	}
+	return rn, run, clock
+}
+
+func TestApplyRejectsBadInputsWithoutChangingState(t *testing.T) {
+	rn, run, clock := pausedClientRun(t)
+	ctx := context.Background()
+	reqs, _ := run.State.Pending()
+	before, _ := MarshalState(run.State)
+
+	_, err := rn.Machine.Apply(ctx, run.State, run.Transcript, ClientResult{RequestID: "treq_nope", Success: true})
+	if !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown request: err = %v, want ErrNotFound", err)
+	}
+	_, err = rn.Machine.Apply(ctx, run.State, run.Transcript, ApprovalDecision{ActionID: "act_x", Decision: "maybe"})
+	if !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("bad decision: err = %v, want ErrInvalidInput", err)
+	}
+	_, err = rn.Machine.Apply(ctx, run.State, run.Transcript, Expire{})
+	if !errors.Is(err, ErrNothingToApply) {
+		t.Errorf("early expire: err = %v, want ErrNothingToApply", err)
+	}
+	_, err = rn.Machine.Apply(ctx, run.State, run.Transcript, ModelReplied{Step: Step{Kind: StepModelTurn, RunID: "r-1", Seq: 1}})
+	if !errors.Is(err, ErrStaleStep) {
+		t.Errorf("stale model step: err = %v, want ErrStaleStep", err)
+	}
+	_, err = rn.Machine.Apply(ctx, run.State, run.Transcript, nil)
+	if !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("nil input: err = %v", err)
+	}
+	clock.T = clock.T.Add(DefaultPendingTTL)
+	_, err = rn.Machine.Apply(ctx, run.State, run.Transcript, ClientResult{RequestID: reqs[0].RequestID, Success: true})
+	if !errors.Is(err, ErrExpired) {
+		t.Errorf("expired request: err = %v, want ErrExpired", err)
+	}
+	after, _ := MarshalState(run.State)
+	if string(before) != string(after) {
+		t.Fatal("a rejected input changed the caller's state")
+	}
+}
+
+func TestFirstDecisionWins(t *testing.T) {
+	rn, run, _ := pausedClientRun(t)
+	ctx := context.Background()
+	reqs, _ := run.State.Pending()
+	if err := rn.Resume(ctx, run, ClientResult{RequestID: reqs[0].RequestID, Success: true, Result: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if run.State.Status != StatusCompleted {
+		t.Fatalf("status = %s", run.State.Status)
+	}
+	err := rn.Resume(ctx, run, ClientResult{RequestID: reqs[0].RequestID, Success: true, Result: "y"})
+	if !errors.Is(err, ErrTerminal) {
+		t.Fatalf("second submit: err = %v, want ErrTerminal", err)
+	}
+}
+
+func TestResumeShowsQueuedBeforeTheNextStep(t *testing.T) {
+	_, run, clock := pausedClientRun(t)
+	m := NewMachine(clock)
+	reqs, _ := run.State.Pending()
+	out, err := m.Apply(context.Background(), run.State, run.Transcript, ClientResult{RequestID: reqs[0].RequestID, Success: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.State.Status != StatusQueued || len(out.Next) != 1 || out.Next[0].Kind != StepModelTurn {
+		t.Fatalf("status %s, next %+v", out.State.Status, out.Next)
+	}
+	if out.State.Version != run.State.Version+1 {
+		t.Fatalf("version %d after %d", out.State.Version, run.State.Version)
+	}
+	// A duplicate delivery of an old step is planned as a skip.
+	plan, err := m.Plan(context.Background(), out.State, run.Transcript, Step{Kind: StepModelTurn, RunID: "r-1", Seq: 1})
+	if err != nil || plan.Kind != PlanSkip {
+		t.Fatalf("old step plan = %+v, %v", plan, err)
+	}
+}
+
+func TestSessionContinuationKeepsEarlierRuns(t *testing.T) {
+	clock := &FixedClock{T: t0}
+	rn := &Runner{Machine: NewMachine(clock), Model: ScriptedModel{}}
+	ctx := context.Background()
+	first, err := rn.Start(ctx, StartInput{RunID: "r-1", SessionID: "s-1", Config: RunConfig{Model: scripted(turn("one"))}, Messages: user("a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := rn.Continue(ctx, first.Transcript, StartInput{RunID: "r-2", SessionID: "s-1", Config: RunConfig{Model: scripted(turn("two"))}, Messages: user("b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := second.Envelope()
+	if len(env.Messages) != 4 || env.FinalContent != "two" || env.Messages[2].Seq != 3 {
+		t.Fatalf("messages %+v final %q", env.Messages, env.FinalContent)
+	}
+}
+
+func TestEventSinkFailuresAreSwallowed(t *testing.T) {
+	var seen int
+	sinks := []EventSink{
+		EventSinkFunc(func(context.Context, Event) error { seen++; return errors.New("sink down") }),
+		EventSinkFunc(func(context.Context, Event) error { seen++; panic("sink panic") }),
+	}
+	for _, sink := range sinks {
+		rn := &Runner{Machine: NewMachine(&FixedClock{T: t0}), Model: ScriptedModel{}, Sink: sink}
+		run, err := rn.Start(context.Background(), StartInput{RunID: "r", SessionID: "s", Config: RunConfig{Model: scripted(turn("ok"))}, Messages: user("x")})
+		if err != nil || run.State.Status != StatusCompleted {
+			t.Fatalf("run with failing sink: %v %v", err, run)
+		}
+	}
+	if seen == 0 {
+		t.Fatal("sink never called")
+	}
+}
+
+func TestStartValidation(t *testing.T) {
+	m := NewMachine(&FixedClock{T: t0})
+	cases := []StartInput{
+		{SessionID: "s", Config: RunConfig{Model: scripted()}, Messages: user("x")},
+		{RunID: "r", SessionID: "s", Config: RunConfig{Model: scripted()}},
+		{RunID: "r", SessionID: "s", Config: RunConfig{}, Messages: user("x")},
+		{RunID: "r", SessionID: "s", Config: RunConfig{Model: scripted(), Budgets: map[string]int{"dollars": 3}}, Messages: user("x")},
+		{RunID: "r", SessionID: "s", Config: RunConfig{Model: scripted(), Budgets: map[string]int{"turns": 0}}, Messages: user("x")},
+		{RunID: "r", SessionID: "s", Config: RunConfig{Model: scripted()}, Messages: []Message{{Role: "robot"}}},
+	}
+	for i, in := range cases {
+		if _, err := m.Start(context.Background(), in); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("case %d: err = %v, want ErrInvalidInput", i, err)
+		}
+	}
+}
+
+func TestStateRoundTripAndVersion(t *testing.T) {
+	_, run, _ := pausedClientRun(t)
+	b, err := MarshalState(run.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := UnmarshalState(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, _ := MarshalState(back)
+	if string(b) != string(b2) {
+		t.Fatalf("state round trip differs:\n%s\n%s", b, b2)
+	}
+	if _, err := UnmarshalState([]byte(`{"v":99}`)); err == nil {
+		t.Fatal("unknown state version accepted")
+	}
+	if exp, ok := run.State.NextExpiry(); !ok || !exp.Equal(t0.Add(DefaultPendingTTL)) {
+		t.Fatalf("NextExpiry = %v %v", exp, ok)
+	}
+}
+
+func TestModelIDsAreMadeUnique(t *testing.T) {
+	rn := &Runner{Machine: NewMachine(&FixedClock{T: t0}), Model: ScriptedModel{},
+		Tools: ToolExecutorFunc(func(_ context.Context, c ToolCall) (any, error) { return c.IdempotencyKey, nil })}
+	run, err := rn.Start(context.Background(), StartInput{RunID: "r", SessionID: "s", Messages: user("x"),
+		Config: RunConfig{Model: scripted(
+			turn("", call("call_1", "ability/search", map[string]any{"q": "a"}), call("call_1", "ability/search", map[string]any{"q": "b"}), call("", "ability/search", map[string]any{"q": "c"})),
+			turn("", call("call_1", "ability/search", map[string]any{"q": "d"})),
+			turn("ok")), Tools: []ToolDeclaration{serverTool("ability/search", nil)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range run.ToolResults {
+		ids = append(ids, r.ToolCallID+"="+fmt.Sprint(r.Result.Result))
+	}
+	want := "[call_1=r:call_1 call_1_2=r:call_1_2 call_1_3=r:call_1_3 call_1_4=r:call_1_4]"
+	if fmt.Sprint(ids) != want {
+		t.Fatalf("ids = %v, want %s", ids, want)
+	}
+}
+
+func TestContextCancelStopsDriving(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	rn := &Runner{Machine: NewMachine(&FixedClock{T: t0}), Model: ScriptedModel{},
+		Tools: ToolExecutorFunc(func(context.Context, ToolCall) (any, error) { cancel(); return "x", nil })}
+	run, err := rn.Start(ctx, StartInput{RunID: "r", SessionID: "s", Messages: user("x"),
+		Config: RunConfig{Model: scripted(turn("", call("c", "ability/search", nil)), turn("ok")), Tools: []ToolDeclaration{serverTool("ability/search", nil)}}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	if IsTerminal(run.State.Status) {
+		t.Fatalf("run ended although it was interrupted: %s", run.State.Status)
+	}
+}

@@ -1,0 +1,119 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// ModelProvider runs one model turn. Implementations live outside core
+// (scripted, Bedrock, OpenAI-compatible, Anthropic). An error that may
+// succeed on retry is wrapped with Retryable; any other error fails the run.
+type ModelProvider interface {
+	Complete(ctx context.Context, req ModelRequest) (ModelReply, error)
+}
+
+// ModelRequest is what one model turn sees.
+type ModelRequest struct {
+	RunID             string            `json:"run_id"`
+	SessionID         string            `json:"session_id"`
+	Turn              int               `json:"turn"`
+	Model             ModelSpec         `json:"model"`
+	System            string            `json:"system,omitempty"`
+	Messages          []Message         `json:"messages"`
+	Tools             []ToolDeclaration `json:"tools,omitempty"`
+	ParallelToolCalls bool              `json:"parallel_tool_calls,omitempty"`
+}
+
+// ModelReply is the outcome of one model turn.
+type ModelReply struct {
+	Content         string            `json:"content"`
+	ToolCalls       []ToolCallRequest `json:"tool_calls,omitempty"`
+	Usage           map[string]any    `json:"usage,omitempty"`
+	RequestMetadata map[string]any    `json:"request_metadata,omitempty"`
+	StopReason      string            `json:"stop_reason,omitempty"`
+}
+
+// ToolCallRequest is one tool call proposed by the model.
+type ToolCallRequest struct {
+	ID         string         `json:"id"`
+	Name       string         `json:"name"`
+	Parameters map[string]any `json:"parameters"`
+}
+
+// ToolExecutor executes a server tool call. The output is JSON-friendly:
+// an object with a boolean "success" is taken as a result envelope
+// (success, result, error, error_type, metadata, runtime); anything else is
+// wrapped as a successful result. A returned error or a panic becomes a
+// failed result with error_type executor_exception.
+type ToolExecutor interface {
+	Execute(ctx context.Context, call ToolCall) (any, error)
+}
+
+// ToolExecutorFunc adapts a function to ToolExecutor.
+type ToolExecutorFunc func(ctx context.Context, call ToolCall) (any, error)
+
+// Execute calls f.
+func (f ToolExecutorFunc) Execute(ctx context.Context, call ToolCall) (any, error) {
+	return f(ctx, call)
+}
+
+// ToolCall is a prepared call handed to a ToolExecutor.
+type ToolCall struct {
+	RunID          string          `json:"run_id"`
+	SessionID      string          `json:"session_id"`
+	Turn           int             `json:"turn"`
+	ToolCallID     string          `json:"tool_call_id"`
+	ToolName       string          `json:"tool_name"`
+	Parameters     map[string]any  `json:"parameters"`
+	IdempotencyKey string          `json:"idempotency_key"`
+	Declaration    ToolDeclaration `json:"declaration"`
+}
+
+// Clock is the machine's only source of time.
+type Clock interface {
+	Now() time.Time
+}
+
+// ClockFunc adapts a function to Clock.
+type ClockFunc func() time.Time
+
+// Now calls f.
+func (f ClockFunc) Now() time.Time { return f() }
+
+// SystemClock reads the wall clock in UTC.
+type SystemClock struct{}
+
+// Now returns the current UTC time.
+func (SystemClock) Now() time.Time { return time.Now().UTC() }
+
+// FixedClock always returns T; tests move it by assigning T.
+type FixedClock struct{ T time.Time }
+
+// Now returns c.T.
+func (c *FixedClock) Now() time.Time { return c.T }
+
+// IDSource mints identifiers (run ids, session ids).
+type IDSource interface {
+	NewID(prefix string) string
+}
+
+// EventSink observes lifecycle events as they are produced. Its errors and
+// panics are swallowed by the runners: observers never change a run.
+type EventSink interface {
+	Emit(ctx context.Context, ev Event) error
+}
+
+// EventSinkFunc adapts a function to EventSink.
+type EventSinkFunc func(ctx context.Context, ev Event) error
+
+// Emit calls f.
+func (f EventSinkFunc) Emit(ctx context.Context, ev Event) error { return f(ctx, ev) }
+
+// EmitSafely delivers ev to sink, swallowing errors and panics.
+func EmitSafely(ctx context.Context, sink EventSink, ev Event) {
+	if sink == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	_ = sink.Emit(ctx, ev)
+}

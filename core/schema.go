@@ -1,0 +1,130 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// schemaCache holds compiled parameter schemas by their canonical JSON.
+// Declarations are few and long-lived, so the cache is bounded by a simple
+// size cap rather than evicted.
+var (
+	schemaCache     sync.Map
+	schemaCacheSize atomic.Int64
+)
+
+const schemaCacheMax = 4096
+
+// compileSchema compiles a tool's parameter schema, once per distinct
+// schema. Schemas are compiled in memory and never load remote references.
+func compileSchema(schema map[string]any) (*jsonschema.Schema, error) {
+	key, err := CanonicalJSON(schema)
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := schemaCache.Load(string(key)); ok {
+		return s.(*jsonschema.Schema), nil
+	}
+	s, err := compileSchemaUncached(schema)
+	if err != nil {
+		return nil, err
+	}
+	if schemaCacheSize.Load() < schemaCacheMax {
+		if _, loaded := schemaCache.LoadOrStore(string(key), s); !loaded {
+			schemaCacheSize.Add(1)
+		}
+	}
+	return s, nil
+}
+
+func compileSchemaUncached(schema map[string]any) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.UseLoader(noLoader{})
+	if err := c.AddResource("baton:tool-parameters.json", cloneJSON(schema)); err != nil {
+		return nil, err
+	}
+	return c.Compile("baton:tool-parameters.json")
+}
+
+var schemaPrinter = message.NewPrinter(language.English)
+
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("remote schema references are not allowed: %s", url)
+}
+
+// ParameterProblem is the outcome of validating tool-call arguments.
+type ParameterProblem struct {
+	Missing []string // top-level required parameters that are absent
+	Detail  string   // other schema violations
+}
+
+// validateParameters checks args against the declaration's schema: first
+// the top-level required list (reported as missing parameters), then the
+// whole schema.
+func validateParameters(schema map[string]any, args map[string]any) (*ParameterProblem, error) {
+	var missing []string
+	if req, ok := schema["required"].([]any); ok {
+		for _, r := range req {
+			name, ok := r.(string)
+			if !ok {
+				continue
+			}
+			if v, present := args[name]; !present || v == nil {
+				missing = append(missing, name)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return &ParameterProblem{Missing: missing}, nil
+	}
+	if len(schema) == 0 {
+		return nil, nil
+	}
+	s, err := compileSchema(schema)
+	if err != nil {
+		return nil, fmt.Errorf("compile parameter schema: %w", err)
+	}
+	inst, err := ToJSONValue(args)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Validate(inst); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return &ParameterProblem{Detail: describeValidation(ve)}, nil
+		}
+		return &ParameterProblem{Detail: err.Error()}, nil
+	}
+	return nil, nil
+}
+
+// describeValidation flattens a validation error into one deterministic
+// line per leaf cause.
+func describeValidation(ve *jsonschema.ValidationError) string {
+	var lines []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := "/" + strings.Join(e.InstanceLocation, "/")
+			lines = append(lines, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(schemaPrinter)))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	sort.Strings(lines)
+	return strings.Join(lines, "; ")
+}

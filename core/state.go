@@ -1,0 +1,348 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// StateVersion is the version of the serialized RunState shape.
+const StateVersion = 1
+
+// Run statuses.
+const (
+	StatusQueued                   = "queued"
+	StatusRunning                  = "running"
+	StatusRuntimeToolPending       = "runtime_tool_pending"
+	StatusApprovalRequired         = "approval_required"
+	StatusCompleted                = "completed"
+	StatusMaxTurnsReached          = "max_turns_reached"
+	StatusBudgetExceeded           = "budget_exceeded"
+	StatusFailed                   = "failed"
+	StatusCancelled                = "cancelled"
+	StatusInterrupted              = "interrupted"
+	StatusStalled                  = "stalled"
+	StatusTranscriptLockContention = "transcript_lock_contention"
+)
+
+// IsTerminal reports whether a status ends a run.
+func IsTerminal(status string) bool {
+	switch status {
+	case StatusQueued, StatusRunning, StatusRuntimeToolPending, StatusApprovalRequired:
+		return false
+	}
+	return true
+}
+
+// IsPaused reports whether a status waits for an outside input.
+func IsPaused(status string) bool {
+	return status == StatusRuntimeToolPending || status == StatusApprovalRequired
+}
+
+// Call statuses within one model turn.
+const (
+	CallPending          = "pending"           // to be mediated; a step is scheduled when StepSeq != 0
+	CallAwaitingClient   = "awaiting_client"   // a client-tool request is pending
+	CallAwaitingApproval = "awaiting_approval" // an approval action is pending
+	CallApproved         = "approved"          // accepted; a step is scheduled to run it
+	CallResolved         = "resolved"          // result recorded, waiting to be appended in order
+	CallDone             = "done"              // result appended to the transcript
+)
+
+// Duration is a time.Duration that reads and writes Go duration strings
+// ("24h", "90s").
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads a Go duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string like \"24h\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if v <= 0 {
+		return fmt.Errorf("duration must be positive, got %q", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// ModelSpec names the model of a run. Turns is the script of the scripted
+// provider.
+type ModelSpec struct {
+	Provider string         `json:"provider"`
+	Model    string         `json:"model,omitempty"`
+	Turns    []ScriptedTurn `json:"turns,omitempty"`
+	Options  map[string]any `json:"options,omitempty"`
+}
+
+// Defaults of a run's configuration.
+const (
+	DefaultMaxTurns           = 8
+	DefaultPendingTTL         = 24 * time.Hour
+	DefaultToolResultMaxBytes = 256 * 1024
+)
+
+// RunConfig is fixed when a run starts.
+type RunConfig struct {
+	Agent              string            `json:"agent,omitempty"`
+	Model              ModelSpec         `json:"model"`
+	System             string            `json:"system,omitempty"`
+	Tools              []ToolDeclaration `json:"tools,omitempty"`
+	MaxTurns           int               `json:"max_turns"`
+	Budgets            map[string]int    `json:"budgets,omitempty"`
+	PendingTTL         Duration          `json:"pending_ttl"`
+	ParallelToolCalls  bool              `json:"parallel_tool_calls,omitempty"`
+	ContextBudget      int               `json:"context_budget,omitempty"`
+	ToolResultMaxBytes int               `json:"tool_result_max_bytes"`
+	Metadata           map[string]any    `json:"metadata,omitempty"`
+}
+
+// withDefaults fills unset fields.
+func (c RunConfig) withDefaults() RunConfig {
+	if c.MaxTurns <= 0 {
+		c.MaxTurns = DefaultMaxTurns
+	}
+	if c.PendingTTL <= 0 {
+		c.PendingTTL = Duration(DefaultPendingTTL)
+	}
+	if c.ToolResultMaxBytes <= 0 {
+		c.ToolResultMaxBytes = DefaultToolResultMaxBytes
+	}
+	return c
+}
+
+// Validate checks a configuration after defaults.
+func (c RunConfig) Validate() error {
+	if c.Model.Provider == "" {
+		return invalid("model.provider is required")
+	}
+	for name, ceiling := range c.Budgets {
+		if !validBudgetName(name) {
+			return invalid("unknown budget %q (want turns, tool_calls, tool_calls_<tool> or total_tokens)", name)
+		}
+		if ceiling <= 0 {
+			return invalid("budget %q must be a positive integer", name)
+		}
+	}
+	seen := map[string]bool{}
+	for _, t := range c.Tools {
+		if seen[t.Name] {
+			return invalid("tool %q is declared twice", t.Name)
+		}
+		seen[t.Name] = true
+	}
+	return nil
+}
+
+// Budget names.
+const (
+	BudgetTurns       = "turns"
+	BudgetToolCalls   = "tool_calls"
+	BudgetTotalTokens = "total_tokens"
+	budgetToolPrefix  = "tool_calls_"
+)
+
+func validBudgetName(n string) bool {
+	switch n {
+	case BudgetTurns, BudgetToolCalls, BudgetTotalTokens:
+		return true
+	}
+	return len(n) > len(budgetToolPrefix) && n[:len(budgetToolPrefix)] == budgetToolPrefix
+}
+
+// BudgetState is one iteration budget: it is exceeded when Current
+// reaches Ceiling.
+type BudgetState struct {
+	Name    string `json:"name"`
+	Ceiling int    `json:"ceiling"`
+	Current int    `json:"current"`
+}
+
+// Exceeded reports whether the count reached the ceiling.
+func (b BudgetState) Exceeded() bool { return b.Current >= b.Ceiling }
+
+// CallState is one tool call of the current model turn.
+type CallState struct {
+	ID         string         `json:"id"`
+	Name       string         `json:"name"`
+	Parameters map[string]any `json:"parameters"`
+	Status     string         `json:"status"`
+	StepSeq    int64          `json:"step_seq,omitempty"`
+	RequestID  string         `json:"request_id,omitempty"`
+	ActionID   string         `json:"action_id,omitempty"`
+	ExpiresAt  *time.Time     `json:"expires_at,omitempty"`
+	Summary    string         `json:"summary,omitempty"`
+	Preview    map[string]any `json:"preview,omitempty"`
+	Approved   bool           `json:"approved,omitempty"`
+	Result     *ToolResult    `json:"result,omitempty"`
+	// Uncounted marks a result that does not count against budgets
+	// (calls closed without mediation).
+	Uncounted bool `json:"uncounted,omitempty"`
+	// Complete asks the loop to stop after this result (pre-tool mediator).
+	Complete bool `json:"complete,omitempty"`
+}
+
+// stop records why the loop stops once the current turn's calls are in.
+type stop struct {
+	Status string `json:"status"`
+	Reason string `json:"reason"`
+}
+
+// RunError describes why a run failed.
+type RunError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// RunState is the serializable state of one run. It holds no transcript:
+// its size depends on the configuration and the current turn, never on
+// the transcript's length.
+type RunState struct {
+	V               int             `json:"v"`
+	RunID           string          `json:"run_id"`
+	SessionID       string          `json:"session_id"`
+	Status          string          `json:"status"`
+	Config          RunConfig       `json:"config"`
+	Turn            int             `json:"turn"`
+	Version         int64           `json:"version"`
+	StepSeq         int64           `json:"step_seq"`
+	ModelStep       int64           `json:"model_step,omitempty"`
+	FirstMsgSeq     int64           `json:"first_msg_seq"`
+	NextMsgSeq      int64           `json:"next_msg_seq"`
+	NextEventSeq    int64           `json:"next_event_seq"`
+	Budgets         []BudgetState   `json:"budgets,omitempty"`
+	Usage           map[string]any  `json:"usage"`
+	RequestMetadata map[string]any  `json:"request_metadata"`
+	Calls           []CallState     `json:"calls,omitempty"`
+	Queue           []QueuedMessage `json:"queue,omitempty"`
+	Stop            *stop           `json:"stop,omitempty"`
+	Budget          string          `json:"budget,omitempty"`
+	Error           *RunError       `json:"error,omitempty"`
+	Interrupted     map[string]any  `json:"interrupted,omitempty"`
+	CreatedAt       time.Time       `json:"created_at"`
+	UpdatedAt       time.Time       `json:"updated_at"`
+}
+
+// MarshalState serializes a run state.
+func MarshalState(st RunState) ([]byte, error) { return marshalNoEscape(st) }
+
+// UnmarshalState reads a run state written by MarshalState, keeping
+// numbers exact and refusing unknown versions.
+func UnmarshalState(b []byte) (RunState, error) {
+	var st RunState
+	if err := decodeJSON(b, &st); err != nil {
+		return RunState{}, fmt.Errorf("decode run state: %w", err)
+	}
+	if st.V != StateVersion {
+		return RunState{}, fmt.Errorf("decode run state: unsupported version %d", st.V)
+	}
+	return st, nil
+}
+
+// Clone returns a deep copy of st, so a failed Apply never changes the
+// caller's state.
+func (st RunState) Clone() RunState {
+	b, err := MarshalState(st)
+	if err != nil {
+		panic(fmt.Sprintf("clone run state: %v", err))
+	}
+	out, err := UnmarshalState(b)
+	if err != nil {
+		panic(fmt.Sprintf("clone run state: %v", err))
+	}
+	return out
+}
+
+// Tool returns the declaration named name.
+func (st *RunState) Tool(name string) (ToolDeclaration, bool) {
+	for _, t := range st.Config.Tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return ToolDeclaration{}, false
+}
+
+func (st *RunState) call(id string) (int, *CallState) {
+	for i := range st.Calls {
+		if st.Calls[i].ID == id {
+			return i, &st.Calls[i]
+		}
+	}
+	return -1, nil
+}
+
+// PendingToolRequest is a client-tool request waiting for a result.
+type PendingToolRequest struct {
+	RequestID  string         `json:"request_id"`
+	ToolCallID string         `json:"tool_call_id"`
+	ToolName   string         `json:"tool_name"`
+	Parameters map[string]any `json:"parameters"`
+	ExpiresAt  time.Time      `json:"expires_at"`
+}
+
+// PendingAction is an approval waiting for a decision.
+type PendingAction struct {
+	ActionID   string         `json:"action_id"`
+	Kind       string         `json:"kind"`
+	ToolCallID string         `json:"tool_call_id"`
+	ToolName   string         `json:"tool_name"`
+	Summary    string         `json:"summary"`
+	Preview    map[string]any `json:"preview"`
+	ExpiresAt  time.Time      `json:"expires_at"`
+}
+
+// Pending lists the requests and actions the run waits on, in call order.
+func (st *RunState) Pending() ([]PendingToolRequest, []PendingAction) {
+	var reqs []PendingToolRequest
+	var acts []PendingAction
+	for _, c := range st.Calls {
+		switch c.Status {
+		case CallAwaitingClient:
+			reqs = append(reqs, PendingToolRequest{RequestID: c.RequestID, ToolCallID: c.ID, ToolName: c.Name, Parameters: c.Parameters, ExpiresAt: *c.ExpiresAt})
+		case CallAwaitingApproval:
+			acts = append(acts, PendingAction{ActionID: c.ActionID, Kind: "tool_call", ToolCallID: c.ID, ToolName: c.Name, Summary: c.Summary, Preview: c.Preview, ExpiresAt: *c.ExpiresAt})
+		}
+	}
+	return reqs, acts
+}
+
+// NextExpiry returns the earliest expiry among pending items.
+func (st *RunState) NextExpiry() (time.Time, bool) {
+	var min time.Time
+	found := false
+	for _, c := range st.Calls {
+		if (c.Status == CallAwaitingClient || c.Status == CallAwaitingApproval) && c.ExpiresAt != nil {
+			if !found || c.ExpiresAt.Before(min) {
+				min, found = *c.ExpiresAt, true
+			}
+		}
+	}
+	return min, found
+}
+
+func budgetsFrom(m map[string]int) []BudgetState {
+	out := make([]BudgetState, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		out = append(out, BudgetState{Name: k, Ceiling: m[k]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (st *RunState) budget(name string) *BudgetState {
+	for i := range st.Budgets {
+		if st.Budgets[i].Name == name {
+			return &st.Budgets[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+package core
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestNormalizeClientTool(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      map[string]any
+		wantErr string
+	}{
+		{name: "valid", in: map[string]any{"name": "client/search_docs", "description": "Search.", "parameters": map[string]any{"required": []any{"query"}}, "executor": "client", "scope": "run"}},
+		{name: "no namespace", in: map[string]any{"name": "openclawp__get-recent-posts", "description": "x"}, wantErr: "client/<slug>"},
+		{name: "other namespace", in: map[string]any{"name": "openclawp/get-recent-posts", "description": "x"}, wantErr: "client/<slug>"},
+		{name: "source mismatch", in: map[string]any{"name": "client/a", "source": "openclawp", "description": "x"}, wantErr: `source "openclawp" must match`},
+		{name: "host executor", in: map[string]any{"name": "client/a", "executor": "host", "description": "x"}, wantErr: `must be "client"`},
+		{name: "scope", in: map[string]any{"name": "client/a", "scope": "global", "description": "x"}, wantErr: `scope must be "run"`},
+		{name: "no description", in: map[string]any{"name": "client/a"}, wantErr: "description is required"},
+		{name: "parameters not object", in: map[string]any{"name": "client/a", "description": "x", "parameters": []any{"q"}}, wantErr: "parameters must be a JSON Schema object"},
+		{name: "bad schema", in: map[string]any{"name": "client/a", "description": "x", "parameters": map[string]any{"type": "banana"}}, wantErr: "not a valid JSON Schema"},
+		{name: "remote ref", in: map[string]any{"name": "client/a", "description": "x", "parameters": map[string]any{"$ref": "https://example.com/s.json"}}, wantErr: "not a valid JSON Schema"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := NormalizeClientTool(tc.in)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Source != "client" || d.Executor != "client" || d.Scope != "run" || !d.IsClient() {
+				t.Fatalf("defaults not applied: %+v", d)
+			}
+		})
+	}
+}
+
+func TestNormalizeServerTool(t *testing.T) {
+	d, err := NormalizeServerTool(map[string]any{
+		"name": "ability/search_posts", "source": "abilities", "description": "Search posts.",
+		"executor":                map[string]any{"type": "http", "url": "http://127.0.0.1:9/x"},
+		"runtime":                 map[string]any{"duplicate_policy": "repeatable", "retry_safe": true, "api_key": "k", "nested": map[string]any{"Cookie": "c", "ok": num("1")}, "fn": nil},
+		"parameter_defaults":      map[string]any{"limit": num("10"), "auth_token": "t"},
+		"client_context_bindings": []any{"site_id"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Executor != ExecutorHost || d.Scope != ScopeRun || len(d.Parameters) != 0 {
+		t.Fatalf("defaults: %+v", d)
+	}
+	if !d.Repeatable() || !d.RetrySafe() {
+		t.Fatalf("runtime flags lost: %v", d.Runtime)
+	}
+	got := mustCanon(t, d)
+	for _, want := range []string{`"api_key":"[redacted]"`, `"Cookie":"[redacted]"`, `"auth_token":"[redacted]"`, `"limit":10`, `"client_context_bindings":["site_id"]`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%s missing from %s", want, got)
+		}
+	}
+	if strings.Contains(got, `"fn"`) || strings.Contains(got, "127.0.0.1") {
+		t.Errorf("unsupported runtime value or executor config kept: %s", got)
+	}
+	var back ToolDeclaration
+	if err := back.UnmarshalJSON([]byte(got)); err != nil {
+		t.Fatal(err)
+	}
+	if mustCanon(t, back) != got {
+		t.Fatalf("declaration JSON round trip differs")
+	}
+
+	bad := []struct {
+		in      map[string]any
+		wantErr string
+	}{
+		{map[string]any{"name": "search", "source": "s", "description": "x"}, "must be namespaced"},
+		{map[string]any{"name": "ability/x", "description": "x"}, "source is required"},
+		{map[string]any{"name": "ability/x", "source": "s"}, "description is required"},
+		{map[string]any{"name": "ability/x", "source": "s", "description": "x", "executor": "client"}, `executor "client" is only valid`},
+		{map[string]any{"name": "ability/x", "source": "client", "description": "x"}, `source "client" is only valid`},
+		{map[string]any{"name": "ability/x", "source": "s", "description": "x", "action_policy": "maybe"}, "action_policy must be"},
+		{map[string]any{"name": "client/x", "source": "s", "description": "x"}, "must match"},
+	}
+	for _, b := range bad {
+		if _, err := NormalizeServerTool(b.in); err == nil || !strings.Contains(err.Error(), b.wantErr) {
+			t.Errorf("%v: err = %v, want %q", b.in, err, b.wantErr)
+		}
+	}
+}
+
+func TestNormalizeRequestTools(t *testing.T) {
+	acc, rej := NormalizeRequestTools([]any{
+		map[string]any{"name": "client/legacy"},
+		map[string]any{"name": "ability/x", "source": "abilities", "description": "d"},
+		map[string]any{"name": "client/legacy", "description": "dup"},
+		"nope",
+		map[string]any{"name": "bad name", "description": "d"},
+	})
+	if len(acc) != 2 || acc[0].Description != "Client tool legacy" || acc[0].Source != "client" {
+		t.Fatalf("accepted = %+v", acc)
+	}
+	if len(rej) != 3 {
+		t.Fatalf("rejected = %+v", rej)
+	}
+	for _, r := range rej {
+		if !strings.HasPrefix(r.Reason, RequestToolPrefix+": ") {
+			t.Errorf("reason %q lacks the request prefix", r.Reason)
+		}
+	}
+}
+
+func TestRedactAndCanonical(t *testing.T) {
+	in := map[string]any{"b": num("1.50"), "a": map[string]any{"X-Api-Key": "k", "list": []any{map[string]any{"password": "p", "ok": "<&>"}}}, "nonce": "n"}
+	red, did := Redact(in)
+	if !did {
+		t.Fatal("nothing redacted")
+	}
+	got := mustCanon(t, red)
+	want := `{"a":{"X-Api-Key":"[redacted]","list":[{"ok":"<&>","password":"[redacted]"}]},"b":1.50,"nonce":"[redacted]"}`
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if in["nonce"] != "n" {
+		t.Fatal("Redact changed its input")
+	}
+	for k, want := range map[string]bool{"Authorization": true, "session_id": true, "client_secret": true, "query": false, "tokenizer_name": true, "author": false} {
+		if IsSensitiveKey(k) != want {
+			t.Errorf("IsSensitiveKey(%q) = %v", k, !want)
+		}
+	}
+}
+
+func TestNormalizeToolOutput(t *testing.T) {
+	decl := ToolDeclaration{Name: "a/b", Runtime: map[string]any{"environment": "control_plane", "completion_signal": "progress"}}
+	tests := []struct {
+		name string
+		out  any
+		want string
+	}{
+		{"bare value wrapped", []any{"x"}, `{"result":["x"],"runtime":{"completion_signal":"progress","environment":"control_plane"},"success":true,"tool_name":"a/b"}`},
+		{"envelope merges runtime", map[string]any{"success": true, "result": "ok", "runtime": map[string]any{"environment": "runtime_local"}}, `{"result":"ok","runtime":{"completion_signal":"progress","environment":"runtime_local"},"success":true,"tool_name":"a/b"}`},
+		{"failure defaults", map[string]any{"success": false}, `{"error":"The tool reported a failure","error_type":"tool_error","runtime":{"completion_signal":"progress","environment":"control_plane"},"success":false,"tool_name":"a/b"}`},
+		{"success without success key object", map[string]any{"success_rate": 1}, `{"result":{"success_rate":1},"runtime":{"completion_signal":"progress","environment":"control_plane"},"success":true,"tool_name":"a/b"}`},
+		{"not json", func() {}, `{"error":"Tool execution failed: the executor returned a value that is not JSON: json: unsupported type: func()","error_type":"executor_exception","runtime":{"completion_signal":"progress","environment":"control_plane"},"success":false,"tool_name":"a/b"}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := mustCanon(t, NormalizeToolOutput(decl, tc.out, nil)); got != tc.want {
+				t.Fatalf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
