@@ -206,3 +206,14 @@ func TestContextCancelStopsDriving(t *testing.T) {
 		t.Fatalf("run ended although it was interrupted: %s", run.State.Status)
 	}
 }
+
+func TestIDSources(t *testing.T) {
+	a, b := RandomIDs{}.NewID("r"), RandomIDs{}.NewID("r")
+	if a == b || len(a) != 2+26 {
+		t.Fatalf("random ids %q %q", a, b)
+	}
+	var s SequentialIDs
+	if got := []string{s.NewID("r"), s.NewID("r"), s.NewID("s")}; fmt.Sprint(got) != "[r-1 r-2 s-1]" {
+		t.Fatalf("sequential ids %v", got)
+	}
+}

@@ -1,0 +1,41 @@
+package core
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sync"
+)
+
+// RandomIDs mints identifiers from crypto/rand: "<prefix>-<26 hex chars>".
+type RandomIDs struct{}
+
+var _ IDSource = RandomIDs{}
+
+// NewID returns a fresh random identifier.
+func (RandomIDs) NewID(prefix string) string {
+	var b [13]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err))
+	}
+	return prefix + "-" + hex.EncodeToString(b[:])
+}
+
+// SequentialIDs mints "<prefix>-1", "<prefix>-2", … per prefix; for tests.
+type SequentialIDs struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+var _ IDSource = (*SequentialIDs)(nil)
+
+// NewID returns the next identifier for prefix.
+func (s *SequentialIDs) NewID(prefix string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n == nil {
+		s.n = map[string]int{}
+	}
+	s.n[prefix]++
+	return fmt.Sprintf("%s-%d", prefix, s.n[prefix])
+}
