@@ -3,7 +3,7 @@ SHELL := /usr/bin/env bash
 GO ?= go
 PKGS := ./...
 
-.PHONY: help test lint build run bench fmt golden clean
+.PHONY: help test lint build run bench fuzz fmt golden clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -23,6 +23,11 @@ run: ## run Baton: the in-process scripted demo agent
 
 bench: ## benchmarks (never part of make test)
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./core/...
+
+FUZZTIME ?= 30s
+fuzz: ## explore the fuzz targets (message, declaration and trimming normalization)
+	for f in FuzzNormalizeMessages FuzzNormalizeToolDeclaration FuzzTrimToContextWindow; do \
+		$(GO) test ./core -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) || exit 1; done
 
 golden: ## rewrite the golden result envelopes after an intended change
 	$(GO) test ./core/... -run TestScenarios -update

@@ -50,9 +50,15 @@ type Machine struct {
 	PreToolMediator PreToolMediator
 	// CompletionPolicy, when set, is consulted after each mediated result.
 	CompletionPolicy CompletionPolicy
-	// ActionPolicy resolves direct, preview or forbidden for a call; nil
-	// uses the declaration's action_policy, defaulting to direct.
-	ActionPolicy ActionPolicyFunc
+	// Guardrails are the input, output and tool hooks of §13.4.
+	Guardrails Guardrails
+	// ToolAccess, ToolPolicyProviders, ActionPolicyProviders and
+	// ActionPolicyFilter are the host hooks of tool visibility and action
+	// policy resolution.
+	ToolAccess            ToolAccessChecker
+	ToolPolicyProviders   []ToolPolicyProvider
+	ActionPolicyProviders []ActionPolicyProvider
+	ActionPolicyFilter    ActionPolicyFilter
 }
 
 // NewMachine returns a machine reading time from clock.
@@ -74,6 +80,7 @@ type MediationContext struct {
 	ToolCallID  string
 	Parameters  map[string]any
 	Declaration ToolDeclaration
+	Principal   *Principal
 	Messages    []Message
 	// PriorMediated holds the results already recorded in this turn.
 	PriorMediated []ToolResult
@@ -118,9 +125,6 @@ type CompletionDecision struct {
 	Message  string
 	Context  map[string]any
 }
-
-// ActionPolicyFunc resolves the action policy of a call.
-type ActionPolicyFunc func(st *RunState, decl ToolDeclaration, params map[string]any) string
 
 // QueuedMessage is a user message waiting for the top of the next
 // iteration (steering or a completion-policy continuation).
@@ -239,6 +243,19 @@ func (m *Machine) Start(ctx context.Context, in StartInput) (Output, error) {
 	if err := cfg.Validate(); err != nil {
 		return Output{}, err
 	}
+	if err := cfg.Principal.Validate(); err != nil {
+		return Output{}, err
+	}
+	cfg.Principal = cfg.Principal.normalized()
+	// Caller-declared tools are the runtime's explicit opt-in.
+	for _, d := range accepted {
+		cfg.Policy.RuntimeTools = append(cfg.Policy.RuntimeTools, d.Name)
+	}
+	visible, hidden := m.ResolveVisibleTools(ctx, PolicyContext{RunID: in.RunID, Agent: cfg.Agent, Mode: cfg.Policy.mode(), Principal: cfg.Principal}, cfg.Tools, cfg.Policy)
+	cfg.Visible = visible
+	if cfg.Visible == nil {
+		cfg.Visible = []string{}
+	}
 	first := in.FirstSeq
 	if first < 1 {
 		first = 1
@@ -254,9 +271,16 @@ func (m *Machine) Start(ctx context.Context, in StartInput) (Output, error) {
 	}
 	t := &tx{m: m, ctx: ctx, st: &st, now: now, out: &Output{}}
 	t.emit(EventRunStarted, map[string]any{
-		"agent": cfg.Agent, "max_turns": cfg.MaxTurns, "tools": toolNames(cfg.Tools),
+		"agent": cfg.Agent, "max_turns": cfg.MaxTurns, "tools": stringsToAny(cfg.Visible),
 		"parallel_tool_calls": cfg.ParallelToolCalls,
 	})
+	if len(hidden) > 0 {
+		h := make([]any, len(hidden))
+		for i, x := range hidden {
+			h[i] = map[string]any{"name": x.Name, "reason": x.Reason}
+		}
+		t.emit(EventToolPolicyResolved, map[string]any{"visible": stringsToAny(cfg.Visible), "hidden": h})
+	}
 	if len(rejected) > 0 {
 		rj := make([]any, len(rejected))
 		for i, r := range rejected {
@@ -278,10 +302,10 @@ func (m *Machine) Start(ctx context.Context, in StartInput) (Output, error) {
 	return *t.out, nil
 }
 
-func toolNames(ts []ToolDeclaration) []any {
-	out := make([]any, len(ts))
-	for i, t := range ts {
-		out[i] = t.Name
+func stringsToAny(xs []string) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
 	}
 	return out
 }
@@ -290,19 +314,21 @@ func toolNames(ts []ToolDeclaration) []any {
 
 // Plan kinds.
 const (
-	PlanSkip  = "skip"  // the step is stale or its run finished: acknowledge and drop it
-	PlanModel = "model" // call the model with Model, then Apply ModelReplied
-	PlanTool  = "tool"  // execute Tool, then Apply ToolExecuted
-	PlanApply = "apply" // no I/O: Apply Input directly
+	PlanSkip    = "skip"    // the step is stale or its run finished: acknowledge and drop it
+	PlanModel   = "model"   // call the model with Model, then Apply ModelReplied
+	PlanTool    = "tool"    // execute Tool, then Apply ToolExecuted
+	PlanApply   = "apply"   // no I/O: Apply Input directly
+	PlanCompact = "compact" // summarize Compaction with the Summarizer, then Apply Compacted
 )
 
 // Plan is the I/O a step needs.
 type Plan struct {
-	Kind   string
-	Reason string
-	Model  *ModelRequest
-	Tool   *ToolCall
-	Input  Input
+	Kind       string
+	Reason     string
+	Model      *ModelRequest
+	Tool       *ToolCall
+	Input      Input
+	Compaction *CompactionRequest
 }
 
 // Plan tells the runner what a scheduled step needs. It never changes st.
@@ -319,15 +345,21 @@ func (m *Machine) Plan(ctx context.Context, st RunState, transcript []Message, s
 		if step.Seq != st.ModelStep || st.ModelStep == 0 {
 			return Plan{Kind: PlanSkip, Reason: fmt.Sprintf("stale model_turn step %d", step.Seq)}, nil
 		}
-		msgs := make([]Message, 0, len(transcript)+len(st.Queue))
-		msgs = append(msgs, transcript...)
-		for _, q := range st.queue() {
-			msgs = append(msgs, queuedMessage(q))
+		if p := st.Config.Compaction; p.active() && st.CompactTurn != st.Turn+1 {
+			if compact, through, retained, ok := compactionPlan(p, compactedView(transcript)); ok {
+				return Plan{Kind: PlanCompact, Compaction: &CompactionRequest{RunID: st.RunID, Messages: compact, Through: through, Retained: retained}}, nil
+			}
+		}
+		view, trim := st.modelView(transcript)
+		if g := m.Guardrails.Input; g != nil {
+			if res := checkGuardrail(func() GuardrailResult { return g(ctx, view) }); !res.Allowed {
+				return Plan{Kind: PlanApply, Input: GuardrailDenied{Step: step, Kind: "input", Reason: res.Reason}}, nil
+			}
 		}
 		return Plan{Kind: PlanModel, Model: &ModelRequest{
 			RunID: st.RunID, SessionID: st.SessionID, Turn: st.Turn + 1, Model: st.Config.Model,
-			System: st.Config.System, Messages: msgs, Tools: st.Config.Tools,
-			ParallelToolCalls: st.Config.ParallelToolCalls,
+			System: st.Config.System, Messages: view, Tools: st.visibleTools(),
+			ParallelToolCalls: st.Config.ParallelToolCalls, Trim: trim,
 		}}, nil
 	case StepToolCall:
 		_, c := st.call(step.CallID)
@@ -351,7 +383,10 @@ func (m *Machine) mediate(ctx context.Context, st *RunState, transcript []Messag
 		return decided(Decision{Kind: DecideResult, Result: ToolResult{Success: false, ToolName: c.Name, Error: msg, ErrorType: errType, Metadata: meta}})
 	}
 	decl, ok := st.Tool(c.Name)
-	if !ok {
+	if ok && set(st.Config.Policy.Deny)[c.Name] {
+		return fail(ErrTypeForbidden, fmt.Sprintf("Tool '%s' is denied by the runtime policy", c.Name), nil)
+	}
+	if !ok || !st.isVisible(c.Name) {
 		return fail(ErrTypeToolNotFound, fmt.Sprintf("Tool '%s' not found", c.Name), nil)
 	}
 	if !c.Approved {
@@ -377,9 +412,15 @@ func (m *Machine) mediate(ctx context.Context, st *RunState, transcript []Messag
 		if prob != nil {
 			return fail(ErrTypeInvalidParameters, fmt.Sprintf("Tool '%s' parameters are invalid: %s", c.Name, prob.Detail), nil)
 		}
-		switch m.actionPolicy(st, decl, c.Parameters) {
+		if g := m.Guardrails.Tool; g != nil {
+			if res := checkGuardrail(func() GuardrailResult { return g(ctx, c.Name, cloneObject(c.Parameters)) }); !res.Allowed {
+				return fail(ErrTypeGuardrailDenied, "Tool denied by guardrail: "+res.Reason, nil)
+			}
+		}
+		policy, level := m.ResolveActionPolicy(ctx, st.policyContext(), decl, st.Config.Policy)
+		switch policy {
 		case ActionForbidden:
-			return fail(ErrTypeForbidden, fmt.Sprintf("Tool '%s' is forbidden by the action policy", c.Name), nil)
+			return fail(ErrTypeForbidden, fmt.Sprintf("Tool '%s' is forbidden by the action policy (%s)", c.Name, level), map[string]any{"action_policy_level": level})
 		case ActionPreview:
 			return decided(Decision{Kind: DecideAwaitApproval})
 		}
@@ -394,7 +435,7 @@ func (m *Machine) mediate(ctx context.Context, st *RunState, transcript []Messag
 		}
 		d := callMediator(ctx, m.PreToolMediator, MediationContext{
 			RunID: st.RunID, Turn: st.Turn, ToolName: c.Name, ToolCallID: c.ID,
-			Parameters: cloneObject(c.Parameters), Declaration: decl, Messages: transcript, PriorMediated: prior,
+			Parameters: cloneObject(c.Parameters), Declaration: decl, Principal: st.Config.Principal, Messages: transcript, PriorMediated: prior,
 		})
 		switch d.Action {
 		case "", MediatorProceed:
@@ -424,6 +465,7 @@ func (m *Machine) mediate(ctx context.Context, st *RunState, transcript []Messag
 	return Plan{Kind: PlanTool, Tool: &ToolCall{
 		RunID: st.RunID, SessionID: st.SessionID, Turn: st.Turn, ToolCallID: c.ID, ToolName: c.Name,
 		Parameters: cloneObject(c.Parameters), IdempotencyKey: IdempotencyKey(st.RunID, c.ID), Declaration: decl,
+		Principal: st.Config.Principal,
 	}}
 }
 
@@ -437,18 +479,6 @@ func callMediator(ctx context.Context, f PreToolMediator, mc MediationContext) (
 		}
 	}()
 	return f(ctx, mc)
-}
-
-func (m *Machine) actionPolicy(st *RunState, decl ToolDeclaration, params map[string]any) string {
-	if m.ActionPolicy != nil {
-		if p := m.ActionPolicy(st, decl, params); validActionPolicy(p) {
-			return p
-		}
-	}
-	if decl.ActionPolicy != "" {
-		return decl.ActionPolicy
-	}
-	return ActionDirect
 }
 
 // findAnsweredDuplicate looks in this run's transcript for an earlier call
@@ -516,6 +546,30 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 		err = t.approval(in)
 	case Expire:
 		err = t.expire()
+	case Compacted:
+		err = t.compacted(in)
+	case GuardrailDenied:
+		err = t.guardrailDenied(in)
+	case Steer:
+		err = t.steer(in)
+	case Cancel:
+		reason := strings.TrimSpace(in.Reason)
+		if reason == "" {
+			reason = "cancelled by the caller"
+		}
+		err = t.cancel(StatusCancelled, ErrTypeCancelled, reason, nil)
+	case Interrupt:
+		reason := strings.TrimSpace(in.Reason)
+		if reason == "" {
+			reason = "interrupted"
+		}
+		meta := cloneObject(in.Metadata)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta["action"] = "interrupt"
+		meta["reason"] = reason
+		err = t.cancel(StatusInterrupted, ErrTypeCancelled, reason, meta)
 	case nil:
 		err = invalid("nil input")
 	default:
@@ -601,17 +655,21 @@ func (t *tx) modelReplied(in ModelReplied) error {
 		return fmt.Errorf("%w: model_turn %d", ErrStaleStep, in.Step.Seq)
 	}
 	s.ModelStep = 0
-	queued := s.queue()
-	s.Queue = nil
-	for _, q := range queued {
-		t.appendMessage(queuedMessage(q))
-	}
+	view, trim := s.modelView(t.transcript)
+	s.Turn++
+	t.emit(EventTurnStarted, map[string]any{"turn": s.Turn})
+	t.drainQueue(view, trim)
 	if in.Err != nil {
 		t.fail("model_error", in.Err.Error())
 		return nil
 	}
-	s.Turn++
-	t.emit(EventTurnStarted, map[string]any{"turn": s.Turn})
+	if g := t.m.Guardrails.Output; g != nil {
+		msg := assistantView(in.Reply)
+		if res := checkGuardrail(func() GuardrailResult { return g(t.ctx, msg) }); !res.Allowed {
+			t.guardrailFail("output", res.Reason)
+			return nil
+		}
+	}
 	accumulateUsage(s.Usage, in.Reply.Usage)
 	if len(in.Reply.RequestMetadata) > 0 {
 		s.RequestMetadata = cloneObject(in.Reply.RequestMetadata)
@@ -873,6 +931,10 @@ func (t *tx) resolve(c *CallState, res ToolResult) {
 // closeOpen gives every call that has no result yet a failed, uncounted
 // result, so the transcript never holds a call without a result.
 func (t *tx) closeOpen(reason string) {
+	t.closeOpenWith(ErrTypeSkipped, fmt.Sprintf("Not executed: the run stopped before this call (%s)", reason))
+}
+
+func (t *tx) closeOpenWith(errType, msg string) {
 	for i := range t.st.Calls {
 		c := &t.st.Calls[i]
 		if c.Status == CallDone || c.Status == CallResolved {
@@ -880,8 +942,7 @@ func (t *tx) closeOpen(reason string) {
 		}
 		c.Uncounted = true
 		decl, _ := t.st.Tool(c.Name)
-		t.resolve(c, ToolResult{Success: false, ToolName: c.Name, ErrorType: ErrTypeSkipped,
-			Error: fmt.Sprintf("Not executed: the run stopped before this call (%s)", reason), Runtime: mergeRuntime(decl.Runtime, nil)})
+		t.resolve(c, ToolResult{Success: false, ToolName: c.Name, ErrorType: errType, Error: msg, Runtime: mergeRuntime(decl.Runtime, nil)})
 	}
 	t.st.ModelStep = 0
 }

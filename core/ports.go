@@ -22,6 +22,9 @@ type ModelRequest struct {
 	Messages          []Message         `json:"messages"`
 	Tools             []ToolDeclaration `json:"tools,omitempty"`
 	ParallelToolCalls bool              `json:"parallel_tool_calls,omitempty"`
+	// Trim is set when the messages were trimmed to the context budget:
+	// a ContextCompactor may rewrite the summary at Trim.SummaryIndex.
+	Trim *TrimResult `json:"-"`
 }
 
 // ModelReply is the outcome of one model turn.
@@ -67,6 +70,7 @@ type ToolCall struct {
 	Parameters     map[string]any  `json:"parameters"`
 	IdempotencyKey string          `json:"idempotency_key"`
 	Declaration    ToolDeclaration `json:"declaration"`
+	Principal      *Principal      `json:"principal,omitempty"`
 }
 
 // Clock is the machine's only source of time.

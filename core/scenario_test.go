@@ -30,6 +30,32 @@ type scenario struct {
 	resumes      []func(st RunState, clock *FixedClock) Input
 	// wantStatus is asserted besides the golden envelope.
 	wantStatus string
+	// io adds a summarizer or compactor; model wraps the scripted model.
+	io    func(io *IO)
+	model func(ModelProvider) ModelProvider
+}
+
+// scenarioEnv is fresh for every run of a scenario; handlers and hooks
+// reach it through env.
+type scenarioEnv struct {
+	Cancel   *CancelToken
+	Steering *SteeringQueue
+}
+
+var env *scenarioEnv
+
+func newEnv() { env = &scenarioEnv{Cancel: &CancelToken{}, Steering: &SteeringQueue{}} }
+
+func (sc scenario) ports() IO {
+	var model ModelProvider = ScriptedModel{}
+	if sc.model != nil {
+		model = sc.model(model)
+	}
+	io := IO{Model: model, Tools: sc.executor()}
+	if sc.io != nil {
+		sc.io(&io)
+	}
+	return io
 }
 
 func user(s string) []Message { return []Message{{Role: RoleUser, Content: s}} }
@@ -126,9 +152,11 @@ func (sc scenario) start() StartInput {
 func runInProcess(t *testing.T, sc scenario) Envelope {
 	t.Helper()
 	clock := &FixedClock{T: t0}
-	rn := &Runner{Machine: sc.machine(clock), Model: ModelRouter{ProviderScripted: ScriptedModel{}}, Tools: sc.executor()}
+	newEnv()
+	io := sc.ports()
+	rn := &Runner{Machine: sc.machine(clock), Model: io.Model, Tools: io.Tools, Summarizer: io.Summarizer, Compactor: io.Compactor}
 	ctx := context.Background()
-	run, err := rn.Start(ctx, sc.start())
+	run, err := rn.Start(ctx, sc.start(), WithCancel(env.Cancel), WithSteering(env.Steering))
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
@@ -215,9 +243,9 @@ func (s *stepStore) load(t *testing.T) (RunState, []Message) {
 func runStepwise(t *testing.T, sc scenario) Envelope {
 	t.Helper()
 	clock := &FixedClock{T: t0}
+	newEnv()
 	m := sc.machine(clock)
-	model := ScriptedModel{}
-	exec := sc.executor()
+	io := sc.ports()
 	ctx := context.Background()
 	out, err := m.Start(ctx, sc.start())
 	if err != nil {
@@ -225,6 +253,24 @@ func runStepwise(t *testing.T, sc scenario) Envelope {
 	}
 	s := &stepStore{}
 	s.commit(t, out)
+	apply := func(in Input) {
+		st, tr := s.load(t)
+		out, err := m.Apply(ctx, st, tr, in)
+		if err != nil {
+			t.Fatalf("apply %T: %v", in, err)
+		}
+		s.commit(t, out)
+	}
+	// checkpoint mirrors the worker: a requested cancel is applied as an
+	// input and the queued steps become stale.
+	checkpoint := func() bool {
+		st, _ := s.load(t)
+		if ok, reason := env.Cancel.Cancelled(); ok && !IsTerminal(st.Status) {
+			apply(Cancel{Reason: reason})
+			return true
+		}
+		return false
+	}
 	drain := func() {
 		for len(s.queue) > 0 {
 			var step Step
@@ -232,39 +278,33 @@ func runStepwise(t *testing.T, sc scenario) Envelope {
 				t.Fatal(err)
 			}
 			s.queue = s.queue[1:]
+			if step.Kind == StepModelTurn {
+				if checkpoint() {
+					continue
+				}
+				for _, msg := range env.Steering.Drain() {
+					apply(Steer{Content: msg})
+				}
+			}
 			st, tr := s.load(t)
 			plan, err := m.Plan(ctx, st, tr, step)
 			if err != nil {
 				t.Fatalf("plan: %v", err)
 			}
-			var in Input
-			switch plan.Kind {
-			case PlanSkip:
+			if (plan.Kind == PlanModel || plan.Kind == PlanTool) && checkpoint() {
 				continue
-			case PlanApply:
-				in = plan.Input
-			case PlanModel:
-				reply, err := model.Complete(ctx, *plan.Model)
-				in = ModelReplied{Step: step, Reply: reply, Err: err}
-			case PlanTool:
-				o, err := ExecuteTool(ctx, exec, *plan.Tool)
-				in = ToolExecuted{Step: step, Output: o, Err: err}
 			}
-			out, err := m.Apply(ctx, st, tr, in)
-			if err != nil {
-				t.Fatalf("apply: %v", err)
+			in := io.Perform(ctx, step, plan)
+			if in == nil {
+				continue
 			}
-			s.commit(t, out)
+			apply(in)
 		}
 	}
 	drain()
-	for i, r := range sc.resumes {
-		st, tr := s.load(t)
-		out, err := m.Apply(ctx, st, tr, r(st, clock))
-		if err != nil {
-			t.Fatalf("resume %d: %v", i, err)
-		}
-		s.commit(t, out)
+	for _, r := range sc.resumes {
+		st, _ := s.load(t)
+		apply(r(st, clock))
 		drain()
 	}
 	st, tr := s.load(t)

@@ -103,6 +103,11 @@ type RunConfig struct {
 	ContextBudget      int               `json:"context_budget,omitempty"`
 	ToolResultMaxBytes int               `json:"tool_result_max_bytes"`
 	Metadata           map[string]any    `json:"metadata,omitempty"`
+	Policy             PolicyConfig      `json:"policy"`
+	Compaction         *CompactionPolicy `json:"compaction,omitempty"`
+	Principal          *Principal        `json:"principal,omitempty"`
+	// Visible lists the tools the model sees; it is resolved by Start.
+	Visible []string `json:"visible_tools"`
 }
 
 // withDefaults fills unset fields.
@@ -112,6 +117,9 @@ func (c RunConfig) withDefaults() RunConfig {
 	}
 	if c.PendingTTL <= 0 {
 		c.PendingTTL = Duration(DefaultPendingTTL)
+	}
+	if c.ContextBudget < 0 {
+		c.ContextBudget = 0
 	}
 	if c.ToolResultMaxBytes <= 0 {
 		c.ToolResultMaxBytes = DefaultToolResultMaxBytes
@@ -224,6 +232,7 @@ type RunState struct {
 	Calls           []CallState     `json:"calls,omitempty"`
 	Queue           []QueuedMessage `json:"queue,omitempty"`
 	Stop            *stop           `json:"stop,omitempty"`
+	CompactTurn     int             `json:"compact_turn,omitempty"`
 	Budget          string          `json:"budget,omitempty"`
 	Error           *RunError       `json:"error,omitempty"`
 	Interrupted     map[string]any  `json:"interrupted,omitempty"`

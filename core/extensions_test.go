@@ -1,0 +1,496 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// viewRecorder wraps a model and records what each turn saw in the
+// reply's request_metadata, so golden envelopes show the model's view.
+type viewRecorder struct{ inner ModelProvider }
+
+func (v viewRecorder) Complete(ctx context.Context, req ModelRequest) (ModelReply, error) {
+	reply, err := v.inner.Complete(ctx, req)
+	if err != nil {
+		return reply, err
+	}
+	view := make([]any, len(req.Messages))
+	for i, m := range req.Messages {
+		view[i] = fmt.Sprintf("%s:%s", m.Role, truncateRunes(m.Content+m.ToolCallID(), 40))
+	}
+	tools := make([]any, len(req.Tools))
+	for i, t := range req.Tools {
+		tools[i] = t.Name
+	}
+	reply.RequestMetadata = map[string]any{"view": view, "tools": tools, "view_chars": EstimateChars(req.Messages)}
+	return reply, nil
+}
+
+func recordView(m ModelProvider) ModelProvider { return viewRecorder{m} }
+
+func TestExtensionScenarios(t *testing.T) {
+	mk := func(name string, extra map[string]any) ToolDeclaration { return serverTool(name, extra) }
+	read := mk("ability/read", map[string]any{"categories": []any{"read"}})
+	write := mk("ability/write", map[string]any{"categories": []any{"write"}})
+	audit := mk("ability/audit_log", map[string]any{"categories": []any{"ops"}})
+	chatOnly := mk("ability/chat_only", map[string]any{"modes": []any{"pipeline"}})
+	rtTool := mk("ability/runtime_helper", map[string]any{"runtime": map[string]any{"runtime_tool": true}, "categories": []any{"helpers"}})
+	handlers := map[string]func(ToolCall) (any, error){}
+	for _, n := range []string{"ability/read", "ability/write", "ability/audit_log", "ability/runtime_helper", "ability/search", "ability/t_global", "ability/slow", "ability/boom"} {
+		handlers[n] = echo
+	}
+	handlers["ability/boom"] = func(ToolCall) (any, error) { return nil, errors.New("disk full") }
+	handlers["ability/slow"] = func(c ToolCall) (any, error) { time.Sleep(5 * time.Millisecond); return echo(c) }
+	handlers["ability/whoami"] = func(c ToolCall) (any, error) {
+		return map[string]any{"principal": c.Principal.SafeMetadata(), "tenant": c.Principal.Tenant}, nil
+	}
+	cfg := func(tools []ToolDeclaration, turns ...ScriptedTurn) RunConfig {
+		return RunConfig{Agent: "demo", Model: scripted(turns...), Tools: tools}
+	}
+	search := serverTool("ability/search", nil)
+
+	precedenceTools := []ToolDeclaration{
+		mk("ability/t_deny", map[string]any{"action_policy": "direct"}),
+		mk("ability/t_agent", map[string]any{"action_policy": "direct", "categories": []any{"danger"}}),
+		mk("ability/t_category", map[string]any{"action_policy": "direct", "categories": []any{"danger"}}),
+		mk("ability/t_provider", map[string]any{"action_policy": "direct"}),
+		mk("ability/t_default", map[string]any{"action_policy": "forbidden", "action_policy_chat": "direct"}),
+		mk("ability/t_mode", map[string]any{"action_policy_chat": "forbidden"}),
+		mk("ability/t_global", nil),
+	}
+	var precedenceCalls []ToolCallRequest
+	for i, d := range precedenceTools {
+		precedenceCalls = append(precedenceCalls, call(fmt.Sprintf("call_%d", i+1), d.Name, map[string]any{"q": "x"}))
+	}
+
+	scenarios := []scenario{
+		{name: "tool_visibility_policy", handlers: handlers, model: recordView, wantStatus: StatusCompleted,
+			hooks: func(m *Machine) {
+				m.ToolPolicyProviders = []ToolPolicyProvider{func(context.Context, PolicyContext) PolicyFragment {
+					return PolicyFragment{MandatoryTools: []string{"ability/audit_log", "ability/write"}}
+				}}
+			},
+			requestTools: []any{clientTool("client/get_calendar")},
+			cfg: func() RunConfig {
+				c := cfg([]ToolDeclaration{read, write, audit, chatOnly, rtTool, search},
+					turn("", call("call_1", "ability/write", map[string]any{"q": "x"}), call("call_2", "ability/search", map[string]any{"q": "y"}), call("call_3", "ability/audit_log", map[string]any{"q": "z"})),
+					turn("done"))
+				c.Policy = PolicyConfig{ToolPolicy: &ToolPolicy{Mode: "allow", Categories: []string{"read"}}, Deny: []string{"ability/write"}, RuntimeCategories: []string{"helpers"}}
+				return c
+			}()},
+		{name: "action_policy_precedence", handlers: handlers, wantStatus: StatusCompleted,
+			hooks: func(m *Machine) {
+				m.ActionPolicyProviders = []ActionPolicyProvider{func(_ context.Context, _ PolicyContext, d ToolDeclaration) string {
+					switch d.Name {
+					case "ability/t_provider":
+						return ActionForbidden
+					case "ability/t_category", "ability/t_default", "ability/t_mode":
+						return "" // no opinion
+					}
+					return ""
+				}}
+			},
+			cfg: func() RunConfig {
+				c := cfg(precedenceTools, turn("", precedenceCalls...), turn("Only the global default ran."))
+				c.Policy = PolicyConfig{Deny: []string{"ability/t_deny"}, ActionPolicy: &ActionPolicyConfig{
+					Tools: map[string]string{"ability/t_agent": "forbidden", "ability/t_deny": "direct"}, Categories: map[string]string{"danger": "forbidden"}}}
+				return c
+			}()},
+		{name: "compaction_completed", handlers: handlers, model: recordView, wantStatus: StatusCompleted,
+			io: func(io *IO) {
+				io.Summarizer = SummarizerFunc(func(_ context.Context, r SummaryRequest) (string, error) {
+					return fmt.Sprintf("%d earlier messages about searches", len(r.Messages)), nil
+				})
+			},
+			messages: []Message{{Role: RoleSystem, Content: "House rules."}, {Role: RoleUser, Content: "Search three things."}},
+			cfg: func() RunConfig {
+				c := cfg([]ToolDeclaration{search},
+					turn("", call("call_1", "ability/search", map[string]any{"q": "a"})),
+					turn("", call("call_2", "ability/search", map[string]any{"q": "b"})),
+					turn("", call("call_3", "ability/search", map[string]any{"q": "c"})),
+					turn("All three searched."))
+				c.Compaction = &CompactionPolicy{Enabled: true, MaxMessages: 4, RecentMessages: 2}
+				return c
+			}()},
+		{name: "compaction_failed_keeps_transcript", handlers: handlers, model: recordView, wantStatus: StatusCompleted,
+			io: func(io *IO) {
+				io.Summarizer = SummarizerFunc(func(context.Context, SummaryRequest) (string, error) { return "", errors.New("summarizer quota exceeded") })
+			},
+			cfg: func() RunConfig {
+				c := cfg([]ToolDeclaration{search},
+					turn("", call("call_1", "ability/search", map[string]any{"q": "a"})),
+					turn("", call("call_2", "ability/search", map[string]any{"q": "b"})),
+					turn("Done."))
+				c.Compaction = &CompactionPolicy{Enabled: true, MaxMessages: 2, RecentMessages: 1}
+				return c
+			}()},
+		{name: "context_trimming", handlers: handlers, model: recordView, wantStatus: StatusCompleted,
+			messages: []Message{{Role: RoleSystem, Content: "Never drop me."}, {Role: RoleUser, Content: strings.Repeat("long question ", 20)}},
+			cfg: func() RunConfig {
+				c := cfg([]ToolDeclaration{search},
+					turn("Searching first.", call("call_1", "ability/search", map[string]any{"q": strings.Repeat("a", 60)})),
+					turn("", call("call_2", "ability/search", map[string]any{"q": "b"})),
+					turn("Done."))
+				c.System = "Be brief."
+				c.ContextBudget = 260
+				return c
+			}()},
+		{name: "guardrail_input_denied", handlers: handlers, wantStatus: StatusFailed,
+			hooks: func(m *Machine) {
+				m.Guardrails.Input = func(_ context.Context, msgs []Message) GuardrailResult {
+					for _, msg := range msgs {
+						if strings.Contains(msg.Content, "ssn") {
+							return Deny("personal data in the prompt")
+						}
+					}
+					return Allow()
+				}
+			},
+			messages: user("my ssn is 123"), cfg: cfg(nil, turn("unreachable"))},
+		{name: "guardrail_output_denied", handlers: handlers, wantStatus: StatusFailed,
+			hooks: func(m *Machine) {
+				m.Guardrails.Output = func(_ context.Context, msg Message) GuardrailResult {
+					if strings.Contains(msg.Content, "password") {
+						return Deny("credential in the answer")
+					}
+					return Allow()
+				}
+			},
+			cfg: cfg([]ToolDeclaration{search}, turn("", call("call_1", "ability/search", map[string]any{"q": "a"})), turn("The password is hunter2."))},
+		{name: "guardrail_tool_denied", handlers: handlers, wantStatus: StatusCompleted,
+			hooks: func(m *Machine) {
+				m.Guardrails.Tool = func(_ context.Context, name string, args map[string]any) GuardrailResult {
+					if args["q"] == "rm -rf" {
+						return Deny("destructive query")
+					}
+					return Allow()
+				}
+			},
+			cfg: cfg([]ToolDeclaration{search}, turn("", call("call_1", "ability/search", map[string]any{"q": "rm -rf"}), call("call_2", "ability/search", map[string]any{"q": "ls"})), turn("One was denied."))},
+		{name: "steering_drained_before_trimming", model: recordView, wantStatus: StatusCompleted,
+			handlers: map[string]func(ToolCall) (any, error){"ability/search": func(c ToolCall) (any, error) {
+				env.Steering.Send("Actually, focus on error handling.")
+				return echo(c)
+			}},
+			cfg: func() RunConfig {
+				c := cfg([]ToolDeclaration{search}, turn("", call("call_1", "ability/search", map[string]any{"q": strings.Repeat("x", 80)})), turn("Focusing on error handling."))
+				c.ContextBudget = 200
+				return c
+			}()},
+		{name: "steering_while_paused", wantStatus: StatusCompleted, model: recordView, requestTools: []any{clientTool("client/get_calendar")},
+			resumes: []func(RunState, *FixedClock) Input{
+				func(RunState, *FixedClock) Input { return Steer{Content: "Also check Tuesday."} },
+				submitFirst(true, "free", ""),
+			},
+			cfg: cfg(nil, turn("", call("call_1", "client/get_calendar", map[string]any{"day": "monday"})), turn("Monday and Tuesday are free."))},
+		{name: "cancel_top_of_iteration", wantStatus: StatusCancelled,
+			handlers: map[string]func(ToolCall) (any, error){"ability/search": func(c ToolCall) (any, error) {
+				env.Cancel.Cancel("user pressed stop")
+				return echo(c)
+			}},
+			cfg: cfg([]ToolDeclaration{search}, turn("", call("call_1", "ability/search", map[string]any{"q": "a"})), turn("unreachable"))},
+		{name: "cancel_before_model_call", wantStatus: StatusCancelled, handlers: handlers,
+			hooks: func(m *Machine) {
+				m.Guardrails.Input = func(context.Context, []Message) GuardrailResult {
+					env.Cancel.Cancel("deadline reached")
+					return Allow()
+				}
+			},
+			cfg: cfg([]ToolDeclaration{search}, turn("unreachable"))},
+		{name: "cancel_before_tool_execution", wantStatus: StatusCancelled,
+			handlers: map[string]func(ToolCall) (any, error){"ability/search": func(c ToolCall) (any, error) {
+				env.Cancel.Cancel("user pressed stop")
+				return echo(c)
+			}},
+			cfg: cfg([]ToolDeclaration{search}, turn("", call("call_1", "ability/search", map[string]any{"q": "a"}), call("call_2", "ability/search", map[string]any{"q": "b"}), call("call_3", "ability/search", map[string]any{"q": "c"})), turn("unreachable"))},
+		{name: "cancel_while_paused", wantStatus: StatusCancelled, requestTools: []any{clientTool("client/get_calendar")},
+			resumes: []func(RunState, *FixedClock) Input{func(RunState, *FixedClock) Input { return Cancel{Reason: "user left"} }},
+			cfg:     cfg(nil, turn("", call("call_1", "client/get_calendar", map[string]any{"day": "monday"}), call("call_2", "client/get_calendar", map[string]any{"day": "tuesday"})), turn("unreachable"))},
+		{name: "interrupt_received", wantStatus: StatusInterrupted, requestTools: []any{clientTool("client/get_calendar")},
+			resumes: []func(RunState, *FixedClock) Input{func(RunState, *FixedClock) Input {
+				return Interrupt{Reason: "new user message", Metadata: map[string]any{"source": "slack"}}
+			}},
+			cfg: cfg(nil, turn("", call("call_1", "client/get_calendar", map[string]any{"day": "monday"})), turn("unreachable"))},
+		{name: "parallel_three_calls_one_failing", wantStatus: StatusCompleted, handlers: handlers,
+			cfg: func() RunConfig {
+				c := cfg([]ToolDeclaration{mk("ability/slow", nil), mk("ability/boom", nil), search},
+					turn("", call("call_1", "ability/slow", map[string]any{"q": "a"}), call("call_2", "ability/boom", map[string]any{"q": "b"}), call("call_3", "ability/search", map[string]any{"q": "c"})),
+					turn("Two of three worked."))
+				c.ParallelToolCalls = true
+				return c
+			}()},
+		parallelPending("parallel_pending_resumed_in_order", []int{0, 1, 2}),
+		parallelPending("parallel_pending_resumed_out_of_order", []int{2, 1, 0}),
+		{name: "execution_principal", wantStatus: StatusCompleted,
+			handlers: map[string]func(ToolCall) (any, error){"ability/whoami": handlers["ability/whoami"]},
+			hooks: func(m *Machine) {
+				m.ToolAccess = func(_ context.Context, pc PolicyContext, d ToolDeclaration) bool {
+					return pc.Principal.Allows("tools:" + strings.TrimPrefix(d.Name, "ability/"))
+				}
+			},
+			cfg: func() RunConfig {
+				c := cfg([]ToolDeclaration{mk("ability/whoami", nil), mk("ability/admin", nil)},
+					turn("", call("call_1", "ability/whoami", nil), call("call_2", "ability/admin", nil)), turn("You are ann."))
+				c.Principal = &Principal{ActorID: "ann", AgentID: "demo", AuthSource: "bearer_token", RequestContext: "rest", Tenant: "acme",
+					Workspace: &Workspace{Type: "site", ID: "blog-1"}, TokenID: "tok_1", CapabilityCeiling: []string{"tools:whoami"},
+					Caller:          &CallerContext{CallerHost: "self", ChainDepth: 0, ChainRoot: "req-1"},
+					RequestMetadata: map[string]any{"ip": "127.0.0.1", "authorization": "Bearer abc"}}
+				return c
+			}()},
+	}
+	runScenarios(t, scenarios)
+}
+
+// parallelPending: two client requests and one approval pending at once,
+// resolved in the given order; the transcript keeps the call order.
+func parallelPending(name string, order []int) scenario {
+	email := serverTool("ability/send_email", map[string]any{"action_policy": "preview"})
+	c := RunConfig{Agent: "demo", Tools: []ToolDeclaration{email}, ParallelToolCalls: true, Model: scripted(
+		turn("", call("call_1", "client/get_calendar", map[string]any{"day": "monday"}), call("call_2", "client/get_calendar", map[string]any{"day": "tuesday"}), call("call_3", "ability/send_email", map[string]any{"to": "ann@example.com"})),
+		turn("All three are in."))}
+	var resumes []func(RunState, *FixedClock) Input
+	for _, k := range order {
+		k := k
+		resumes = append(resumes, func(st RunState, _ *FixedClock) Input {
+			c := st.Calls[k]
+			if c.ActionID != "" {
+				return ApprovalDecision{ActionID: c.ActionID, Decision: "accept"}
+			}
+			return ClientResult{RequestID: c.RequestID, Success: true, Result: "result of " + c.ID}
+		})
+	}
+	return scenario{name: name, cfg: c, resumes: resumes, wantStatus: StatusCompleted, requestTools: []any{clientTool("client/get_calendar")},
+		handlers: map[string]func(ToolCall) (any, error){"ability/send_email": echo}}
+}
+
+func TestParallelPendingOrderDoesNotMatter(t *testing.T) {
+	a := envelopeJSON(t, runInProcess(t, parallelPending("a", []int{0, 1, 2})))
+	b := envelopeJSON(t, runInProcess(t, parallelPending("b", []int{2, 1, 0})))
+	// Events differ (their order records the order of decisions); the
+	// transcript must not.
+	ea, eb := runInProcess(t, parallelPending("a", []int{0, 1, 2})), runInProcess(t, parallelPending("b", []int{2, 1, 0}))
+	if mustCanon(t, ea.Messages) != mustCanon(t, eb.Messages) {
+		t.Fatalf("transcripts differ by resume order:\n%s\n%s", a, b)
+	}
+}
+
+func TestResolveActionPolicyLevels(t *testing.T) {
+	m := NewMachine(&FixedClock{T: t0})
+	m.ActionPolicyProviders = []ActionPolicyProvider{func(_ context.Context, _ PolicyContext, d ToolDeclaration) string {
+		if d.Name == "a/provider" {
+			return ActionPreview
+		}
+		return ""
+	}}
+	p := PolicyConfig{Deny: []string{"a/deny"}, ActionPolicy: &ActionPolicyConfig{Tools: map[string]string{"a/agent": "preview"}, Categories: map[string]string{"cat": "forbidden"}}}
+	tests := []struct {
+		decl        ToolDeclaration
+		want, level string
+	}{
+		{ToolDeclaration{Name: "a/deny", ActionPolicy: "direct"}, ActionForbidden, LevelRuntimeDeny},
+		{ToolDeclaration{Name: "a/agent", ActionPolicy: "forbidden", Categories: []string{"cat"}}, ActionPreview, LevelAgentTool},
+		{ToolDeclaration{Name: "a/cat", Categories: []string{"cat"}}, ActionForbidden, LevelAgentCategory},
+		{ToolDeclaration{Name: "a/provider", ActionPolicy: "direct"}, ActionPreview, LevelProvider},
+		{ToolDeclaration{Name: "a/default", ActionPolicy: "preview", Extensions: map[string]any{"action_policy_chat": "forbidden"}}, ActionPreview, LevelToolDefault},
+		{ToolDeclaration{Name: "a/mode", Extensions: map[string]any{"action_policy_chat": "forbidden"}}, ActionForbidden, LevelToolMode},
+		{ToolDeclaration{Name: "a/other_mode", Extensions: map[string]any{"action_policy_pipeline": "forbidden"}}, ActionDirect, LevelGlobal},
+	}
+	for _, tc := range tests {
+		got, level := m.ResolveActionPolicy(context.Background(), PolicyContext{}, tc.decl, p)
+		if got != tc.want || level != tc.level {
+			t.Errorf("%s: got %s at %s, want %s at %s", tc.decl.Name, got, level, tc.want, tc.level)
+		}
+	}
+	m.ActionPolicyFilter = func(_ context.Context, _ PolicyContext, d ToolDeclaration, cur string) string {
+		if d.Name == "a/mode" {
+			return ActionPreview
+		}
+		return cur
+	}
+	if got, level := m.ResolveActionPolicy(context.Background(), PolicyContext{}, ToolDeclaration{Name: "a/mode", Extensions: map[string]any{"action_policy_chat": "forbidden"}}, p); got != ActionPreview || level != LevelFilter {
+		t.Errorf("filter: %s at %s", got, level)
+	}
+}
+
+func TestTrimKeepsSystemAndToolPairs(t *testing.T) {
+	msgs := []Message{
+		{Role: RoleSystem, Content: "sys"},
+		{Role: RoleUser, Content: strings.Repeat("u", 100)},
+		{Role: RoleAssistant, Content: "calling"},
+		toolCallMessage("c1", "a/b", map[string]any{"q": strings.Repeat("x", 50)}),
+		toolCallMessage("c2", "a/b", map[string]any{"q": "y"}),
+		{Role: RoleToolResult, Content: strings.Repeat("r", 80), Metadata: map[string]any{"tool_call_id": "c1"}},
+		{Role: RoleToolResult, Content: "r2", Metadata: map[string]any{"tool_call_id": "c2"}},
+		{Role: RoleAssistant, Content: "final"},
+		{Role: RoleUser, Content: "next"},
+	}
+	for budget := 20; budget <= 600; budget += 7 {
+		out, trim := TrimToContextWindow(msgs, budget, 0)
+		if out[0].Role != RoleSystem {
+			t.Fatalf("budget %d: system message dropped", budget)
+		}
+		nonSystem := 0
+		open := map[string]bool{}
+		for _, m := range out {
+			if m.Role != RoleSystem {
+				nonSystem++
+			}
+			if m.Role == RoleToolCall {
+				open[m.ToolCallID()] = true
+			}
+			if m.Role == RoleToolResult && !open[m.ToolCallID()] {
+				t.Fatalf("budget %d: result %s kept without its call", budget, m.ToolCallID())
+			}
+		}
+		if nonSystem < 2 {
+			t.Fatalf("budget %d: only %d non-system messages kept", budget, nonSystem)
+		}
+		if trim == nil && EstimateChars(msgs) > budget {
+			t.Fatalf("budget %d: over budget but not trimmed", budget)
+		}
+		if trim != nil && !strings.HasPrefix(out[trim.SummaryIndex].Content, "[Context summary: ") {
+			t.Fatalf("budget %d: no summary at %d", budget, trim.SummaryIndex)
+		}
+	}
+	got := SummarizeDropped(msgs[1:7])
+	want := "User asked: " + strings.Repeat("u", 100) + "\nAssistant: calling\n  Called tools: a/b, a/b"
+	if got != want {
+		t.Fatalf("SummarizeDropped = %q", got)
+	}
+}
+
+func TestContextCompactorFallsBack(t *testing.T) {
+	req := ModelRequest{Messages: []Message{{Role: RoleUser, Content: "[Context summary: det]"}, {Role: RoleUser, Content: "x"}}, Trim: &TrimResult{SummaryIndex: 0}}
+	good := IO{Compactor: compactorFunc(func() (string, error) { return "llm summary", nil })}
+	if got := good.compactView(context.Background(), req); got[0].Content != "[Context summary: llm summary]" || req.Messages[0].Content != "[Context summary: det]" {
+		t.Fatalf("compactor result not used (or request mutated): %q", got[0].Content)
+	}
+	for _, bad := range []IO{
+		{Compactor: compactorFunc(func() (string, error) { return "", errors.New("down") })},
+		{Compactor: compactorFunc(func() (string, error) { return "  ", nil })},
+		{Compactor: compactorFunc(func() (string, error) { panic("boom") })},
+	} {
+		if got := bad.compactView(context.Background(), req); got[0].Content != "[Context summary: det]" {
+			t.Fatalf("fallback not used: %q", got[0].Content)
+		}
+	}
+}
+
+type compactorFunc func() (string, error)
+
+func (f compactorFunc) CompactContext(context.Context, []Message) (string, error) { return f() }
+
+func TestPrincipal(t *testing.T) {
+	c, err := ParseCallerContext(map[string]string{"x-agents-api-chain-depth": "3", "X-Agents-Api-Caller-Host": "https://other.example", "X-Agents-Api-Caller-User": "7"}, "root-1", 0)
+	if err != nil || c.ChainDepth != 3 || !c.IsCrossSite() || c.ChainRoot != "root-1" {
+		t.Fatalf("parse: %+v %v", c, err)
+	}
+	top, err := ParseCallerContext(nil, "root-2", 0)
+	if err != nil || top.IsCrossSite() || top.ChainDepth != 0 {
+		t.Fatalf("top of chain: %+v %v", top, err)
+	}
+	for _, h := range []map[string]string{
+		{HeaderChainDepth: "17"}, {HeaderChainDepth: "-1"}, {HeaderChainDepth: "two"},
+		{HeaderCallerHost: "not a url"}, {HeaderCallerUser: "ann"},
+	} {
+		if _, err := ParseCallerContext(h, "r", 0); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%v accepted: %v", h, err)
+		}
+	}
+	p := &Principal{Caller: &CallerContext{ChainDepth: 17, CallerHost: "self"}}
+	if err := p.Validate(); err == nil {
+		t.Fatal("depth 17 accepted")
+	}
+	_, err = NewMachine(&FixedClock{T: t0}).Start(context.Background(), StartInput{RunID: "r", SessionID: "s", Messages: user("x"), Config: RunConfig{Model: scripted(), Principal: p}})
+	if !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("run with a too-deep chain started: %v", err)
+	}
+	safe := (&Principal{ActorID: "a", TokenID: "tok", CapabilityCeiling: []string{"x"}}).SafeMetadata()
+	if _, leak := safe["token_id"]; leak || len(safe) != 1 {
+		t.Fatalf("safe metadata leaks: %v", safe)
+	}
+}
+
+func TestSteerValidation(t *testing.T) {
+	_, run, _ := pausedClientRun(t)
+	m := NewMachine(&FixedClock{T: t0})
+	for _, in := range []Steer{{Content: "  "}, {Content: strings.Repeat("x", MaxSteeringChars+1)}} {
+		if _, err := m.Apply(context.Background(), run.State, run.Transcript, in); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("steer %d chars accepted: %v", len(in.Content), err)
+		}
+	}
+	out, err := m.Apply(context.Background(), run.State, run.Transcript, Steer{Content: "hi"})
+	if err != nil || out.State.Status != StatusRuntimeToolPending || len(out.State.Queue) != 1 {
+		t.Fatalf("steer while paused: %v %s", err, out.State.Status)
+	}
+}
+
+func TestResolveVisibleToolsLayers(t *testing.T) {
+	d := func(name string, extra map[string]any) ToolDeclaration { return serverTool(name, extra) }
+	tools := []ToolDeclaration{
+		d("a/read", map[string]any{"categories": []any{"read"}}),
+		d("a/write", map[string]any{"categories": []any{"write"}}),
+		d("a/pipeline", map[string]any{"modes": []any{"pipeline"}}),
+		d("a/helper", map[string]any{"runtime": map[string]any{"runtime_tool": true}, "categories": []any{"helpers"}}),
+		{Name: "client/cal", Source: "client", Executor: ExecutorClient, Scope: ScopeRun, Description: "c"},
+	}
+	tests := []struct {
+		name    string
+		policy  PolicyConfig
+		hooks   func(m *Machine)
+		visible string
+	}{
+		{"defaults hide runtime tools and other modes", PolicyConfig{}, nil, "[a/read a/write]"},
+		{"pipeline mode", PolicyConfig{Mode: "pipeline"}, nil, "[a/read a/write a/pipeline]"},
+		{"runtime opt-in by name and category", PolicyConfig{RuntimeTools: []string{"client/cal"}, RuntimeCategories: []string{"helpers"}}, nil, "[a/read a/write a/helper client/cal]"},
+		{"agent deny mode", PolicyConfig{ToolPolicy: &ToolPolicy{Mode: "deny", Categories: []string{"write"}}}, nil, "[a/read]"},
+		{"agent allow mode opts runtime tools in", PolicyConfig{ToolPolicy: &ToolPolicy{Mode: "allow", Tools: []string{"client/cal"}}}, nil, "[client/cal]"},
+		{"runtime categories", PolicyConfig{Categories: []string{"write"}}, nil, "[a/write]"},
+		{"allow_only", PolicyConfig{AllowOnly: []string{"a/read", "client/cal"}}, nil, "[a/read client/cal]"},
+		{"explicit deny", PolicyConfig{Deny: []string{"a/read"}}, nil, "[a/write]"},
+		{"access checker", PolicyConfig{}, func(m *Machine) {
+			m.ToolAccess = func(_ context.Context, _ PolicyContext, d ToolDeclaration) bool { return d.Name != "a/write" }
+		}, "[a/read]"},
+		{"provider deny and mandatory", PolicyConfig{Categories: []string{"none"}}, func(m *Machine) {
+			m.ToolPolicyProviders = []ToolPolicyProvider{func(context.Context, PolicyContext) PolicyFragment {
+				return PolicyFragment{MandatoryCategories: []string{"helpers"}, DenyCategories: []string{"read"}}
+			}}
+		}, "[a/helper]"},
+		{"deny beats mandatory", PolicyConfig{Deny: []string{"a/helper"}}, func(m *Machine) {
+			m.ToolPolicyProviders = []ToolPolicyProvider{func(context.Context, PolicyContext) PolicyFragment {
+				return PolicyFragment{MandatoryTools: []string{"a/helper"}}
+			}}
+		}, "[a/read a/write]"},
+		{"panicking checker fails closed", PolicyConfig{}, func(m *Machine) {
+			m.ToolAccess = func(context.Context, PolicyContext, ToolDeclaration) bool { panic("db down") }
+		}, "[]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewMachine(&FixedClock{T: t0})
+			if tc.hooks != nil {
+				tc.hooks(m)
+			}
+			vis, _ := m.ResolveVisibleTools(context.Background(), PolicyContext{}, tools, tc.policy)
+			if got := fmt.Sprint(vis); got != tc.visible && !(tc.visible == "[]" && len(vis) == 0) {
+				t.Fatalf("visible = %s, want %s", got, tc.visible)
+			}
+		})
+	}
+}
+
+func TestPrincipalStoredRedacted(t *testing.T) {
+	out, err := NewMachine(&FixedClock{T: t0}).Start(context.Background(), StartInput{RunID: "r", SessionID: "s", Messages: user("x"),
+		Config: RunConfig{Model: scripted(), Principal: &Principal{ActorID: "a", RequestMetadata: map[string]any{"authorization": "Bearer x", "ip": "127.0.0.1"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := MarshalState(out.State)
+	if strings.Contains(string(b), "Bearer x") || !strings.Contains(string(b), `"ip":"127.0.0.1"`) {
+		t.Fatalf("principal not redacted in state: %s", b)
+	}
+}

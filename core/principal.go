@@ -1,0 +1,191 @@
+package core
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// MaxChainDepth is the default ceiling of agent-to-agent call chains.
+const MaxChainDepth = 16
+
+// Workspace identifies where a run acts.
+type Workspace struct {
+	Type string `json:"workspace_type"`
+	ID   string `json:"workspace_id"`
+}
+
+// CallerContext carries cross-agent caller claims. A top-of-chain caller
+// has CallerHost "self" and ChainDepth 0.
+type CallerContext struct {
+	CallerAgent string `json:"caller_agent,omitempty"`
+	CallerUser  string `json:"caller_user,omitempty"`
+	CallerHost  string `json:"caller_host"`
+	ChainDepth  int    `json:"chain_depth"`
+	ChainRoot   string `json:"chain_root,omitempty"`
+}
+
+// IsCrossSite reports whether the caller is another host.
+func (c *CallerContext) IsCrossSite() bool {
+	return c != nil && c.CallerHost != "" && c.CallerHost != "self"
+}
+
+// Principal is the execution principal of a run: who acts, through which
+// agent, authenticated how, for which tenant and workspace, under which
+// capability ceiling. It holds identifiers only, never token material or
+// other secrets; its request metadata is redacted when a run starts.
+type Principal struct {
+	ActorID           string         `json:"actor_id,omitempty"`
+	AgentID           string         `json:"agent_id,omitempty"`
+	AuthSource        string         `json:"auth_source,omitempty"`
+	RequestContext    string         `json:"request_context,omitempty"`
+	Tenant            string         `json:"tenant,omitempty"`
+	Workspace         *Workspace     `json:"workspace,omitempty"`
+	TokenID           string         `json:"token_id,omitempty"`
+	ClientID          string         `json:"client_id,omitempty"`
+	CapabilityCeiling []string       `json:"capability_ceiling,omitempty"`
+	Caller            *CallerContext `json:"caller,omitempty"`
+	RequestMetadata   map[string]any `json:"request_metadata,omitempty"`
+}
+
+// Validate checks the principal's caller context.
+func (p *Principal) Validate() error {
+	if p == nil || p.Caller == nil {
+		return nil
+	}
+	return p.Caller.validate(MaxChainDepth)
+}
+
+func (c *CallerContext) validate(maxDepth int) error {
+	if c.ChainDepth < 0 || c.ChainDepth > maxDepth {
+		return invalid("caller chain depth %d is outside 0..%d", c.ChainDepth, maxDepth)
+	}
+	if c.CallerHost != "" && c.CallerHost != "self" {
+		u, err := url.Parse(c.CallerHost)
+		if err != nil || !u.IsAbs() || u.Host == "" {
+			return invalid("caller host must be \"self\" or an absolute URL, got %q", c.CallerHost)
+		}
+	}
+	return nil
+}
+
+// Allows reports whether the capability ceiling permits cap; an empty
+// ceiling permits everything.
+func (p *Principal) Allows(capability string) bool {
+	if p == nil || len(p.CapabilityCeiling) == 0 {
+		return true
+	}
+	for _, c := range p.CapabilityCeiling {
+		if c == capability || c == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+// normalized returns a copy safe to store: request metadata redacted.
+func (p *Principal) normalized() *Principal {
+	if p == nil {
+		return nil
+	}
+	cp := *p
+	cp.CapabilityCeiling = append([]string(nil), p.CapabilityCeiling...)
+	if p.Workspace != nil {
+		w := *p.Workspace
+		cp.Workspace = &w
+	}
+	if p.Caller != nil {
+		c := *p.Caller
+		cp.Caller = &c
+	}
+	if p.RequestMetadata != nil {
+		g, err := ToJSONValue(p.RequestMetadata)
+		if m, ok := g.(map[string]any); err == nil && ok {
+			r, _ := Redact(m)
+			cp.RequestMetadata = r.(map[string]any)
+		} else {
+			cp.RequestMetadata = nil
+		}
+	}
+	return &cp
+}
+
+// SafeMetadata is the part of the principal that may appear on
+// model-visible or client-visible surfaces (citations, tool payloads): no
+// token ids, capability lists, caller claims or request metadata.
+func (p *Principal) SafeMetadata() map[string]any {
+	if p == nil {
+		return nil
+	}
+	m := map[string]any{}
+	if p.ActorID != "" {
+		m["actor_id"] = p.ActorID
+	}
+	if p.AgentID != "" {
+		m["agent_id"] = p.AgentID
+	}
+	if p.AuthSource != "" {
+		m["auth_source"] = p.AuthSource
+	}
+	if p.RequestContext != "" {
+		m["request_context"] = p.RequestContext
+	}
+	if p.Workspace != nil {
+		m["workspace"] = map[string]any{"workspace_type": p.Workspace.Type, "workspace_id": p.Workspace.ID}
+	}
+	return m
+}
+
+// Caller context header names.
+const (
+	HeaderCallerAgent = "X-Agents-Api-Caller-Agent"
+	HeaderCallerUser  = "X-Agents-Api-Caller-User"
+	HeaderCallerHost  = "X-Agents-Api-Caller-Host"
+	HeaderChainDepth  = "X-Agents-Api-Chain-Depth"
+	HeaderChainRoot   = "X-Agents-Api-Chain-Root"
+)
+
+// ParseCallerContext reads caller claims from request headers (looked up
+// case-insensitively). No caller headers give a top-of-chain context whose
+// chain root is rootID. Malformed headers are an error: callers reject the
+// request (fail closed).
+func ParseCallerContext(headers map[string]string, rootID string, maxDepth int) (*CallerContext, error) {
+	if maxDepth <= 0 || maxDepth > MaxChainDepth {
+		maxDepth = MaxChainDepth
+	}
+	get := func(name string) (string, bool) {
+		for k, v := range headers {
+			if strings.EqualFold(k, name) {
+				return strings.TrimSpace(v), true
+			}
+		}
+		return "", false
+	}
+	c := &CallerContext{CallerHost: "self", ChainRoot: rootID}
+	if v, ok := get(HeaderCallerAgent); ok {
+		c.CallerAgent = v
+	}
+	if v, ok := get(HeaderCallerUser); ok {
+		if _, err := strconv.ParseUint(v, 10, 64); err != nil {
+			return nil, invalid("%s must be a non-negative integer", HeaderCallerUser)
+		}
+		c.CallerUser = v
+	}
+	if v, ok := get(HeaderCallerHost); ok && v != "" {
+		c.CallerHost = v
+	}
+	if v, ok := get(HeaderChainDepth); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, invalid("%s must be a non-negative integer", HeaderChainDepth)
+		}
+		c.ChainDepth = n
+	}
+	if v, ok := get(HeaderChainRoot); ok && v != "" {
+		c.ChainRoot = v
+	}
+	if err := c.validate(maxDepth); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
