@@ -84,6 +84,9 @@ type ToolExecutionResult struct {
 	Result     ToolResult     `json:"result"`
 	Runtime    map[string]any `json:"runtime,omitempty"`
 	TurnCount  int            `json:"turn_count"`
+	// Seq is the sequence number of the call's tool_result message; stores
+	// key the record by it.
+	Seq int64 `json:"-"`
 }
 
 // AuditEvent is the safe replay record of one tool call: hashes and
@@ -102,4 +105,6 @@ type AuditEvent struct {
 	ResultStatus       string `json:"result_status"`
 	ResultSHA256       string `json:"result_sha256"`
 	ErrorType          string `json:"error_type,omitempty"`
+	// Seq is the sequence number of the call's tool_result message.
+	Seq int64 `json:"-"`
 }

@@ -118,7 +118,9 @@ func TestExtensionScenarios(t *testing.T) {
 			}()},
 		{name: "compaction_failed_keeps_transcript", handlers: handlers, model: recordView, wantStatus: StatusCompleted,
 			io: func(io *IO) {
-				io.Summarizer = SummarizerFunc(func(context.Context, SummaryRequest) (string, error) { return "", errors.New("summarizer quota exceeded") })
+				io.Summarizer = SummarizerFunc(func(context.Context, SummaryRequest) (string, error) {
+					return "", errors.New("summarizer quota exceeded")
+				})
 			},
 			cfg: func() RunConfig {
 				c := cfg([]ToolDeclaration{search},

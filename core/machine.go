@@ -1032,12 +1032,15 @@ func (t *tx) record(c *CallState) {
 	if res.ErrorType != "" {
 		meta[MetaErrorType] = res.ErrorType
 	}
+	seq := s.NextMsgSeq
 	t.appendMessage(Message{Role: RoleToolResult, Content: resultText(res), Metadata: meta})
 	t.out.ToolResults = append(t.out.ToolResults, ToolExecutionResult{
 		ToolName: c.Name, ToolCallID: c.ID, Parameters: cloneObject(c.Parameters), Result: res,
-		Runtime: res.Runtime, TurnCount: s.Turn,
+		Runtime: res.Runtime, TurnCount: s.Turn, Seq: seq,
 	})
-	t.out.Audit = append(t.out.Audit, auditEvent(s.Turn, decl, c, res))
+	ae := auditEvent(s.Turn, decl, c, res)
+	ae.Seq = seq
+	t.out.Audit = append(t.out.Audit, ae)
 	evData := map[string]any{"tool_name": c.Name, "tool_call_id": c.ID, "success": res.Success}
 	if res.ErrorType != "" {
 		evData["error_type"] = res.ErrorType

@@ -1,0 +1,242 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// The ports below are what the distributed runtime needs from storage and
+// queues. Each has an in-memory implementation and an AWS one (DynamoDB,
+// SQS) that pass the same contract suite. Adapters translate their SDK
+// errors into ErrNotFound, ErrConflict and ErrLockHeld.
+
+// SessionHead is a session's committed position.
+type SessionHead struct {
+	Exists bool
+	// NextSeq is the sequence number the session's next message gets.
+	NextSeq int64
+	// ActiveRun is the unfinished run holding the session lock, or "".
+	ActiveRun string
+}
+
+// RunRecord is a stored run.
+type RunRecord struct {
+	Tenant string
+	State  RunState
+}
+
+// PendingItem mirrors a client-tool request or an approval action, so
+// that a late or second answer can be told apart from an unknown id.
+type PendingItem struct {
+	RunID      string    `json:"run_id"`
+	ID         string    `json:"id"`
+	Kind       string    `json:"kind"` // PendingToolRequestKind or PendingActionKind
+	ToolCallID string    `json:"tool_call_id"`
+	Status     string    `json:"status"` // PendingOpen, PendingResolved or PendingExpired
+	ExpiresAt  time.Time `json:"expires_at"`
+}
+
+// Pending item kinds and statuses.
+const (
+	PendingToolRequestKind = "tool_request"
+	PendingActionKind      = "action"
+	PendingOpen            = "pending"
+	PendingResolved        = "resolved"
+	PendingExpired         = "expired"
+)
+
+// Write is one transition to store. Records (messages, events, tool
+// results, audit, pending items) have deterministic keys; the state is
+// the commit point, conditioned on PrevVersion. Readers never see a record
+// beyond the committed state's counters.
+type Write struct {
+	Tenant string
+	// PrevVersion is the version the transition was computed from; 0 for
+	// a new run.
+	PrevVersion int64
+	Output      Output
+	Pending     []PendingItem
+	// DueAt is when the scheduler must look at the run again (a pending
+	// expiry, or a step that may have been lost); nil when it is finished.
+	DueAt *time.Time
+}
+
+// RunStore stores runs and their sessions.
+type RunStore interface {
+	// SessionHead reads a session; a missing session has Exists false.
+	SessionHead(ctx context.Context, tenant, sessionID string) (SessionHead, error)
+	// CreateRun stores a new run and takes the session lock, creating or
+	// advancing the session from head. ErrLockHeld: the session has an
+	// unfinished run. ErrConflict: the session moved since head was read,
+	// or the run id exists.
+	CreateRun(ctx context.Context, head SessionHead, w Write) error
+	// LoadRun reads a run's committed state (strongly consistent).
+	LoadRun(ctx context.Context, runID string) (RunRecord, error)
+	// Commit stores a transition of an existing run. ErrConflict: another
+	// writer committed since PrevVersion. A terminal state releases the
+	// session lock.
+	Commit(ctx context.Context, w Write) error
+}
+
+// TranscriptReader pages a session's transcript: messages with after <
+// seq < before, in order, at most limit.
+type TranscriptReader interface {
+	Messages(ctx context.Context, tenant, sessionID string, after, before int64, limit int) ([]Message, error)
+}
+
+// RecordReader reads a run's records.
+type RecordReader interface {
+	// Events returns events with after < seq < before, in order, at most
+	// limit.
+	Events(ctx context.Context, runID string, after, before int64, limit int) ([]Event, error)
+	// ToolRecords returns the tool results and audit events whose Seq is
+	// below before, in order.
+	ToolRecords(ctx context.Context, runID string, before int64) ([]ToolExecutionResult, []AuditEvent, error)
+	// PendingItem reads one pending item by its request or action id.
+	PendingItem(ctx context.Context, runID, id string) (PendingItem, error)
+}
+
+// DueRuns lists runs whose DueAt is at or before now.
+type DueRuns interface {
+	DueRuns(ctx context.Context, now time.Time, limit int) ([]string, error)
+}
+
+// Claim is the outcome of claiming a tool call's execution intent.
+type Claim struct {
+	// Claimed: this caller may execute the call now.
+	Claimed bool
+	// Previous: an earlier attempt recorded the intent and its outcome is
+	// unknown (its lease expired without a recorded result).
+	Previous bool
+	// Attempt counts claims of this call, starting at 1.
+	Attempt int
+}
+
+// IntentStore records a server tool call's intent before it executes.
+type IntentStore interface {
+	// ClaimIntent claims the call for owner for lease. A live claim by
+	// another owner gives Claimed false.
+	ClaimIntent(ctx context.Context, runID, toolCallID, owner string, now time.Time, lease time.Duration) (Claim, error)
+}
+
+// IdempotencyRecord remembers a POST's outcome under its key.
+type IdempotencyRecord struct {
+	Hash       string    `json:"hash"`
+	Done       bool      `json:"done"`
+	StatusCode int       `json:"status_code,omitempty"`
+	Body       []byte    `json:"body,omitempty"`
+	ExpiresAt  time.Time `json:"expires_at"`
+}
+
+// IdempotencyStore backs the Idempotency-Key header.
+type IdempotencyStore interface {
+	// BeginIdempotent records an in-flight request under (scope, key) and
+	// returns nil, or returns the existing unexpired record.
+	BeginIdempotent(ctx context.Context, scope, key, hash string, now time.Time, ttl time.Duration) (*IdempotencyRecord, error)
+	// FinishIdempotent stores the response of an in-flight request.
+	FinishIdempotent(ctx context.Context, scope, key string, rec IdempotencyRecord) error
+	// AbortIdempotent forgets an in-flight request that failed on the
+	// server's side, so the client may retry it.
+	AbortIdempotent(ctx context.Context, scope, key string) error
+}
+
+// Token is a stored API token (only its SHA-256 hash is the key).
+type Token struct {
+	Tenant string   `json:"tenant"`
+	Scopes []string `json:"scopes"`
+	Label  string   `json:"label,omitempty"`
+}
+
+// TokenStore resolves token hashes.
+type TokenStore interface {
+	LookupToken(ctx context.Context, hash string) (Token, error)
+	PutToken(ctx context.Context, hash string, t Token) error
+}
+
+// QueuedStep is a step message on its way to the queue.
+type QueuedStep struct {
+	Step Step
+	// Group serializes delivery: the session for sequential steps, a
+	// per-call group for parallel tool steps.
+	Group string
+	// DedupID drops duplicate sends: run id plus step sequence.
+	DedupID string
+}
+
+// StepQueue sends step messages.
+type StepQueue interface {
+	Enqueue(ctx context.Context, steps []QueuedStep) error
+}
+
+// ScheduledSteps derives the steps a run is waiting on from its state, so
+// a step lost between the commit and the enqueue can be sent again.
+func (st RunState) ScheduledSteps() []Step {
+	if IsTerminal(st.Status) {
+		return nil
+	}
+	var out []Step
+	if st.ModelStep != 0 {
+		out = append(out, Step{Kind: StepModelTurn, V: StepVersion, RunID: st.RunID, Seq: st.ModelStep})
+	}
+	for _, c := range st.Calls {
+		if (c.Status == CallPending || c.Status == CallApproved) && c.StepSeq != 0 {
+			out = append(out, Step{Kind: StepToolCall, V: StepVersion, RunID: st.RunID, Seq: c.StepSeq, CallID: c.ID})
+		}
+	}
+	return out
+}
+
+// DueAt is when a scheduler must look at the run: the earliest pending
+// expiry of a paused run, or stallAfter past the last update of a run with
+// scheduled steps (a lost step is sent again then). Finished runs are
+// never due.
+func (st RunState) DueAt(stallAfter time.Duration) (time.Time, bool) {
+	if IsTerminal(st.Status) {
+		return time.Time{}, false
+	}
+	due, ok := st.NextExpiry()
+	if len(st.ScheduledSteps()) > 0 {
+		stall := st.UpdatedAt.Add(stallAfter)
+		if !ok || stall.Before(due) {
+			due, ok = stall, true
+		}
+	}
+	return due, ok
+}
+
+// PendingItems lists the run's open requests and actions, and marks those
+// of prev that are no longer open as resolved or expired.
+func PendingItems(prev, next RunState) []PendingItem {
+	open := map[string]bool{}
+	var out []PendingItem
+	for _, c := range next.Calls {
+		switch c.Status {
+		case CallAwaitingClient:
+			open[c.RequestID] = true
+			out = append(out, PendingItem{RunID: next.RunID, ID: c.RequestID, Kind: PendingToolRequestKind, ToolCallID: c.ID, Status: PendingOpen, ExpiresAt: *c.ExpiresAt})
+		case CallAwaitingApproval:
+			open[c.ActionID] = true
+			out = append(out, PendingItem{RunID: next.RunID, ID: c.ActionID, Kind: PendingActionKind, ToolCallID: c.ID, Status: PendingOpen, ExpiresAt: *c.ExpiresAt})
+		}
+	}
+	for _, c := range prev.Calls {
+		var id, kind string
+		switch c.Status {
+		case CallAwaitingClient:
+			id, kind = c.RequestID, PendingToolRequestKind
+		case CallAwaitingApproval:
+			id, kind = c.ActionID, PendingActionKind
+		default:
+			continue
+		}
+		if open[id] {
+			continue
+		}
+		status := PendingResolved
+		if !c.ExpiresAt.After(next.UpdatedAt) {
+			status = PendingExpired
+		}
+		out = append(out, PendingItem{RunID: next.RunID, ID: id, Kind: kind, ToolCallID: c.ID, Status: status, ExpiresAt: *c.ExpiresAt})
+	}
+	return out
+}

@@ -1,0 +1,182 @@
+package memstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/functions/internal/queue"
+)
+
+// Delivery is one received message.
+type Delivery = queue.Delivery
+
+// Queue is an in-memory FIFO queue that behaves like SQS FIFO for Baton:
+// messages of one group are delivered one at a time and in order, a
+// dedup id is remembered for five minutes, a received message reappears
+// after the visibility timeout unless deleted, and a message received
+// MaxReceives times moves to the dead-letter list.
+type Queue struct {
+	mu          sync.Mutex
+	clock       func() time.Time
+	visibility  time.Duration
+	maxReceives int
+	seq         int
+	msgs        []*qmsg
+	dedup       map[string]time.Time
+	dead        []Delivery
+	notify      chan struct{}
+}
+
+type qmsg struct {
+	d         Delivery
+	invisible time.Time
+	inFlight  bool
+	receipt   int
+}
+
+var (
+	_ core.StepQueue = (*Queue)(nil)
+	_ queue.Receiver = (*Queue)(nil)
+)
+
+// DedupWindow is how long SQS FIFO remembers a deduplication id.
+const DedupWindow = 5 * time.Minute
+
+// NewQueue returns a queue; clock may be nil (wall clock).
+func NewQueue(visibility time.Duration, maxReceives int, clock func() time.Time) *Queue {
+	if clock == nil {
+		clock = time.Now
+	}
+	if maxReceives <= 0 {
+		maxReceives = 5
+	}
+	return &Queue{clock: clock, visibility: visibility, maxReceives: maxReceives, dedup: map[string]time.Time{}, notify: make(chan struct{}, 1)}
+}
+
+// Enqueue sends step messages.
+func (q *Queue) Enqueue(_ context.Context, steps []core.QueuedStep) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.clock()
+	for _, s := range steps {
+		if s.Group == "" || s.DedupID == "" {
+			return fmt.Errorf("enqueue: group and dedup id are required")
+		}
+		if at, ok := q.dedup[s.DedupID]; ok && now.Sub(at) < DedupWindow {
+			continue
+		}
+		body, err := json.Marshal(s.Step)
+		if err != nil {
+			return err
+		}
+		q.dedup[s.DedupID] = now
+		q.seq++
+		q.msgs = append(q.msgs, &qmsg{d: Delivery{MessageID: "m-" + strconv.Itoa(q.seq), Body: body, Group: s.Group, DedupID: s.DedupID, SentAt: now}})
+	}
+	select {
+	case q.notify <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Receive returns up to max visible messages, waiting up to wait for one.
+func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) ([]Delivery, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		if out := q.take(max); len(out) > 0 {
+			return out, nil
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, nil
+		}
+		if left > 50*time.Millisecond {
+			left = 50 * time.Millisecond
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-q.notify:
+		case <-time.After(left):
+		}
+	}
+}
+
+func (q *Queue) take(max int) []Delivery {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.clock()
+	busy := map[string]bool{}
+	var keep []*qmsg
+	for _, m := range q.msgs {
+		if m.inFlight && !now.Before(m.invisible) {
+			m.inFlight = false
+			if m.d.ReceiveCount >= q.maxReceives {
+				q.dead = append(q.dead, m.d)
+				continue
+			}
+		}
+		keep = append(keep, m)
+	}
+	q.msgs = keep
+	for _, m := range q.msgs {
+		if m.inFlight {
+			busy[m.d.Group] = true
+		}
+	}
+	var out []Delivery
+	for _, m := range q.msgs {
+		if len(out) >= max {
+			break
+		}
+		if busy[m.d.Group] {
+			continue
+		}
+		busy[m.d.Group] = true
+		m.inFlight = true
+		m.invisible = now.Add(q.visibility)
+		m.d.ReceiveCount++
+		m.receipt++
+		m.d.ReceiptHandle = m.d.MessageID + "#" + strconv.Itoa(m.receipt)
+		out = append(out, m.d)
+	}
+	return out
+}
+
+// Delete removes a received message; a stale receipt handle is ignored,
+// as SQS does.
+func (q *Queue) Delete(_ context.Context, receipt string) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, m := range q.msgs {
+		if m.inFlight && m.d.ReceiptHandle == receipt {
+			q.msgs = append(q.msgs[:i], q.msgs[i+1:]...)
+			select {
+			case q.notify <- struct{}{}:
+			default:
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// Dead returns the dead-lettered messages.
+func (q *Queue) Dead() []Delivery {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]Delivery(nil), q.dead...)
+}
+
+// Len counts messages not yet deleted or dead-lettered.
+func (q *Queue) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.msgs)
+}

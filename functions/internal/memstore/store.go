@@ -1,0 +1,389 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/baton-agents/baton/core"
+)
+
+// Store is an in-memory implementation of every storage port. Values are
+// stored serialized, so callers can never alias stored state.
+type Store struct {
+	mu       sync.Mutex
+	sessions map[string]*session
+	runs     map[string]*run
+	intents  map[string]*intent
+	idem     map[string]*core.IdempotencyRecord
+	tokens   map[string]core.Token
+}
+
+type session struct {
+	nextSeq   int64
+	activeRun string
+	messages  map[int64][]byte
+}
+
+type run struct {
+	tenant  string
+	state   []byte
+	version int64
+	dueAt   *time.Time
+	events  map[int64][]byte
+	results map[int64][]byte
+	audit   map[int64][]byte
+	pending map[string]core.PendingItem
+	nextMsg int64
+	nextEvt int64
+	session string
+}
+
+type intent struct {
+	owner   string
+	expires time.Time
+	attempt int
+}
+
+var (
+	_ core.RunStore         = (*Store)(nil)
+	_ core.TranscriptReader = (*Store)(nil)
+	_ core.RecordReader     = (*Store)(nil)
+	_ core.DueRuns          = (*Store)(nil)
+	_ core.IntentStore      = (*Store)(nil)
+	_ core.IdempotencyStore = (*Store)(nil)
+	_ core.TokenStore       = (*Store)(nil)
+)
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		sessions: map[string]*session{}, runs: map[string]*run{}, intents: map[string]*intent{},
+		idem: map[string]*core.IdempotencyRecord{}, tokens: map[string]core.Token{},
+	}
+}
+
+func sessionKey(tenant, id string) string { return tenant + "\x00" + id }
+
+// SessionHead reads a session.
+func (s *Store) SessionHead(_ context.Context, tenant, sessionID string) (core.SessionHead, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss, ok := s.sessions[sessionKey(tenant, sessionID)]
+	if !ok {
+		return core.SessionHead{NextSeq: 1}, nil
+	}
+	return core.SessionHead{Exists: true, NextSeq: ss.nextSeq, ActiveRun: ss.activeRun}, nil
+}
+
+// CreateRun stores a new run and takes the session lock.
+func (s *Store) CreateRun(_ context.Context, head core.SessionHead, w core.Write) error {
+	st := w.Output.State
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, exists := s.runs[st.RunID]; exists {
+		return fmt.Errorf("create run %s: %w: run exists", st.RunID, core.ErrConflict)
+	}
+	key := sessionKey(w.Tenant, st.SessionID)
+	ss, exists := s.sessions[key]
+	switch {
+	case exists && ss.activeRun != "":
+		return fmt.Errorf("create run %s: %w: session has unfinished run %s", st.RunID, core.ErrLockHeld, ss.activeRun)
+	case exists != head.Exists || (exists && ss.nextSeq != head.NextSeq):
+		return fmt.Errorf("create run %s: %w: session moved", st.RunID, core.ErrConflict)
+	}
+	if !exists {
+		ss = &session{messages: map[int64][]byte{}}
+		s.sessions[key] = ss
+	}
+	r := &run{tenant: w.Tenant, session: st.SessionID, events: map[int64][]byte{}, results: map[int64][]byte{}, audit: map[int64][]byte{}, pending: map[string]core.PendingItem{}}
+	s.runs[st.RunID] = r
+	return s.apply(ss, r, w)
+}
+
+// LoadRun reads a run.
+func (s *Store) LoadRun(_ context.Context, runID string) (core.RunRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.runs[runID]
+	if !ok {
+		return core.RunRecord{}, fmt.Errorf("load run %s: %w", runID, core.ErrNotFound)
+	}
+	st, err := core.UnmarshalState(r.state)
+	if err != nil {
+		return core.RunRecord{}, err
+	}
+	return core.RunRecord{Tenant: r.tenant, State: st}, nil
+}
+
+// Commit stores a transition conditioned on the previous version.
+func (s *Store) Commit(_ context.Context, w core.Write) error {
+	st := w.Output.State
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.runs[st.RunID]
+	if !ok {
+		return fmt.Errorf("commit run %s: %w", st.RunID, core.ErrNotFound)
+	}
+	if r.version != w.PrevVersion {
+		return fmt.Errorf("commit run %s: %w: version %d, expected %d", st.RunID, core.ErrConflict, r.version, w.PrevVersion)
+	}
+	return s.apply(s.sessions[sessionKey(r.tenant, r.session)], r, w)
+}
+
+func (s *Store) apply(ss *session, r *run, w core.Write) error {
+	st := w.Output.State
+	b, err := core.MarshalState(st)
+	if err != nil {
+		return err
+	}
+	enc := func(v any) []byte {
+		out, err := core.CanonicalJSON(v)
+		if err != nil {
+			panic(err)
+		}
+		return out
+	}
+	for _, m := range w.Output.Messages {
+		ss.messages[m.Seq] = enc(m)
+	}
+	for _, e := range w.Output.Events {
+		r.events[e.Seq] = enc(e)
+	}
+	for _, x := range w.Output.ToolResults {
+		r.results[x.Seq] = enc(x)
+	}
+	for _, a := range w.Output.Audit {
+		r.audit[a.Seq] = enc(a)
+	}
+	for _, p := range w.Pending {
+		r.pending[p.ID] = p
+	}
+	r.state, r.version, r.dueAt = b, st.Version, w.DueAt
+	r.nextMsg, r.nextEvt = st.NextMsgSeq, st.NextEventSeq
+	if st.NextMsgSeq > ss.nextSeq {
+		ss.nextSeq = st.NextMsgSeq
+	}
+	if core.IsTerminal(st.Status) {
+		if ss.activeRun == st.RunID {
+			ss.activeRun = ""
+		}
+	} else {
+		ss.activeRun = st.RunID
+	}
+	return nil
+}
+
+// Messages pages a session's transcript.
+func (s *Store) Messages(_ context.Context, tenant, sessionID string, after, before int64, limit int) ([]core.Message, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss, ok := s.sessions[sessionKey(tenant, sessionID)]
+	if !ok {
+		return nil, nil
+	}
+	var out []core.Message
+	for _, seq := range sortedSeqs(ss.messages, after, before) {
+		if limit > 0 && len(out) >= limit {
+			break
+		}
+		var m core.Message
+		if err := m.UnmarshalJSON(ss.messages[seq]); err != nil {
+			return nil, err
+		}
+		m.Seq = seq
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func sortedSeqs(m map[int64][]byte, after, before int64) []int64 {
+	seqs := make([]int64, 0, len(m))
+	for k := range m {
+		if k > after && (before <= 0 || k < before) {
+			seqs = append(seqs, k)
+		}
+	}
+	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+	return seqs
+}
+
+// Events pages a run's events.
+func (s *Store) Events(_ context.Context, runID string, after, before int64, limit int) ([]core.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.runs[runID]
+	if !ok {
+		return nil, nil
+	}
+	var out []core.Event
+	for _, seq := range sortedSeqs(r.events, after, before) {
+		if limit > 0 && len(out) >= limit {
+			break
+		}
+		var e core.Event
+		if err := decode(r.events[seq], &e); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// ToolRecords reads a run's tool results and audit events.
+func (s *Store) ToolRecords(_ context.Context, runID string, before int64) ([]core.ToolExecutionResult, []core.AuditEvent, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.runs[runID]
+	if !ok {
+		return nil, nil, nil
+	}
+	var res []core.ToolExecutionResult
+	for _, seq := range sortedSeqs(r.results, 0, before) {
+		var x core.ToolExecutionResult
+		if err := decode(r.results[seq], &x); err != nil {
+			return nil, nil, err
+		}
+		x.Seq = seq
+		res = append(res, x)
+	}
+	var aud []core.AuditEvent
+	for _, seq := range sortedSeqs(r.audit, 0, before) {
+		var a core.AuditEvent
+		if err := decode(r.audit[seq], &a); err != nil {
+			return nil, nil, err
+		}
+		a.Seq = seq
+		aud = append(aud, a)
+	}
+	return res, aud, nil
+}
+
+// PendingItem reads a pending item.
+func (s *Store) PendingItem(_ context.Context, runID, id string) (core.PendingItem, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.runs[runID]; ok {
+		if p, ok := r.pending[id]; ok {
+			return p, nil
+		}
+	}
+	return core.PendingItem{}, fmt.Errorf("pending item %s/%s: %w", runID, id, core.ErrNotFound)
+}
+
+// DueRuns lists runs due at or before now, earliest first.
+func (s *Store) DueRuns(_ context.Context, now time.Time, limit int) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	type due struct {
+		id string
+		at time.Time
+	}
+	var ds []due
+	for id, r := range s.runs {
+		if r.dueAt != nil && !r.dueAt.After(now) {
+			ds = append(ds, due{id, *r.dueAt})
+		}
+	}
+	sort.Slice(ds, func(i, j int) bool {
+		if !ds[i].at.Equal(ds[j].at) {
+			return ds[i].at.Before(ds[j].at)
+		}
+		return ds[i].id < ds[j].id
+	})
+	var out []string
+	for _, d := range ds {
+		if limit > 0 && len(out) >= limit {
+			break
+		}
+		out = append(out, d.id)
+	}
+	return out, nil
+}
+
+// ClaimIntent claims a tool call's execution.
+func (s *Store) ClaimIntent(_ context.Context, runID, toolCallID, owner string, now time.Time, lease time.Duration) (core.Claim, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := runID + "\x00" + toolCallID
+	in, ok := s.intents[key]
+	if !ok {
+		s.intents[key] = &intent{owner: owner, expires: now.Add(lease), attempt: 1}
+		return core.Claim{Claimed: true, Attempt: 1}, nil
+	}
+	if in.owner != owner && now.Before(in.expires) {
+		return core.Claim{Claimed: false, Previous: true, Attempt: in.attempt}, nil
+	}
+	in.owner, in.expires = owner, now.Add(lease)
+	in.attempt++
+	return core.Claim{Claimed: true, Previous: true, Attempt: in.attempt}, nil
+}
+
+// BeginIdempotent records an in-flight request or returns the existing
+// record.
+func (s *Store) BeginIdempotent(_ context.Context, scope, key, hash string, now time.Time, ttl time.Duration) (*core.IdempotencyRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := scope + "\x00" + key
+	if rec, ok := s.idem[k]; ok && now.Before(rec.ExpiresAt) {
+		cp := *rec
+		return &cp, nil
+	}
+	s.idem[k] = &core.IdempotencyRecord{Hash: hash, ExpiresAt: now.Add(ttl)}
+	return nil, nil
+}
+
+// FinishIdempotent stores a response.
+func (s *Store) FinishIdempotent(_ context.Context, scope, key string, rec core.IdempotencyRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := scope + "\x00" + key
+	cur, ok := s.idem[k]
+	if !ok || cur.Hash != rec.Hash {
+		return fmt.Errorf("finish idempotency key %q: %w", key, core.ErrConflict)
+	}
+	rec.Done = true
+	if rec.ExpiresAt.IsZero() {
+		rec.ExpiresAt = cur.ExpiresAt
+	}
+	s.idem[k] = &rec
+	return nil
+}
+
+// AbortIdempotent forgets an in-flight request.
+func (s *Store) AbortIdempotent(_ context.Context, scope, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := scope + "\x00" + key
+	if rec, ok := s.idem[k]; ok && !rec.Done {
+		delete(s.idem, k)
+	}
+	return nil
+}
+
+// LookupToken resolves a token hash.
+func (s *Store) LookupToken(_ context.Context, hash string) (core.Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tokens[hash]
+	if !ok {
+		return core.Token{}, fmt.Errorf("token: %w", core.ErrNotFound)
+	}
+	t.Scopes = append([]string(nil), t.Scopes...)
+	return t, nil
+}
+
+// PutToken stores a token hash.
+func (s *Store) PutToken(_ context.Context, hash string, t core.Token) error {
+	if strings.TrimSpace(hash) == "" || t.Tenant == "" {
+		return fmt.Errorf("put token: hash and tenant are required")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t.Scopes = append([]string(nil), t.Scopes...)
+	s.tokens[hash] = t
+	return nil
+}

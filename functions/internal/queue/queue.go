@@ -1,0 +1,29 @@
+// Package queue defines what the local event-source poller needs from a
+// step queue: receive a batch, delete what was handled. Messages not
+// deleted reappear after the visibility timeout and are dead-lettered
+// after the queue's maximum receives, as with SQS.
+package queue
+
+import (
+	"context"
+	"time"
+)
+
+// Delivery is one received message.
+type Delivery struct {
+	MessageID     string
+	Body          []byte
+	ReceiptHandle string
+	ReceiveCount  int
+	Group         string
+	DedupID       string
+	SentAt        time.Time
+}
+
+// Receiver is a queue the poller reads.
+type Receiver interface {
+	// Receive returns up to max messages, waiting up to wait for the first.
+	Receive(ctx context.Context, max int, wait time.Duration) ([]Delivery, error)
+	// Delete removes a received message by its receipt handle.
+	Delete(ctx context.Context, receiptHandle string) error
+}
