@@ -463,7 +463,7 @@ func (m *Machine) mediate(ctx context.Context, st *RunState, transcript []Messag
 		return decided(Decision{Kind: DecideAwaitClient, Complete: complete})
 	}
 	return Plan{Kind: PlanTool, Tool: &ToolCall{
-		RunID: st.RunID, SessionID: st.SessionID, Turn: st.Turn, ToolCallID: c.ID, ToolName: c.Name,
+		RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, Turn: st.Turn, ToolCallID: c.ID, ToolName: c.Name,
 		Parameters: cloneObject(c.Parameters), IdempotencyKey: IdempotencyKey(st.RunID, c.ID), Declaration: decl,
 		Principal: st.Config.Principal,
 	}}

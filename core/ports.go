@@ -64,6 +64,7 @@ func (f ToolExecutorFunc) Execute(ctx context.Context, call ToolCall) (any, erro
 type ToolCall struct {
 	RunID          string          `json:"run_id"`
 	SessionID      string          `json:"session_id"`
+	Agent          string          `json:"agent,omitempty"`
 	Turn           int             `json:"turn"`
 	ToolCallID     string          `json:"tool_call_id"`
 	ToolName       string          `json:"tool_name"`

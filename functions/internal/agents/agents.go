@@ -1,0 +1,298 @@
+// Package agents loads the operator's agent registry: a JSON file listing
+// agents (slug, model, system prompt, server tools with their executors,
+// policies, budgets, limits, and the request fields callers may
+// override). API callers never register agents or server tools.
+package agents
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/baton-agents/baton/core"
+)
+
+// Fields a request may override when an agent allows it.
+const (
+	OverrideModel             = "model"
+	OverrideMaxTurns          = "max_turns"
+	OverrideBudgets           = "budgets"
+	OverrideParallelToolCalls = "parallel_tool_calls"
+	OverrideContextBudget     = "context_budget"
+)
+
+var overridable = map[string]bool{OverrideModel: true, OverrideMaxTurns: true, OverrideBudgets: true, OverrideParallelToolCalls: true, OverrideContextBudget: true}
+
+// File is the agents file.
+type File struct {
+	Agents []Spec `json:"agents"`
+}
+
+// Spec is one agent as written in the file.
+type Spec struct {
+	Slug               string                   `json:"slug"`
+	Label              string                   `json:"label,omitempty"`
+	Model              core.ModelSpec           `json:"model"`
+	AllowOverrides     []string                 `json:"allow_overrides,omitempty"`
+	System             string                   `json:"system,omitempty"`
+	MaxTurns           int                      `json:"max_turns,omitempty"`
+	Budgets            map[string]int           `json:"budgets,omitempty"`
+	PendingTTL         string                   `json:"pending_ttl,omitempty"`
+	ParallelToolCalls  bool                     `json:"parallel_tool_calls,omitempty"`
+	ContextBudget      int                      `json:"context_budget,omitempty"`
+	ToolResultMaxBytes int                      `json:"tool_result_max_bytes,omitempty"`
+	Tools              []map[string]any         `json:"tools,omitempty"`
+	ToolPolicy         *core.ToolPolicy         `json:"tool_policy,omitempty"`
+	ActionPolicy       *core.ActionPolicyConfig `json:"action_policy,omitempty"`
+	Deny               []string                 `json:"deny,omitempty"`
+	Categories         []string                 `json:"categories,omitempty"`
+	Mode               string                   `json:"mode,omitempty"`
+	Compaction         *core.CompactionPolicy   `json:"compaction,omitempty"`
+}
+
+// Executor is a server tool's concrete executor configuration.
+type Executor struct {
+	Type      string `json:"type"` // http, lambda or go
+	URL       string `json:"url,omitempty"`
+	SecretEnv string `json:"secret_env,omitempty"`
+	SecretSSM string `json:"secret_ssm,omitempty"`
+	SecretARN string `json:"secret_arn,omitempty"`
+	Function  string `json:"function,omitempty"` // lambda: function ARN or name
+	Handler   string `json:"handler,omitempty"`  // go: registered handler name
+	Timeout   string `json:"timeout,omitempty"`
+}
+
+// Agent is a validated agent.
+type Agent struct {
+	Spec       Spec
+	Tools      []core.ToolDeclaration
+	Executors  map[string]Executor // by tool name
+	PendingTTL time.Duration
+	allowed    map[string]bool
+}
+
+// Registry holds the agents by slug.
+type Registry struct {
+	agents map[string]*Agent
+}
+
+// LoadFile reads and validates an agents file.
+func LoadFile(path string) (*Registry, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read agents file: %w", err)
+	}
+	r, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("agents file %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// Parse validates an agents file's bytes. Unknown fields are errors.
+func Parse(b []byte) (*Registry, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	var f File
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("decode: unexpected data after the JSON object")
+	}
+	r := &Registry{agents: map[string]*Agent{}}
+	for i, s := range f.Agents {
+		a, err := build(s)
+		if err != nil {
+			return nil, fmt.Errorf("agents[%d] (%s): %w", i, s.Slug, err)
+		}
+		if _, dup := r.agents[s.Slug]; dup {
+			return nil, fmt.Errorf("agents[%d]: duplicate slug %q", i, s.Slug)
+		}
+		r.agents[s.Slug] = a
+	}
+	if len(r.agents) == 0 {
+		return nil, fmt.Errorf("no agents defined")
+	}
+	return r, nil
+}
+
+func build(s Spec) (*Agent, error) {
+	if strings.TrimSpace(s.Slug) == "" {
+		return nil, fmt.Errorf("slug is required")
+	}
+	if s.Model.Provider == "" {
+		return nil, fmt.Errorf("model.provider is required")
+	}
+	a := &Agent{Spec: s, Executors: map[string]Executor{}, allowed: map[string]bool{}, PendingTTL: core.DefaultPendingTTL}
+	for _, o := range s.AllowOverrides {
+		if !overridable[o] {
+			return nil, fmt.Errorf("allow_overrides: %q cannot be overridden (want model, max_turns, budgets, parallel_tool_calls or context_budget)", o)
+		}
+		a.allowed[o] = true
+	}
+	if s.PendingTTL != "" {
+		d, err := time.ParseDuration(s.PendingTTL)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("pending_ttl: want a positive Go duration like \"24h\", got %q", s.PendingTTL)
+		}
+		a.PendingTTL = d
+	}
+	for i, raw := range s.Tools {
+		g, err := core.ToJSONValue(raw)
+		if err != nil {
+			return nil, fmt.Errorf("tools[%d]: %w", i, err)
+		}
+		m := g.(map[string]any)
+		name, _ := m["name"].(string)
+		if strings.HasPrefix(name, "client/") {
+			return nil, fmt.Errorf("tools[%d]: %s: client tools are declared by API callers, not in the agents file", i, name)
+		}
+		d, err := core.NormalizeServerTool(m)
+		if err != nil {
+			return nil, fmt.Errorf("tools[%d]: %w", i, err)
+		}
+		ex, err := parseExecutor(m["executor"])
+		if err != nil {
+			return nil, fmt.Errorf("tools[%d] (%s): %w", i, name, err)
+		}
+		a.Tools = append(a.Tools, d)
+		a.Executors[d.Name] = ex
+	}
+	cfg := a.baseConfig()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func parseExecutor(v any) (Executor, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return Executor{}, fmt.Errorf("executor must be an object with a type (http, lambda or go)")
+	}
+	b, _ := json.Marshal(m)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var ex Executor
+	if err := dec.Decode(&ex); err != nil {
+		return Executor{}, fmt.Errorf("executor: %w", err)
+	}
+	switch ex.Type {
+	case "http":
+		if !strings.HasPrefix(ex.URL, "http://") && !strings.HasPrefix(ex.URL, "https://") {
+			return Executor{}, fmt.Errorf("executor.url must be an http(s) URL")
+		}
+	case "lambda":
+		if ex.Function == "" {
+			return Executor{}, fmt.Errorf("executor.function (ARN or name) is required for lambda executors")
+		}
+	case "go":
+		if ex.Handler == "" {
+			return Executor{}, fmt.Errorf("executor.handler is required for go executors")
+		}
+	default:
+		return Executor{}, fmt.Errorf("executor.type must be http, lambda or go, got %q", ex.Type)
+	}
+	if ex.Timeout != "" {
+		if d, err := time.ParseDuration(ex.Timeout); err != nil || d <= 0 {
+			return Executor{}, fmt.Errorf("executor.timeout: want a positive Go duration, got %q", ex.Timeout)
+		}
+	}
+	return ex, nil
+}
+
+// Get returns an agent by slug.
+func (r *Registry) Get(slug string) (*Agent, bool) {
+	a, ok := r.agents[slug]
+	return a, ok
+}
+
+// Slugs lists the agents.
+func (r *Registry) Slugs() []string {
+	out := make([]string, 0, len(r.agents))
+	for s := range r.agents {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Allows reports whether a request may set field.
+func (a *Agent) Allows(field string) bool { return a.allowed[field] }
+
+func (a *Agent) baseConfig() core.RunConfig {
+	s := a.Spec
+	budgets := map[string]int{}
+	for k, v := range s.Budgets {
+		budgets[k] = v
+	}
+	return core.RunConfig{
+		Agent: s.Slug, Model: s.Model, System: s.System, Tools: append([]core.ToolDeclaration(nil), a.Tools...),
+		MaxTurns: s.MaxTurns, Budgets: budgets, PendingTTL: core.Duration(a.PendingTTL),
+		ParallelToolCalls: s.ParallelToolCalls, ContextBudget: s.ContextBudget, ToolResultMaxBytes: s.ToolResultMaxBytes,
+		Policy:     core.PolicyConfig{Mode: s.Mode, ToolPolicy: s.ToolPolicy, ActionPolicy: s.ActionPolicy, Deny: s.Deny, Categories: s.Categories},
+		Compaction: s.Compaction,
+	}
+}
+
+// Overrides are the request fields that may replace agent defaults.
+type Overrides struct {
+	Model             *core.ModelSpec
+	MaxTurns          *int
+	Budgets           map[string]int
+	ParallelToolCalls *bool
+	ContextBudget     *int
+}
+
+// OverrideError names a field the agent does not let callers set.
+type OverrideError struct{ Field string }
+
+func (e *OverrideError) Error() string {
+	return fmt.Sprintf("agent does not allow overriding %q", e.Field)
+}
+
+// RunConfig is the agent's configuration with a request's overrides.
+// Budgets given by the request replace the agent's budget of the same name.
+func (a *Agent) RunConfig(o Overrides) (core.RunConfig, error) {
+	cfg := a.baseConfig()
+	if o.Model != nil {
+		if !a.Allows(OverrideModel) {
+			return cfg, &OverrideError{OverrideModel}
+		}
+		cfg.Model = *o.Model
+	}
+	if o.MaxTurns != nil {
+		if !a.Allows(OverrideMaxTurns) {
+			return cfg, &OverrideError{OverrideMaxTurns}
+		}
+		cfg.MaxTurns = *o.MaxTurns
+	}
+	if o.Budgets != nil {
+		if !a.Allows(OverrideBudgets) {
+			return cfg, &OverrideError{OverrideBudgets}
+		}
+		for k, v := range o.Budgets {
+			cfg.Budgets[k] = v
+		}
+	}
+	if o.ParallelToolCalls != nil {
+		if !a.Allows(OverrideParallelToolCalls) {
+			return cfg, &OverrideError{OverrideParallelToolCalls}
+		}
+		cfg.ParallelToolCalls = *o.ParallelToolCalls
+	}
+	if o.ContextBudget != nil {
+		if !a.Allows(OverrideContextBudget) {
+			return cfg, &OverrideError{OverrideContextBudget}
+		}
+		cfg.ContextBudget = *o.ContextBudget
+	}
+	return cfg, cfg.Validate()
+}

@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/functions/internal/agents"
+)
+
+// Store is every storage port the engine uses.
+type Store interface {
+	core.RunStore
+	core.TranscriptReader
+	core.RecordReader
+	core.DueRuns
+	core.IntentStore
+}
+
+// Config holds the engine's tunables; zero values take the defaults.
+type Config struct {
+	// StallAfter is how long a scheduled step may go unprocessed before the
+	// sweeper sends it again (default 2m).
+	StallAfter time.Duration
+	// IntentLease is how long a claimed tool execution is exclusive; after
+	// it, a retry treats the earlier attempt's outcome as unknown (default
+	// 5m; keep it at or above the tool timeout).
+	IntentLease time.Duration
+	// MaxReceives is the queue's receive count before dead-lettering; on
+	// the last receive a step that keeps failing fails its run instead
+	// (default 5).
+	MaxReceives int
+	// CommitAttempts bounds the reload-and-reapply loop on version
+	// conflicts (default 8).
+	CommitAttempts int
+}
+
+func (c Config) withDefaults() Config {
+	if c.StallAfter <= 0 {
+		c.StallAfter = 2 * time.Minute
+	}
+	if c.IntentLease <= 0 {
+		c.IntentLease = 5 * time.Minute
+	}
+	if c.MaxReceives <= 0 {
+		c.MaxReceives = 5
+	}
+	if c.CommitAttempts <= 0 {
+		c.CommitAttempts = 8
+	}
+	return c
+}
+
+// Engine is the distributed runner. It is safe for concurrent use.
+type Engine struct {
+	Machine *core.Machine
+	Store   Store
+	Queue   core.StepQueue
+	IO      core.IO
+	Clock   core.Clock
+	IDs     core.IDSource
+	Agents  *agents.Registry
+	Log     *slog.Logger
+	Config  Config
+}
+
+// New wires an engine.
+func New(m *core.Machine, store Store, queue core.StepQueue, io core.IO, clock core.Clock, ids core.IDSource, reg *agents.Registry, log *slog.Logger, cfg Config) *Engine {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Engine{Machine: m, Store: store, Queue: queue, IO: io, Clock: clock, IDs: ids, Agents: reg, Log: log, Config: cfg.withDefaults()}
+}
+
+// Errors the API maps to statuses.
+var (
+	// ErrSessionBusy: the session has an unfinished run (409
+	// transcript_lock_contention).
+	ErrSessionBusy = errors.New("the session has an unfinished run")
+	// ErrAlreadyDecided: the pending item was answered, decided or expired
+	// (409).
+	ErrAlreadyDecided = errors.New("already decided")
+	// ErrFinished: the run is finished (409).
+	ErrFinished = errors.New("the run is finished")
+	// ErrContention: the run kept changing under this request (409).
+	ErrContention = errors.New("the run is busy; retry")
+	// ErrUnknownAgent: no agent with that slug (400).
+	ErrUnknownAgent = errors.New("unknown agent")
+)
+
+// group is the FIFO message group of a step: sequential steps share the
+// session's group; parallel tool steps get one each.
+func group(st core.RunState, s core.Step) string {
+	if s.Kind == core.StepToolCall && st.Config.ParallelToolCalls {
+		return st.SessionID + "#" + s.CallID
+	}
+	return st.SessionID
+}
+
+func dedupID(s core.Step) string { return fmt.Sprintf("%s:%d", s.RunID, s.Seq) }
+
+func (e *Engine) enqueue(ctx context.Context, st core.RunState, steps []core.Step) {
+	if len(steps) == 0 {
+		return
+	}
+	qs := make([]core.QueuedStep, len(steps))
+	for i, s := range steps {
+		qs[i] = core.QueuedStep{Step: s, Group: group(st, s), DedupID: dedupID(s)}
+	}
+	if err := e.Queue.Enqueue(ctx, qs); err != nil {
+		// The commit stands; the sweeper sends the steps again once the run
+		// is due (Config.StallAfter).
+		e.Log.ErrorContext(ctx, "enqueue steps", "run_id", st.RunID, "session_id", st.SessionID, "steps", len(steps), "err", err)
+	}
+}
+
+func (e *Engine) write(tenant string, prev core.RunState, out core.Output) core.Write {
+	w := core.Write{Tenant: tenant, PrevVersion: prev.Version, Output: out, Pending: core.PendingItems(prev, out.State)}
+	if due, ok := out.State.DueAt(e.Config.StallAfter); ok {
+		w.DueAt = &due
+	}
+	return w
+}
+
+// loadOwned loads a run and checks its tenant; another tenant's run is
+// not found.
+func (e *Engine) loadOwned(ctx context.Context, tenant, runID string) (core.RunRecord, error) {
+	rec, err := e.Store.LoadRun(ctx, runID)
+	if err != nil {
+		return rec, err
+	}
+	if rec.Tenant != tenant {
+		return core.RunRecord{}, fmt.Errorf("run %s: %w", runID, core.ErrNotFound)
+	}
+	return rec, nil
+}
+
+func (e *Engine) transcript(ctx context.Context, tenant string, st core.RunState) ([]core.Message, error) {
+	msgs, err := e.Store.Messages(ctx, tenant, st.SessionID, 0, st.NextMsgSeq, 0)
+	if err != nil {
+		return nil, fmt.Errorf("load transcript of session %s: %w", st.SessionID, err)
+	}
+	return msgs, nil
+}

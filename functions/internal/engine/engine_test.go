@@ -1,0 +1,531 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/functions/internal/agents"
+	"github.com/baton-agents/baton/functions/internal/engine"
+	"github.com/baton-agents/baton/functions/internal/executors"
+	"github.com/baton-agents/baton/functions/internal/memstore"
+)
+
+var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+
+const agentsFile = `{"agents":[{"slug":"demo","model":{"provider":"scripted"},
+ "allow_overrides":["model","max_turns","budgets","parallel_tool_calls"],
+ "system":"Be brief.","max_turns":8,
+ "tools":[
+  {"name":"ability/search","source":"go","description":"Search.","parameters":{"type":"object","properties":{"q":{"type":"string"}}},"executor":{"type":"go","handler":"count"}},
+  {"name":"ability/charge","source":"go","description":"Charge a card once.","executor":{"type":"go","handler":"count"}},
+  {"name":"ability/idempotent_charge","source":"go","description":"Charge, deduplicated by idempotency key.","runtime":{"retry_safe":true},"executor":{"type":"go","handler":"count"}},
+  {"name":"ability/send_email","source":"go","description":"Send mail.","action_policy":"preview","executor":{"type":"go","handler":"count"}}
+ ]}]}`
+
+// counter counts executions per tool_call_id.
+type counter struct {
+	mu   sync.Mutex
+	n    map[string]int
+	keys map[string]int
+	hook func(core.ToolCall)
+}
+
+func (c *counter) handler(_ context.Context, call core.ToolCall) (any, error) {
+	c.mu.Lock()
+	c.n[call.ToolCallID]++
+	c.keys[call.IdempotencyKey]++
+	hook := c.hook
+	c.mu.Unlock()
+	if hook != nil {
+		hook(call)
+	}
+	return map[string]any{"ok": call.Parameters}, nil
+}
+
+type harness struct {
+	eng   *engine.Engine
+	store *memstore.Store
+	q     *memstore.Queue
+	clock *core.FixedClock
+	count *counter
+	model core.ModelProvider
+}
+
+func newHarness(t *testing.T, wrapStore func(engine.Store) engine.Store) *harness {
+	t.Helper()
+	reg, err := agents.Parse([]byte(agentsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{store: memstore.New(), clock: &core.FixedClock{T: t0}, count: &counter{n: map[string]int{}, keys: map[string]int{}}}
+	h.q = memstore.NewQueue(time.Hour, 5, func() time.Time { return h.clock.T })
+	goh := executors.NewGoRegistry()
+	goh.Register("count", h.count.handler)
+	router, err := executors.NewRouter(reg, goh, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var store engine.Store = h.store
+	if wrapStore != nil {
+		store = wrapStore(store)
+	}
+	h.model = core.ScriptedModel{}
+	h.eng = engine.New(core.NewMachine(h.clock), store, h.q, core.IO{Model: modelFunc(func(ctx context.Context, r core.ModelRequest) (core.ModelReply, error) {
+		return h.model.Complete(ctx, r)
+	}), Tools: router}, h.clock, &core.SequentialIDs{}, reg, nil, engine.Config{IntentLease: time.Minute})
+	return h
+}
+
+type modelFunc func(context.Context, core.ModelRequest) (core.ModelReply, error)
+
+func (f modelFunc) Complete(ctx context.Context, r core.ModelRequest) (core.ModelReply, error) {
+	return f(ctx, r)
+}
+
+// pump delivers queued steps one message at a time until the queue is
+// empty, like the event source mapping with batch size 1.
+func (h *harness) pump(t *testing.T) {
+	t.Helper()
+	for i := 0; i < 1000; i++ {
+		ds, err := h.q.Receive(context.Background(), 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) == 0 {
+			return
+		}
+		var step core.Step
+		if err := json.Unmarshal(ds[0].Body, &step); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.eng.HandleStep(context.Background(), step, engine.Delivery{ReceiveCount: ds[0].ReceiveCount, Owner: ds[0].ReceiptHandle}); err != nil {
+			t.Fatalf("step %+v: %v", step, err)
+		}
+		_ = h.q.Delete(context.Background(), ds[0].ReceiptHandle)
+	}
+	t.Fatal("queue never drained")
+}
+
+func scripted(turns ...core.ScriptedTurn) *core.ModelSpec {
+	return &core.ModelSpec{Provider: core.ProviderScripted, Turns: turns}
+}
+
+func turn(content string, calls ...core.ToolCallRequest) core.ScriptedTurn {
+	return core.ScriptedTurn{Content: content, ToolCalls: calls, Usage: map[string]any{"prompt_tokens": json.Number("3"), "completion_tokens": json.Number("2")}}
+}
+
+func call(id, name string, p map[string]any) core.ToolCallRequest {
+	return core.ToolCallRequest{ID: id, Name: name, Parameters: p}
+}
+
+func userMsg(s string) []core.Message { return []core.Message{{Role: core.RoleUser, Content: s}} }
+
+func (h *harness) start(t *testing.T, model *core.ModelSpec, mut func(*engine.StartRequest)) string {
+	t.Helper()
+	req := engine.StartRequest{Agent: "demo", SessionID: "s-1", Messages: userMsg("hi"), Overrides: agents.Overrides{Model: model}}
+	if mut != nil {
+		mut(&req)
+	}
+	rec, err := h.eng.Start(context.Background(), "acme", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.State.RunID
+}
+
+func (h *harness) envelope(t *testing.T, runID string) core.Envelope {
+	t.Helper()
+	rec, err := h.eng.Get(context.Background(), "acme", runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := h.eng.View(context.Background(), rec, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.Result
+}
+
+func canon(t *testing.T, v any) string {
+	t.Helper()
+	b, err := core.CanonicalJSON(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// parityCase is run through the in-process runner and the distributed
+// runtime; the envelopes must be identical.
+type parityCase struct {
+	name     string
+	model    *core.ModelSpec
+	parallel bool
+	budgets  map[string]int
+	tools    []any
+	resumes  []func(st core.RunState) core.Input
+}
+
+func parityCases() []parityCase {
+	clientTool := map[string]any{"name": "client/get_calendar", "description": "Calendar.", "parameters": map[string]any{"type": "object"}}
+	submit := func(st core.RunState) core.Input {
+		reqs, _ := st.Pending()
+		return core.ClientResult{RequestID: reqs[0].RequestID, Success: true, Result: "free"}
+	}
+	decide := func(d string) func(core.RunState) core.Input {
+		return func(st core.RunState) core.Input {
+			_, acts := st.Pending()
+			return core.ApprovalDecision{ActionID: acts[0].ActionID, Decision: d, Reason: "test"}
+		}
+	}
+	return []parityCase{
+		{name: "plain", model: scripted(turn("Hello."))},
+		{name: "server_tool", model: scripted(turn("", call("c1", "ability/search", map[string]any{"q": "a"})), turn("Found."))},
+		{name: "client_pause_resume", tools: []any{clientTool}, resumes: []func(core.RunState) core.Input{submit},
+			model: scripted(turn("", call("c1", "client/get_calendar", map[string]any{})), turn("Free."))},
+		{name: "approval_accept", resumes: []func(core.RunState) core.Input{decide("accept")},
+			model: scripted(turn("", call("c1", "ability/send_email", map[string]any{})), turn("Sent."))},
+		{name: "approval_reject", resumes: []func(core.RunState) core.Input{decide("reject")},
+			model: scripted(turn("", call("c1", "ability/send_email", map[string]any{})), turn("Not sent."))},
+		{name: "budget", budgets: map[string]int{"tool_calls": 1},
+			model: scripted(turn("", call("c1", "ability/search", map[string]any{"q": "a"}), call("c2", "ability/search", map[string]any{"q": "b"})), turn("x"))},
+		{name: "duplicate", model: scripted(turn("", call("c1", "ability/search", map[string]any{"q": "a"})), turn("", call("c2", "ability/search", map[string]any{"q": "a"})), turn("ok"))},
+		{name: "parallel", parallel: true, tools: []any{clientTool}, resumes: []func(core.RunState) core.Input{submit, decide("accept")},
+			model: scripted(turn("", call("c1", "ability/search", map[string]any{"q": "a"}), call("c2", "client/get_calendar", map[string]any{}), call("c3", "ability/send_email", map[string]any{})), turn("All done."))},
+		{name: "cancel_while_paused", tools: []any{clientTool}, resumes: []func(core.RunState) core.Input{func(core.RunState) core.Input { return core.Cancel{Reason: "stop"} }},
+			model: scripted(turn("", call("c1", "client/get_calendar", map[string]any{})), turn("x"))},
+		{name: "steer_while_paused", tools: []any{clientTool}, resumes: []func(core.RunState) core.Input{func(core.RunState) core.Input { return core.Steer{Content: "also tuesday"} }, submit},
+			model: scripted(turn("", call("c1", "client/get_calendar", map[string]any{})), turn("done"))},
+	}
+}
+
+func TestParityWithInProcessRunner(t *testing.T) {
+	for _, pc := range parityCases() {
+		t.Run(pc.name, func(t *testing.T) {
+			// Distributed: one step per message over the in-memory ports.
+			h := newHarness(t, nil)
+			runID := h.start(t, pc.model, func(r *engine.StartRequest) {
+				r.RequestTools = pc.tools
+				r.Overrides.Budgets = pc.budgets
+				if pc.parallel {
+					r.Overrides.ParallelToolCalls = &pc.parallel
+				}
+			})
+			h.pump(t)
+			for _, res := range pc.resumes {
+				rec, err := h.eng.Get(context.Background(), "acme", runID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := h.eng.Apply(context.Background(), "acme", runID, res(rec.State)); err != nil {
+					t.Fatal(err)
+				}
+				h.pump(t)
+			}
+			dist := h.envelope(t, runID)
+
+			// In process, with the same configuration.
+			reg, _ := agents.Parse([]byte(agentsFile))
+			a, _ := reg.Get("demo")
+			ov := agents.Overrides{Model: pc.model, Budgets: pc.budgets}
+			if pc.parallel {
+				ov.ParallelToolCalls = &pc.parallel
+			}
+			cfg, err := a.RunConfig(ov)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h2 := newHarness(t, nil)
+			rn := &core.Runner{Machine: core.NewMachine(h2.clock), Model: core.ScriptedModel{}, Tools: h2.eng.IO.Tools}
+			run, err := rn.Start(context.Background(), core.StartInput{RunID: runID, SessionID: "s-1", Config: cfg, RequestTools: pc.tools, Messages: userMsg("hi")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, res := range pc.resumes {
+				if err := rn.Resume(context.Background(), run, res(run.State)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, want := canon(t, dist), canon(t, run.Envelope()); got != want {
+				t.Fatalf("distributed envelope differs from in-process:\n got %s\nwant %s", got, want)
+			}
+			if !core.IsTerminal(dist.Status) {
+				t.Fatalf("run did not finish: %s", dist.Status)
+			}
+		})
+	}
+}
+
+// dupQueue delivers every step twice (at-least-once delivery).
+type dupQueue struct{ inner core.StepQueue }
+
+func (d dupQueue) Enqueue(ctx context.Context, steps []core.QueuedStep) error {
+	var all []core.QueuedStep
+	for _, s := range steps {
+		a, b := s, s
+		a.DedupID += "#1"
+		b.DedupID += "#2"
+		all = append(all, a, b)
+	}
+	return d.inner.Enqueue(ctx, all)
+}
+
+func TestDuplicateConcurrentDeliveriesExecuteOnce(t *testing.T) {
+	model := scripted(
+		turn("", call("c1", "ability/charge", map[string]any{"n": json.Number("1")}), call("c2", "ability/search", map[string]any{"q": "a"})),
+		turn("", call("c3", "ability/charge", map[string]any{"n": json.Number("2")})),
+		turn("Charged twice."))
+	clean := newHarness(t, nil)
+	cleanID := clean.start(t, model, nil)
+	clean.pump(t)
+	want := clean.envelope(t, cleanID)
+
+	h := newHarness(t, nil)
+	h.eng.Queue = dupQueue{h.q}
+	runID := h.start(t, model, nil)
+	// Deliver each received message twice, concurrently.
+	for i := 0; i < 200; i++ {
+		ds, _ := h.q.Receive(context.Background(), 1, 0)
+		if len(ds) == 0 {
+			break
+		}
+		var step core.Step
+		_ = json.Unmarshal(ds[0].Body, &step)
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for k := 0; k < 2; k++ {
+			wg.Add(1)
+			go func(k int) {
+				defer wg.Done()
+				errs[k] = h.eng.HandleStep(context.Background(), step, engine.Delivery{ReceiveCount: 1, Owner: fmt.Sprintf("%s/%d", ds[0].ReceiptHandle, k)})
+			}(k)
+		}
+		wg.Wait()
+		// A refused concurrent claim is retryable; deliver it again later.
+		for _, err := range errs {
+			if err != nil && !core.IsRetryable(err) {
+				t.Fatal(err)
+			}
+			if err != nil {
+				if err := h.eng.HandleStep(context.Background(), step, engine.Delivery{ReceiveCount: 2, Owner: ds[0].ReceiptHandle + "/retry"}); err != nil {
+					t.Fatalf("retry: %v", err)
+				}
+			}
+		}
+		_ = h.q.Delete(context.Background(), ds[0].ReceiptHandle)
+	}
+	got := h.envelope(t, runID)
+	if canon(t, got) != canon(t, want) {
+		t.Fatalf("duplicated deliveries changed the envelope:\n got %s\nwant %s", canon(t, got), canon(t, want))
+	}
+	for id, n := range h.count.n {
+		if n != 1 {
+			t.Errorf("tool call %s executed %d times", id, n)
+		}
+	}
+	if len(h.count.n) != 3 {
+		t.Errorf("executed %d calls, want 3", len(h.count.n))
+	}
+}
+
+// blockingModel lets a test hold a model call open.
+func TestFencingRejectsAStaleWriter(t *testing.T) {
+	h := newHarness(t, nil)
+	release := make(chan struct{})
+	entered := make(chan struct{}, 2)
+	calls := 0
+	var mu sync.Mutex
+	h.model = modelFunc(func(ctx context.Context, r core.ModelRequest) (core.ModelReply, error) {
+		mu.Lock()
+		calls++
+		first := calls == 1
+		mu.Unlock()
+		if first {
+			entered <- struct{}{}
+			<-release // the first worker stalls past its lease
+		}
+		return core.ScriptedModel{}.Complete(ctx, r)
+	})
+	runID := h.start(t, scripted(turn("Only once.")), nil)
+	ds, _ := h.q.Receive(context.Background(), 1, 0)
+	var step core.Step
+	_ = json.Unmarshal(ds[0].Body, &step)
+	done := make(chan error, 1)
+	go func() {
+		done <- h.eng.HandleStep(context.Background(), step, engine.Delivery{ReceiveCount: 1, Owner: "w1"})
+	}()
+	<-entered
+	// The message is redelivered to a second worker, which completes.
+	if err := h.eng.HandleStep(context.Background(), step, engine.Delivery{ReceiveCount: 2, Owner: "w2"}); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("stale worker: %v", err)
+	}
+	env := h.envelope(t, runID)
+	n := 0
+	for _, m := range env.Messages {
+		if m.Role == core.RoleAssistant {
+			n++
+		}
+	}
+	if n != 1 || env.Status != core.StatusCompleted || env.TurnCount != 1 {
+		t.Fatalf("stale writer changed the run: %d assistant messages, status %s, turns %d", n, env.Status, env.TurnCount)
+	}
+	// The store itself refuses a commit from an old version.
+	rec, _ := h.store.LoadRun(context.Background(), runID)
+	err := h.store.Commit(context.Background(), core.Write{Tenant: "acme", PrevVersion: rec.State.Version - 1, Output: core.Output{State: rec.State}})
+	if !errors.Is(err, core.ErrConflict) {
+		t.Fatalf("commit from an old version: %v", err)
+	}
+}
+
+// crashingStore fails the commit that records a given tool's result once,
+// as if the worker died after the tool ran.
+type crashingStore struct {
+	engine.Store
+	mu      sync.Mutex
+	crashed bool
+	tool    string
+}
+
+func (c *crashingStore) Commit(ctx context.Context, w core.Write) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range w.Output.ToolResults {
+		if r.ToolName == c.tool && !c.crashed {
+			c.crashed = true
+			return errors.New("worker crashed before recording the result")
+		}
+	}
+	return c.Store.Commit(ctx, w)
+}
+
+func TestCrashBetweenExecutionAndRecord(t *testing.T) {
+	for _, tc := range []struct {
+		tool          string
+		wantRuns      int
+		wantErrorType string
+	}{
+		{"ability/charge", 1, core.ErrTypeInDoubt},
+		{"ability/idempotent_charge", 2, ""},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			cs := &crashingStore{tool: tc.tool}
+			h := newHarness(t, func(s engine.Store) engine.Store { cs.Store = s; return cs })
+			runID := h.start(t, scripted(turn("", call("c1", tc.tool, map[string]any{})), turn("done")), nil)
+			ctx := context.Background()
+			deliver := func(owner string, count int) error {
+				ds, _ := h.q.Receive(ctx, 1, 0)
+				if len(ds) == 0 {
+					t.Fatal("no message")
+				}
+				var step core.Step
+				_ = json.Unmarshal(ds[0].Body, &step)
+				err := h.eng.HandleStep(ctx, step, engine.Delivery{ReceiveCount: count, Owner: owner})
+				if err == nil {
+					_ = h.q.Delete(ctx, ds[0].ReceiptHandle)
+				}
+				return err
+			}
+			if err := deliver("w1", 1); err != nil { // model turn
+				t.Fatal(err)
+			}
+			if err := deliver("w2", 1); err == nil { // tool runs, commit "crashes"
+				t.Fatal("crash not reported")
+			}
+			h.clock.T = h.clock.T.Add(2 * time.Hour) // visibility and intent lease pass
+			if err := deliver("w3", 2); err != nil {
+				t.Fatal(err)
+			}
+			h.pump(t)
+			env := h.envelope(t, runID)
+			if env.Status != core.StatusCompleted {
+				t.Fatalf("status %s", env.Status)
+			}
+			if got := h.count.keys[runID+":c1"]; got != tc.wantRuns {
+				t.Fatalf("executions with key %s:c1 = %d, want %d", runID, got, tc.wantRuns)
+			}
+			res := env.ToolExecutionResults[0].Result
+			if res.ErrorType != tc.wantErrorType {
+				t.Fatalf("result %+v, want error_type %q", res, tc.wantErrorType)
+			}
+		})
+	}
+}
+
+func TestSessionLockAndTenantScoping(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	clientTool := map[string]any{"name": "client/get_calendar", "description": "Calendar."}
+	runID := h.start(t, scripted(turn("", call("c1", "client/get_calendar", nil)), turn("ok")), func(r *engine.StartRequest) { r.RequestTools = []any{clientTool} })
+	h.pump(t)
+	_, err := h.eng.Start(ctx, "acme", engine.StartRequest{Agent: "demo", SessionID: "s-1", Messages: userMsg("again")})
+	if !errors.Is(err, engine.ErrSessionBusy) {
+		t.Fatalf("second run on a paused session: %v", err)
+	}
+	// Another tenant's same session id is a separate session.
+	other, err := h.eng.Start(ctx, "globex", engine.StartRequest{Agent: "demo", SessionID: "s-1", Messages: userMsg("mine"), Overrides: agents.Overrides{Model: scripted(turn("yours"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.pump(t)
+	if _, err := h.eng.Get(ctx, "globex", runID); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("other tenant read the run: %v", err)
+	}
+	rec, _ := h.eng.Get(ctx, "globex", other.State.RunID)
+	v, _ := h.eng.View(ctx, rec, 0)
+	if len(v.Result.Messages) != 2 {
+		t.Fatalf("tenant sessions leaked: %+v", v.Result.Messages)
+	}
+	// Finish the first run; the session takes a new run, which sees the
+	// whole transcript.
+	if _, err := h.eng.Apply(ctx, "acme", runID, core.Cancel{}); err != nil {
+		t.Fatal(err)
+	}
+	next, err := h.eng.Start(ctx, "acme", engine.StartRequest{Agent: "demo", SessionID: "s-1", Messages: userMsg("again"), Overrides: agents.Overrides{Model: scripted(turn("second"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.pump(t)
+	env := h.envelope(t, next.State.RunID)
+	if len(env.Messages) != 5 || env.FinalContent != "second" {
+		t.Fatalf("continued session: %d messages, final %q", len(env.Messages), env.FinalContent)
+	}
+	// A second decision on a decided item is a conflict.
+	if _, err := h.eng.Apply(ctx, "acme", runID, core.Cancel{}); !errors.Is(err, engine.ErrFinished) {
+		t.Fatalf("cancel after finish: %v", err)
+	}
+}
+
+func TestExpiryBySweeperAndOnRead(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	runID := h.start(t, scripted(turn("", call("c1", "client/get_calendar", nil)), turn("It expired.")), func(r *engine.StartRequest) {
+		r.RequestTools = []any{map[string]any{"name": "client/get_calendar", "description": "Calendar."}}
+	})
+	h.pump(t)
+	rec, _ := h.eng.Get(ctx, "acme", runID)
+	reqs, _ := rec.State.Pending()
+	h.clock.T = h.clock.T.Add(25 * time.Hour)
+	n, err := h.eng.Sweep(ctx, 10)
+	if err != nil || n != 1 {
+		t.Fatalf("sweep: %d %v", n, err)
+	}
+	h.pump(t)
+	env := h.envelope(t, runID)
+	if env.Status != core.StatusCompleted || env.ToolExecutionResults[0].Result.ErrorType != core.ErrTypeTimedOut {
+		t.Fatalf("after sweep: %s %+v", env.Status, env.ToolExecutionResults)
+	}
+	_, err = h.eng.Apply(ctx, "acme", runID, core.ClientResult{RequestID: reqs[0].RequestID, Success: true})
+	if !errors.Is(err, engine.ErrFinished) && !errors.Is(err, engine.ErrAlreadyDecided) {
+		t.Fatalf("late submit: %v", err)
+	}
+}

@@ -1,0 +1,164 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/baton-agents/baton/core"
+)
+
+// Delivery describes how a step message arrived.
+type Delivery struct {
+	// ReceiveCount is the queue's receive count (1 on first delivery).
+	ReceiveCount int
+	// Owner identifies this attempt (a Lambda request id, a poller id).
+	Owner string
+}
+
+// HandleStep runs one step: load, plan, do the step's one piece of I/O,
+// apply and commit (reloading and re-applying the same outcome on a
+// version conflict), then send the next steps. A nil error acknowledges
+// the message, stale and duplicate deliveries included. A returned error
+// is retryable: the queue delivers the message again.
+func (e *Engine) HandleStep(ctx context.Context, step core.Step, d Delivery) error {
+	if step.V != core.StepVersion || step.RunID == "" || (step.Kind != core.StepModelTurn && step.Kind != core.StepToolCall) {
+		e.Log.ErrorContext(ctx, "dropping malformed step", "kind", step.Kind, "v", step.V, "run_id", step.RunID)
+		return nil
+	}
+	log := e.Log.With("run_id", step.RunID, "step_seq", step.Seq, "step_kind", step.Kind)
+	rec, err := e.Store.LoadRun(ctx, step.RunID)
+	if errors.Is(err, core.ErrNotFound) {
+		log.ErrorContext(ctx, "dropping step of unknown run")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load run %s: %w", step.RunID, err)
+	}
+	log = log.With("session_id", rec.State.SessionID)
+	tr, err := e.transcript(ctx, rec.Tenant, rec.State)
+	if err != nil {
+		return err
+	}
+	plan, err := e.Machine.Plan(ctx, rec.State, tr, step)
+	if err != nil {
+		log.ErrorContext(ctx, "dropping unplannable step", "err", err)
+		return nil
+	}
+	var in core.Input
+	switch plan.Kind {
+	case core.PlanSkip:
+		log.DebugContext(ctx, "stale step acknowledged", "reason", plan.Reason)
+		return nil
+	case core.PlanTool:
+		in, err = e.executeTool(ctx, rec.State, step, plan, d)
+		if err != nil {
+			return err
+		}
+	default:
+		in = e.IO.Perform(ctx, step, plan)
+	}
+	if mr, ok := in.(core.ModelReplied); ok && mr.Err != nil && core.IsRetryable(mr.Err) {
+		if d.ReceiveCount < e.Config.MaxReceives {
+			log.WarnContext(ctx, "model call failed; retrying the step", "err", mr.Err, "receive_count", d.ReceiveCount)
+			return mr.Err
+		}
+		log.ErrorContext(ctx, "model call failed on the last receive; failing the run", "err", mr.Err)
+	}
+	return e.commitStep(ctx, rec, tr, in, log)
+}
+
+// executeTool claims the call's intent and executes it, or decides its
+// outcome when an earlier attempt's outcome is unknown.
+func (e *Engine) executeTool(ctx context.Context, st core.RunState, step core.Step, plan core.Plan, d Delivery) (core.Input, error) {
+	call := *plan.Tool
+	now := e.Clock.Now()
+	claim, err := e.Store.ClaimIntent(ctx, st.RunID, call.ToolCallID, d.Owner, now, e.Config.IntentLease)
+	if err != nil {
+		return nil, fmt.Errorf("claim intent of %s: %w", call.ToolCallID, err)
+	}
+	if !claim.Claimed {
+		return nil, core.Retryable(fmt.Errorf("tool call %s is executing elsewhere", call.ToolCallID))
+	}
+	if claim.Previous && !call.Declaration.RetrySafe() {
+		e.Log.WarnContext(ctx, "tool outcome unknown after an interrupted attempt; not executing again",
+			"run_id", st.RunID, "tool_call_id", call.ToolCallID, "tool_name", call.ToolName, "attempt", claim.Attempt)
+		return core.ToolDecided{Step: step, Decision: core.Decision{Kind: core.DecideResult, Result: core.ToolResult{
+			Success: false, ToolName: call.ToolName, ErrorType: core.ErrTypeInDoubt,
+			Error: fmt.Sprintf("The outcome of this call to '%s' is unknown: an earlier attempt was interrupted after it may have run, and the tool is not marked retry_safe, so it was not run again.", call.ToolName),
+		}}}, nil
+	}
+	out, err := core.ExecuteTool(ctx, e.IO.Tools, call)
+	return core.ToolExecuted{Step: step, Output: out, Err: err}, nil
+}
+
+func (e *Engine) commitStep(ctx context.Context, rec core.RunRecord, tr []core.Message, in core.Input, log interface {
+	ErrorContext(context.Context, string, ...any)
+	InfoContext(context.Context, string, ...any)
+}) error {
+	for attempt := 0; attempt < e.Config.CommitAttempts; attempt++ {
+		if attempt > 0 {
+			r2, err := e.Store.LoadRun(ctx, rec.State.RunID)
+			if err != nil {
+				return fmt.Errorf("reload run %s: %w", rec.State.RunID, err)
+			}
+			rec = r2
+			if tr, err = e.transcript(ctx, rec.Tenant, rec.State); err != nil {
+				return err
+			}
+		}
+		out, err := e.Machine.Apply(ctx, rec.State, tr, in)
+		if errors.Is(err, core.ErrStaleStep) || errors.Is(err, core.ErrTerminal) {
+			// Another delivery committed this step, or the run ended
+			// (cancelled) while the step ran: the outcome is dropped.
+			log.InfoContext(ctx, "step outcome dropped: the run moved on", "reason", err.Error())
+			return nil
+		}
+		if err != nil {
+			log.ErrorContext(ctx, "dropping step: apply failed", "err", err)
+			return nil
+		}
+		err = e.Store.Commit(ctx, e.write(rec.Tenant, rec.State, out))
+		if errors.Is(err, core.ErrConflict) {
+			backoff(ctx, attempt)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("commit run %s: %w", rec.State.RunID, err)
+		}
+		e.enqueue(ctx, out.State, out.Next)
+		return nil
+	}
+	return core.Retryable(fmt.Errorf("%w: run %s", ErrContention, rec.State.RunID))
+}
+
+// Sweep is the scheduler's pass over due runs: it expires pending items
+// whose time has come (writing failed timed_out results) and sends again
+// the steps of runs that made no progress for StallAfter. It returns how
+// many runs it looked at.
+func (e *Engine) Sweep(ctx context.Context, limit int) (int, error) {
+	now := e.Clock.Now()
+	ids, err := e.Store.DueRuns(ctx, now, limit)
+	if err != nil {
+		return 0, fmt.Errorf("list due runs: %w", err)
+	}
+	for _, id := range ids {
+		rec, err := e.Store.LoadRun(ctx, id)
+		if err != nil {
+			e.Log.WarnContext(ctx, "sweep: load run", "run_id", id, "err", err)
+			continue
+		}
+		st := rec.State
+		if exp, ok := st.NextExpiry(); ok && !now.Before(exp) {
+			if _, err := e.apply(ctx, rec.Tenant, id, core.Expire{}); err != nil && !errors.Is(err, core.ErrNothingToApply) && !errors.Is(err, ErrFinished) {
+				e.Log.WarnContext(ctx, "sweep: expire", "run_id", id, "err", err)
+			}
+			continue
+		}
+		if steps := st.ScheduledSteps(); len(steps) > 0 && !now.Before(st.UpdatedAt.Add(e.Config.StallAfter)) {
+			e.Log.WarnContext(ctx, "sweep: sending stalled steps again", "run_id", id, "steps", len(steps), "since", st.UpdatedAt)
+			e.enqueue(ctx, st, steps)
+		}
+	}
+	return len(ids), nil
+}

@@ -1,0 +1,131 @@
+// Package executors turns the agent registry's executor configurations
+// into core.ToolExecutors: a router by agent and tool name, and the Go
+// handler registry for users who build their own bundle.
+package executors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/functions/internal/agents"
+)
+
+// Handler is a Go tool handler.
+type Handler func(ctx context.Context, call core.ToolCall) (any, error)
+
+// GoRegistry holds Go handlers by name.
+type GoRegistry struct {
+	mu       sync.RWMutex
+	handlers map[string]Handler
+}
+
+// NewGoRegistry returns a registry with the built-in handlers: "echo"
+// returns the call's parameters.
+func NewGoRegistry() *GoRegistry {
+	r := &GoRegistry{handlers: map[string]Handler{}}
+	r.Register("echo", func(_ context.Context, c core.ToolCall) (any, error) {
+		return map[string]any{"echo": c.Parameters}, nil
+	})
+	return r
+}
+
+// Register adds or replaces a handler.
+func (r *GoRegistry) Register(name string, h Handler) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.handlers[name] = h
+}
+
+// Typed adapts a handler with typed parameters: the call's parameters are
+// decoded into P (unknown fields rejected) and the result returned as is.
+func Typed[P any, R any](fn func(ctx context.Context, params P, call core.ToolCall) (R, error)) Handler {
+	return func(ctx context.Context, call core.ToolCall) (any, error) {
+		b, err := json.Marshal(call.Parameters)
+		if err != nil {
+			return nil, err
+		}
+		var p P
+		if err := json.Unmarshal(b, &p); err != nil {
+			return nil, fmt.Errorf("decode parameters of %s: %w", call.ToolName, err)
+		}
+		return fn(ctx, p, call)
+	}
+}
+
+// Lookup returns a handler.
+func (r *GoRegistry) Lookup(name string) (Handler, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	h, ok := r.handlers[name]
+	return h, ok
+}
+
+// Names lists the registered handlers.
+func (r *GoRegistry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.handlers))
+	for n := range r.handlers {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Router executes a call with the executor its agent configured for the
+// tool.
+type Router struct {
+	byAgent map[string]map[string]core.ToolExecutor
+}
+
+var _ core.ToolExecutor = (*Router)(nil)
+
+// Factory builds executors of one type (http, lambda) from their
+// configuration.
+type Factory func(tool string, ex agents.Executor) (core.ToolExecutor, error)
+
+// NewRouter builds the executors of every agent's server tools once, at
+// cold start. factories adds executor types beyond go; a configured type
+// without a factory is an error, so a deployment never starts with a tool
+// it cannot run.
+func NewRouter(reg *agents.Registry, goHandlers *GoRegistry, factories map[string]Factory) (*Router, error) {
+	r := &Router{byAgent: map[string]map[string]core.ToolExecutor{}}
+	for _, slug := range reg.Slugs() {
+		a, _ := reg.Get(slug)
+		m := map[string]core.ToolExecutor{}
+		for _, d := range a.Tools {
+			ex := a.Executors[d.Name]
+			switch {
+			case ex.Type == "go":
+				h, ok := goHandlers.Lookup(ex.Handler)
+				if !ok {
+					return nil, fmt.Errorf("agent %s tool %s: no Go handler named %q is registered (have %v)", slug, d.Name, ex.Handler, goHandlers.Names())
+				}
+				m[d.Name] = core.ToolExecutorFunc(h)
+			case factories[ex.Type] != nil:
+				e, err := factories[ex.Type](d.Name, ex)
+				if err != nil {
+					return nil, fmt.Errorf("agent %s tool %s: %w", slug, d.Name, err)
+				}
+				m[d.Name] = e
+			default:
+				return nil, fmt.Errorf("agent %s tool %s: executor type %q is not available in this build", slug, d.Name, ex.Type)
+			}
+		}
+		r.byAgent[slug] = m
+	}
+	return r, nil
+}
+
+// Execute runs call with its tool's executor.
+func (r *Router) Execute(ctx context.Context, call core.ToolCall) (any, error) {
+	e, ok := r.byAgent[call.Agent][call.ToolName]
+	if !ok {
+		return nil, fmt.Errorf("no executor for tool %s of agent %s", call.ToolName, call.Agent)
+	}
+	return e.Execute(ctx, call)
+}

@@ -1,0 +1,409 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/functions/internal/agents"
+	"github.com/baton-agents/baton/functions/internal/engine"
+)
+
+// Scopes a token may hold.
+const (
+	ScopeRunsWrite      = "runs:write"
+	ScopeRunsRead       = "runs:read"
+	ScopeResultsSubmit  = "results:submit"
+	ScopeApprovalDecide = "approvals:decide"
+)
+
+// AllScopes lists every scope.
+var AllScopes = []string{ScopeRunsWrite, ScopeRunsRead, ScopeResultsSubmit, ScopeApprovalDecide}
+
+// Config is the API's configuration.
+type Config struct {
+	// MaxBodyBytes caps request bodies (default 5 MiB, under Lambda's 6 MB).
+	MaxBodyBytes int
+	// MaxViewBytes caps a run view (default 5 MiB).
+	MaxViewBytes int
+	// MaxWait caps ?wait= long polls (default and maximum 25 s).
+	MaxWait time.Duration
+	// IdempotencyTTL is how long an Idempotency-Key is remembered (24h).
+	IdempotencyTTL time.Duration
+	// Providers lists the model providers a request may name.
+	Providers []string
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 5 << 20
+	}
+	if c.MaxViewBytes <= 0 {
+		c.MaxViewBytes = 5 << 20
+	}
+	if c.MaxWait <= 0 || c.MaxWait > 25*time.Second {
+		c.MaxWait = 25 * time.Second
+	}
+	if c.IdempotencyTTL <= 0 {
+		c.IdempotencyTTL = 24 * time.Hour
+	}
+	return c
+}
+
+// API is the handler.
+type API struct {
+	Engine *engine.Engine
+	Tokens core.TokenStore
+	Idem   core.IdempotencyStore
+	Clock  core.Clock
+	Log    *slog.Logger
+	Config Config
+}
+
+// New wires the API.
+func New(e *engine.Engine, tokens core.TokenStore, idem core.IdempotencyStore, clock core.Clock, log *slog.Logger, cfg Config) *API {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &API{Engine: e, Tokens: tokens, Idem: idem, Clock: clock, Log: log, Config: cfg.withDefaults()}
+}
+
+// HashToken is how tokens are stored: hex SHA-256.
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// apiError is an error with a status and a machine code.
+type apiError struct {
+	Status  int
+	Code    string
+	Message string
+	Details map[string]any
+}
+
+func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+
+func errf(status int, code, format string, args ...any) *apiError {
+	return &apiError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+type request struct {
+	events.APIGatewayProxyRequest
+	body      []byte
+	tenant    string
+	token     core.Token
+	tokenHash string
+}
+
+func (r *request) header(name string) string {
+	for k, v := range r.Headers {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	for k, vs := range r.MultiValueHeaders {
+		if strings.EqualFold(k, name) && len(vs) > 0 {
+			return vs[0]
+		}
+	}
+	return ""
+}
+
+func (r *request) query(name string) (string, bool) {
+	if v, ok := r.QueryStringParameters[name]; ok {
+		return v, true
+	}
+	if vs, ok := r.MultiValueQueryStringParameters[name]; ok && len(vs) > 0 {
+		return vs[0], true
+	}
+	return "", false
+}
+
+type route struct {
+	method string
+	parts  []string // "{}" matches one segment
+	scope  string
+	handle func(ctx context.Context, r *request, params []string) (int, any, error)
+	post   bool
+}
+
+func (a *API) routes() []route {
+	return []route{
+		{http.MethodPost, []string{"v1", "runs"}, ScopeRunsWrite, a.startRun, true},
+		{http.MethodGet, []string{"v1", "runs", "{}"}, ScopeRunsRead, a.getRun, false},
+		{http.MethodGet, []string{"v1", "runs", "{}", "events"}, ScopeRunsRead, a.getEvents, false},
+		{http.MethodGet, []string{"v1", "runs", "{}", "messages"}, ScopeRunsRead, a.getMessages, false},
+		{http.MethodPost, []string{"v1", "runs", "{}", "messages"}, ScopeRunsWrite, a.steer, true},
+		{http.MethodPost, []string{"v1", "runs", "{}", "tool-results"}, ScopeResultsSubmit, a.submitResult, true},
+		{http.MethodPost, []string{"v1", "runs", "{}", "approvals", "{}"}, ScopeApprovalDecide, a.approve, true},
+		{http.MethodPost, []string{"v1", "runs", "{}", "cancel"}, ScopeRunsWrite, a.cancel, true},
+	}
+}
+
+func match(parts, segs []string) ([]string, bool) {
+	if len(parts) != len(segs) {
+		return nil, false
+	}
+	var params []string
+	for i, p := range parts {
+		if p == "{}" {
+			if segs[i] == "" {
+				return nil, false
+			}
+			params = append(params, segs[i])
+		} else if p != segs[i] {
+			return nil, false
+		}
+	}
+	return params, true
+}
+
+// Handle serves one API Gateway proxy request. It never returns an error:
+// every failure is a JSON error response.
+func (a *API) Handle(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+	r := &request{APIGatewayProxyRequest: req}
+	status, body, hdr := a.serve(ctx, r)
+	resp := events.APIGatewayProxyResponse{StatusCode: status, Headers: map[string]string{"Content-Type": "application/json"}}
+	for k, v := range hdr {
+		resp.Headers[k] = v
+	}
+	if id := req.RequestContext.RequestID; id != "" {
+		resp.Headers["X-Request-Id"] = id
+	}
+	resp.Body = string(body)
+	return resp, nil
+}
+
+func (a *API) serve(ctx context.Context, r *request) (int, []byte, map[string]string) {
+	path := strings.Trim(r.Path, "/")
+	segs := strings.Split(path, "/")
+	var found *route
+	var params []string
+	allowed := []string{}
+	for _, rt := range a.routes() {
+		p, ok := match(rt.parts, segs)
+		if !ok {
+			continue
+		}
+		allowed = append(allowed, rt.method)
+		if rt.method == r.HTTPMethod {
+			rt := rt
+			found, params = &rt, p
+		}
+	}
+	if found == nil {
+		if len(allowed) > 0 {
+			return a.fail(ctx, r, errf(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed here; use %s", r.HTTPMethod, strings.Join(allowed, ", ")), map[string]string{"Allow": strings.Join(allowed, ", ")})
+		}
+		return a.fail(ctx, r, errf(http.StatusNotFound, "route_not_found", "no route for %s /%s", r.HTTPMethod, path), nil)
+	}
+	if err := a.authenticate(ctx, r, found.scope); err != nil {
+		return a.fail(ctx, r, err, nil)
+	}
+	body, err := a.readBody(r)
+	if err != nil {
+		return a.fail(ctx, r, err, nil)
+	}
+	r.body = body
+	if found.post {
+		if key := r.header("Idempotency-Key"); key != "" {
+			return a.idempotent(ctx, r, key, found, params)
+		}
+	}
+	return a.run(ctx, r, found, params)
+}
+
+func (a *API) run(ctx context.Context, r *request, rt *route, params []string) (int, []byte, map[string]string) {
+	status, v, err := rt.handle(ctx, r, params)
+	if err != nil {
+		return a.fail(ctx, r, err, nil)
+	}
+	b, merr := json.Marshal(v)
+	if merr != nil {
+		return a.fail(ctx, r, merr, nil)
+	}
+	hdr := map[string]string{}
+	if view, ok := v.(engine.View); ok && status == http.StatusAccepted {
+		hdr["Location"] = "/v1/runs/" + view.RunID
+	}
+	return status, b, hdr
+}
+
+func (a *API) authenticate(ctx context.Context, r *request, scope string) error {
+	h := r.header("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return errf(http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <token>")
+	}
+	hash := HashToken(strings.TrimSpace(token))
+	t, err := a.Tokens.LookupToken(ctx, hash)
+	if errors.Is(err, core.ErrNotFound) {
+		return errf(http.StatusUnauthorized, "unauthorized", "the token is not valid")
+	}
+	if err != nil {
+		return err
+	}
+	has := false
+	for _, s := range t.Scopes {
+		has = has || s == scope
+	}
+	if !has {
+		return errf(http.StatusForbidden, "forbidden", "the token lacks the %s scope", scope)
+	}
+	r.tenant, r.token, r.tokenHash = t.Tenant, t, hash
+	return nil
+}
+
+func (a *API) readBody(r *request) ([]byte, error) {
+	var body []byte
+	if r.IsBase64Encoded {
+		b, err := base64.StdEncoding.DecodeString(r.Body)
+		if err != nil {
+			return nil, errf(http.StatusBadRequest, "invalid_body", "the body is not valid base64")
+		}
+		body = b
+	} else {
+		body = []byte(r.Body)
+	}
+	if len(body) > a.Config.MaxBodyBytes {
+		return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large",
+			Message: fmt.Sprintf("the body is %d bytes; the limit is %d", len(body), a.Config.MaxBodyBytes),
+			Details: map[string]any{"limit_bytes": a.Config.MaxBodyBytes}}
+	}
+	return body, nil
+}
+
+var idemKeyRe = regexp.MustCompile(`^[\x21-\x7e]{1,255}$`)
+
+func (a *API) idempotent(ctx context.Context, r *request, key string, rt *route, params []string) (int, []byte, map[string]string) {
+	if !idemKeyRe.MatchString(key) {
+		return a.fail(ctx, r, errf(http.StatusBadRequest, "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 visible ASCII characters"), nil)
+	}
+	scope := r.tenant + " " + r.HTTPMethod + " /" + strings.Trim(r.Path, "/")
+	sum := sha256.Sum256(r.body)
+	hash := hex.EncodeToString(sum[:])
+	now := a.Clock.Now()
+	prev, err := a.Idem.BeginIdempotent(ctx, scope, key, hash, now, a.Config.IdempotencyTTL)
+	if err != nil {
+		return a.fail(ctx, r, err, nil)
+	}
+	if prev != nil {
+		switch {
+		case prev.Hash != hash:
+			return a.fail(ctx, r, errf(http.StatusUnprocessableEntity, "idempotency_key_reused", "this Idempotency-Key was used with a different request body"), nil)
+		case !prev.Done:
+			return a.fail(ctx, r, errf(http.StatusConflict, "idempotency_key_in_flight", "a request with this Idempotency-Key is still in progress"), nil)
+		default:
+			return prev.StatusCode, prev.Body, map[string]string{"Idempotent-Replayed": "true"}
+		}
+	}
+	status, body, hdr := a.run(ctx, r, rt, params)
+	if status >= 500 {
+		if err := a.Idem.AbortIdempotent(ctx, scope, key); err != nil {
+			a.Log.ErrorContext(ctx, "abort idempotency key", "err", err)
+		}
+		return status, body, hdr
+	}
+	if err := a.Idem.FinishIdempotent(ctx, scope, key, core.IdempotencyRecord{Hash: hash, Done: true, StatusCode: status, Body: body, ExpiresAt: now.Add(a.Config.IdempotencyTTL)}); err != nil {
+		a.Log.ErrorContext(ctx, "store idempotent response", "err", err)
+	}
+	return status, body, hdr
+}
+
+// fail writes the error format, mapping engine and core errors.
+func (a *API) fail(ctx context.Context, r *request, err error, hdr map[string]string) (int, []byte, map[string]string) {
+	ae := toAPIError(err)
+	if ae.Status >= 500 {
+		a.Log.ErrorContext(ctx, "request failed", "method", r.HTTPMethod, "path", r.Path, "err", err)
+	}
+	body := map[string]any{"code": ae.Code, "message": ae.Message}
+	if len(ae.Details) > 0 {
+		body["details"] = ae.Details
+	}
+	b, _ := json.Marshal(map[string]any{"error": body})
+	return ae.Status, b, hdr
+}
+
+func toAPIError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var oe *agents.OverrideError
+	switch {
+	case errors.As(err, &oe):
+		return &apiError{Status: 400, Code: "override_not_allowed", Message: err.Error(), Details: map[string]any{"field": oe.Field}}
+	case errors.Is(err, engine.ErrUnknownAgent):
+		return errf(400, "unknown_agent", "%v", err)
+	case errors.Is(err, engine.ErrSessionBusy):
+		return errf(409, "transcript_lock_contention", "the session has an unfinished run; wait for it to finish or cancel it")
+	case errors.Is(err, engine.ErrAlreadyDecided):
+		return errf(409, "already_decided", "%v", err)
+	case errors.Is(err, engine.ErrFinished):
+		return errf(409, "run_finished", "%v", err)
+	case errors.Is(err, engine.ErrContention), errors.Is(err, core.ErrConflict), errors.Is(err, core.ErrLockHeld):
+		return errf(409, "conflict", "the run is busy; retry the request")
+	case errors.Is(err, core.ErrInvalidInput):
+		return errf(400, "invalid_request", "%s", strings.TrimPrefix(err.Error(), core.ErrInvalidInput.Error()+": "))
+	case errors.Is(err, core.ErrNotFound):
+		return errf(404, "not_found", "no such run or pending item")
+	}
+	return errf(500, "internal", "internal error")
+}
+
+// decodeStrict decodes exactly one JSON object into v, refusing unknown
+// fields.
+func decodeStrict(body []byte, v any, optional bool) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		if optional {
+			return nil
+		}
+		return errf(http.StatusBadRequest, "invalid_body", "a JSON object body is required")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		msg := err.Error()
+		if strings.HasPrefix(msg, "json: unknown field ") {
+			field := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
+			return &apiError{Status: 400, Code: "unknown_field", Message: fmt.Sprintf("unknown field %q", field), Details: map[string]any{"field": field}}
+		}
+		return errf(http.StatusBadRequest, "invalid_body", "the body is not valid JSON for this endpoint: %s", strings.TrimPrefix(msg, "json: "))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errf(http.StatusBadRequest, "invalid_body", "unexpected data after the JSON object")
+	}
+	return nil
+}
+
+func intQuery(r *request, name string, def, min, max int) (int, error) {
+	v, ok := r.query(name)
+	if !ok || v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min {
+		return 0, errf(http.StatusBadRequest, "invalid_query", "%s must be an integer ≥ %d", name, min)
+	}
+	if max > 0 && n > max {
+		n = max
+	}
+	return n, nil
+}

@@ -1,0 +1,277 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/functions/internal/agents"
+	"github.com/baton-agents/baton/functions/internal/engine"
+	"github.com/baton-agents/baton/functions/internal/executors"
+	"github.com/baton-agents/baton/functions/internal/httpapi"
+	"github.com/baton-agents/baton/functions/internal/memstore"
+)
+
+const agentsJSON = `{"agents":[
+ {"slug":"demo","model":{"provider":"scripted"},"allow_overrides":["model","budgets"],
+  "tools":[{"name":"ability/echo","source":"go","description":"Echo.","executor":{"type":"go","handler":"echo"}},
+           {"name":"ability/send_email","source":"go","description":"Mail.","action_policy":"preview","executor":{"type":"go","handler":"echo"}}]},
+ {"slug":"locked","model":{"provider":"scripted","turns":[{"content":"fixed"}]}},
+ {"slug":"remote","model":{"provider":"bedrock","model":"m"}}]}`
+
+type env struct {
+	api   *httpapi.API
+	q     *memstore.Queue
+	eng   *engine.Engine
+	clock *core.FixedClock
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	reg, err := agents.Parse([]byte(agentsJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	router, err := executors.NewRouter(reg, executors.NewGoRegistry(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := memstore.New()
+	clock := &core.FixedClock{T: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
+	q := memstore.NewQueue(time.Minute, 5, func() time.Time { return clock.T })
+	eng := engine.New(core.NewMachine(clock), s, q, core.IO{Model: core.ScriptedModel{}, Tools: router}, clock, &core.SequentialIDs{}, reg, nil, engine.Config{})
+	for tok, tenant := range map[string]string{"tok-acme-123": "acme", "tok-globex-1": "globex"} {
+		_ = s.PutToken(context.Background(), httpapi.HashToken(tok), core.Token{Tenant: tenant, Scopes: httpapi.AllScopes})
+	}
+	_ = s.PutToken(context.Background(), httpapi.HashToken("tok-readonly"), core.Token{Tenant: "acme", Scopes: []string{httpapi.ScopeRunsRead}})
+	return &env{api: httpapi.New(eng, s, s, clock, nil, httpapi.Config{Providers: []string{"scripted"}, MaxBodyBytes: 64 << 10}), q: q, eng: eng, clock: clock}
+}
+
+func (e *env) do(t *testing.T, method, path, token, body string, hdr map[string]string) (int, map[string]any, events.APIGatewayProxyResponse) {
+	t.Helper()
+	p, query, _ := strings.Cut(path, "?")
+	req := events.APIGatewayProxyRequest{HTTPMethod: method, Path: p, Headers: map[string]string{}, QueryStringParameters: map[string]string{}, Body: body}
+	if query != "" {
+		for _, kv := range strings.Split(query, "&") {
+			k, v, _ := strings.Cut(kv, "=")
+			req.QueryStringParameters[k] = v
+		}
+	}
+	if token != "" {
+		req.Headers["authorization"] = "Bearer " + token
+	}
+	for k, v := range hdr {
+		req.Headers[k] = v
+	}
+	resp, err := e.api.Handle(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(resp.Body), &out); err != nil {
+		t.Fatalf("%s %s: body is not JSON: %q", method, path, resp.Body)
+	}
+	return resp.StatusCode, out, resp
+}
+
+func (e *env) pump(t *testing.T) {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		ds, _ := e.q.Receive(context.Background(), 1, 0)
+		if len(ds) == 0 {
+			return
+		}
+		var s core.Step
+		_ = json.Unmarshal(ds[0].Body, &s)
+		if err := e.eng.HandleStep(context.Background(), s, engine.Delivery{ReceiveCount: 1, Owner: ds[0].ReceiptHandle}); err != nil {
+			t.Fatal(err)
+		}
+		_ = e.q.Delete(context.Background(), ds[0].ReceiptHandle)
+	}
+}
+
+func code(m map[string]any) string {
+	e, _ := m["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
+}
+
+const startBody = `{"agent":"demo","messages":[{"role":"user","content":"hi"}],"model":{"provider":"scripted","turns":[{"content":"hello"}]}}`
+
+func TestErrorsAndAuth(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		name, method, path, token, body string
+		hdr                             map[string]string
+		status                          int
+		code                            string
+	}{
+		{"no token", "POST", "/v1/runs", "", startBody, nil, 401, "unauthorized"},
+		{"bad token", "POST", "/v1/runs", "nope-nope", startBody, nil, 401, "unauthorized"},
+		{"missing scope", "POST", "/v1/runs", "tok-readonly", startBody, nil, 403, "forbidden"},
+		{"unknown route", "GET", "/v1/nothing", "tok-acme-123", "", nil, 404, "route_not_found"},
+		{"wrong method", "DELETE", "/v1/runs", "tok-acme-123", "", nil, 405, "method_not_allowed"},
+		{"unknown field", "POST", "/v1/runs", "tok-acme-123", `{"agent":"demo","messages":[{"role":"user","content":"x"}],"colour":"red"}`, nil, 400, "unknown_field"},
+		{"not json", "POST", "/v1/runs", "tok-acme-123", `{"agent":`, nil, 400, "invalid_body"},
+		{"trailing data", "POST", "/v1/runs", "tok-acme-123", startBody + `{}`, nil, 400, "invalid_body"},
+		{"no messages", "POST", "/v1/runs", "tok-acme-123", `{"agent":"demo","messages":[]}`, nil, 400, "invalid_request"},
+		{"bad message", "POST", "/v1/runs", "tok-acme-123", `{"agent":"demo","messages":[{"role":"robot","content":"x"}]}`, nil, 400, "invalid_message"},
+		{"unknown agent", "POST", "/v1/runs", "tok-acme-123", `{"agent":"nope","messages":[{"role":"user","content":"x"}]}`, nil, 400, "unknown_agent"},
+		{"server tool from caller", "POST", "/v1/runs", "tok-acme-123", `{"agent":"demo","messages":[{"role":"user","content":"x"}],"tools":[{"name":"ability/x","source":"s","description":"d"}]}`, nil, 400, "invalid_tool_declaration"},
+		{"bad client tool", "POST", "/v1/runs", "tok-acme-123", `{"agent":"demo","messages":[{"role":"user","content":"x"}],"tools":[{"name":"client/x","description":"d","executor":"host"}]}`, nil, 400, "invalid_tool_declaration"},
+		{"override not allowed", "POST", "/v1/runs", "tok-acme-123", `{"agent":"locked","messages":[{"role":"user","content":"x"}],"max_turns":3}`, nil, 400, "override_not_allowed"},
+		{"provider not enabled", "POST", "/v1/runs", "tok-acme-123", `{"agent":"remote","messages":[{"role":"user","content":"x"}]}`, nil, 400, "provider_not_enabled"},
+		{"bad budget", "POST", "/v1/runs", "tok-acme-123", `{"agent":"demo","messages":[{"role":"user","content":"x"}],"budgets":{"dollars":3}}`, nil, 400, "invalid_request"},
+		{"too large", "POST", "/v1/runs", "tok-acme-123", `{"agent":"demo","messages":[{"role":"user","content":"` + strings.Repeat("x", 70<<10) + `"}]}`, nil, 413, "payload_too_large"},
+		{"unknown run", "GET", "/v1/runs/r-404", "tok-acme-123", "", nil, 404, "not_found"},
+		{"bad wait", "GET", "/v1/runs/r-404?wait=soon", "tok-acme-123", "", nil, 400, "invalid_query"},
+		{"bad caller header", "POST", "/v1/runs", "tok-acme-123", startBody, map[string]string{"X-Agents-Api-Chain-Depth": "99"}, 400, "invalid_caller_context"},
+		{"bad idempotency key", "POST", "/v1/runs", "tok-acme-123", startBody, map[string]string{"Idempotency-Key": "has space"}, 400, "invalid_idempotency_key"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body, _ := e.do(t, tc.method, tc.path, tc.token, tc.body, tc.hdr)
+			if status != tc.status || code(body) != tc.code {
+				t.Fatalf("got %d %s, want %d %s: %v", status, code(body), tc.status, tc.code, body)
+			}
+			msg, _ := body["error"].(map[string]any)["message"].(string)
+			if msg == "" {
+				t.Fatal("error without a message")
+			}
+		})
+	}
+}
+
+func TestRunLifecycleOverHTTP(t *testing.T) {
+	e := newEnv(t)
+	body := `{"agent":"demo","session_id":"s-web","messages":[{"role":"user","content":"plan"}],
+	  "tools":[{"name":"client/get_calendar","description":"Calendar.","parameters":{"type":"object","required":["day"],"properties":{"day":{"type":"string"}}}}],
+	  "model":{"provider":"scripted","turns":[
+	    {"tool_calls":[{"id":"c1","name":"client/get_calendar","parameters":{"day":"mon"}}]},
+	    {"tool_calls":[{"id":"c2","name":"ability/send_email","parameters":{"to":"ann"}}]},
+	    {"content":"All set."}]}}`
+	status, v, resp := e.do(t, "POST", "/v1/runs", "tok-acme-123", body, map[string]string{"Idempotency-Key": "k1"})
+	if status != 202 || v["status"] != "queued" || resp.Headers["Location"] == "" {
+		t.Fatalf("start: %d %v", status, v)
+	}
+	runID := v["run_id"].(string)
+	// Replaying the same key and body returns the same response.
+	status2, v2, resp2 := e.do(t, "POST", "/v1/runs", "tok-acme-123", body, map[string]string{"Idempotency-Key": "k1"})
+	if status2 != 202 || v2["run_id"] != runID || resp2.Headers["Idempotent-Replayed"] != "true" {
+		t.Fatalf("replay: %d %v", status2, v2)
+	}
+	if st, b, _ := e.do(t, "POST", "/v1/runs", "tok-acme-123", startBody, map[string]string{"Idempotency-Key": "k1"}); st != 422 || code(b) != "idempotency_key_reused" {
+		t.Fatalf("reuse: %d %v", st, b)
+	}
+	// A second run on the busy session is refused.
+	if st, b, _ := e.do(t, "POST", "/v1/runs", "tok-acme-123", strings.Replace(startBody, `"agent":"demo"`, `"agent":"demo","session_id":"s-web"`, 1), nil); st != 409 || code(b) != "transcript_lock_contention" {
+		t.Fatalf("busy session: %d %v", st, b)
+	}
+	e.pump(t)
+	_, v, _ = e.do(t, "GET", "/v1/runs/"+runID, "tok-acme-123", "", nil)
+	if v["status"] != "runtime_tool_pending" {
+		t.Fatalf("status %v", v["status"])
+	}
+	reqs := v["pending"].(map[string]any)["tool_requests"].([]any)
+	reqID := reqs[0].(map[string]any)["request_id"].(string)
+	// Another tenant sees nothing.
+	if st, b, _ := e.do(t, "GET", "/v1/runs/"+runID, "tok-globex-1", "", nil); st != 404 || code(b) != "not_found" {
+		t.Fatalf("other tenant: %d %v", st, b)
+	}
+	if st, b, _ := e.do(t, "POST", "/v1/runs/"+runID+"/tool-results", "tok-acme-123", `{"request_id":"`+reqID+`","success":true,"result":{"free":true},"extra":1}`, nil); st != 400 || code(b) != "unknown_field" {
+		t.Fatalf("unknown field on submit: %d %v", st, b)
+	}
+	st, v, _ := e.do(t, "POST", "/v1/runs/"+runID+"/tool-results", "tok-acme-123", `{"request_id":"`+reqID+`","success":true,"result":{"free":true}}`, nil)
+	if st != 202 || v["status"] != "queued" {
+		t.Fatalf("submit: %d %v", st, v)
+	}
+	if st, b, _ := e.do(t, "POST", "/v1/runs/"+runID+"/tool-results", "tok-acme-123", `{"request_id":"`+reqID+`","success":true}`, nil); st != 409 || code(b) != "already_decided" {
+		t.Fatalf("second submit: %d %v", st, b)
+	}
+	e.pump(t)
+	_, v, _ = e.do(t, "GET", "/v1/runs/"+runID, "tok-acme-123", "", nil)
+	acts := v["pending"].(map[string]any)["actions"].([]any)
+	actID := acts[0].(map[string]any)["action_id"].(string)
+	if st, b, _ := e.do(t, "POST", "/v1/runs/"+runID+"/approvals/"+actID, "tok-acme-123", `{"decision":"maybe"}`, nil); st != 400 {
+		t.Fatalf("bad decision: %d %v", st, b)
+	}
+	if st, v, _ := e.do(t, "POST", "/v1/runs/"+runID+"/approvals/"+actID, "tok-acme-123", `{"decision":"accept"}`, nil); st != 202 || v["status"] != "queued" {
+		t.Fatalf("approve: %d %v", st, v)
+	}
+	if st, b, _ := e.do(t, "POST", "/v1/runs/"+runID+"/approvals/"+actID, "tok-acme-123", `{"decision":"reject"}`, nil); st != 409 || code(b) != "already_decided" {
+		t.Fatalf("second decision: %d %v", st, b)
+	}
+	e.pump(t)
+	_, v, _ = e.do(t, "GET", "/v1/runs/"+runID+"?wait=1", "tok-acme-123", "", nil)
+	result := v["result"].(map[string]any)
+	if v["status"] != "completed" || result["final_content"] != "All set." || result["schema"] != "agents-api.conversation-result" {
+		t.Fatalf("final view: %v", v)
+	}
+	// Events page and messages page.
+	_, evs, _ := e.do(t, "GET", "/v1/runs/"+runID+"/events?after=2&limit=3", "tok-acme-123", "", nil)
+	list := evs["events"].([]any)
+	if len(list) != 3 || list[0].(map[string]any)["seq"].(float64) != 3 || evs["next"].(float64) != 5 {
+		t.Fatalf("events page: %v", evs)
+	}
+	_, ms, _ := e.do(t, "GET", "/v1/runs/"+runID+"/messages?after=1&limit=2", "tok-acme-123", "", nil)
+	mlist := ms["messages"].([]any)
+	if len(mlist) != 2 || mlist[0].(map[string]any)["seq"].(float64) != 2 || ms["next"].(float64) != 3 {
+		t.Fatalf("messages page: %v", ms)
+	}
+	_, ms, _ = e.do(t, "GET", "/v1/runs/"+runID+"/messages?after=100", "tok-acme-123", "", nil)
+	if len(ms["messages"].([]any)) != 0 || ms["next"].(float64) != 100 {
+		t.Fatalf("empty page: %v", ms)
+	}
+	// Events wait returns at once for a finished run.
+	_, evs, _ = e.do(t, "GET", "/v1/runs/"+runID+"/events?after=1000&wait=25", "tok-acme-123", "", nil)
+	if len(evs["events"].([]any)) != 0 {
+		t.Fatalf("events after the end: %v", evs)
+	}
+	// Cancel and steer on a finished run are conflicts.
+	if st, b, _ := e.do(t, "POST", "/v1/runs/"+runID+"/cancel", "tok-acme-123", "", nil); st != 409 || code(b) != "run_finished" {
+		t.Fatalf("cancel finished: %d %v", st, b)
+	}
+	if st, b, _ := e.do(t, "POST", "/v1/runs/"+runID+"/messages", "tok-acme-123", `{"content":"more"}`, nil); st != 409 {
+		t.Fatalf("steer finished: %d %v", st, b)
+	}
+}
+
+func TestCancelSteerAndBase64(t *testing.T) {
+	e := newEnv(t)
+	body := `{"agent":"demo","messages":[{"role":"user","content":"x"}],"tools":[{"name":"client/ask","description":"Ask."}],
+	  "model":{"provider":"scripted","turns":[{"tool_calls":[{"id":"c1","name":"client/ask","parameters":{}}]},{"content":"done"}]}}`
+	req := events.APIGatewayProxyRequest{HTTPMethod: http.MethodPost, Path: "/v1/runs", Headers: map[string]string{"Authorization": "Bearer tok-acme-123"},
+		Body: base64.StdEncoding.EncodeToString([]byte(body)), IsBase64Encoded: true}
+	resp, _ := e.api.Handle(context.Background(), req)
+	if resp.StatusCode != 202 {
+		t.Fatalf("base64 body: %d %s", resp.StatusCode, resp.Body)
+	}
+	var v map[string]any
+	_ = json.Unmarshal([]byte(resp.Body), &v)
+	runID := v["run_id"].(string)
+	e.pump(t)
+	if st, b, _ := e.do(t, "POST", "/v1/runs/"+runID+"/messages", "tok-acme-123", `{"content":""}`, nil); st != 400 {
+		t.Fatalf("empty steer: %d %v", st, b)
+	}
+	if st, v, _ := e.do(t, "POST", "/v1/runs/"+runID+"/messages", "tok-acme-123", `{"content":"focus"}`, nil); st != 202 || v["status"] != "runtime_tool_pending" {
+		t.Fatalf("steer while paused: %d %v", st, v)
+	}
+	st, v, _ := e.do(t, "POST", "/v1/runs/"+runID+"/cancel", "tok-acme-123", `{"reason":"user left"}`, nil)
+	if st != 202 || v["status"] != "cancelled" {
+		t.Fatalf("cancel: %d %v", st, v)
+	}
+	msgs := v["result"].(map[string]any)["messages"].([]any)
+	last := msgs[len(msgs)-1].(map[string]any)
+	if last["role"] != "tool_result" || last["metadata"].(map[string]any)["error_type"] != "cancelled" {
+		t.Fatalf("cancel left an open call: %v", last)
+	}
+	_ = fmt.Sprint
+}
