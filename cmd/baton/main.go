@@ -1,5 +1,6 @@
 // Command baton is Baton's command-line tool.
 //
+//	baton dev    run the API and worker on one machine
 //	baton demo   run a scripted agent in process and print its result envelope
 package main
 
@@ -15,6 +16,9 @@ import (
 const usage = `usage: baton <command> [flags]
 
 commands:
+  dev     run the whole system on one machine: the API behind a local HTTP
+          server and the worker behind a queue poller, on embedded stores or
+          on DynamoDB/SQS endpoints (see baton dev -h)
   demo    run a scripted demo agent in process: a server tool call, a
           client-tool pause and resume, an approval, and the final result
           envelope
@@ -35,6 +39,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "demo":
 		err = runDemo(ctx, args[1:], stdout)
+	case "dev":
+		err = runDev(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -11,7 +11,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 
-	"github.com/baton-agents/baton/functions/internal/engine"
+	"github.com/baton-agents/baton/internal/engine"
 )
 
 var (

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/functions/internal/agents"
-	"github.com/baton-agents/baton/functions/internal/engine"
-	"github.com/baton-agents/baton/functions/internal/executors"
-	"github.com/baton-agents/baton/functions/internal/memstore"
+	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/engine"
+	"github.com/baton-agents/baton/internal/executors"
+	"github.com/baton-agents/baton/internal/memstore"
 )
 
 var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sort"
@@ -82,6 +83,10 @@ func (s *Store) SessionHead(_ context.Context, tenant, sessionID string) (core.S
 // CreateRun stores a new run and takes the session lock.
 func (s *Store) CreateRun(_ context.Context, head core.SessionHead, w core.Write) error {
 	st := w.Output.State
+	enc, err := encodeWrite(w)
+	if err != nil {
+		return fmt.Errorf("create run %s: %w", st.RunID, err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, exists := s.runs[st.RunID]; exists {
@@ -101,7 +106,8 @@ func (s *Store) CreateRun(_ context.Context, head core.SessionHead, w core.Write
 	}
 	r := &run{tenant: w.Tenant, session: st.SessionID, events: map[int64][]byte{}, results: map[int64][]byte{}, audit: map[int64][]byte{}, pending: map[string]core.PendingItem{}}
 	s.runs[st.RunID] = r
-	return s.apply(ss, r, w)
+	s.apply(ss, r, w, enc)
+	return nil
 }
 
 // LoadRun reads a run.
@@ -122,6 +128,10 @@ func (s *Store) LoadRun(_ context.Context, runID string) (core.RunRecord, error)
 // Commit stores a transition conditioned on the previous version.
 func (s *Store) Commit(_ context.Context, w core.Write) error {
 	st := w.Output.State
+	enc, err := encodeWrite(w)
+	if err != nil {
+		return fmt.Errorf("commit run %s: %w", st.RunID, err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.runs[st.RunID]
@@ -131,38 +141,75 @@ func (s *Store) Commit(_ context.Context, w core.Write) error {
 	if r.version != w.PrevVersion {
 		return fmt.Errorf("commit run %s: %w: version %d, expected %d", st.RunID, core.ErrConflict, r.version, w.PrevVersion)
 	}
-	return s.apply(s.sessions[sessionKey(r.tenant, r.session)], r, w)
+	s.apply(s.sessions[sessionKey(r.tenant, r.session)], r, w, enc)
+	return nil
 }
 
-func (s *Store) apply(ss *session, r *run, w core.Write) error {
-	st := w.Output.State
-	b, err := core.MarshalState(st)
-	if err != nil {
-		return err
+// encoded is a Write serialized before the store changes, so a value
+// that cannot be encoded fails the write instead of half-applying it.
+type encoded struct {
+	state    []byte
+	messages [][]byte
+	events   [][]byte
+	results  [][]byte
+	audit    [][]byte
+}
+
+func encodeWrite(w core.Write) (encoded, error) {
+	var out encoded
+	var err error
+	if out.state, err = core.MarshalState(w.Output.State); err != nil {
+		return encoded{}, fmt.Errorf("encode run state: %w", err)
 	}
-	enc := func(v any) []byte {
-		out, err := core.CanonicalJSON(v)
-		if err != nil {
-			panic(err)
+	encodeAll := func(what string, n int, item func(int) any) ([][]byte, error) {
+		bs := make([][]byte, n)
+		for i := range bs {
+			b, err := core.CanonicalJSON(item(i))
+			if err != nil {
+				return nil, fmt.Errorf("encode %s %d: %w", what, i, err)
+			}
+			bs[i] = b
 		}
-		return out
+		return bs, nil
 	}
-	for _, m := range w.Output.Messages {
-		ss.messages[m.Seq] = enc(m)
+	o := w.Output
+	if out.messages, err = encodeAll("message", len(o.Messages), func(i int) any { return o.Messages[i] }); err != nil {
+		return encoded{}, err
 	}
-	for _, e := range w.Output.Events {
-		r.events[e.Seq] = enc(e)
+	if out.events, err = encodeAll("event", len(o.Events), func(i int) any { return o.Events[i] }); err != nil {
+		return encoded{}, err
 	}
-	for _, x := range w.Output.ToolResults {
-		r.results[x.Seq] = enc(x)
+	if out.results, err = encodeAll("tool result", len(o.ToolResults), func(i int) any { return o.ToolResults[i] }); err != nil {
+		return encoded{}, err
 	}
-	for _, a := range w.Output.Audit {
-		r.audit[a.Seq] = enc(a)
+	if out.audit, err = encodeAll("audit event", len(o.Audit), func(i int) any { return o.Audit[i] }); err != nil {
+		return encoded{}, err
+	}
+	return out, nil
+}
+
+func (s *Store) apply(ss *session, r *run, w core.Write, enc encoded) {
+	st := w.Output.State
+	for i, m := range w.Output.Messages {
+		ss.messages[m.Seq] = enc.messages[i]
+	}
+	for i, e := range w.Output.Events {
+		r.events[e.Seq] = enc.events[i]
+	}
+	for i, x := range w.Output.ToolResults {
+		r.results[x.Seq] = enc.results[i]
+	}
+	for i, a := range w.Output.Audit {
+		r.audit[a.Seq] = enc.audit[i]
 	}
 	for _, p := range w.Pending {
 		r.pending[p.ID] = p
 	}
-	r.state, r.version, r.dueAt = b, st.Version, w.DueAt
+	r.state, r.version, r.dueAt = enc.state, st.Version, nil
+	if w.DueAt != nil {
+		due := *w.DueAt
+		r.dueAt = &due
+	}
 	r.nextMsg, r.nextEvt = st.NextMsgSeq, st.NextEventSeq
 	if st.NextMsgSeq > ss.nextSeq {
 		ss.nextSeq = st.NextMsgSeq
@@ -174,7 +221,6 @@ func (s *Store) apply(ss *session, r *run, w core.Write) error {
 	} else {
 		ss.activeRun = st.RunID
 	}
-	return nil
 }
 
 // Messages pages a session's transcript.
@@ -330,6 +376,7 @@ func (s *Store) BeginIdempotent(_ context.Context, scope, key, hash string, now 
 	k := scope + "\x00" + key
 	if rec, ok := s.idem[k]; ok && now.Before(rec.ExpiresAt) {
 		cp := *rec
+		cp.Body = bytes.Clone(rec.Body)
 		return &cp, nil
 	}
 	s.idem[k] = &core.IdempotencyRecord{Hash: hash, ExpiresAt: now.Add(ttl)}
@@ -346,6 +393,7 @@ func (s *Store) FinishIdempotent(_ context.Context, scope, key string, rec core.
 		return fmt.Errorf("finish idempotency key %q: %w", key, core.ErrConflict)
 	}
 	rec.Done = true
+	rec.Body = bytes.Clone(rec.Body)
 	if rec.ExpiresAt.IsZero() {
 		rec.ExpiresAt = cur.ExpiresAt
 	}

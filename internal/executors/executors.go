@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/functions/internal/agents"
+	"github.com/baton-agents/baton/internal/agents"
 )
 
 // Handler is a Go tool handler.

@@ -13,11 +13,11 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/functions/internal/agents"
-	"github.com/baton-agents/baton/functions/internal/engine"
-	"github.com/baton-agents/baton/functions/internal/executors"
-	"github.com/baton-agents/baton/functions/internal/httpapi"
-	"github.com/baton-agents/baton/functions/internal/memstore"
+	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/engine"
+	"github.com/baton-agents/baton/internal/executors"
+	"github.com/baton-agents/baton/internal/httpapi"
+	"github.com/baton-agents/baton/internal/memstore"
 )
 
 const agentsJSON = `{"agents":[

@@ -20,8 +20,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/functions/internal/agents"
-	"github.com/baton-agents/baton/functions/internal/engine"
+	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/engine"
 )
 
 // Scopes a token may hold.

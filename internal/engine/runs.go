@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/functions/internal/agents"
+	"github.com/baton-agents/baton/internal/agents"
 )
 
 // StartRequest is a validated POST /v1/runs.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/functions/internal/queue"
+	"github.com/baton-agents/baton/internal/queue"
 )
 
 // Delivery is one received message.
@@ -58,15 +58,18 @@ func NewQueue(visibility time.Duration, maxReceives int, clock func() time.Time)
 	return &Queue{clock: clock, visibility: visibility, maxReceives: maxReceives, dedup: map[string]time.Time{}, notify: make(chan struct{}, 1)}
 }
 
-// Enqueue sends step messages.
+// Enqueue sends step messages. A step without a group or a dedup id
+// fails the call with core.ErrInvalidInput before any step is sent.
 func (q *Queue) Enqueue(_ context.Context, steps []core.QueuedStep) error {
+	for _, s := range steps {
+		if s.Group == "" || s.DedupID == "" {
+			return fmt.Errorf("enqueue step %s/%d: %w: group and dedup id are required", s.Step.RunID, s.Step.Seq, core.ErrInvalidInput)
+		}
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	now := q.clock()
 	for _, s := range steps {
-		if s.Group == "" || s.DedupID == "" {
-			return fmt.Errorf("enqueue: group and dedup id are required")
-		}
 		if at, ok := q.dedup[s.DedupID]; ok && now.Sub(at) < DedupWindow {
 			continue
 		}
@@ -149,8 +152,8 @@ func (q *Queue) take(max int) []Delivery {
 	return out
 }
 
-// Delete removes a received message; a stale receipt handle is ignored,
-// as SQS does.
+// Delete removes a received message. A stale receipt handle is ignored
+// (real FIFO SQS rejects an expired handle; the poller only logs either).
 func (q *Queue) Delete(_ context.Context, receipt string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()

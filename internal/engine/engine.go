@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/functions/internal/agents"
+	"github.com/baton-agents/baton/internal/agents"
 )
 
 // Store is every storage port the engine uses.

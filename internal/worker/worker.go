@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/functions/internal/engine"
+	"github.com/baton-agents/baton/internal/engine"
 )
 
 // Worker handles step batches.

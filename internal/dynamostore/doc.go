@@ -1,0 +1,65 @@
+// Package dynamostore implements core's storage ports (core.RunStore,
+// core.TranscriptReader, core.RecordReader, core.DueRuns,
+// core.IntentStore, core.IdempotencyStore and core.TokenStore) on one
+// DynamoDB table, and passes the same contract suite (storetest) as the
+// in-memory store.
+//
+// # Table
+//
+// The table has a string partition key PK and a string sort key SK,
+// on-demand billing, a TTL attribute ttl (epoch seconds) and one sparse
+// global secondary index GSI1 (GSI1PK, GSI1SK, keys only). CreateTable
+// makes it. Items:
+//
+//	PK=RUN#<run>                       SK=STATE              the run: tenant, session, version, status, counters, state (JSON without the config), cfg_h, due_at and, while the run is due, GSI1PK/GSI1SK
+//	PK=RUN#<run>                       SK=STATE#CFG          the run's configuration (JSON) and its hash h
+//	PK=SES#<tenant>#<session>          SK=HEAD               the session head: next_seq, active_run
+//	PK=SES#<tenant>#<session>          SK=MSG#<seq>#<part>   a transcript message
+//	PK=RUN#<run>                       SK=EVT#<seq>#<part>   a lifecycle event
+//	PK=RUN#<run>                       SK=TR#RES#<seq>#<part> a tool execution result, keyed by its tool_result message's seq
+//	PK=RUN#<run>                       SK=TR#AUD#<seq>#<part> an audit event, keyed the same way
+//	PK=RUN#<run>                       SK=PND#<id>           a pending client-tool request or approval action
+//	PK=RUN#<run>                       SK=INT#<tool_call_id> a tool call's execution intent (owner, lease, attempt)
+//	PK=IDM#<scope>#<key>               SK=IDM                an idempotency record; SK=IDM#BODY#<nonce>#<part> holds a large body
+//	PK=TOK#<hash>                      SK=TOK                an API token
+//
+// Sequence numbers are zero-padded to 16 digits and parts to 4, so the
+// sort key orders records. A record's JSON is split into parts of at most
+// 350 KB (each part carries the part count n and the writer's nonce w),
+// so a message of any size is stored whole and reassembled on read, never
+// truncated. Tenants and scopes are escaped ('%' and '#'), so no two
+// tenants share a session key. Run states and configurations larger than
+// 350 KB are stored gzipped; one that is still larger fails its write.
+//
+// # Commits
+//
+// A Write's records have deterministic keys and the run item is the
+// commit point, conditioned on the previous version. When the whole Write
+// (records, pending items, run item and session head) fits in one
+// TransactWriteItems call (at most 100 items and 4 MB), a commit is that
+// one round trip. A larger Write first claims the run (or, for a new run,
+// the session and the run id) with a short lease, writes its records in
+// transactions that each re-check the claim and the version, and commits
+// the run item, the session head and the pending items in a last
+// transaction. So a writer that lost the race can never overwrite the
+// records of the one that won, and a crash leaves records only beyond the
+// committed counters, where readers never look: Messages, Events and
+// ToolRecords return only records below their before bound (and below the
+// committed position when before is 0 or less).
+//
+// The configuration never changes after a run starts, so a commit writes
+// only the run item's small mutable state; LoadRun reads both items with
+// one strongly consistent query.
+//
+// # Errors
+//
+// Failed conditions become core.ErrConflict, core.ErrLockHeld or
+// core.ErrNotFound; throttling, 5xx responses, transport failures and
+// transactions that kept colliding with concurrent ones are wrapped with
+// core.Retryable.
+//
+// DueRuns reads the sparse index, which DynamoDB keeps eventually
+// consistent: a run may show up (or stay listed) shortly after a commit
+// changed its DueAt. The index is spread over eight key shards so that
+// due-time updates never funnel into one partition.
+package dynamostore

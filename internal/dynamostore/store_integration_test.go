@@ -1,0 +1,363 @@
+//go:build integration
+
+package dynamostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/storetest"
+)
+
+// client returns a client of the DynamoDB endpoint named by
+// BATON_TEST_DYNAMODB_ENDPOINT, or skips the test.
+func client(t *testing.T) *dynamodb.Client {
+	endpoint := os.Getenv("BATON_TEST_DYNAMODB_ENDPOINT")
+	if endpoint == "" {
+		t.Skip("BATON_TEST_DYNAMODB_ENDPOINT is not set (scripts/emulators.sh start prints it)")
+	}
+	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
+	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) })
+}
+
+var tables atomic.Int64
+
+// newTable creates a uniquely named table and drops it when t ends.
+func newTable(t *testing.T, db *dynamodb.Client) string {
+	t.Helper()
+	name := fmt.Sprintf("baton-test-%d-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9, tables.Add(1))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := CreateTable(ctx, db, name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)}); err != nil {
+			t.Errorf("delete table %s: %v", name, err)
+		}
+	})
+	return name
+}
+
+func TestContract(t *testing.T) {
+	db := client(t)
+	storetest.RunContract(t, func(t *testing.T) storetest.Store {
+		return New(db, newTable(t, db))
+	})
+}
+
+func TestCreateTableIsIdempotent(t *testing.T) {
+	db := client(t)
+	name := newTable(t, db)
+	if err := CreateTable(t.Context(), db, name); err != nil {
+		t.Fatalf("second CreateTable: %v", err)
+	}
+}
+
+// counting counts the requests a store sends.
+type counting struct {
+	dynamoAPI
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (c *counting) count(op string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls[op]++
+}
+
+func (c *counting) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.calls
+	c.calls = map[string]int{}
+	return out
+}
+
+func (c *counting) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	c.count("GetItem")
+	return c.dynamoAPI.GetItem(ctx, in, opts...)
+}
+
+func (c *counting) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	c.count("UpdateItem")
+	return c.dynamoAPI.UpdateItem(ctx, in, opts...)
+}
+
+func (c *counting) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	c.count("Query")
+	return c.dynamoAPI.Query(ctx, in, opts...)
+}
+
+func (c *counting) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	c.count("TransactWriteItems")
+	return c.dynamoAPI.TransactWriteItems(ctx, in, opts...)
+}
+
+// fixture starts runs with the real machine.
+type fixture struct {
+	t     *testing.T
+	s     *Store
+	m     *core.Machine
+	clock *core.FixedClock
+}
+
+func newFixture(t *testing.T) (*fixture, *counting) {
+	db := client(t)
+	c := &counting{dynamoAPI: db, calls: map[string]int{}}
+	s := New(db, newTable(t, db))
+	s.db = c
+	clock := &core.FixedClock{T: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	return &fixture{t: t, s: s, m: core.NewMachine(clock), clock: clock}, c
+}
+
+func (f *fixture) write(prev core.RunState, out core.Output) core.Write {
+	w := core.Write{Tenant: "tenant-a", PrevVersion: prev.Version, Output: out, Pending: core.PendingItems(prev, out.State)}
+	if due, ok := out.State.DueAt(time.Minute); ok {
+		w.DueAt = &due
+	}
+	return w
+}
+
+// start creates a run whose model turns all answer text.
+func (f *fixture) start(runID, session string, msgs ...string) core.Output {
+	f.t.Helper()
+	in := core.StartInput{RunID: runID, SessionID: session, FirstSeq: 1,
+		Config: core.RunConfig{Model: core.ModelSpec{Provider: core.ProviderScripted}}}
+	for _, m := range msgs {
+		in.Messages = append(in.Messages, core.Message{Role: core.RoleUser, Content: m})
+	}
+	out, err := f.m.Start(f.t.Context(), in)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.s.CreateRun(f.t.Context(), core.SessionHead{NextSeq: 1}, f.write(core.RunState{}, out)); err != nil {
+		f.t.Fatal(err)
+	}
+	return out
+}
+
+// reply is the transition of the run's pending model turn answering
+// content, computed from prev.
+func (f *fixture) reply(prev core.RunState, transcript []core.Message, content string) core.Output {
+	f.t.Helper()
+	step := prev.ScheduledSteps()[0]
+	out, err := f.m.Apply(f.t.Context(), prev, transcript, core.ModelReplied{Step: step, Reply: core.ModelReply{Content: content}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return out
+}
+
+// TestRoundTrips pins the requests of the hot path: a new run and a
+// commit are one transaction each, a load is one query.
+func TestRoundTrips(t *testing.T) {
+	f, c := newFixture(t)
+	ctx := t.Context()
+	c.take()
+	first := f.start("r-1", "s-1", "Hi")
+	if got := c.take(); fmt.Sprint(got) != "map[TransactWriteItems:1]" {
+		t.Fatalf("CreateRun sent %v", got)
+	}
+	rec, err := f.s.LoadRun(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.take(); fmt.Sprint(got) != "map[Query:1]" {
+		t.Fatalf("LoadRun sent %v", got)
+	}
+	msgs, err := f.s.Messages(ctx, "tenant-a", "s-1", 0, rec.State.NextMsgSeq, 0)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("messages: %d, %v", len(msgs), err)
+	}
+	if got := c.take(); fmt.Sprint(got) != "map[Query:1]" {
+		t.Fatalf("Messages sent %v", got)
+	}
+	out := f.reply(rec.State, first.Messages, "Hello.")
+	if err := f.s.Commit(ctx, f.write(rec.State, out)); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.take(); fmt.Sprint(got) != "map[TransactWriteItems:1]" {
+		t.Fatalf("Commit sent %v", got)
+	}
+
+	// A write larger than one transaction claims the run, writes its
+	// records in transactions and commits in a last one.
+	second := f.start("r-2", "s-2", "Hi")
+	c.take()
+	big := second
+	big.State = second.State.Clone()
+	big.Messages, big.Events = nil, nil
+	for i := 0; i < 150; i++ {
+		big.Events = append(big.Events, core.Event{Seq: big.State.NextEventSeq, Type: core.EventStatus, At: big.State.UpdatedAt})
+		big.State.NextEventSeq++
+	}
+	big.State.Version++
+	if err := f.s.Commit(ctx, f.write(second.State, big)); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.take(); fmt.Sprint(got) != "map[TransactWriteItems:3 UpdateItem:1]" {
+		t.Fatalf("large Commit sent %v", got)
+	}
+}
+
+// TestLeftoversAreNeverShown writes the records a crashed large writer
+// leaves beyond the committed counters, then commits over them.
+func TestLeftoversAreNeverShown(t *testing.T) {
+	f, _ := newFixture(t)
+	ctx := t.Context()
+	first := f.start("r-1", "s-1", "Hi")
+	st := first.State
+	long := []byte(`{"role":"assistant","content":"` + strings.Repeat("x", 2*chunkBytes) + `"}`)
+	orphans, err := partItems(sessionPK("tenant-a", "s-1"), prefixMsg, st.NextMsgSeq, long, "crashed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := partItems(runPK("r-1"), prefixEvt, st.NextEventSeq+3, []byte(`{"seq":0,"type":"status","turn":0,"at":"2026-03-02T09:00:00Z"}`), "crashed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.batchPut(ctx, append(orphans, evs...)); err != nil {
+		t.Fatal(err)
+	}
+	check := func(wantMsgs []core.Message, wantEvents int) {
+		t.Helper()
+		msgs, err := f.s.Messages(ctx, "tenant-a", "s-1", 0, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) != len(wantMsgs) {
+			t.Fatalf("got %d messages, want %d", len(msgs), len(wantMsgs))
+		}
+		for i := range msgs {
+			if msgs[i].Seq != wantMsgs[i].Seq || msgs[i].Content != wantMsgs[i].Content {
+				t.Fatalf("message %d: got seq %d %.40q, want seq %d %.40q", i, msgs[i].Seq, msgs[i].Content, wantMsgs[i].Seq, wantMsgs[i].Content)
+			}
+		}
+		events, err := f.s.Events(ctx, "r-1", 0, 0, 0)
+		if err != nil || len(events) != wantEvents {
+			t.Fatalf("got %d events (%v), want %d", len(events), err, wantEvents)
+		}
+	}
+	check(first.Messages, len(first.Events))
+	out := f.reply(st, first.Messages, "Short answer.")
+	if err := f.s.Commit(ctx, f.write(st, out)); err != nil {
+		t.Fatal(err)
+	}
+	check(append(first.Messages, out.Messages...), len(first.Events)+len(out.Events))
+}
+
+// TestLargeWriteClaim checks that a large writer's live claim turns a
+// second large writer away (retryably) and that an expired one does not.
+func TestLargeWriteClaim(t *testing.T) {
+	f, _ := newFixture(t)
+	ctx := t.Context()
+	first := f.start("r-1", "s-1", "Hi")
+	st := first.State
+	e := newExpr()
+	now := time.Now()
+	_, err := f.s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(f.s.table), Key: itemKey(runPK("r-1"), skState),
+		UpdateExpression:         aws.String(fmt.Sprintf("SET %s = %s, %s = %s", e.n("claim"), e.v(avS("stalled")), e.n("claim_exp"), e.v(avN(now.Add(time.Minute).UnixNano())))),
+		ExpressionAttributeNames: e.namesOrNil(), ExpressionAttributeValues: e.valuesOrNil(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := f.reply(st, first.Messages, strings.Repeat("y", 100))
+	for i := 0; i < 120; i++ {
+		big.Events = append(big.Events, core.Event{Seq: big.State.NextEventSeq, Type: core.EventStatus, At: big.State.UpdatedAt})
+		big.State.NextEventSeq++
+	}
+	f.s.now = func() time.Time { return now }
+	err = f.s.Commit(ctx, f.write(st, big))
+	if !errors.Is(err, core.ErrConflict) || !core.IsRetryable(err) {
+		t.Fatalf("commit beside a live claim: got %v, want a retryable conflict", err)
+	}
+	f.s.now = func() time.Time { return now.Add(time.Minute) }
+	if err := f.s.Commit(ctx, f.write(st, big)); err != nil {
+		t.Fatalf("commit after the claim expired: %v", err)
+	}
+	rec, err := f.s.LoadRun(ctx, "r-1")
+	if err != nil || rec.State.Version != big.State.Version {
+		t.Fatalf("load: version %d, %v", rec.State.Version, err)
+	}
+	events, err := f.s.Events(ctx, "r-1", 0, 0, 0)
+	if err != nil || int64(len(events)) != big.State.NextEventSeq-1 {
+		t.Fatalf("got %d events, %v", len(events), err)
+	}
+}
+
+// TestExpiringItemsCarryTTL checks the ttl attribute of idempotency
+// records and intents (the table's TTL only cleans up; reads check
+// expiry themselves).
+func TestExpiringItemsCarryTTL(t *testing.T) {
+	f, _ := newFixture(t)
+	ctx := t.Context()
+	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	if _, err := f.s.BeginIdempotent(ctx, "scope", "k", "h", now, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.ClaimIntent(ctx, "r-1", "call_1", "a", now, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		key  item
+		min  int64
+	}{
+		{"idempotency record", itemKey(idemPK("scope", "k"), skIdem), now.Add(time.Hour).Unix()},
+		{"intent", itemKey(runPK("r-1"), prefixInt+"call_1"), now.Add(time.Minute + intentRetention).Unix()},
+	}
+	for _, tc := range cases {
+		out, err := f.s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(f.s.table), Key: tc.key, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ttl, ok, err := getN(out.Item, attrTTL)
+		if err != nil || !ok || ttl < tc.min {
+			t.Fatalf("%s: ttl %d (present %v, %v), want at least %d", tc.name, ttl, ok, err, tc.min)
+		}
+	}
+}
+
+// TestConfigChange commits a state whose configuration differs from the
+// stored one: the commit writes the configuration item too.
+func TestConfigChange(t *testing.T) {
+	f, c := newFixture(t)
+	ctx := t.Context()
+	first := f.start("r-1", "s-1", "Hi")
+	out := f.reply(first.State, first.Messages, "Hello.")
+	out.State.Config.System = "A new system prompt."
+	c.take()
+	if err := f.s.Commit(ctx, f.write(first.State, out)); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.take(); fmt.Sprint(got) != "map[GetItem:1 TransactWriteItems:2]" {
+		t.Fatalf("Commit of a new configuration sent %v", got)
+	}
+	rec, err := f.s.LoadRun(ctx, "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := core.MarshalState(out.State)
+	got, _ := core.MarshalState(rec.State)
+	if string(got) != string(want) {
+		t.Fatalf("state after a configuration change:\n got %s\nwant %s", got, want)
+	}
+}

@@ -1,0 +1,305 @@
+package dynamostore
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/baton-agents/baton/core"
+)
+
+func TestSessionKeysAreUnambiguous(t *testing.T) {
+	pairs := [][2]string{
+		{"t#1", "x"}, {"t", "1#x"}, {"t%231", "x"}, {"t", "1x"}, {"t1", "x"}, {"", "t#1#x"}, {"t#1#x", ""},
+	}
+	seen := map[string][2]string{}
+	for _, p := range pairs {
+		k := sessionPK(p[0], p[1])
+		if prev, dup := seen[k]; dup {
+			t.Fatalf("tenant %q session %q and tenant %q session %q share key %q", prev[0], prev[1], p[0], p[1], k)
+		}
+		seen[k] = p
+	}
+}
+
+func TestPartsRoundTrip(t *testing.T) {
+	random := make([]byte, 3*chunkBytes+17)
+	_, _ = rand.Read(random)
+	cases := []struct {
+		name  string
+		data  []byte
+		parts int
+	}{
+		{"small", []byte(`{"role":"user"}`), 1},
+		{"exactly one chunk", bytes.Repeat([]byte("a"), chunkBytes), 1},
+		{"one byte over", bytes.Repeat([]byte("a"), chunkBytes+1), 2},
+		{"random", random, 4},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			items, err := partItems("SES#t#s", prefixMsg, 42, tc.data, "w1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(items) != tc.parts {
+				t.Fatalf("got %d parts, want %d", len(items), tc.parts)
+			}
+			for _, it := range items {
+				if itemSize(it) > 400*1024 {
+					t.Fatalf("part of %d bytes exceeds DynamoDB's item limit", itemSize(it))
+				}
+			}
+			var a assembler
+			var got []record
+			for _, it := range items {
+				r, err := a.add(it)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r != nil {
+					got = append(got, *r)
+				}
+			}
+			if err := a.finish(); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || got[0].seq != 42 || got[0].prefix != prefixMsg || !bytes.Equal(got[0].data, tc.data) {
+				t.Fatalf("reassembled %d records", len(got))
+			}
+		})
+	}
+}
+
+func TestPartItemsRejectsBadSeqs(t *testing.T) {
+	for _, seq := range []int64{0, -1, maxSeq + 1} {
+		if _, err := partItems("P", prefixEvt, seq, []byte("{}"), "w"); err == nil {
+			t.Fatalf("seq %d accepted", seq)
+		}
+	}
+}
+
+// TestAssembler covers what readers meet in the table: leftovers of a
+// longer uncommitted record at the same key, and damage.
+func TestAssembler(t *testing.T) {
+	parts := func(seq int64, data, writer string, n int) []item {
+		items, err := partItems("P", prefixEvt, seq, []byte(data), writer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n < len(items) {
+			items = items[:n]
+		}
+		return items
+	}
+	long := strings.Repeat("x", 2*chunkBytes+1) // three parts
+	leftover := parts(2, long, "old", 3)
+	cases := []struct {
+		name    string
+		items   []item
+		want    []string
+		wantErr string
+	}{
+		{"in order", append(parts(1, "a", "w", 9), parts(2, "b", "w", 9)...), []string{"a", "b"}, ""},
+		{"leftover parts skipped", append(append(parts(1, "a", "w", 9), parts(2, "b", "new", 9)...), append(leftover[1:], parts(3, "c", "w", 9)...)...), []string{"a", "b", "c"}, ""},
+		{"mixed writers", append(parts(2, long, "w1", 1), parts(2, long, "w2", 3)[1:]...), nil, "does not follow"},
+		{"missing first part", parts(2, long, "w", 3)[1:], nil, "part 0 is missing"},
+		{"truncated", parts(2, long, "w", 2), nil, "2 of 3 parts"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var a assembler
+			var got []string
+			var err error
+			for _, it := range tc.items {
+				var r *record
+				if r, err = a.add(it); err != nil {
+					break
+				}
+				if r != nil {
+					got = append(got, string(r.data))
+				}
+			}
+			if err == nil {
+				err = a.finish()
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDueKeysSortByTime(t *testing.T) {
+	base := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	times := []time.Time{
+		base.Add(time.Nanosecond), base, base.Add(-time.Hour), base.In(time.FixedZone("X", 5*3600)).Add(time.Minute),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+	}
+	keys := make([]string, len(times))
+	for i, tm := range times {
+		k, err := dueKey(tm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[i] = k
+	}
+	sort.Strings(keys)
+	sorted := append([]time.Time(nil), times...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Before(sorted[j]) })
+	for i := range sorted {
+		want, _ := dueKey(sorted[i])
+		if keys[i] != want {
+			t.Fatalf("key order %v differs from time order at %d", keys, i)
+		}
+	}
+	if _, err := dueKey(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)); err == nil {
+		t.Fatal("year 10000 accepted")
+	}
+	// A run due exactly now sorts below the DueRuns bound.
+	k, _ := dueKey(base)
+	if !(k+"#r-zzz" < k+"$") {
+		t.Fatal("bound excludes runs due now")
+	}
+}
+
+func TestChunksFitTransactions(t *testing.T) {
+	big := itemKey("P", "S")
+	big["d"] = avB(make([]byte, chunkBytes))
+	small := itemKey("P", "S")
+	cases := []struct {
+		name  string
+		items []item
+	}{
+		{"many small", repeat(small, 250)},
+		{"many large", repeat(big, 30)},
+		{"mixed", append(repeat(small, 99), repeat(big, 12)...)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			total := 0
+			for _, c := range chunks(tc.items, 1, 1024) {
+				if len(c)+1 > txMaxItems || sizeOf(c)+1024 > txMaxBytes {
+					t.Fatalf("chunk of %d items and %d bytes does not fit a transaction", len(c), sizeOf(c))
+				}
+				total += len(c)
+			}
+			if total != len(tc.items) {
+				t.Fatalf("chunks hold %d items, want %d", total, len(tc.items))
+			}
+		})
+	}
+}
+
+func repeat(it item, n int) []item {
+	out := make([]item, n)
+	for i := range out {
+		out[i] = it
+	}
+	return out
+}
+
+func TestStateRoundTrip(t *testing.T) {
+	huge := strings.Repeat("You are a careful assistant. ", 40000) // about 1.1 MB, compresses well
+	cases := []struct {
+		name   string
+		system string
+		gz     bool
+	}{
+		{"small", "Be brief.", false},
+		{"large config is gzipped", huge, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := core.RunState{V: core.StateVersion, RunID: "r-1", SessionID: "s-1", Status: core.StatusQueued, Version: 3,
+				Config: core.RunConfig{System: tc.system, Model: core.ModelSpec{Provider: "scripted"}, MaxTurns: 8, PendingTTL: core.Duration(time.Hour),
+					Metadata: map[string]any{"n": json.Number("12345678901234567890")}},
+				Usage: map[string]any{"total_tokens": json.Number("7")}, CreatedAt: time.Unix(0, 1).UTC(), UpdatedAt: time.Unix(0, 2).UTC()}
+			state, cfg, _, err := encodeState(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			it := item{}
+			if err := blobAttrs(it, "cfg", cfg); err != nil {
+				t.Fatal(err)
+			}
+			if _, gz := it["cfg_gz"]; gz != tc.gz {
+				t.Fatalf("gzipped %v, want %v", gz, tc.gz)
+			}
+			back, err := readBlob(it, "cfg")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := decodeState(state, back)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := core.MarshalState(st)
+			gotJSON, _ := core.MarshalState(got)
+			if !bytes.Equal(gotJSON, want) {
+				t.Fatalf("state changed:\n got %.300s\nwant %.300s", gotJSON, want)
+			}
+		})
+	}
+}
+
+func TestBlobTooLarge(t *testing.T) {
+	random := make([]byte, 2*chunkBytes)
+	_, _ = rand.Read(random)
+	err := blobAttrs(item{}, "state", random)
+	if err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Fatalf("got %v, want a clear size error", err)
+	}
+}
+
+func TestTranslate(t *testing.T) {
+	code := func(c string) *string { return aws.String(c) }
+	cases := []struct {
+		name      string
+		err       error
+		retryable bool
+		condition bool
+	}{
+		{"throttled", &types.ProvisionedThroughputExceededException{Message: aws.String("slow down")}, true, false},
+		{"throttling", &smithy.GenericAPIError{Code: "ThrottlingException"}, true, false},
+		{"internal", &types.InternalServerError{}, true, false},
+		{"validation", &smithy.GenericAPIError{Code: "ValidationException"}, false, false},
+		{"condition", &types.ConditionalCheckFailedException{}, false, false},
+		{"cancelled by conflict", &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{{Code: code("None")}, {Code: code("TransactionConflict")}}}, true, false},
+		{"cancelled by condition", &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{{Code: code("ConditionalCheckFailed")}, {Code: code("TransactionConflict")}}}, false, true},
+		{"cancelled by validation", &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{{Code: code("ValidationError")}}}, false, false},
+		{"wrapped", fmt.Errorf("commit: %w", &types.RequestLimitExceeded{}), true, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := translate(tc.err)
+			if core.IsRetryable(got) != tc.retryable {
+				t.Fatalf("retryable %v, want %v", core.IsRetryable(got), tc.retryable)
+			}
+			if !errors.Is(got, tc.err) {
+				t.Fatal("translation lost the SDK error")
+			}
+			if anyConditionFailed(tc.err) != tc.condition {
+				t.Fatalf("condition failed %v, want %v", anyConditionFailed(tc.err), tc.condition)
+			}
+		})
+	}
+}

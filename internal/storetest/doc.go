@@ -1,0 +1,37 @@
+// Package storetest is the contract test suite of core's storage ports.
+// Every implementation of core.RunStore, core.TranscriptReader,
+// core.RecordReader, core.DueRuns, core.IntentStore,
+// core.IdempotencyStore and core.TokenStore (the in-memory store and the
+// DynamoDB store) runs RunContract from its own tests, so the adapters
+// behave the same.
+//
+// The suite drives real runs through core's machine with the scripted
+// model, so the writes it stores are the writes the runtime makes, and it
+// adds hand-built outputs where it needs sizes or shapes a scenario does
+// not produce (more than 100 records, more than 4 MB, 1 MB messages).
+//
+// Besides what core/store.go documents, the suite pins down these
+// readings of the ports, which every implementation must share:
+//
+//   - A limit of 0 or less means no limit, and a before bound of 0 or
+//     less means "up to the committed position" (the session's head for
+//     messages, the run's counters for events and tool records).
+//   - SessionHead of a missing session has Exists false and no active
+//     run.
+//   - Commit of an unknown run fails with core.ErrNotFound.
+//   - DueRuns lists the earliest DueAt first, ties broken by run id. It
+//     may lag a commit briefly (a DynamoDB index is eventually
+//     consistent), so the suite polls it for a few seconds.
+//   - ClaimIntent counts every successful claim as an attempt: a second
+//     claim, by the same owner or after the lease expired (at the expiry
+//     instant included), has Previous set and the next Attempt.
+//   - BeginIdempotent treats a record as expired from its ExpiresAt on;
+//     FinishIdempotent fails with core.ErrConflict unless an in-flight
+//     record with the same hash exists, and keeps the record's expiry
+//     when rec.ExpiresAt is zero; AbortIdempotent never forgets a
+//     finished record and ignores unknown keys.
+//   - Nothing a store returns aliases memory the caller passed in, or
+//     memory of another result.
+//
+// Subtests run in parallel, each on a fresh store from newStore.
+package storetest
