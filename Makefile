@@ -3,13 +3,23 @@ SHELL := /usr/bin/env bash
 GO ?= go
 PKGS := ./...
 
-.PHONY: help test lint build run bench fuzz fmt golden clean
+.PHONY: help test test-unit emulators emulators-stop lint build run demo bench fuzz fmt golden clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-test: lint ## lint, then run every unit and contract test
+test: lint ## lint, unit tests, then contract and end-to-end tests on DynamoDB Local + fauxqs
 	$(GO) test -count=1 $(PKGS)
+	scripts/emulators.sh run $(GO) test -count=1 -tags 'integration e2e' ./internal/dynamostore/ ./internal/sqsqueue/ ./tests/
+
+test-unit: lint ## lint and the tests that need no emulator
+	$(GO) test -count=1 $(PKGS)
+
+emulators: ## start DynamoDB Local and fauxqs on 127.0.0.1 (stop with make emulators-stop)
+	scripts/emulators.sh start
+
+emulators-stop: ## stop the emulators started by make emulators
+	scripts/emulators.sh stop
 
 lint: ## gofmt, go vet, and the check that core imports no AWS or provider SDK
 	@scripts/lint.sh
@@ -18,7 +28,10 @@ build: ## compile every package and the baton CLI into build/
 	$(GO) build $(PKGS)
 	$(GO) build -trimpath -o build/baton ./cmd/baton
 
-run: ## run Baton: the in-process scripted demo agent
+run: ## run Baton: baton dev on embedded stores with the bundled demo agent, on 127.0.0.1:8080
+	$(GO) run ./cmd/baton dev
+
+demo: ## run a scripted agent in process and print its result envelope
 	$(GO) run ./cmd/baton demo
 
 bench: ## benchmarks (never part of make test)

@@ -9,6 +9,8 @@
 #   scripts/emulators.sh start     start both; prints the endpoints as env lines
 #   scripts/emulators.sh stop      stop what start started (by PID)
 #   scripts/emulators.sh env       print the env lines again
+#   scripts/emulators.sh run CMD…  start both, run CMD with the endpoints in
+#                                  its environment, stop both (even on failure)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 dir="$here/emulators"
@@ -72,7 +74,16 @@ stop() {
   done
 }
 
+run_with() {
+  start >/dev/null
+  trap stop EXIT
+  export BATON_TEST_DYNAMODB_ENDPOINT="http://127.0.0.1:$ddb_port"
+  export BATON_TEST_SQS_ENDPOINT="http://127.0.0.1:$sqs_port"
+  "$@"
+}
+
 case "${1:-}" in
+  run) shift; run_with "$@" ;;
   install) install ;;
   start) start ;;
   stop) stop ;;

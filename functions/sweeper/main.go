@@ -1,0 +1,20 @@
+// Command sweeper is the scheduler Lambda, invoked every minute by an
+// EventBridge schedule: it expires pending client-tool requests and
+// approvals whose time has come and sends again the steps of stalled runs.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/baton-agents/baton/internal/app"
+)
+
+func main() {
+	a := app.MustBuild(context.Background())
+	lambda.Start(func(ctx context.Context) (map[string]int, error) {
+		n, err := a.Engine.Sweep(ctx, 500)
+		return map[string]int{"runs_checked": n}, err
+	})
+}

@@ -1,0 +1,16 @@
+// Command worker is the worker Lambda: SQS FIFO step batches in, one step
+// per message, partial batch failures out.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/baton-agents/baton/internal/app"
+)
+
+func main() {
+	a := app.MustBuild(context.Background())
+	lambda.Start(a.Worker.Handle)
+}

@@ -1,0 +1,66 @@
+package agents
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"empty", `{"agents":[]}`, "no agents defined"},
+		{"unknown field", `{"agents":[{"slug":"a","model":{"provider":"scripted"},"colour":1}]}`, `unknown field "colour"`},
+		{"no slug", `{"agents":[{"model":{"provider":"scripted"}}]}`, "slug is required"},
+		{"no provider", `{"agents":[{"slug":"a","model":{}}]}`, "model.provider is required"},
+		{"duplicate", `{"agents":[{"slug":"a","model":{"provider":"x"}},{"slug":"a","model":{"provider":"x"}}]}`, `duplicate slug "a"`},
+		{"bad override", `{"agents":[{"slug":"a","model":{"provider":"x"},"allow_overrides":["system"]}]}`, `"system" cannot be overridden`},
+		{"bad ttl", `{"agents":[{"slug":"a","model":{"provider":"x"},"pending_ttl":"soon"}]}`, "pending_ttl"},
+		{"bad budget", `{"agents":[{"slug":"a","model":{"provider":"x"},"budgets":{"dollars":1}}]}`, "unknown budget"},
+		{"client tool", `{"agents":[{"slug":"a","model":{"provider":"x"},"tools":[{"name":"client/x","description":"d"}]}]}`, "declared by API callers"},
+		{"bad tool", `{"agents":[{"slug":"a","model":{"provider":"x"},"tools":[{"name":"nons","source":"s","description":"d","executor":{"type":"go","handler":"h"}}]}]}`, "namespaced"},
+		{"no executor", `{"agents":[{"slug":"a","model":{"provider":"x"},"tools":[{"name":"a/b","source":"s","description":"d"}]}]}`, "executor must be an object"},
+		{"bad executor type", `{"agents":[{"slug":"a","model":{"provider":"x"},"tools":[{"name":"a/b","source":"s","description":"d","executor":{"type":"ftp"}}]}]}`, "executor.type"},
+		{"http without url", `{"agents":[{"slug":"a","model":{"provider":"x"},"tools":[{"name":"a/b","source":"s","description":"d","executor":{"type":"http"}}]}]}`, "executor.url"},
+		{"executor unknown field", `{"agents":[{"slug":"a","model":{"provider":"x"},"tools":[{"name":"a/b","source":"s","description":"d","executor":{"type":"go","handler":"h","secret":"x"}}]}]}`, `unknown field "secret"`},
+		{"trailing", `{"agents":[{"slug":"a","model":{"provider":"x"}}]} {}`, "unexpected data"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	r, err := Parse([]byte(`{"agents":[{"slug":"a","model":{"provider":"scripted"},"allow_overrides":["budgets","max_turns"],"budgets":{"tool_calls":5,"turns":3},"pending_ttl":"2h",
+	  "tools":[{"name":"a/b","source":"s","description":"d","executor":{"type":"go","handler":"echo"}}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, ok := r.Get("a")
+	if !ok || a.PendingTTL.Hours() != 2 || len(a.Tools) != 1 || a.Executors["a/b"].Handler != "echo" {
+		t.Fatalf("agent %+v", a)
+	}
+	n := 4
+	cfg, err := a.RunConfig(Overrides{MaxTurns: &n, Budgets: map[string]int{"tool_calls": 2}})
+	if err != nil || cfg.MaxTurns != 4 || cfg.Budgets["tool_calls"] != 2 || cfg.Budgets["turns"] != 3 {
+		t.Fatalf("cfg %+v %v", cfg, err)
+	}
+	// The agent's own budgets are not changed by a request.
+	cfg2, _ := a.RunConfig(Overrides{})
+	if cfg2.Budgets["tool_calls"] != 5 {
+		t.Fatalf("request override leaked into the agent: %v", cfg2.Budgets)
+	}
+	p := true
+	_, err = a.RunConfig(Overrides{ParallelToolCalls: &p})
+	var oe *OverrideError
+	if !errors.As(err, &oe) || oe.Field != OverrideParallelToolCalls {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := a.RunConfig(Overrides{Budgets: map[string]int{"tool_calls": 0}}); err == nil {
+		t.Fatal("zero budget accepted")
+	}
+}
