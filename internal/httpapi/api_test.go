@@ -2,7 +2,9 @@ package httpapi_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -274,4 +276,28 @@ func TestCancelSteerAndBase64(t *testing.T) {
 		t.Fatalf("cancel left an open call: %v", last)
 	}
 	_ = fmt.Sprint
+}
+
+func TestIdempotencyKeyInFlight(t *testing.T) {
+	e := newEnv(t)
+	// Another request with this key is still being handled.
+	scope := "acme POST /v1/runs"
+	sum := sha256.Sum256([]byte(startBody))
+	if rec, err := e.api.Idem.BeginIdempotent(context.Background(), scope, "busy-key", hex.EncodeToString(sum[:]), e.clock.T, time.Hour); err != nil || rec != nil {
+		t.Fatal(rec, err)
+	}
+	st, b, _ := e.do(t, "POST", "/v1/runs", "tok-acme-123", startBody, map[string]string{"Idempotency-Key": "busy-key"})
+	if st != 409 || code(b) != "idempotency_key_in_flight" {
+		t.Fatalf("in flight: %d %v", st, b)
+	}
+	// A request that failed on the server side frees its key.
+	st, b, _ = e.do(t, "POST", "/v1/runs", "tok-acme-123", `{"agent":"nope","messages":[{"role":"user","content":"x"}]}`, map[string]string{"Idempotency-Key": "k400"})
+	if st != 400 {
+		t.Fatalf("%d %v", st, b)
+	}
+	// Client errors are remembered like successes.
+	st2, _, resp := e.do(t, "POST", "/v1/runs", "tok-acme-123", `{"agent":"nope","messages":[{"role":"user","content":"x"}]}`, map[string]string{"Idempotency-Key": "k400"})
+	if st2 != 400 || resp.Headers["Idempotent-Replayed"] != "true" {
+		t.Fatalf("replayed 400: %d %v", st2, resp.Headers)
+	}
 }
