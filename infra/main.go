@@ -1,0 +1,58 @@
+// Command infra is Baton's CDK app: one stack with the DynamoDB table, the
+// SQS FIFO step queue and its dead-letter queue, the API, worker and
+// sweeper Lambdas (arm64, provided.al2023, code from ../build), a REST API
+// under /v1, alarms and outputs. Context values: stage (default dev),
+// providers (comma-separated, default bedrock), buildDir (default
+// ../build), workerTimeout (seconds, default 120).
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+)
+
+func main() {
+	defer jsii.Close()
+	app := awscdk.NewApp(nil)
+	props := &StackProps{
+		Stage:     ctxString(app, "stage", "dev"),
+		BuildDir:  ctxString(app, "buildDir", "../build"),
+		Providers: strings.Split(ctxString(app, "providers", "bedrock"), ","),
+	}
+	if s := ctxString(app, "workerTimeout", ""); s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "workerTimeout: want seconds:", err)
+			os.Exit(1)
+		}
+		props.WorkerTimeoutSeconds = v
+	}
+	props.Env = &awscdk.Environment{Account: envPtr("CDK_DEFAULT_ACCOUNT"), Region: envPtr("CDK_DEFAULT_REGION")}
+	if _, err := NewBatonStack(app, "Baton-"+props.Stage, props); err != nil {
+		fmt.Fprintln(os.Stderr, "baton stack:", err)
+		os.Exit(1)
+	}
+	app.Synth(nil)
+}
+
+func ctxString(app awscdk.App, key, def string) string {
+	if v := app.Node().TryGetContext(jsii.String(key)); v != nil {
+		if s, ok := v.(string); ok && s != "" {
+			return s
+		}
+		return fmt.Sprint(v)
+	}
+	return def
+}
+
+func envPtr(k string) *string {
+	if v := os.Getenv(k); v != "" {
+		return jsii.String(v)
+	}
+	return nil
+}

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// StackProps configures the Baton stack.
+type StackProps struct {
+	awscdk.StackProps
+	// Stage names the deployment; "prod" retains the table on delete.
+	Stage string
+	// BuildDir holds api.zip, worker.zip and sweeper.zip (make build).
+	BuildDir string
+	// Providers are the model providers the deployment enables
+	// (BATON_PROVIDERS), e.g. "bedrock" or "scripted".
+	Providers []string
+	// WorkerTimeoutSeconds is the worker Lambda timeout (default 120); the
+	// queue's visibility timeout is six times it.
+	WorkerTimeoutSeconds float64
+	// WorkerMaxConcurrency caps concurrent worker invocations (default 50).
+	WorkerMaxConcurrency float64
+	// ThrottleRate and ThrottleBurst are the API stage's throttling.
+	ThrottleRate  float64
+	ThrottleBurst float64
+}
+
+func (p *StackProps) defaults() {
+	if p.Stage == "" {
+		p.Stage = "dev"
+	}
+	if p.BuildDir == "" {
+		p.BuildDir = "../build"
+	}
+	if p.WorkerTimeoutSeconds <= 0 {
+		p.WorkerTimeoutSeconds = 120
+	}
+	if p.WorkerMaxConcurrency <= 0 {
+		p.WorkerMaxConcurrency = 50
+	}
+	if p.ThrottleRate <= 0 {
+		p.ThrottleRate = 50
+	}
+	if p.ThrottleBurst <= 0 {
+		p.ThrottleBurst = 100
+	}
+}
+
+// Validate checks the props.
+func (p *StackProps) Validate() error {
+	if p.WorkerTimeoutSeconds > 900 {
+		return fmt.Errorf("worker timeout %vs exceeds Lambda's 900 s", p.WorkerTimeoutSeconds)
+	}
+	if 6*p.WorkerTimeoutSeconds > 43200 {
+		return fmt.Errorf("6 × worker timeout exceeds SQS's 12 h visibility timeout")
+	}
+	return nil
+}
+
+// NewBatonStack defines the table, the step queue and its DLQ, the API,
+// worker and sweeper Lambdas, the REST API, alarms and outputs.
+func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (awscdk.Stack, error) {
+	if props == nil {
+		props = &StackProps{}
+	}
+	props.defaults()
+	if err := props.Validate(); err != nil {
+		return nil, err
+	}
+	stack := awscdk.NewStack(scope, &id, &props.StackProps)
+	removal := awscdk.RemovalPolicy_DESTROY
+	if props.Stage == "prod" {
+		removal = awscdk.RemovalPolicy_RETAIN
+	}
+
+	table := awsdynamodb.NewTable(stack, jsii.String("Table"), &awsdynamodb.TableProps{
+		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String("PK"), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:             &awsdynamodb.Attribute{Name: jsii.String("SK"), Type: awsdynamodb.AttributeType_STRING},
+		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		TimeToLiveAttribute: jsii.String("ttl"),
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(true),
+		},
+		RemovalPolicy: removal,
+	})
+	table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:      jsii.String("GSI1"),
+		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String("GSI1PK"), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:        &awsdynamodb.Attribute{Name: jsii.String("GSI1SK"), Type: awsdynamodb.AttributeType_STRING},
+		ProjectionType: awsdynamodb.ProjectionType_KEYS_ONLY,
+	})
+
+	workerTimeout := awscdk.Duration_Seconds(jsii.Number(props.WorkerTimeoutSeconds))
+	dlq := awssqs.NewQueue(stack, jsii.String("StepsDLQ"), &awssqs.QueueProps{
+		Fifo:            jsii.Bool(true),
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+	})
+	steps := awssqs.NewQueue(stack, jsii.String("Steps"), &awssqs.QueueProps{
+		Fifo:                      jsii.Bool(true),
+		ContentBasedDeduplication: jsii.Bool(false),
+		VisibilityTimeout:         awscdk.Duration_Seconds(jsii.Number(6 * props.WorkerTimeoutSeconds)),
+		DeadLetterQueue:           &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(5)},
+		Encryption:                awssqs.QueueEncryption_SQS_MANAGED,
+	})
+
+	env := map[string]*string{
+		"BATON_TABLE":        table.TableName(),
+		"BATON_QUEUE_URL":    steps.QueueUrl(),
+		"BATON_PROVIDERS":    jsii.String(strings.Join(props.Providers, ",")),
+		"BATON_MAX_RECEIVES": jsii.String("5"),
+		"BATON_STALL_AFTER":  jsii.String(fmt.Sprintf("%ds", int(2*6*props.WorkerTimeoutSeconds))),
+		"BATON_INTENT_LEASE": jsii.String(fmt.Sprintf("%ds", int(2*props.WorkerTimeoutSeconds))),
+		"LOG_LEVEL":          jsii.String("info"),
+	}
+	fn := func(name string, timeout awscdk.Duration, memory float64) awslambda.Function {
+		logs := awslogs.NewLogGroup(stack, jsii.String(name+"Logs"), &awslogs.LogGroupProps{
+			Retention:     awslogs.RetentionDays_ONE_MONTH,
+			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		})
+		return awslambda.NewFunction(stack, jsii.String(name), &awslambda.FunctionProps{
+			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+			Architecture: awslambda.Architecture_ARM_64(),
+			Handler:      jsii.String("bootstrap"),
+			Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(props.BuildDir, strings.ToLower(name)+".zip")), nil),
+			Timeout:      timeout,
+			MemorySize:   jsii.Number(memory),
+			Environment:  &env,
+			LogGroup:     logs,
+		})
+	}
+	api := fn("Api", awscdk.Duration_Seconds(jsii.Number(29)), 512)
+	worker := fn("Worker", workerTimeout, 1024)
+	sweeper := fn("Sweeper", awscdk.Duration_Seconds(jsii.Number(60)), 256)
+
+	for _, f := range []awslambda.Function{api, worker, sweeper} {
+		table.GrantReadWriteData(f)
+		steps.GrantSendMessages(f)
+	}
+	worker.AddEventSource(awslambdaeventsources.NewSqsEventSource(steps, &awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:               jsii.Number(10),
+		ReportBatchItemFailures: jsii.Bool(true),
+		MaxConcurrency:          jsii.Number(props.WorkerMaxConcurrency),
+	}))
+	rule := awsevents.NewRule(stack, jsii.String("SweepSchedule"), &awsevents.RuleProps{
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(1))),
+		Description: jsii.String("Expire pending Baton items and resend stalled steps"),
+	})
+	rule.AddTarget(awseventstargets.NewLambdaFunction(sweeper, nil))
+
+	accessLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
+		Retention:     awslogs.RetentionDays_ONE_MONTH,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	rest := awsapigateway.NewRestApi(stack, jsii.String("RestApi"), &awsapigateway.RestApiProps{
+		RestApiName:    jsii.String("baton-" + props.Stage),
+		CloudWatchRole: jsii.Bool(true),
+		DeployOptions: &awsapigateway.StageOptions{
+			StageName:            jsii.String(props.Stage),
+			ThrottlingRateLimit:  jsii.Number(props.ThrottleRate),
+			ThrottlingBurstLimit: jsii.Number(props.ThrottleBurst),
+			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(accessLogs),
+			AccessLogFormat: awsapigateway.AccessLogFormat_JsonWithStandardFields(&awsapigateway.JsonWithStandardFieldProps{
+				Caller: jsii.Bool(false), HttpMethod: jsii.Bool(true), Ip: jsii.Bool(true), Protocol: jsii.Bool(true),
+				RequestTime: jsii.Bool(true), ResourcePath: jsii.Bool(true), ResponseLength: jsii.Bool(true),
+				Status: jsii.Bool(true), User: jsii.Bool(false),
+			}),
+		},
+	})
+	v1 := rest.Root().AddResource(jsii.String("v1"), nil)
+	v1.AddProxy(&awsapigateway.ProxyResourceOptions{
+		DefaultIntegration: awsapigateway.NewLambdaIntegration(api, nil),
+		AnyMethod:          jsii.Bool(true),
+	})
+
+	awscloudwatch.NewAlarm(stack, jsii.String("DeadLetters"), &awscloudwatch.AlarmProps{
+		AlarmDescription:   jsii.String("Baton step messages reached the dead-letter queue"),
+		Metric:             dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum")}),
+		Threshold:          jsii.Number(1),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+	awscloudwatch.NewAlarm(stack, jsii.String("WorkerErrors"), &awscloudwatch.AlarmProps{
+		AlarmDescription:   jsii.String("The Baton worker Lambda failed invocations"),
+		Metric:             worker.MetricErrors(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}),
+		Threshold:          jsii.Number(1),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+
+	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{Value: rest.Url(), Description: jsii.String("Base URL; the API is under v1/")})
+	awscdk.NewCfnOutput(stack, jsii.String("TableName"), &awscdk.CfnOutputProps{Value: table.TableName()})
+	awscdk.NewCfnOutput(stack, jsii.String("QueueUrl"), &awscdk.CfnOutputProps{Value: steps.QueueUrl()})
+	awscdk.NewCfnOutput(stack, jsii.String("DeadLetterQueueUrl"), &awscdk.CfnOutputProps{Value: dlq.QueueUrl()})
+	return stack, nil
+}
