@@ -3,7 +3,7 @@ SHELL := /usr/bin/env bash
 GO ?= go
 PKGS := ./...
 
-.PHONY: help build-lambdas check-build node-tools infra-test synth deploy destroy test test-unit emulators emulators-stop lint build run demo bench fuzz fmt golden clean
+.PHONY: help invoke localstack-up localstack-down deploy-local e2e-localstack build-lambdas check-build node-tools infra-test synth deploy destroy test test-unit emulators emulators-stop lint build run demo bench fuzz fmt golden clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -54,6 +54,34 @@ infra-test: node-tools build-lambdas ## CDK assertion tests (Node 22), then cdk 
 
 synth: node-tools build-lambdas ## synthesize the CloudFormation template into infra/cdk.out
 	$(CDK) synth --no-notices -o cdk.out
+
+FN ?= api
+EVENT ?= events/api/start-run.json
+invoke: ## run a function's handler on a sample event: make invoke FN=api EVENT=events/api/start-run.json [ARGS="baton dev flags"]
+	$(GO) run ./cmd/baton invoke --fn $(FN) --event $(EVENT) $(ARGS)
+
+LOCAL_ENDPOINT := http://localhost:4566
+CDKLOCAL := cd infra && AWS_ENDPOINT_URL=$(LOCAL_ENDPOINT) AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 CDK_DISABLE_VERSION_CHECK=true PATH=$(NODE22):$$PATH .cli/node_modules/.bin/cdklocal
+
+localstack-up: ## (needs Docker) start LocalStack 4.4.0 on 127.0.0.1:4566
+	docker compose -f localstack/docker-compose.yml up -d --wait
+
+localstack-down: ## (needs Docker) stop LocalStack
+	docker compose -f localstack/docker-compose.yml down
+
+deploy-local: ## (needs Docker) deploy the stack to LocalStack with the e2e agents and the scripted provider
+	$(MAKE) build-lambdas AGENTS_FILE=tests/testdata/agents.json
+	$(MAKE) node-tools
+	$(CDKLOCAL) bootstrap --no-notices
+	$(CDKLOCAL) deploy --no-notices --require-approval never -c stage=local -c providers=scripted --outputs-file cdk-outputs.local.json
+
+e2e-localstack: ## (needs Docker) run tests/ against the stack deployed by deploy-local
+	@table=$$(jq -r '."Baton-local".TableName' infra/cdk-outputs.local.json); \
+	url=$$(jq -r '."Baton-local".ApiUrl' infra/cdk-outputs.local.json); \
+	for t in acme=tok-acme-e2e-000 globex=tok-globex-e2e-0; do \
+		AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test $(GO) run ./cmd/baton token put --table $$table --tenant $${t%%=*} --token $${t#*=} --dynamodb-endpoint $(LOCAL_ENDPOINT) --region us-east-1 >/dev/null || exit 1; \
+	done; \
+	BATON_E2E_BASE_URL=$${url%/} $(GO) test -count=1 -tags e2e -run TestEndToEnd ./tests/
 
 STAGE ?= dev
 PROVIDERS ?= bedrock

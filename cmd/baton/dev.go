@@ -116,44 +116,51 @@ func parseDevTokens(s string) (map[string]string, error) {
 	return out, nil
 }
 
-func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parseDevFlags(args, stderr)
-	if err != nil {
-		return err
-	}
+// runtime is what baton dev and baton invoke run: the real handlers on
+// embedded or external stores.
+type runtime struct {
+	eng    *engine.Engine
+	api    *httpapi.API
+	worker *worker.Worker
+	stores devStores
+	reg    *agents.Registry
+	tokens map[string]string // token → tenant
+	log    *slog.Logger
+}
+
+func buildRuntime(ctx context.Context, o devOptions, stderr io.Writer, defaultTokens map[string]string) (*runtime, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+		return nil, fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	var reg *agents.Registry
+	var err error
 	if o.agentsFile != "" {
 		reg, err = agents.LoadFile(o.agentsFile)
 	} else {
 		reg, err = agents.Parse(demoAgents)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	router, err := executors.NewRouter(reg, executors.NewGoRegistry(), toolFactories())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	stores, err := openStores(ctx, o)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	tokens := map[string]string{}
+	tokens := defaultTokens
 	if env := os.Getenv("BATON_DEV_TOKENS"); env != "" {
 		if tokens, err = parseDevTokens(env); err != nil {
-			return err
+			return nil, err
 		}
-	} else {
-		tokens[core.RandomIDs{}.NewID("dev")] = "dev"
 	}
 	for token, tenant := range tokens {
 		if err := stores.tokens.PutToken(ctx, httpapi.HashToken(token), core.Token{Tenant: tenant, Scopes: httpapi.AllScopes, Label: tenant}); err != nil {
-			return fmt.Errorf("store dev token: %w", err)
+			return nil, fmt.Errorf("store dev token: %w", err)
 		}
 	}
 	clock := core.SystemClock{}
@@ -161,8 +168,19 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		core.IO{Model: core.ModelRouter{core.ProviderScripted: core.ScriptedModel{}}, Tools: router},
 		clock, core.RandomIDs{}, reg, log, engine.Config{StallAfter: 2 * o.visibility, IntentLease: o.visibility, MaxReceives: 5})
 	api := httpapi.New(eng, stores.tokens, stores.idem, clock, log, httpapi.Config{Providers: []string{core.ProviderScripted}})
-	w := &worker.Worker{Engine: eng, Log: log}
+	return &runtime{eng: eng, api: api, worker: &worker.Worker{Engine: eng, Log: log}, stores: stores, reg: reg, tokens: tokens, log: log}, nil
+}
 
+func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseDevFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	rt, err := buildRuntime(ctx, o, stderr, map[string]string{core.RandomIDs{}.NewID("dev"): "dev"})
+	if err != nil {
+		return err
+	}
+	eng, api, w, stores, reg, tokens, log := rt.eng, rt.api, rt.worker, rt.stores, rt.reg, rt.tokens, rt.log
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)

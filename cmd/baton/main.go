@@ -19,6 +19,8 @@ commands:
   dev     run the whole system on one machine: the API behind a local HTTP
           server and the worker behind a queue poller, on embedded stores or
           on DynamoDB/SQS endpoints (see baton dev -h)
+  token   store an API token's hash in a deployment's table (baton token put -h)
+  invoke  run a Lambda handler locally on a sample event (baton invoke -h)
   demo    run a scripted demo agent in process: a server tool call, a
           client-tool pause and resume, an approval, and the final result
           envelope
@@ -41,6 +43,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runDemo(ctx, args[1:], stdout)
 	case "dev":
 		err = runDev(ctx, args[1:], stdout, stderr)
+	case "token":
+		err = runToken(ctx, args[1:], stdout, stderr)
+	case "invoke":
+		err = runInvoke(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
