@@ -163,11 +163,17 @@ func buildRuntime(ctx context.Context, o devOptions, stderr io.Writer, defaultTo
 			return nil, fmt.Errorf("store dev token: %w", err)
 		}
 	}
+	models, enabled, err := devModels(ctx, log)
+	if err != nil {
+		return nil, err
+	}
 	clock := core.SystemClock{}
+	// The intent lease outlasts the default 30 s tool timeout, so a slow
+	// tool is never taken for a crashed one.
 	eng := engine.New(core.NewMachine(clock), stores.store, stores.queue,
-		core.IO{Model: core.ModelRouter{core.ProviderScripted: core.ScriptedModel{}}, Tools: router},
-		clock, core.RandomIDs{}, reg, log, engine.Config{StallAfter: 2 * o.visibility, IntentLease: o.visibility, MaxReceives: 5})
-	api := httpapi.New(eng, stores.tokens, stores.idem, clock, log, httpapi.Config{Providers: []string{core.ProviderScripted}})
+		core.IO{Model: models, Tools: router},
+		clock, core.RandomIDs{}, reg, log, engine.Config{StallAfter: 2 * o.visibility, IntentLease: o.visibility + 30*time.Second, MaxReceives: 5})
+	api := httpapi.New(eng, stores.tokens, stores.idem, clock, log, httpapi.Config{Providers: enabled})
 	return &runtime{eng: eng, api: api, worker: &worker.Worker{Engine: eng, Log: log}, stores: stores, reg: reg, tokens: tokens, log: log}, nil
 }
 

@@ -11,6 +11,6 @@ import (
 )
 
 func main() {
-	a := app.MustBuild(context.Background())
+	a := app.MustBuild(context.Background(), app.Options{ExecuteTools: true})
 	lambda.Start(a.Worker.Handle)
 }

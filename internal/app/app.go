@@ -19,6 +19,8 @@ import (
 	"github.com/baton-agents/baton/internal/engine"
 	"github.com/baton-agents/baton/internal/executors"
 	"github.com/baton-agents/baton/internal/httpapi"
+	"github.com/baton-agents/baton/internal/providers"
+	"github.com/baton-agents/baton/internal/providers/setup"
 	"github.com/baton-agents/baton/internal/sqsqueue"
 	"github.com/baton-agents/baton/internal/worker"
 )
@@ -31,9 +33,15 @@ type App struct {
 	Log    *slog.Logger
 }
 
-// Options adds what a custom bundle brings: Go tool handlers.
+// Options adds what a custom bundle brings (Go tool handlers) and says
+// whether this function executes tools.
 type Options struct {
 	GoHandlers *executors.GoRegistry
+	// ExecuteTools builds the server tools' executors (resolving their
+	// signing secrets and AWS clients at cold start). Only the worker
+	// executes tools; the API and the sweeper leave it false and need no
+	// access to tool secrets.
+	ExecuteTools bool
 }
 
 // Logger is the JSON logger of the functions, at cfg.LogLevel.
@@ -45,19 +53,22 @@ func Logger(level string) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
 }
 
-// Models returns the enabled model providers. A provider this build
-// does not include is a configuration error.
-func Models(enabled []string) (core.ModelRouter, error) {
-	r := core.ModelRouter{}
-	for _, p := range enabled {
-		switch p {
-		case core.ProviderScripted:
-			r[p] = core.ScriptedModel{}
-		default:
-			return nil, fmt.Errorf("model provider %q is not available in this build (available: %s)", p, core.ProviderScripted)
-		}
+// Models returns the model providers listed in BATON_PROVIDERS (scripted,
+// openai, anthropic, bedrock), configured from the deployment's
+// environment as package providers describes: endpoints and API keys come
+// from BATON_OPENAI_*, BATON_ANTHROPIC_* and BATON_BEDROCK_* (keys from
+// the environment, SSM or Secrets Manager, read here once), never from a
+// run's model spec. A provider this build does not include, or a listed
+// provider whose configuration is missing, is a configuration error.
+func Models(ctx context.Context, cfg config.Config) (core.ModelRouter, error) {
+	pc, err := providers.ConfigFromEnv(os.LookupEnv)
+	if err != nil {
+		return nil, err
 	}
-	return r, nil
+	if pc.Bedrock.Region == "" {
+		pc.Bedrock.Region = cfg.Region
+	}
+	return setup.Router(ctx, cfg.Providers, pc, setup.Deps{Log: Logger(cfg.LogLevel)})
 }
 
 // LoadAgents reads the registry from BATON_AGENTS_JSON or the bundled
@@ -76,17 +87,25 @@ func Build(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	models, err := Models(cfg.Providers)
+	models, err := Models(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	goh := opts.GoHandlers
-	if goh == nil {
-		goh = executors.NewGoRegistry()
-	}
-	router, err := executors.NewRouter(reg, goh, nil)
-	if err != nil {
-		return nil, err
+	var tools core.ToolExecutor
+	if opts.ExecuteTools {
+		goh := opts.GoHandlers
+		if goh == nil {
+			goh = executors.NewGoRegistry()
+		}
+		// http and lambda tools are built here, once: signing secrets are
+		// resolved and the Lambda client created at cold start. AWS is
+		// loaded only when a tool needs it (a lambda tool, an SSM or
+		// Secrets Manager secret).
+		router, err := executors.NewRouter(reg, goh, executors.Factories(ctx, executors.Options{AWSConfig: executors.AWSConfigLoader(cfg.Region)}))
+		if err != nil {
+			return nil, err
+		}
+		tools = router
 	}
 	clients, err := awsenv.New(ctx, awsenv.Options{Region: cfg.Region})
 	if err != nil {
@@ -95,7 +114,7 @@ func Build(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	store := dynamostore.New(clients.DynamoDB, cfg.Table)
 	q := sqsqueue.New(clients.SQS, cfg.QueueURL)
 	clock := core.SystemClock{}
-	eng := engine.New(core.NewMachine(clock), store, q, core.IO{Model: models, Tools: router}, clock, core.RandomIDs{}, reg, log,
+	eng := engine.New(core.NewMachine(clock), store, q, core.IO{Model: models, Tools: tools}, clock, core.RandomIDs{}, reg, log,
 		engine.Config{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives})
 	api := httpapi.New(eng, store, store, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers})
 	return &App{Engine: eng, API: api, Worker: &worker.Worker{Engine: eng, Log: log}, Log: log}, nil
@@ -103,11 +122,11 @@ func Build(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 
 // MustBuild loads the configuration and builds the app, exiting the
 // process with a clear message when it cannot (a Lambda init failure).
-func MustBuild(ctx context.Context) *App {
+func MustBuild(ctx context.Context, opts Options) *App {
 	cfg, err := config.Load()
 	if err == nil {
 		var a *App
-		if a, err = Build(ctx, cfg, Options{}); err == nil {
+		if a, err = Build(ctx, cfg, opts); err == nil {
 			return a
 		}
 	}

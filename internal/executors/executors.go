@@ -1,6 +1,3 @@
-// Package executors turns the agent registry's executor configurations
-// into core.ToolExecutors: a router by agent and tool name, and the Go
-// handler registry for users who build their own bundle.
 package executors
 
 import (
@@ -41,7 +38,8 @@ func (r *GoRegistry) Register(name string, h Handler) {
 }
 
 // Typed adapts a handler with typed parameters: the call's parameters are
-// decoded into P (unknown fields rejected) and the result returned as is.
+// decoded into P (fields P does not declare are ignored; the parameter
+// schema has already validated them) and the result returned as is.
 func Typed[P any, R any](fn func(ctx context.Context, params P, call core.ToolCall) (R, error)) Handler {
 	return func(ctx context.Context, call core.ToolCall) (any, error) {
 		b, err := json.Marshal(call.Parameters)
@@ -85,7 +83,8 @@ type Router struct {
 var _ core.ToolExecutor = (*Router)(nil)
 
 // Factory builds executors of one type (http, lambda) from their
-// configuration.
+// configuration, once per cold start; Factories returns the built-in ones.
+// tool is the tool's name, for error messages.
 type Factory func(tool string, ex agents.Executor) (core.ToolExecutor, error)
 
 // NewRouter builds the executors of every agent's server tools once, at

@@ -1,0 +1,247 @@
+package executors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/toolsig"
+)
+
+// agentsWith is an agents file with one agent whose tools use the given
+// executor objects.
+func agentsWith(t *testing.T, executors ...string) *agents.Registry {
+	t.Helper()
+	var tools []string
+	for i, ex := range executors {
+		tools = append(tools, fmt.Sprintf(`{"name":"t/tool%d","source":"s","description":"Tool %d.","executor":%s}`, i, i, ex))
+	}
+	reg, err := agents.Parse([]byte(`{"agents":[{"slug":"a","model":{"provider":"scripted"},"tools":[` + strings.Join(tools, ",") + `]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// fakeAWS emulates the three AWS APIs the factories use: SSM GetParameter
+// and Secrets Manager GetSecretValue (AWS JSON 1.1, X-Amz-Target) and
+// Lambda Invoke (REST).
+type fakeAWS struct {
+	*httptest.Server
+	mu      sync.Mutex
+	targets []string
+	bodies  []map[string]any
+}
+
+func newFakeAWS(t *testing.T) *fakeAWS {
+	f := &fakeAWS{}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		target := r.Header.Get("X-Amz-Target")
+		if target == "" {
+			target = r.URL.Path
+		}
+		f.mu.Lock()
+		f.targets = append(f.targets, target)
+		f.bodies = append(f.bodies, m)
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+		switch {
+		case target == "AmazonSSM.GetParameter" && m["Name"] == "/baton/tool-secret":
+			fmt.Fprintf(w, `{"Parameter":{"Name":"/baton/tool-secret","Type":"SecureString","Value":%q,"Version":1}}`, "ssm-"+testSecret)
+		case target == "AmazonSSM.GetParameter":
+			w.Header().Set("X-Amzn-ErrorType", "ParameterNotFound")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"__type":"ParameterNotFound","message":"not found"}`)
+		case target == "secretsmanager.GetSecretValue":
+			fmt.Fprintf(w, `{"ARN":%q,"Name":"tool","SecretString":%q}`, m["SecretId"], "sm-"+testSecret)
+		case strings.HasSuffix(target, "/invocations"):
+			io.WriteString(w, `{"from":"lambda"}`)
+		default:
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"__type":"UnknownOperationException"}`)
+		}
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func nowForTest() time.Time { return time.Now() }
+
+func (f *fakeAWS) seen() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.targets...)
+}
+
+func TestFactoriesResolveSecretsOnceAtBuild(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string][]byte{} // signature check per path
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		ok := map[string]string{"/env": "env-" + testSecret, "/ssm": "ssm-" + testSecret, "/arn": "sm-" + testSecret}[r.URL.Path]
+		err := toolsig.Verify([]byte(ok), r.Header.Get(toolsig.HeaderTimestamp), r.Header.Get(toolsig.HeaderSignature), b, nowForTest())
+		mu.Lock()
+		got[r.URL.Path] = []byte(fmt.Sprint(err))
+		mu.Unlock()
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	fa := newFakeAWS(t)
+	loads := 0
+	envReads := 0
+	f := Factories(context.Background(), Options{
+		AWSConfig: func(context.Context) (aws.Config, error) { loads++; return awsConfigFor(fa.URL), nil },
+		Getenv: func(k string) string {
+			envReads++
+			if k == "TOOL_SECRET" {
+				return "env-" + testSecret
+			}
+			return ""
+		},
+		Now: nowForTest,
+	})
+	reg := agentsWith(t,
+		`{"type":"http","url":"`+srv.URL+`/env","secret_env":"TOOL_SECRET"}`,
+		`{"type":"http","url":"`+srv.URL+`/env","secret_env":"TOOL_SECRET","timeout":"5s"}`,
+		`{"type":"http","url":"`+srv.URL+`/ssm","secret_ssm":"/baton/tool-secret"}`,
+		`{"type":"http","url":"`+srv.URL+`/ssm","secret_ssm":"/baton/tool-secret"}`,
+		`{"type":"http","url":"`+srv.URL+`/arn","secret_arn":"arn:aws:secretsmanager:us-east-1:123456789012:secret:tool-AbCdEf"}`,
+		`{"type":"lambda","function":"lookup"}`,
+		`{"type":"lambda","function":"lookup2"}`,
+		`{"type":"go","handler":"echo"}`,
+	)
+	r, err := NewRouter(reg, NewGoRegistry(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loads != 1 || envReads != 1 {
+		t.Fatalf("AWS config loaded %d times, env read %d times; want 1 and 1", loads, envReads)
+	}
+	want := "[AmazonSSM.GetParameter secretsmanager.GetSecretValue]"
+	if s := fmt.Sprint(fa.seen()); s != want {
+		t.Fatalf("AWS calls at build %s, want %s (each secret once)", s, want)
+	}
+	if fa.bodies[0]["WithDecryption"] != true {
+		t.Fatalf("GetParameter without decryption: %v", fa.bodies[0])
+	}
+	for i := 0; i < 8; i++ {
+		call := testCall
+		call.Agent, call.ToolName = "a", fmt.Sprintf("t/tool%d", i)
+		out, err := r.Execute(context.Background(), call)
+		if err != nil {
+			t.Fatalf("tool%d: %v", i, err)
+		}
+		if res := core.NormalizeToolOutput(core.ToolDeclaration{Name: call.ToolName}, out, nil); !res.Success {
+			t.Fatalf("tool%d: %+v", i, res)
+		}
+	}
+	for _, p := range []string{"/env", "/ssm", "/arn"} {
+		if string(got[p]) != "<nil>" {
+			t.Fatalf("%s: signature with the resolved secret: %s", p, got[p])
+		}
+	}
+	if n := len(fa.seen()); n != 4 {
+		t.Fatalf("AWS calls after executing: %v (want the two secrets at build and two invocations)", fa.seen())
+	}
+}
+
+func TestFactoriesErrors(t *testing.T) {
+	noAWS := Factories(context.Background(), Options{Getenv: func(string) string { return "" }})
+	for _, c := range []struct{ ex, want string }{
+		{`{"type":"http","url":"http://127.0.0.1:9/x"}`, "a signing secret is required"},
+		{`{"type":"http","url":"http://127.0.0.1:9/x","secret_env":"A","secret_ssm":"/b"}`, "set only one of"},
+		{`{"type":"http","url":"http://127.0.0.1:9/x","secret_env":"MISSING_SECRET"}`, "environment variable MISSING_SECRET is unset or empty"},
+		{`{"type":"http","url":"http://127.0.0.1:9/x","secret_ssm":"/b"}`, "AWS configuration is not available"},
+		{`{"type":"lambda","function":"f"}`, "AWS configuration is not available"},
+	} {
+		_, err := NewRouter(agentsWith(t, c.ex), NewGoRegistry(), noAWS)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "agent a tool t/tool0") {
+			t.Errorf("%s: err = %v, want %q", c.ex, err, c.want)
+		}
+	}
+
+	fa := newFakeAWS(t)
+	withAWS := Factories(context.Background(), Options{AWSConfig: func(context.Context) (aws.Config, error) { return awsConfigFor(fa.URL), nil }})
+	_, err := NewRouter(agentsWith(t, `{"type":"http","url":"http://127.0.0.1:9/x","secret_ssm":"/nope"}`), NewGoRegistry(), withAWS)
+	if err == nil || !strings.Contains(err.Error(), "secret_ssm /nope: get parameter") || !strings.Contains(err.Error(), "ParameterNotFound") {
+		t.Fatalf("missing parameter: %v", err)
+	}
+
+	// An http-only registry never loads AWS.
+	loaded := false
+	lazy := Factories(context.Background(), Options{
+		AWSConfig: func(context.Context) (aws.Config, error) { loaded = true; return aws.Config{}, nil },
+		Getenv:    func(string) string { return testSecret },
+	})
+	if _, err := NewRouter(agentsWith(t, `{"type":"http","url":"http://127.0.0.1:9/x","secret_env":"S"}`), NewGoRegistry(), lazy); err != nil || loaded {
+		t.Fatalf("http only: err %v, AWS loaded %v", err, loaded)
+	}
+}
+
+func TestSecretsFromFakes(t *testing.T) {
+	s := &secrets{byRef: map[string][]byte{}, getenv: func(string) string { return "" },
+		ssm: func() (SSMParameterGetter, error) { return fakeSSM{}, nil },
+		sm:  func() (SecretValueGetter, error) { return fakeSM{}, nil }}
+	for _, c := range []struct {
+		ex         agents.Executor
+		want, fail string
+	}{
+		{agents.Executor{SecretSSM: "/ok"}, "ssm-value", ""},
+		{agents.Executor{SecretSSM: "/empty"}, "", "the parameter is empty"},
+		{agents.Executor{SecretARN: "arn:string"}, "sm-string", ""},
+		{agents.Executor{SecretARN: "arn:binary"}, "sm-binary", ""},
+		{agents.Executor{SecretARN: "arn:empty"}, "", "the secret is empty"},
+	} {
+		v, err := s.resolve(context.Background(), c.ex)
+		if c.fail != "" {
+			if err == nil || !strings.Contains(err.Error(), c.fail) {
+				t.Errorf("%+v: err = %v, want %q", c.ex, err, c.fail)
+			}
+			continue
+		}
+		if err != nil || string(v) != c.want {
+			t.Errorf("%+v: %q %v, want %q", c.ex, v, err, c.want)
+		}
+	}
+}
+
+type fakeSSM struct{}
+
+func (fakeSSM) GetParameter(_ context.Context, in *ssm.GetParameterInput, _ ...func(*ssm.Options)) (*ssm.GetParameterOutput, error) {
+	if !aws.ToBool(in.WithDecryption) {
+		return nil, fmt.Errorf("not decrypted")
+	}
+	if aws.ToString(in.Name) == "/empty" {
+		return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Value: aws.String("")}}, nil
+	}
+	return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Value: aws.String("ssm-value")}}, nil
+}
+
+type fakeSM struct{}
+
+func (fakeSM) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+	switch aws.ToString(in.SecretId) {
+	case "arn:string":
+		return &secretsmanager.GetSecretValueOutput{SecretString: aws.String("sm-string")}, nil
+	case "arn:binary":
+		return &secretsmanager.GetSecretValueOutput{SecretBinary: []byte("sm-binary")}, nil
+	}
+	return &secretsmanager.GetSecretValueOutput{}, nil
+}

@@ -1,0 +1,134 @@
+package executors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
+
+	"github.com/baton-agents/baton/core"
+)
+
+// LambdaInvoker is the part of the Lambda API the lambda executor uses;
+// *lambda.Client implements it.
+type LambdaInvoker interface {
+	Invoke(ctx context.Context, in *lambda.InvokeInput, optFns ...func(*lambda.Options)) (*lambda.InvokeOutput, error)
+}
+
+var _ LambdaInvoker = (*lambda.Client)(nil)
+
+// LambdaConfig configures a lambda tool executor.
+type LambdaConfig struct {
+	// Function is the function's name or ARN, optionally with a version or
+	// alias qualifier ("name:alias").
+	Function string
+	// Client invokes the function; it is built once per cold start and
+	// shared by every lambda tool.
+	Client LambdaInvoker
+	// Timeout bounds one invocation; zero means DefaultTimeout.
+	Timeout time.Duration
+	// MaxResponseBytes caps the response payload; zero means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+}
+
+// Lambda executes a server tool by invoking a Lambda function
+// synchronously (RequestResponse). The event is the http executor's body
+// plus "idempotency_key" (<run_id>:<tool_call_id>), since a Lambda event
+// has no headers.
+//
+// A JSON payload is the tool's output (an object with a boolean "success"
+// is a result envelope). A function error (the function threw, timed out
+// or ran out of memory) is a failed result with error_type function_error
+// carrying the function's errorType and errorMessage; an oversized or
+// non-JSON payload is a failed result (response_too_large,
+// invalid_response). An error of the Invoke API itself (throttling,
+// missing function, no permission, a timeout) is an error (an
+// executor_exception result).
+type Lambda struct {
+	tool     string
+	function string
+	client   LambdaInvoker
+	timeout  time.Duration
+	max      int64
+}
+
+var _ core.ToolExecutor = (*Lambda)(nil)
+
+// NewLambda validates c and returns the executor of tool.
+func NewLambda(tool string, c LambdaConfig) (*Lambda, error) {
+	if strings.TrimSpace(c.Function) == "" {
+		return nil, fmt.Errorf("lambda executor: function (name or ARN) is required")
+	}
+	if c.Client == nil {
+		return nil, fmt.Errorf("lambda executor: no Lambda client (AWS configuration is not available)")
+	}
+	l := &Lambda{tool: tool, function: c.Function, client: c.Client, timeout: c.Timeout, max: c.MaxResponseBytes}
+	if l.timeout <= 0 {
+		l.timeout = DefaultTimeout
+	}
+	if l.max <= 0 {
+		l.max = DefaultMaxResponseBytes
+	}
+	return l, nil
+}
+
+// lambdaError is the payload of a function error.
+type lambdaError struct {
+	ErrorMessage string `json:"errorMessage"`
+	ErrorType    string `json:"errorType"`
+}
+
+// Execute invokes the function with the call.
+func (l *Lambda) Execute(ctx context.Context, call core.ToolCall) (any, error) {
+	body, err := encodePayload(call, true)
+	if err != nil {
+		return nil, err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	out, err := l.client.Invoke(callCtx, &lambda.InvokeInput{
+		FunctionName:   aws.String(l.function),
+		InvocationType: lambdatypes.InvocationTypeRequestResponse,
+		Payload:        body,
+	})
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("invoke lambda %s timed out after %s: %w", l.function, l.timeout, context.DeadlineExceeded)
+		}
+		return nil, fmt.Errorf("invoke lambda %s: %w", l.function, err)
+	}
+	if fe := aws.ToString(out.FunctionError); fe != "" {
+		var le lambdaError
+		_ = json.Unmarshal(out.Payload, &le)
+		msg := fmt.Sprintf("lambda function %s failed (%s)", l.function, fe)
+		md := map[string]any{"function_error": fe}
+		switch {
+		case le.ErrorType != "" || le.ErrorMessage != "":
+			if le.ErrorType != "" {
+				msg += ": " + le.ErrorType
+				md["lambda_error_type"] = le.ErrorType
+			}
+			if le.ErrorMessage != "" {
+				msg += ": " + excerpt([]byte(le.ErrorMessage), nil)
+			}
+		case len(out.Payload) > 0:
+			msg += ": " + excerpt(out.Payload, nil)
+		}
+		return failed(ErrTypeFunctionError, msg, md), nil
+	}
+	if int64(len(out.Payload)) > l.max {
+		return failed(ErrTypeResponseTooLarge, fmt.Sprintf("lambda function %s returned a payload larger than the %d-byte limit", l.function, l.max), nil), nil
+	}
+	v, err := decodeOutput(out.Payload)
+	if err != nil {
+		return failed(ErrTypeInvalidResponse, fmt.Sprintf("lambda function %s returned a payload that is not JSON: %s", l.function, excerpt(out.Payload, nil)), nil), nil
+	}
+	return v, nil
+}

@@ -1,0 +1,200 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/providers"
+)
+
+// Name is the provider name in model specs.
+const Name = providers.Anthropic
+
+// APIVersion is the anthropic-version header the provider sends.
+const APIVersion = "2023-06-01"
+
+// DefaultMaxTokens is max_tokens when the model spec's options set none.
+const DefaultMaxTokens = 4096
+
+// Config configures a Provider.
+type Config struct {
+	// BaseURL is the API root, such as https://api.anthropic.com.
+	BaseURL    string
+	APIKey     string
+	HTTPClient *http.Client
+	Retry      providers.RetryPolicy
+	Log        *slog.Logger
+}
+
+// Provider calls the Anthropic Messages API. It is safe for concurrent
+// use; build it once per cold start.
+type Provider struct {
+	http *providers.HTTP
+}
+
+var _ core.ModelProvider = (*Provider)(nil)
+
+// New builds a Provider.
+func New(cfg Config) (*Provider, error) {
+	if strings.TrimSpace(cfg.BaseURL) == "" {
+		return nil, fmt.Errorf("anthropic: a base URL is required")
+	}
+	if cfg.APIKey == "" {
+		return nil, fmt.Errorf("anthropic: an API key is required")
+	}
+	h := http.Header{}
+	h.Set("x-api-key", cfg.APIKey)
+	h.Set("anthropic-version", APIVersion)
+	return &Provider{http: &providers.HTTP{
+		Provider: Name, BaseURL: cfg.BaseURL, Header: h, Secrets: []string{cfg.APIKey}, RequestIDHeader: "request-id",
+		Client: cfg.HTTPClient, Retry: cfg.Retry.WithDefaults(), Log: cfg.Log,
+	}}, nil
+}
+
+// Wire shapes of the Messages API.
+type (
+	messagesRequest struct {
+		Model         string    `json:"model"`
+		MaxTokens     int       `json:"max_tokens"`
+		System        string    `json:"system,omitempty"`
+		Messages      []message `json:"messages"`
+		Tools         []tool    `json:"tools,omitempty"`
+		Temperature   *float64  `json:"temperature,omitempty"`
+		TopP          *float64  `json:"top_p,omitempty"`
+		StopSequences []string  `json:"stop_sequences,omitempty"`
+	}
+	message struct {
+		Role    string  `json:"role"`
+		Content []block `json:"content"`
+	}
+	block struct {
+		Type string `json:"type"`
+		// text
+		Text string `json:"text,omitempty"`
+		// tool_use
+		ID    string          `json:"id,omitempty"`
+		Name  string          `json:"name,omitempty"`
+		Input json.RawMessage `json:"input,omitempty"`
+		// tool_result
+		ToolUseID string `json:"tool_use_id,omitempty"`
+		Content   string `json:"content,omitempty"`
+		IsError   bool   `json:"is_error,omitempty"`
+	}
+	tool struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description,omitempty"`
+		InputSchema map[string]any `json:"input_schema"`
+	}
+	messagesResponse struct {
+		ID         string  `json:"id"`
+		Type       string  `json:"type"`
+		Model      string  `json:"model"`
+		Content    []block `json:"content"`
+		StopReason string  `json:"stop_reason"`
+		Usage      *struct {
+			InputTokens              int64 `json:"input_tokens"`
+			OutputTokens             int64 `json:"output_tokens"`
+			CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+			CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+		} `json:"usage"`
+	}
+)
+
+// Complete runs one model turn.
+func (p *Provider) Complete(ctx context.Context, req core.ModelRequest) (core.ModelReply, error) {
+	names := providers.NewToolNames(req.Tools)
+	body, err := buildRequest(req, names)
+	if err != nil {
+		return core.ModelReply{}, err
+	}
+	resp, err := p.http.PostJSON(ctx, "/v1/messages", body)
+	if err != nil {
+		return core.ModelReply{}, err
+	}
+	return parseResponse(resp, req.Model.Model, names)
+}
+
+func buildRequest(req core.ModelRequest, names *providers.ToolNames) ([]byte, error) {
+	if strings.TrimSpace(req.Model.Model) == "" {
+		return nil, fmt.Errorf("anthropic: the model spec names no model id")
+	}
+	opts, err := providers.ParseOptions(Name, req.Model.Options, providers.CommonOptions)
+	if err != nil {
+		return nil, err
+	}
+	conv, err := providers.BuildConversation(req)
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: %w", err)
+	}
+	out := messagesRequest{
+		Model: req.Model.Model, MaxTokens: DefaultMaxTokens, System: conv.SystemText(),
+		Temperature: opts.Temperature, TopP: opts.TopP, StopSequences: opts.Stop,
+	}
+	if opts.MaxTokens != nil {
+		out.MaxTokens = *opts.MaxTokens
+	}
+	for _, m := range conv.Alternate() {
+		msg := message{Role: m.Role}
+		for _, part := range m.Parts {
+			switch {
+			case part.Call != nil:
+				input, err := providers.Marshal(part.Call.Arguments)
+				if err != nil {
+					return nil, fmt.Errorf("anthropic: encode the parameters of tool call %s: %w", part.Call.ID, err)
+				}
+				msg.Content = append(msg.Content, block{Type: "tool_use", ID: providers.WireID(part.Call.ID), Name: names.Wire(part.Call.Name), Input: input})
+			case part.Result != nil:
+				msg.Content = append(msg.Content, block{Type: "tool_result", ToolUseID: providers.WireID(part.Result.ID), Content: part.Result.Content, IsError: part.Result.IsError})
+			default:
+				msg.Content = append(msg.Content, block{Type: "text", Text: part.Text})
+			}
+		}
+		out.Messages = append(out.Messages, msg)
+	}
+	for _, d := range req.Tools {
+		out.Tools = append(out.Tools, tool{Name: names.Wire(d.Name), Description: d.Description, InputSchema: providers.ToolSchema(d.Parameters)})
+	}
+	return providers.Marshal(out)
+}
+
+func parseResponse(resp providers.Response, model string, names *providers.ToolNames) (core.ModelReply, error) {
+	var mr messagesResponse
+	if err := json.Unmarshal(resp.Body, &mr); err != nil {
+		return core.ModelReply{}, providers.ReplyError(Name, resp.RequestID, "the response is not a message: %v", err)
+	}
+	if mr.Type != "" && mr.Type != "message" {
+		return core.ModelReply{}, providers.ReplyError(Name, resp.RequestID, "the response has type %q, want message", mr.Type)
+	}
+	reply := core.ModelReply{StopReason: mr.StopReason}
+	var text []string
+	for _, b := range mr.Content {
+		switch b.Type {
+		case "text":
+			text = append(text, b.Text)
+		case "tool_use":
+			name := names.Baton(b.Name)
+			args, err := providers.DecodeObject(b.Input)
+			if err != nil {
+				return core.ModelReply{}, providers.ArgumentsError(Name, b.ID, name, mr.StopReason, err)
+			}
+			reply.ToolCalls = append(reply.ToolCalls, core.ToolCallRequest{ID: b.ID, Name: name, Parameters: args})
+		}
+	}
+	reply.Content = strings.Join(text, "")
+	if u := mr.Usage; u != nil {
+		reply.Usage = providers.Usage(u.InputTokens+u.CacheCreationInputTokens+u.CacheReadInputTokens, u.OutputTokens, 0, map[string]int64{
+			providers.UsageCacheWrite: u.CacheCreationInputTokens,
+			providers.UsageCacheRead:  u.CacheReadInputTokens,
+		})
+	}
+	if mr.Model != "" {
+		model = mr.Model
+	}
+	reply.RequestMetadata = providers.Metadata(Name, model, resp.RequestID, mr.ID, resp.Attempts)
+	return reply, nil
+}

@@ -1,0 +1,32 @@
+// Package anthropic is Baton's model provider for the Anthropic Messages
+// API over HTTP. Provider implements core.ModelProvider.
+//
+// A request POSTs {base URL}/v1/messages with the headers x-api-key and
+// anthropic-version: 2023-06-01. max_tokens, which the API requires, comes
+// from the model spec's options or defaults to DefaultMaxTokens. The
+// system prompt (ModelRequest.System plus the system-role messages) is the
+// top-level system field. The transcript becomes strictly alternating
+// user and assistant messages of content blocks, as package providers'
+// Alternate builds them: assistant text and the tool calls after it form
+// one assistant message of text and tool_use blocks (ids, mapped names and
+// the parameters as input); tool results become tool_result blocks in the
+// next user message, with is_error: true for failed results and any
+// steering text after them; adjacent messages of the same role are merged.
+// Tool-call ids that the API would refuse are mapped by providers.WireID,
+// the same way in tool_use and tool_result blocks. Declared tools are sent
+// with their mapped names and their parameter schema as input_schema.
+//
+// The reply's text blocks are joined into the content, tool_use blocks
+// become tool calls (names mapped back), and stop_reason is kept
+// (end_turn, tool_use, max_tokens, stop_sequence…). Usage reports
+// prompt_tokens as input_tokens plus cache_creation_input_tokens plus
+// cache_read_input_tokens, completion_tokens as output_tokens, their sum
+// as total_tokens, and the cache counts as cache_write_tokens and
+// cache_read_tokens. RequestMetadata holds provider, model, the
+// request-id header as request_id and the message id as response_id.
+//
+// The model spec's options may set max_tokens, temperature, top_p and
+// stop (sent as stop_sequences); anything else is refused. Retries and
+// error handling are those of package providers; the API's 529
+// (overloaded) is retried like any 5xx.
+package anthropic

@@ -1,0 +1,52 @@
+// Package providers holds what Baton's model providers share: the
+// reversible mapping of Baton tool names to provider function names, the
+// provider-neutral view of a conversation, the HTTP transport with
+// bounded retries, the per-run model options a provider accepts, the
+// deployment configuration of the providers and the resolution of their
+// API keys.
+//
+// The concrete providers live in the sub-packages openai, anthropic and
+// bedrock; each is a core.ModelProvider. The package setup builds the
+// enabled providers from Config at cold start.
+//
+// Tool names. Baton tool names contain '/' (ability/send_email,
+// client/get_calendar), which provider function names (^[a-zA-Z0-9_-]{1,64}$)
+// do not allow. NewToolNames maps every name declared in a request: '/'
+// becomes "__" and any other character outside [a-zA-Z0-9_-] becomes '_'.
+// A name whose mapped form is longer than 64 characters, is empty, or is
+// shared with another declared name is cut to 55 characters and gets a
+// suffix of '_' and the first 8 hex digits of the SHA-256 of the Baton name.
+// The mapping depends only on the set of declared names, so every turn of a
+// run sends the same function names. A function name in a reply is mapped
+// back through the request's declarations; a name the request did not
+// declare (a model inventing a tool) is passed through unchanged, and the
+// loop answers it with a tool_not_found result.
+//
+// Conversation. The system prompt is ModelRequest.System followed by the
+// content of every system-role message, in order, joined by a blank line;
+// it goes where the provider wants it. Consecutive tool_call messages that
+// follow an assistant message (or each other) become one assistant
+// message with several tool calls; consecutive tool_result messages become
+// one group of results. For providers that require strict alternation
+// (Anthropic, Bedrock) Alternate merges adjacent messages of the same role,
+// puts tool results before text in a merged user message, drops empty text
+// and starts the conversation with a placeholder user message when the
+// transcript starts with the assistant.
+//
+// Errors and retries. HTTP is POSTed with a per-attempt timeout and retried
+// with exponential backoff and full jitter on 408, 429, 5xx and network
+// errors, up to RetryPolicy.MaxAttempts attempts (4 by default), honouring
+// Retry-After. When retries are exhausted the error is wrapped with
+// core.Retryable, so the worker retries the step later. Any other 4xx is a
+// non-retryable *Error that carries the provider's own error message from
+// the response body, trimmed. API keys never appear in errors or logs: they
+// are sent only in headers and are scrubbed from any text a provider echoes
+// back.
+//
+// Model options. A run's core.ModelSpec picks the provider and the model
+// id; its Options may hold only harmless generation settings (max_tokens,
+// temperature, top_p, stop, and max_completion_tokens for OpenAI). Because
+// an API caller may send a model spec when an agent allows overrides,
+// options naming endpoints, keys or where secrets come from are refused:
+// those come only from the deployment's configuration (see Config).
+package providers
