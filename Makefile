@@ -86,7 +86,7 @@ e2e-localstack: ## (needs Docker) run tests/ against the stack deployed by deplo
 STAGE ?= dev
 PROVIDERS ?= bedrock
 deploy: node-tools build-lambdas ## deploy to the AWS account of your credentials (STAGE, PROVIDERS, AGENTS_FILE)
-	$(CDK) deploy -c stage=$(STAGE) -c providers=$(PROVIDERS)
+	$(CDK) deploy -c stage=$(STAGE) -c providers=$(PROVIDERS) $(CDK_ARGS)
 
 destroy: node-tools ## delete the deployed stack
 	$(CDK) destroy -c stage=$(STAGE)

@@ -3,7 +3,9 @@
 // sweeper Lambdas (arm64, provided.al2023, code from ../build), a REST API
 // under /v1, alarms and outputs. Context values: stage (default dev),
 // providers (comma-separated, default bedrock), buildDir (default
-// ../build), workerTimeout (seconds, default 120).
+// ../build), workerTimeout (seconds, default 120), and the worker's extra
+// grants as comma-separated ARNs: bedrockModelArns, secretArns,
+// ssmParameterArns, toolFunctionArns.
 package main
 
 import (
@@ -32,7 +34,11 @@ func main() {
 		}
 		props.WorkerTimeoutSeconds = v
 	}
-	props.Env = &awscdk.Environment{Account: envPtr("CDK_DEFAULT_ACCOUNT"), Region: envPtr("CDK_DEFAULT_REGION")}
+	props.BedrockModelArns = ctxList(app, "bedrockModelArns")
+	props.SecretArns = ctxList(app, "secretArns")
+	props.SSMParameterArns = ctxList(app, "ssmParameterArns")
+	props.ToolFunctionArns = ctxList(app, "toolFunctionArns")
+	props.StackProps.Env = &awscdk.Environment{Account: envPtr("CDK_DEFAULT_ACCOUNT"), Region: envPtr("CDK_DEFAULT_REGION")}
 	if _, err := NewBatonStack(app, "Baton-"+props.Stage, props); err != nil {
 		fmt.Fprintln(os.Stderr, "baton stack:", err)
 		os.Exit(1)
@@ -48,6 +54,17 @@ func ctxString(app awscdk.App, key, def string) string {
 		return fmt.Sprint(v)
 	}
 	return def
+}
+
+// ctxList reads a comma-separated context value.
+func ctxList(app awscdk.App, key string) []string {
+	var out []string
+	for _, v := range strings.Split(ctxString(app, key, ""), ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func envPtr(k string) *string {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
@@ -37,6 +38,18 @@ type StackProps struct {
 	// ThrottleRate and ThrottleBurst are the API stage's throttling.
 	ThrottleRate  float64
 	ThrottleBurst float64
+	// Env adds environment variables to every function (e.g.
+	// BATON_OPENAI_API_KEY_SSM, BATON_BEDROCK_REGION).
+	Env map[string]string
+	// BedrockModelArns are the foundation models or inference profiles the
+	// worker may invoke (bedrock:InvokeModel).
+	BedrockModelArns []string
+	// SecretArns and SSMParameterArns are the secrets (provider keys, http
+	// tool signing secrets) the worker may read.
+	SecretArns       []string
+	SSMParameterArns []string
+	// ToolFunctionArns are the Lambda functions of lambda tools.
+	ToolFunctionArns []string
 }
 
 func (p *StackProps) defaults() {
@@ -127,6 +140,9 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 		"BATON_INTENT_LEASE": jsii.String(fmt.Sprintf("%ds", int(2*props.WorkerTimeoutSeconds))),
 		"LOG_LEVEL":          jsii.String("info"),
 	}
+	for k, v := range props.Env {
+		env[k] = jsii.String(v)
+	}
 	fn := func(name string, timeout awscdk.Duration, memory float64) awslambda.Function {
 		logs := awslogs.NewLogGroup(stack, jsii.String(name+"Logs"), &awslogs.LogGroupProps{
 			Retention:     awslogs.RetentionDays_ONE_MONTH,
@@ -151,6 +167,18 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 		table.GrantReadWriteData(f)
 		steps.GrantSendMessages(f)
 	}
+	allow := func(actions []string, resources []string) {
+		if len(resources) == 0 {
+			return
+		}
+		worker.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings(actions...), Resources: jsii.Strings(resources...),
+		}))
+	}
+	allow([]string{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"}, props.BedrockModelArns)
+	allow([]string{"secretsmanager:GetSecretValue"}, props.SecretArns)
+	allow([]string{"ssm:GetParameter"}, props.SSMParameterArns)
+	allow([]string{"lambda:InvokeFunction"}, props.ToolFunctionArns)
 	worker.AddEventSource(awslambdaeventsources.NewSqsEventSource(steps, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(10),
 		ReportBatchItemFailures: jsii.Bool(true),

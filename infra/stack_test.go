@@ -228,3 +228,25 @@ func checkQueueRules(t *testing.T, raw template) {
 		t.Errorf("queues: %d with redrive, %d without", main, dead)
 	}
 }
+
+func TestWorkerGrants(t *testing.T) {
+	model := "arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-5-sonnet-20241022-v2:0"
+	tpl, raw := synth(t, &StackProps{Providers: []string{"bedrock"}, BedrockModelArns: []string{model},
+		SSMParameterArns: []string{"arn:aws:ssm:us-east-1:123456789012:parameter/baton/key"},
+		Env:              map[string]string{"BATON_BEDROCK_REGION": "us-east-1"}})
+	tpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), map[string]any{
+		"PolicyDocument": assertions.Match_ObjectLike(&map[string]any{
+			"Statement": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
+				"Action": []any{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"}, "Resource": model})}),
+		}),
+	})
+	found := 0
+	for _, f := range ofType(raw, "AWS::Lambda::Function") {
+		if f["Environment"].(map[string]any)["Variables"].(map[string]any)["BATON_BEDROCK_REGION"] == "us-east-1" {
+			found++
+		}
+	}
+	if found != 3 {
+		t.Fatalf("extra env on %d functions", found)
+	}
+}
