@@ -36,6 +36,9 @@ type Config struct {
 	// CommitAttempts bounds the reload-and-reapply loop on version
 	// conflicts (default 8).
 	CommitAttempts int
+	// TranscriptCacheBytes bounds the per-process transcript cache
+	// (default 64 MiB; negative disables it).
+	TranscriptCacheBytes int64
 }
 
 func (c Config) withDefaults() Config {
@@ -51,6 +54,9 @@ func (c Config) withDefaults() Config {
 	if c.CommitAttempts <= 0 {
 		c.CommitAttempts = 8
 	}
+	if c.TranscriptCacheBytes == 0 {
+		c.TranscriptCacheBytes = 64 << 20
+	}
 	return c
 }
 
@@ -65,6 +71,7 @@ type Engine struct {
 	Agents  *agents.Registry
 	Log     *slog.Logger
 	Config  Config
+	cache   *transcriptCache
 }
 
 // New wires an engine.
@@ -72,7 +79,9 @@ func New(m *core.Machine, store Store, queue core.StepQueue, io core.IO, clock c
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Engine{Machine: m, Store: store, Queue: queue, IO: io, Clock: clock, IDs: ids, Agents: reg, Log: log, Config: cfg.withDefaults()}
+	cfg = cfg.withDefaults()
+	return &Engine{Machine: m, Store: store, Queue: queue, IO: io, Clock: clock, IDs: ids, Agents: reg, Log: log, Config: cfg,
+		cache: newTranscriptCache(cfg.TranscriptCacheBytes)}
 }
 
 // Errors the API maps to statuses.
@@ -136,12 +145,4 @@ func (e *Engine) loadOwned(ctx context.Context, tenant, runID string) (core.RunR
 		return core.RunRecord{}, fmt.Errorf("run %s: %w", runID, core.ErrNotFound)
 	}
 	return rec, nil
-}
-
-func (e *Engine) transcript(ctx context.Context, tenant string, st core.RunState) ([]core.Message, error) {
-	msgs, err := e.Store.Messages(ctx, tenant, st.SessionID, 0, st.NextMsgSeq, 0)
-	if err != nil {
-		return nil, fmt.Errorf("load transcript of session %s: %w", st.SessionID, err)
-	}
-	return msgs, nil
 }

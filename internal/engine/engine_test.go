@@ -529,3 +529,39 @@ func TestExpiryBySweeperAndOnRead(t *testing.T) {
 		t.Fatalf("late submit: %v", err)
 	}
 }
+
+// countingStore counts the messages the engine reads.
+type countingStore struct {
+	engine.Store
+	mu   sync.Mutex
+	read []int
+}
+
+func (c *countingStore) Messages(ctx context.Context, tenant, session string, after, before int64, limit int) ([]core.Message, error) {
+	m, err := c.Store.Messages(ctx, tenant, session, after, before, limit)
+	c.mu.Lock()
+	c.read = append(c.read, len(m))
+	c.mu.Unlock()
+	return m, err
+}
+
+func TestTranscriptCacheReadsOnlyNewMessages(t *testing.T) {
+	cs := &countingStore{}
+	h := newHarness(t, func(s engine.Store) engine.Store { cs.Store = s; return cs })
+	var turns []core.ScriptedTurn
+	for i := 1; i <= 6; i++ {
+		turns = append(turns, turn("", call(fmt.Sprintf("c%d", i), "ability/search", map[string]any{"q": fmt.Sprint(i)})))
+	}
+	turns = append(turns, turn("done"))
+	runID := h.start(t, scripted(turns...), nil)
+	cs.read = nil
+	h.pump(t)
+	if env := h.envelope(t, runID); env.Status != core.StatusCompleted || len(env.Messages) != 14 {
+		t.Fatalf("run: %s, %d messages", env.Status, len(env.Messages))
+	}
+	// The first step reads the run's first message; every later step finds
+	// the messages the previous step committed already cached.
+	if len(cs.read) != 1 || cs.read[0] != 1 {
+		t.Fatalf("transcript reads: %v", cs.read)
+	}
+}

@@ -126,6 +126,7 @@ func (e *Engine) commitStep(ctx context.Context, rec core.RunRecord, tr []core.M
 		if err != nil {
 			return fmt.Errorf("commit run %s: %w", rec.State.RunID, err)
 		}
+		e.committed(rec.Tenant, rec.State, out)
 		e.enqueue(ctx, out.State, out.Next)
 		return nil
 	}

@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/baton-agents/baton/core"
+)
+
+// transcriptCache keeps session transcripts a worker has read, so a step
+// reads only the messages committed since (transcripts are append-only:
+// a committed message never changes). It is bounded by an estimate of the
+// bytes it holds and evicts the least recently used session.
+type transcriptCache struct {
+	mu      sync.Mutex
+	max     int64
+	size    int64
+	entries map[string]*list.Element
+	lru     *list.List
+}
+
+type cacheEntry struct {
+	key  string
+	msgs []core.Message
+	next int64 // the first sequence number not cached
+	size int64
+}
+
+func newTranscriptCache(maxBytes int64) *transcriptCache {
+	if maxBytes <= 0 {
+		return nil
+	}
+	return &transcriptCache{max: maxBytes, entries: map[string]*list.Element{}, lru: list.New()}
+}
+
+func messageSize(m core.Message) int64 { return int64(len(m.Content)) + 256 }
+
+// get returns the cached prefix below before and the sequence number to
+// read from next.
+func (c *transcriptCache) get(key string, before int64) ([]core.Message, int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.entries[key]
+	if !ok {
+		return nil, 0
+	}
+	c.lru.MoveToFront(el)
+	e := el.Value.(*cacheEntry)
+	n := len(e.msgs)
+	for n > 0 && e.msgs[n-1].Seq >= before {
+		n--
+	}
+	return e.msgs[:n:n], e.next
+}
+
+// put extends a session's cached transcript with messages read after next.
+func (c *transcriptCache) put(key string, from int64, more []core.Message, next int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var e *cacheEntry
+	if el, ok := c.entries[key]; ok {
+		e = el.Value.(*cacheEntry)
+		c.lru.MoveToFront(el)
+		if e.next != from {
+			return // another reader extended it meanwhile
+		}
+	} else {
+		if from != 0 {
+			return // only a full read may start a session's entry
+		}
+		e = &cacheEntry{key: key}
+		c.entries[key] = c.lru.PushFront(e)
+	}
+	for _, m := range more {
+		e.msgs = append(e.msgs, m)
+		s := messageSize(m)
+		e.size += s
+		c.size += s
+	}
+	if next > e.next {
+		e.next = next
+	}
+	for c.size > c.max && c.lru.Len() > 0 {
+		old := c.lru.Back()
+		oe := old.Value.(*cacheEntry)
+		c.lru.Remove(old)
+		delete(c.entries, oe.key)
+		c.size -= oe.size
+	}
+}
+
+// transcript returns the session transcript below the state's committed
+// message counter, reading only what the cache lacks.
+func (e *Engine) transcript(ctx context.Context, tenant string, st core.RunState) ([]core.Message, error) {
+	key := tenant + "\x00" + st.SessionID
+	var cached []core.Message
+	var from int64
+	if e.cache != nil {
+		cached, from = e.cache.get(key, st.NextMsgSeq)
+		if from >= st.NextMsgSeq {
+			return cached, nil
+		}
+	}
+	after := int64(0)
+	if from > 0 {
+		after = from - 1
+	}
+	more, err := e.Store.Messages(ctx, tenant, st.SessionID, after, st.NextMsgSeq, 0)
+	if err != nil {
+		return nil, fmt.Errorf("load transcript of session %s: %w", st.SessionID, err)
+	}
+	if e.cache == nil {
+		return more, nil
+	}
+	e.cache.put(key, from, more, st.NextMsgSeq)
+	out := make([]core.Message, 0, len(cached)+len(more))
+	out = append(append(out, cached...), more...)
+	return out, nil
+}
+
+// committed adds a step's own committed messages to the cache, so the next
+// step of the session needs no transcript read at all.
+func (e *Engine) committed(tenant string, prev core.RunState, out core.Output) {
+	if e.cache == nil || len(out.Messages) == 0 {
+		return
+	}
+	e.cache.put(tenant+"\x00"+prev.SessionID, prev.NextMsgSeq, out.Messages, out.State.NextMsgSeq)
+}
