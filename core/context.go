@@ -525,18 +525,9 @@ func (t *tx) guardrailFail(kind, reason string) {
 }
 
 func (t *tx) guardrailDenied(in GuardrailDenied) error {
-	s := t.st
-	if IsTerminal(s.Status) {
-		return ErrTerminal
+	if err := t.beginTurn(in.Step); err != nil {
+		return err
 	}
-	if in.Step.Kind != StepModelTurn || in.Step.Seq != s.ModelStep || s.ModelStep == 0 {
-		return fmt.Errorf("%w: model_turn %d", ErrStaleStep, in.Step.Seq)
-	}
-	s.ModelStep = 0
-	view, trim := s.modelView(t.transcript)
-	s.Turn++
-	t.emit(EventTurnStarted, map[string]any{"turn": s.Turn})
-	t.drainQueue(view, trim)
 	t.guardrailFail(in.Kind, in.Reason)
 	return nil
 }

@@ -15,8 +15,11 @@ import (
 // logging or emitting parameters.
 const RedactedValue = "[redacted]"
 
-// decodeJSON decodes exactly one JSON value, keeping numbers as json.Number
-// so that round trips never change a value.
+// DecodeJSON decodes exactly one JSON value, keeping numbers as
+// json.Number so that round trips never change a value. Stores use it to
+// read back what they wrote.
+func DecodeJSON(data []byte, v any) error { return decodeJSON(data, v) }
+
 func decodeJSON(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()

@@ -646,19 +646,30 @@ func queuedMessage(q QueuedMessage) Message {
 	return Message{Role: RoleUser, Content: q.Content, Metadata: map[string]any{MetaSource: q.Source}}
 }
 
-func (t *tx) modelReplied(in ModelReplied) error {
+// beginTurn starts the iteration of a planned model_turn step: it checks
+// the step is current, counts the turn and drains the queued user
+// messages the model saw.
+func (t *tx) beginTurn(step Step) error {
 	s := t.st
 	if IsTerminal(s.Status) {
 		return ErrTerminal
 	}
-	if in.Step.Kind != StepModelTurn || in.Step.Seq != s.ModelStep || s.ModelStep == 0 {
-		return fmt.Errorf("%w: model_turn %d", ErrStaleStep, in.Step.Seq)
+	if step.Kind != StepModelTurn || step.Seq != s.ModelStep || s.ModelStep == 0 {
+		return fmt.Errorf("%w: model_turn %d", ErrStaleStep, step.Seq)
 	}
 	s.ModelStep = 0
 	view, trim := s.modelView(t.transcript)
 	s.Turn++
 	t.emit(EventTurnStarted, map[string]any{"turn": s.Turn})
 	t.drainQueue(view, trim)
+	return nil
+}
+
+func (t *tx) modelReplied(in ModelReplied) error {
+	s := t.st
+	if err := t.beginTurn(in.Step); err != nil {
+		return err
+	}
 	if in.Err != nil {
 		t.fail("model_error", in.Err.Error())
 		return nil

@@ -242,7 +242,7 @@ func (s *Store) Events(ctx context.Context, runID string, after, before int64, l
 	}
 	out := make([]core.Event, len(recs))
 	for i, r := range recs {
-		if err := decodeJSON(r.data, &out[i]); err != nil {
+		if err := core.DecodeJSON(r.data, &out[i]); err != nil {
 			return nil, fmt.Errorf("events of run %s: decode event %d: %w", runID, r.seq, err)
 		}
 		out[i].Seq = r.seq
@@ -280,14 +280,14 @@ func (s *Store) ToolRecords(ctx context.Context, runID string, before int64) ([]
 		switch r.prefix {
 		case prefixRes:
 			var x core.ToolExecutionResult
-			if err := decodeJSON(r.data, &x); err != nil {
+			if err := core.DecodeJSON(r.data, &x); err != nil {
 				return nil, nil, fmt.Errorf("tool records of run %s: decode result %d: %w", runID, r.seq, err)
 			}
 			x.Seq = r.seq
 			results = append(results, x)
 		case prefixAud:
 			var a core.AuditEvent
-			if err := decodeJSON(r.data, &a); err != nil {
+			if err := core.DecodeJSON(r.data, &a); err != nil {
 				return nil, nil, fmt.Errorf("tool records of run %s: decode audit event %d: %w", runID, r.seq, err)
 			}
 			a.Seq = r.seq

@@ -266,23 +266,10 @@ func decodeState(state, cfg []byte) (core.RunState, error) {
 		return core.RunState{}, err
 	}
 	st.Config = core.RunConfig{}
-	if err := decodeJSON(cfg, &st.Config); err != nil {
+	if err := core.DecodeJSON(cfg, &st.Config); err != nil {
 		return core.RunState{}, fmt.Errorf("decode run config: %w", err)
 	}
 	return st, nil
-}
-
-// decodeJSON decodes exactly one JSON value, keeping numbers exact.
-func decodeJSON(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("unexpected data after the JSON value")
-	}
-	return nil
 }
 
 // ---- sessions and runs ----

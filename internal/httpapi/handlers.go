@@ -232,6 +232,29 @@ func (a *API) getMessages(ctx context.Context, r *request, p []string) (int, any
 	return http.StatusOK, map[string]any{"messages": out, "next": next}, nil
 }
 
+// applyPost is the shape of every POST on a run: check the ids, decode
+// the body strictly, turn it into a core input, apply it, answer 202 with
+// the view.
+func (a *API) applyPost(ctx context.Context, r *request, ids []string, body any, optional bool, input func() (core.Input, error)) (int, any, error) {
+	for _, id := range ids {
+		if err := checkRunID(id); err != nil {
+			return 0, nil, err
+		}
+	}
+	if err := decodeStrict(r.body, body, optional); err != nil {
+		return 0, nil, err
+	}
+	in, err := input()
+	if err != nil {
+		return 0, nil, err
+	}
+	rec, err := a.Engine.Apply(ctx, r.tenant, ids[0], in)
+	if err != nil {
+		return 0, nil, err
+	}
+	return a.view(ctx, http.StatusAccepted, rec)
+}
+
 type resultBody struct {
 	RequestID string `json:"request_id"`
 	Success   *bool  `json:"success"`
@@ -240,27 +263,18 @@ type resultBody struct {
 }
 
 func (a *API) submitResult(ctx context.Context, r *request, p []string) (int, any, error) {
-	if err := checkRunID(p[0]); err != nil {
-		return 0, nil, err
-	}
 	var b resultBody
-	if err := decodeStrict(r.body, &b, false); err != nil {
-		return 0, nil, err
-	}
-	if b.RequestID == "" || b.Success == nil {
-		return 0, nil, errf(400, "invalid_request", "request_id and success are required")
-	}
-	if *b.Success && b.Error != "" {
-		return 0, nil, errf(400, "invalid_request", "error is only allowed when success is false")
-	}
-	if !*b.Success && b.Result != nil {
-		return 0, nil, errf(400, "invalid_request", "result is only allowed when success is true")
-	}
-	rec, err := a.Engine.Apply(ctx, r.tenant, p[0], core.ClientResult{RequestID: b.RequestID, Success: *b.Success, Result: b.Result, Error: b.Error})
-	if err != nil {
-		return 0, nil, err
-	}
-	return a.view(ctx, http.StatusAccepted, rec)
+	return a.applyPost(ctx, r, p, &b, false, func() (core.Input, error) {
+		switch {
+		case b.RequestID == "" || b.Success == nil:
+			return nil, errf(400, "invalid_request", "request_id and success are required")
+		case *b.Success && b.Error != "":
+			return nil, errf(400, "invalid_request", "error is only allowed when success is false")
+		case !*b.Success && b.Result != nil:
+			return nil, errf(400, "invalid_request", "result is only allowed when success is true")
+		}
+		return core.ClientResult{RequestID: b.RequestID, Success: *b.Success, Result: b.Result, Error: b.Error}, nil
+	})
 }
 
 type approvalBody struct {
@@ -269,21 +283,13 @@ type approvalBody struct {
 }
 
 func (a *API) approve(ctx context.Context, r *request, p []string) (int, any, error) {
-	if err := checkRunID(p[0]); err != nil {
-		return 0, nil, err
-	}
 	var b approvalBody
-	if err := decodeStrict(r.body, &b, false); err != nil {
-		return 0, nil, err
-	}
-	if b.Decision != "accept" && b.Decision != "reject" {
-		return 0, nil, errf(400, "invalid_request", "decision must be \"accept\" or \"reject\"")
-	}
-	rec, err := a.Engine.Apply(ctx, r.tenant, p[0], core.ApprovalDecision{ActionID: p[1], Decision: b.Decision, Reason: b.Reason})
-	if err != nil {
-		return 0, nil, err
-	}
-	return a.view(ctx, http.StatusAccepted, rec)
+	return a.applyPost(ctx, r, p, &b, false, func() (core.Input, error) {
+		if b.Decision != "accept" && b.Decision != "reject" {
+			return nil, errf(400, "invalid_request", "decision must be \"accept\" or \"reject\"")
+		}
+		return core.ApprovalDecision{ActionID: p[1], Decision: b.Decision, Reason: b.Reason}, nil
+	})
 }
 
 type cancelBody struct {
@@ -291,18 +297,8 @@ type cancelBody struct {
 }
 
 func (a *API) cancel(ctx context.Context, r *request, p []string) (int, any, error) {
-	if err := checkRunID(p[0]); err != nil {
-		return 0, nil, err
-	}
 	var b cancelBody
-	if err := decodeStrict(r.body, &b, true); err != nil {
-		return 0, nil, err
-	}
-	rec, err := a.Engine.Apply(ctx, r.tenant, p[0], core.Cancel{Reason: b.Reason})
-	if err != nil {
-		return 0, nil, err
-	}
-	return a.view(ctx, http.StatusAccepted, rec)
+	return a.applyPost(ctx, r, p, &b, true, func() (core.Input, error) { return core.Cancel{Reason: b.Reason}, nil })
 }
 
 type steerBody struct {
@@ -310,19 +306,11 @@ type steerBody struct {
 }
 
 func (a *API) steer(ctx context.Context, r *request, p []string) (int, any, error) {
-	if err := checkRunID(p[0]); err != nil {
-		return 0, nil, err
-	}
 	var b steerBody
-	if err := decodeStrict(r.body, &b, false); err != nil {
-		return 0, nil, err
-	}
-	if b.Content == nil {
-		return 0, nil, errf(400, "invalid_request", "content is required")
-	}
-	rec, err := a.Engine.Apply(ctx, r.tenant, p[0], core.Steer{Content: *b.Content})
-	if err != nil {
-		return 0, nil, err
-	}
-	return a.view(ctx, http.StatusAccepted, rec)
+	return a.applyPost(ctx, r, p, &b, false, func() (core.Input, error) {
+		if b.Content == nil {
+			return nil, errf(400, "invalid_request", "content is required")
+		}
+		return core.Steer{Content: *b.Content}, nil
+	})
 }

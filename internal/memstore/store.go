@@ -271,7 +271,7 @@ func (s *Store) Events(_ context.Context, runID string, after, before int64, lim
 			break
 		}
 		var e core.Event
-		if err := decode(r.events[seq], &e); err != nil {
+		if err := core.DecodeJSON(r.events[seq], &e); err != nil {
 			return nil, err
 		}
 		out = append(out, e)
@@ -290,7 +290,7 @@ func (s *Store) ToolRecords(_ context.Context, runID string, before int64) ([]co
 	var res []core.ToolExecutionResult
 	for _, seq := range sortedSeqs(r.results, 0, before) {
 		var x core.ToolExecutionResult
-		if err := decode(r.results[seq], &x); err != nil {
+		if err := core.DecodeJSON(r.results[seq], &x); err != nil {
 			return nil, nil, err
 		}
 		x.Seq = seq
@@ -299,7 +299,7 @@ func (s *Store) ToolRecords(_ context.Context, runID string, before int64) ([]co
 	var aud []core.AuditEvent
 	for _, seq := range sortedSeqs(r.audit, 0, before) {
 		var a core.AuditEvent
-		if err := decode(r.audit[seq], &a); err != nil {
+		if err := core.DecodeJSON(r.audit[seq], &a); err != nil {
 			return nil, nil, err
 		}
 		a.Seq = seq
