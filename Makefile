@@ -100,8 +100,9 @@ run: ## run Baton: baton dev on embedded stores with the bundled demo agent, on 
 demo: ## run a scripted agent in process and print its result envelope
 	$(GO) run ./cmd/baton demo
 
-bench: ## benchmarks (never part of make test)
+bench: build-lambdas ## step benchmarks: in process, in memory, on DynamoDB Local + fauxqs; tables to stdout and results/ (never part of make test; ~6 min on 2 cores)
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./core/...
+	scripts/emulators.sh run $(GO) run ./scripts/bench -out results
 
 FUZZTIME ?= 30s
 fuzz: ## explore the fuzz targets (message, declaration and trimming normalization)

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/baton-agents/baton/core"
+)
+
+// TestSmoke runs the smoke mode (1 and 3 turns, in process and on the
+// in-memory adapters) as a unit test, so the harness itself is tested in
+// make test: the workload must complete with 2T+2 messages and its final
+// answer (run fails otherwise), and the harness must have sampled and
+// classified every step. Nothing here depends on timing.
+func TestSmoke(t *testing.T) {
+	var out strings.Builder
+	res, err := run(context.Background(), options{smoke: true, repoRoot: "../..", progress: io.Discard,
+		log: slog.New(slog.DiscardHandler)}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := smokePlan()
+	if got, want := len(res.Cases), 2*len(p.turns)*len(p.sizes); got != want {
+		t.Fatalf("%d cases, want %d", got, want)
+	}
+	for _, c := range res.Cases {
+		if want := p.reps[c.Runtime][c.Workload.Turns] * c.Workload.steps(); c.Steps != want {
+			t.Errorf("%s %s: %d steps sampled, want %d", c.Runtime, c.Workload, c.Steps, want)
+		}
+		if c.Runtime != rtMemory {
+			continue
+		}
+		kinds := map[string]int{}
+		for _, k := range c.ByKind {
+			kinds[k.Kind] = k.Steps
+			if k.RT == 0 || k.MinRT == 0 {
+				t.Errorf("%s %s: step kind %s counted no operations", c.Runtime, c.Workload, k.Kind)
+			}
+		}
+		runs := p.reps[c.Runtime][c.Workload.Turns]
+		want := map[string]int{
+			kindName(core.StepModelTurn, classFirst):  runs,
+			kindName(core.StepModelTurn, classSteady): runs * (c.Workload.Turns - 1),
+			kindName(core.StepToolCall, classSteady):  runs * c.Workload.Turns,
+			kindName(core.StepModelTurn, classFinal):  runs,
+		}
+		for k, n := range want {
+			if kinds[k] != n {
+				t.Errorf("%s %s: %d %s steps, want %d (all: %v)", c.Runtime, c.Workload, kinds[k], k, n, kinds)
+			}
+		}
+		if c.BytesW.Mean <= 0 || c.BytesR.Mean <= 0 || c.ESM[opReceive].Calls == 0 {
+			t.Errorf("%s %s: no bytes or receives counted: %+v", c.Runtime, c.Workload, c)
+		}
+	}
+	for _, section := range []string{"## Per step (median / p99)", "## Round trips per step kind vs the minimum: memory"} {
+		if !strings.Contains(out.String(), section) {
+			t.Errorf("the report has no %q section", section)
+		}
+	}
+}
+
+// TestWorkloadCheck makes sure a wrong run is refused, since the
+// benchmark's exit status rests on it.
+func TestWorkloadCheck(t *testing.T) {
+	w := workload{Turns: 1, ResultBytes: 3}
+	good := []core.Message{
+		{Role: core.RoleUser, Content: "go"},
+		{Role: core.RoleToolCall, Content: "", Metadata: map[string]any{core.MetaToolCallID: "call_1"}},
+		{Role: core.RoleToolResult, Content: "abc", Metadata: map[string]any{core.MetaToolCallID: "call_1"}},
+		{Role: core.RoleAssistant, Content: finalAnswer(1)},
+	}
+	if err := w.check(core.StatusCompleted, good); err != nil {
+		t.Fatalf("a good run was refused: %v", err)
+	}
+	for name, tc := range map[string]struct {
+		status string
+		msgs   []core.Message
+	}{
+		"status":       {core.StatusFailed, good},
+		"length":       {core.StatusCompleted, good[:3]},
+		"final answer": {core.StatusCompleted, append(append([]core.Message(nil), good[:3]...), core.Message{Role: core.RoleAssistant, Content: "?"})},
+		"result size":  {core.StatusCompleted, []core.Message{good[0], good[1], {Role: core.RoleToolResult, Content: "ab"}, good[3]}},
+	} {
+		if err := w.check(tc.status, tc.msgs); err == nil {
+			t.Errorf("%s: a wrong run was accepted", name)
+		}
+	}
+}

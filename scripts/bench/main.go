@@ -1,0 +1,402 @@
+// Command bench measures what a step of the agent loop costs: the
+// scripted tool-loop workload (each turn one model call with one tool
+// call returning a result of a configured size, then a final answer) for
+// 1, 20, 100 and 500 turns and results of 100 B, 8 KB and 64 KB, through
+// the in-process runner (core.Runner, the floor), the distributed runtime
+// on the in-memory adapters, and the distributed runtime on DynamoDB Local
+// and fauxqs. Per step it reports wall and CPU time, round trips to
+// DynamoDB and SQS by operation, bytes written and read, DynamoDB capacity
+// units, their ratio to the documented minimum and the projected dollars
+// per 1,000 steps; then a scaling gate (500 vs 20 turns), a concurrency
+// run, and cold-start proxies of the Lambdas. docs/performance.md explains
+// the method.
+//
+//	go run ./scripts/bench -out results            # what make bench runs, inside scripts/emulators.sh run
+//	go run ./scripts/bench -smoke                  # 1 and 3 turns in memory: checks the harness
+//
+// The emulator runs need BATON_TEST_DYNAMODB_ENDPOINT and
+// BATON_TEST_SQS_ENDPOINT (scripts/emulators.sh run sets them); without
+// them they are skipped. The command exits non-zero only when the workload
+// itself is wrong (a run that does not complete with 2T+2 messages and
+// its final answer) or the harness cannot run; slow steps or a failed
+// gate never fail it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/dynamostore"
+	"github.com/baton-agents/baton/internal/memstore"
+	"github.com/baton-agents/baton/internal/sqsqueue"
+)
+
+// options select what a benchmark run does.
+type options struct {
+	smoke       bool
+	out         string
+	ddbEndpoint string
+	sqsEndpoint string
+	coldStart   bool
+	concurrency bool
+	repoRoot    string
+	progress    io.Writer
+	turns       []int
+	skipCases   bool
+	sessions    []int
+	log         *slog.Logger
+}
+
+func main() {
+	var o options
+	flag.BoolVar(&o.smoke, "smoke", false, "run 1 and 3 turns in process and in memory only, and check the workload")
+	flag.StringVar(&o.out, "out", "", "directory for the Markdown and JSON results (none when empty)")
+	flag.BoolVar(&o.coldStart, "coldstart", true, "measure the Lambdas' cold-start proxies (needs make build-lambdas)")
+	flag.BoolVar(&o.concurrency, "concurrency", true, "run the concurrency benchmark")
+	flag.StringVar(&o.repoRoot, "root", ".", "the repository root")
+	verbose := flag.Bool("v", false, "log the engine's warnings")
+	turns := flag.String("turns", "", "comma-separated turn counts instead of the plan's (for quick runs)")
+	flag.BoolVar(&o.skipCases, "skip-cases", false, "skip the per-step cases (for quick runs of the other parts)")
+	flag.DurationVar(&concurrencyDeadline, "concurrency-deadline", concurrencyDeadline, "how long a concurrency run may take")
+	sessions := flag.String("sessions", "10,100", "comma-separated session counts of the concurrency runs")
+	flag.Parse()
+	o.turns, o.sessions = ints(*turns), ints(*sessions)
+	o.ddbEndpoint = os.Getenv("BATON_TEST_DYNAMODB_ENDPOINT")
+	o.sqsEndpoint = os.Getenv("BATON_TEST_SQS_ENDPOINT")
+	level := slog.LevelError
+	if *verbose {
+		level = slog.LevelWarn
+	}
+	o.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	if _, err := run(context.Background(), o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// ints parses a comma-separated list of positive integers.
+func ints(s string) []int {
+	var out []int
+	for _, t := range strings.Split(s, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(t)); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// plan is a case list: the workloads and how many runs of each a runtime
+// gets.
+type plan struct {
+	turns []int
+	sizes []int
+	// reps[runtime][turns] is the number of runs.
+	reps map[string]map[int]int
+}
+
+// fullPlan keeps make bench within 10 minutes on 2 cores: the long cases
+// run once on the emulators, where a step costs milliseconds.
+func fullPlan() plan {
+	return plan{
+		turns: []int{1, 20, 100, 500},
+		sizes: []int{100, 8 << 10, 64 << 10},
+		reps: map[string]map[int]int{
+			rtInProcess: {1: 200, 20: 20, 100: 5, 500: 2},
+			rtMemory:    {1: 30, 20: 5, 100: 2, 500: 1},
+			rtEmulators: {1: 5, 20: 2, 100: 1, 500: 1},
+		},
+	}
+}
+
+func smokePlan() plan {
+	return plan{
+		turns: []int{1, 3},
+		sizes: []int{100, 8 << 10, 64 << 10},
+		reps: map[string]map[int]int{
+			rtInProcess: {1: 2, 3: 2},
+			rtMemory:    {1: 2, 3: 2},
+		},
+	}
+}
+
+// run runs the benchmark, prints (and, with o.out, writes) the report and
+// returns the results. Its error means the workload or the harness is
+// wrong, never that something was slow.
+func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
+	began := time.Now()
+	p := fullPlan()
+	if o.smoke {
+		p = smokePlan()
+	}
+	if o.skipCases {
+		p.turns = nil
+	}
+	if len(o.turns) > 0 {
+		p.turns = o.turns
+		for _, m := range p.reps {
+			for _, t := range o.turns {
+				if m[t] == 0 {
+					m[t] = 1
+				}
+			}
+		}
+	}
+	reg, err := registry()
+	if err != nil {
+		return nil, err
+	}
+	tools, err := toolRouter(reg)
+	if err != nil {
+		return nil, err
+	}
+	res := &results{Mode: map[bool]string{true: "smoke", false: "full"}[o.smoke], Machine: machine(o.repoRoot), Plan: p.reps}
+	if o.progress == nil {
+		o.progress = os.Stderr
+	}
+	progress := func(format string, args ...any) {
+		fmt.Fprintf(o.progress, "[%6.1fs] %s\n", time.Since(began).Seconds(), fmt.Sprintf(format, args...))
+	}
+
+	// The floor: the in-process runner (after a discarded warm-up run).
+	if _, err := runInProcess(ctx, reg, tools, workload{Turns: 1, ResultBytes: 100}); err != nil {
+		return nil, fmt.Errorf("warm-up: %w", err)
+	}
+	for _, t := range p.turns {
+		for _, size := range p.sizes {
+			w := workload{Turns: t, ResultBytes: size}
+			var all [][]stepSample
+			for i := 0; i < p.reps[rtInProcess][t]; i++ {
+				s, err := runInProcess(ctx, reg, tools, w)
+				if err != nil {
+					return nil, err
+				}
+				all = append(all, s)
+			}
+			res.Cases = append(res.Cases, aggregate(rtInProcess, w, nil, all))
+		}
+	}
+	progress("in-process runner done")
+
+	// The distributed runtime on the in-memory adapters.
+	mem := &distRuntime{name: rtMemory, reg: reg, tools: tools, log: o.log, wait: time.Millisecond}
+	mq := memstore.NewQueue(visibility, 5, nil)
+	mem.store = &observedStore{Store: memstore.New(), count: true, sizes: true}
+	mem.queue = countedQueue{inner: mq, sizes: true}
+	if _, err := mem.run(ctx, workload{Turns: 1, ResultBytes: 100}); err != nil {
+		return nil, fmt.Errorf("warm-up: %w", err)
+	}
+	if err := runCases(ctx, mem, p, res, progress); err != nil {
+		return nil, err
+	}
+	if !o.smoke {
+		// The scripted provider keeps its whole script in the run
+		// configuration, which every step's state read returns.
+		for _, t := range scriptedTurns(p) {
+			if err := runCase(ctx, mem, workload{Turns: t, ResultBytes: 100, Scripted: true}, 1, res, progress); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	// The distributed runtime on DynamoDB Local and fauxqs. Each part gets
+	// a table and a queue of its own, deleted afterwards: DynamoDB Local
+	// keeps everything in memory and slows down as it fills.
+	emulators := !o.smoke && o.ddbEndpoint != "" && o.sqsEndpoint != ""
+	if !o.smoke && !emulators {
+		res.Notes = append(res.Notes, "The emulator runs were skipped: BATON_TEST_DYNAMODB_ENDPOINT and BATON_TEST_SQS_ENDPOINT are not set (run make bench, or scripts/emulators.sh run go run ./scripts/bench).")
+		progress("emulators not configured; skipping their runs")
+	}
+	if emulators && len(p.turns) > 0 {
+		err := withEmulators(ctx, o, reg, tools, func(emu *distRuntime) error {
+			if _, err := emu.run(ctx, workload{Turns: 20, ResultBytes: 100}); err != nil {
+				return fmt.Errorf("warm-up: %w", err)
+			}
+			if err := runCases(ctx, emu, p, res, progress); err != nil {
+				return err
+			}
+			for _, t := range scriptedTurns(p) {
+				if err := runCase(ctx, emu, workload{Turns: t, ResultBytes: 100, Scripted: true}, 1, res, progress); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		res.CapacitySource = capacitySource()
+	}
+	res.Scaling, res.Gate = scaling(res.Cases)
+
+	if !o.smoke && o.concurrency {
+		for _, n := range o.sessions {
+			// Calls are counted, their sizes not (no JSON encoding
+			// inside the measurement).
+			fresh := &distRuntime{name: rtMemory, reg: reg, tools: tools, log: o.log,
+				store: &observedStore{Store: memstore.New(), count: true}, queue: countedQueue{inner: memstore.NewQueue(visibility, 5, nil)}}
+			c, err := concurrent(ctx, fresh, n)
+			if err != nil {
+				return nil, err
+			}
+			res.Concurrency = append(res.Concurrency, c)
+			progress("concurrency: memory, %d sessions: %.0f steps/s", n, c.StepsPerSec)
+		}
+		for _, n := range o.sessions {
+			if !emulators {
+				break
+			}
+			err := withEmulators(ctx, o, reg, tools, func(emu *distRuntime) error {
+				c, err := concurrent(ctx, emu, n)
+				if err != nil {
+					return err
+				}
+				res.Concurrency = append(res.Concurrency, c)
+				progress("concurrency: emulators, %d sessions: %.0f steps/s", n, c.StepsPerSec)
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	if !o.smoke && o.coldStart {
+		measure := func(target coldTarget) error {
+			cs, note, err := coldStarts(ctx, o, target)
+			if err != nil {
+				// A cold-start proxy that cannot be measured is reported,
+				// not fatal: the workload is what must be right.
+				res.Notes = append(res.Notes, "Cold-start proxies not measured: "+err.Error())
+				progress("cold start: %v", err)
+				return nil
+			}
+			res.ColdStart = cs
+			if note != "" {
+				res.Notes = append(res.Notes, note)
+			}
+			progress("cold-start proxies done")
+			return nil
+		}
+		var err error
+		if emulators {
+			err = withEmulators(ctx, o, reg, tools, func(emu *distRuntime) error {
+				return measure(coldTarget{table: emu.table, queueURL: emu.queueURL, ddb: o.ddbEndpoint, sqs: o.sqsEndpoint})
+			})
+		} else {
+			err = measure(coldTarget{})
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	res.DurationS = time.Since(began).Seconds()
+	md := markdown(res)
+	if _, err := io.WriteString(stdout, md); err != nil {
+		return nil, fmt.Errorf("print report: %w", err)
+	}
+	if o.out != "" {
+		paths, err := write(o.out, res, md)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(stdout, "\nWrote %s.\n", strings.Join(paths, " and "))
+	}
+	return res, nil
+}
+
+// scriptedTurns are the turn counts of the scripted-provider variant:
+// the plan's 20 and 500.
+func scriptedTurns(p plan) []int {
+	var out []int
+	for _, t := range p.turns {
+		if t == 20 || t == 500 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// runCases runs every workload of the plan on a distributed runtime.
+func runCases(ctx context.Context, d *distRuntime, p plan, res *results, progress func(string, ...any)) error {
+	for _, t := range p.turns {
+		for _, size := range p.sizes {
+			if err := runCase(ctx, d, workload{Turns: t, ResultBytes: size}, p.reps[d.name][t], res, progress); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func runCase(ctx context.Context, d *distRuntime, w workload, reps int, res *results, progress func(string, ...any)) error {
+	var runs []runResult
+	for i := 0; i < reps; i++ {
+		r, err := d.run(ctx, w)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	res.Cases = append(res.Cases, aggregate(d.name, w, runs, nil))
+	progress("%s: %s × %d done", d.name, w, reps)
+	return nil
+}
+
+// withEmulators runs f on a runtime over a new table and queue, and
+// deletes them afterwards.
+func withEmulators(ctx context.Context, o options, reg *agents.Registry, tools core.ToolExecutor, f func(*distRuntime) error) error {
+	emu, cleanup, err := emulatorRuntime(ctx, o, reg, tools)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	return f(emu)
+}
+
+// emulatorRuntime creates a table and a queue with names of their own on
+// the emulators and returns the runtime over them, and a cleanup that
+// deletes them.
+func emulatorRuntime(ctx context.Context, o options, reg *agents.Registry, tools core.ToolExecutor) (*distRuntime, func(), error) {
+	ddb, sq, err := instrumentedClients(ctx, o.ddbEndpoint, o.sqsEndpoint)
+	if err != nil {
+		return nil, nil, err
+	}
+	name := randomID("baton-bench")
+	setup, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := dynamostore.CreateTable(setup, ddb, name); err != nil {
+		return nil, nil, fmt.Errorf("emulators: %w", err)
+	}
+	queueURL, dlqURL, err := sqsqueue.CreateQueues(setup, sq, name, visibility, 5)
+	if err != nil {
+		return nil, nil, fmt.Errorf("emulators: %w", err)
+	}
+	cleanup := func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		_, err1 := ddb.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+		_, err2 := sq.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(queueURL)})
+		_, err3 := sq.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(dlqURL)})
+		if err := errors.Join(err1, err2, err3); err != nil {
+			o.log.Warn("delete the benchmark's table and queues", "err", err)
+		}
+	}
+	d := &distRuntime{name: rtEmulators, reg: reg, tools: tools, log: o.log, wait: 20 * time.Millisecond, table: name, queueURL: queueURL,
+		store: &observedStore{Store: dynamostore.New(ddb, name)}, queue: sqsqueue.New(sq, queueURL)}
+	return d, cleanup, nil
+}

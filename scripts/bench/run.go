@@ -1,0 +1,386 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/engine"
+	"github.com/baton-agents/baton/internal/queue"
+)
+
+// Runtime names.
+const (
+	rtInProcess = "in-process"
+	rtMemory    = "memory"
+	rtEmulators = "emulators"
+)
+
+// Step classes: the first step of a session reads the transcript once
+// (the worker's cache is cold), the final model turn sends no next step.
+const (
+	classFirst  = "first"
+	classSteady = "steady"
+	classFinal  = "final"
+)
+
+// stepSample is what one step cost.
+type stepSample struct {
+	Kind  string
+	Class string
+	Wall  time.Duration
+	CPU   time.Duration
+	// Ops are the operations of the step itself; ESM those of receiving
+	// and deleting its message (the event source mapping's work).
+	Ops map[string]opStat
+	ESM map[string]opStat
+	// The step's minimum: the new messages and the run state it must
+	// write, the run state it must read, and their capacity units.
+	MinBytesW, MinBytesR int64
+	MinWCU, MinRCU       float64
+	// Extra records the commit writes beyond the minimum.
+	Events, ToolResults, Audit int
+	ExtraWCUEst                float64
+}
+
+// kindName is the row label of a step kind and class.
+func kindName(kind, class string) string {
+	if class == classSteady {
+		return kind
+	}
+	return kind + " (" + class + ")"
+}
+
+// cpuNow is the process's CPU time (user + system) so far.
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func randomID(prefix string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "-" + hex.EncodeToString(b[:])
+}
+
+// ---- in process ----
+
+// mark is a step boundary of the in-process runner: the start of a model
+// or tool call.
+type mark struct {
+	kind string
+	wall time.Time
+	cpu  time.Duration
+}
+
+type marker struct {
+	mu    sync.Mutex
+	marks []mark
+}
+
+func (m *marker) mark(kind string) {
+	c, t := cpuNow(), time.Now()
+	m.mu.Lock()
+	m.marks = append(m.marks, mark{kind: kind, wall: t, cpu: c})
+	m.mu.Unlock()
+}
+
+// runInProcess runs the workload with core.Runner, the floor. A step is
+// measured from the start of its model or tool call to the start of the
+// next one (the last step to the runner's return): its I/O, its Apply and
+// the next step's Plan.
+func runInProcess(ctx context.Context, reg *agents.Registry, tools core.ToolExecutor, w workload) ([]stepSample, error) {
+	a, _ := reg.Get(agentSlug)
+	cfg, err := a.RunConfig(agents.Overrides{Model: w.spec()})
+	if err != nil {
+		return nil, fmt.Errorf("in-process %s: %w", w, err)
+	}
+	mk := &marker{}
+	model := models()
+	rn := &core.Runner{
+		Machine: core.NewMachine(core.SystemClock{}),
+		Model: modelFunc(func(ctx context.Context, r core.ModelRequest) (core.ModelReply, error) {
+			mk.mark(core.StepModelTurn)
+			return model.Complete(ctx, r)
+		}),
+		Tools: core.ToolExecutorFunc(func(ctx context.Context, c core.ToolCall) (any, error) {
+			mk.mark(core.StepToolCall)
+			return tools.Execute(ctx, c)
+		}),
+	}
+	run, err := rn.Start(ctx, core.StartInput{RunID: randomID("r"), SessionID: randomID("s"), Config: cfg, Messages: userMessage()})
+	if err != nil {
+		return nil, fmt.Errorf("in-process %s: %w", w, err)
+	}
+	end := mark{wall: time.Now(), cpu: cpuNow()}
+	if err := w.check(run.State.Status, run.Transcript); err != nil {
+		return nil, fmt.Errorf("in-process: %w", err)
+	}
+	marks := append(mk.marks, end)
+	out := make([]stepSample, 0, len(marks)-1)
+	for i := 0; i+1 < len(marks); i++ {
+		class := classSteady
+		switch {
+		case i == 0:
+			class = classFirst
+		case i+2 == len(marks):
+			class = classFinal
+		}
+		out = append(out, stepSample{Kind: marks[i].kind, Class: class,
+			Wall: marks[i+1].wall.Sub(marks[i].wall), CPU: marks[i+1].cpu - marks[i].cpu})
+	}
+	if len(out) != w.steps() {
+		return nil, fmt.Errorf("in-process %s: %d steps, want %d", w, len(out), w.steps())
+	}
+	return out, nil
+}
+
+// modelFunc adapts a function to core.ModelProvider.
+type modelFunc func(context.Context, core.ModelRequest) (core.ModelReply, error)
+
+// Complete calls f.
+func (f modelFunc) Complete(ctx context.Context, r core.ModelRequest) (core.ModelReply, error) {
+	return f(ctx, r)
+}
+
+// ---- distributed ----
+
+// stepQueue is a queue the engine sends to and the pump receives from.
+type stepQueue interface {
+	core.StepQueue
+	queue.Receiver
+}
+
+// distRuntime is the distributed runtime on one pair of adapters.
+type distRuntime struct {
+	name  string
+	store engine.Store
+	queue stepQueue
+	reg   *agents.Registry
+	tools core.ToolExecutor
+	log   *slog.Logger
+	// wait is the receive wait of the pump when the queue looks empty.
+	wait time.Duration
+	// table and queueURL name the emulators' resources.
+	table, queueURL string
+}
+
+// newEngine wires a fresh engine (an empty transcript cache: a worker
+// that has not served the session yet).
+func (d *distRuntime) newEngine() *engine.Engine {
+	clock := core.SystemClock{}
+	return engine.New(core.NewMachine(clock), d.store, d.queue, core.IO{Model: models(), Tools: d.tools},
+		clock, core.RandomIDs{}, d.reg, d.log, engine.Config{})
+}
+
+// runResult is one run of the workload on a distributed runtime.
+type runResult struct {
+	Samples []stepSample
+	// Reload is what a worker with a cold cache pays to read the whole
+	// transcript at the end of the run.
+	Reload opStat
+	// Start is what creating the run cost (not a step).
+	Start map[string]opStat
+	// EmptyReceives counts receives that found no message while the run
+	// was unfinished.
+	EmptyReceives int
+	// Retried counts failed receives, steps and deletes (each retried).
+	Retried int
+}
+
+// start creates a run of w on a new session.
+func (d *distRuntime) start(ctx context.Context, eng *engine.Engine, w workload) (core.RunRecord, error) {
+	return eng.Start(ctx, tenant, engine.StartRequest{Agent: agentSlug, SessionID: randomID("s"), Messages: userMessage(),
+		Overrides: agents.Overrides{Model: w.spec()}})
+}
+
+// run runs w once, pumping one message at a time like the event source
+// mapping with batch size 1, and checks the result.
+func (d *distRuntime) run(ctx context.Context, w workload) (runResult, error) {
+	var res runResult
+	eng := d.newEngine()
+	sr := newRecorder()
+	rec, err := d.start(withRecorder(ctx, sr), eng, w)
+	if err != nil {
+		return res, fmt.Errorf("%s %s: start: %w", d.name, w, err)
+	}
+	res.Start = sr.finish()
+	runID, sessionID := rec.State.RunID, rec.State.SessionID
+	// A step that fails (an emulator that never answers, cut short by
+	// callTimeout) is left to come back after the visibility timeout, as
+	// the event source mapping would do; the pump waits for it.
+	var idleSince time.Time
+	for guard := 0; ; guard++ {
+		if guard > 4*w.steps()+100+int(visibility/d.wait) {
+			return res, fmt.Errorf("%s %s: the queue never drained", d.name, w)
+		}
+		er := newRecorder()
+		ectx := withRecorder(ctx, er)
+		rctx, rcancel := context.WithTimeout(ectx, callTimeout)
+		ds, err := d.queue.Receive(rctx, 1, 0)
+		rcancel()
+		if err != nil {
+			res.Retried++
+			d.log.WarnContext(ctx, "receive failed; trying again", "err", err)
+			continue
+		}
+		if len(ds) == 0 {
+			r, err := d.store.LoadRun(ctx, runID)
+			if err != nil {
+				return res, fmt.Errorf("%s %s: %w", d.name, w, err)
+			}
+			if core.IsTerminal(r.State.Status) {
+				break
+			}
+			res.EmptyReceives++
+			if idleSince.IsZero() {
+				idleSince = time.Now()
+			}
+			if time.Since(idleSince) > visibility+10*time.Second {
+				return res, fmt.Errorf("%s %s: run %s is %s but its queue has been empty for %v", d.name, w, runID, r.State.Status, time.Since(idleSince).Round(time.Second))
+			}
+			time.Sleep(d.wait)
+			continue
+		}
+		idleSince = time.Time{}
+		var step core.Step
+		if err := json.Unmarshal(ds[0].Body, &step); err != nil || step.RunID != runID {
+			d.log.WarnContext(ctx, "dropping a message of another run", "body", string(ds[0].Body))
+			_ = d.queue.Delete(ctx, ds[0].ReceiptHandle)
+			continue
+		}
+		r := newRecorder()
+		sctx, cancel := context.WithTimeout(withRecorder(ctx, r), callTimeout)
+		c0, t0 := cpuNow(), time.Now()
+		err = eng.HandleStep(sctx, step, engine.Delivery{ReceiveCount: ds[0].ReceiveCount, Owner: ds[0].MessageID + "#" + strconv.Itoa(ds[0].ReceiveCount)})
+		wall, cpu := time.Since(t0), cpuNow()-c0
+		cancel()
+		if err != nil {
+			res.Retried++
+			d.log.WarnContext(ctx, "step failed; it will be received again", "kind", step.Kind, "seq", step.Seq, "err", err)
+			continue
+		}
+		dctx, dcancel := context.WithTimeout(ectx, callTimeout)
+		err = d.queue.Delete(dctx, ds[0].ReceiptHandle)
+		dcancel()
+		if err != nil {
+			res.Retried++
+			d.log.WarnContext(ctx, "delete failed; the step will be received again", "err", err)
+		}
+		res.Samples = append(res.Samples, sample(step, len(res.Samples) == 0, wall, cpu, r, er))
+	}
+	final, err := d.store.LoadRun(ctx, runID)
+	if err != nil {
+		return res, fmt.Errorf("%s %s: %w", d.name, w, err)
+	}
+	rr := newRecorder()
+	msgs, err := d.store.Messages(withRecorder(ctx, rr), tenant, sessionID, 0, final.State.NextMsgSeq, 0)
+	if err != nil {
+		return res, fmt.Errorf("%s %s: read transcript: %w", d.name, w, err)
+	}
+	for _, s := range rr.finish() {
+		res.Reload.add(s)
+	}
+	if err := w.check(final.State.Status, msgs); err != nil {
+		return res, fmt.Errorf("%s: %w", d.name, err)
+	}
+	if len(res.Samples) < w.steps() {
+		return res, fmt.Errorf("%s %s: %d steps, want %d", d.name, w, len(res.Samples), w.steps())
+	}
+	return res, nil
+}
+
+// sample turns a step's recorders into its sample, with its minimum.
+func sample(step core.Step, first bool, wall, cpu time.Duration, r, esm *recorder) stepSample {
+	s := stepSample{Kind: step.Kind, Class: classSteady, Wall: wall, CPU: cpu, Ops: r.finish(), ESM: esm.finish()}
+	if first {
+		s.Class = classFirst
+	}
+	if out := r.committed; out != nil {
+		if core.IsTerminal(out.State.Status) {
+			s.Class = classFinal
+		}
+		st := stateBytes(out.State)
+		s.MinBytesW = st
+		s.MinWCU = 2 * kb1(st+stateItemOverhead)
+		for _, m := range out.Messages {
+			n := jsonSize(m)
+			s.MinBytesW += n
+			s.MinWCU += 2 * kb1(n+recordItemOverhead)
+		}
+		s.Events, s.ToolResults, s.Audit = len(out.Events), len(out.ToolResults), len(out.Audit)
+		for _, e := range out.Events {
+			s.ExtraWCUEst += 2 * kb1(jsonSize(e)+recordItemOverhead)
+		}
+		for _, x := range out.ToolResults {
+			s.ExtraWCUEst += 2 * kb1(jsonSize(x)+recordItemOverhead)
+		}
+		for _, a := range out.Audit {
+			s.ExtraWCUEst += 2 * kb1(jsonSize(a)+recordItemOverhead)
+		}
+		s.ExtraWCUEst += 2 // the session head item
+	}
+	if step.Kind == core.StepToolCall {
+		s.MinWCU++ // the intent claim: one item under 1 KB
+	}
+	if st := r.loaded; st != nil {
+		s.MinBytesR = stateBytes(*st)
+		s.MinRCU = kb4(s.MinBytesR + stateItemOverhead)
+	}
+	return s
+}
+
+// Item size estimates (DynamoDB counts attribute names and values): the
+// run item carries keys, a dozen scalar attributes and the state blob; a
+// record item carries keys, a part count, a writer nonce and the data.
+const (
+	stateItemOverhead  = 220
+	recordItemOverhead = 90
+)
+
+// stateBytes is the run state as stored, without its configuration (which
+// never changes after Start and is kept in its own item).
+func stateBytes(st core.RunState) int64 {
+	st.Config = core.RunConfig{}
+	b, err := core.MarshalState(st)
+	if err != nil {
+		return 0
+	}
+	return int64(len(b))
+}
+
+// kb1 is DynamoDB's write unit count of an item: 1 per started KB.
+func kb1(n int64) float64 { return float64((n + 1023) / 1024) }
+
+// kb4 is the strongly consistent read unit count: 1 per started 4 KB.
+func kb4(n int64) float64 { return float64((n + 4095) / 4096) }
+
+// minOps is the documented minimum of a step: read the run state, claim
+// the intent (tool calls), commit once, send the next step (not after the
+// final turn); the first step of a session also reads its transcript
+// once.
+func minOps(kind, class string) map[string]int {
+	m := map[string]int{opStateRead: 1, opCommit: 1, opEnqueue: 1}
+	if kind == core.StepToolCall {
+		m[opIntentClaim] = 1
+	}
+	if class == classFinal {
+		delete(m, opEnqueue)
+	}
+	if class == classFirst {
+		m[opTranscriptRead] = 1
+	}
+	return m
+}
