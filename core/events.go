@@ -84,6 +84,12 @@ type ToolExecutionResult struct {
 	Result     ToolResult     `json:"result"`
 	Runtime    map[string]any `json:"runtime,omitempty"`
 	TurnCount  int            `json:"turn_count"`
+	// ResultRef, when set, says the record was stored without its result
+	// body because the call's tool_result message holds the same bytes:
+	// "message_text" (the result is the message's text) or "message_json"
+	// (the message's text is the result's canonical JSON). Readers restore
+	// the body and clear it; it never appears in an envelope.
+	ResultRef string `json:"result_ref,omitempty"`
 	// Seq is the sequence number of the call's tool_result message; stores
 	// key the record by it.
 	Seq int64 `json:"-"`

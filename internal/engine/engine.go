@@ -127,7 +127,7 @@ func (e *Engine) enqueue(ctx context.Context, st core.RunState, steps []core.Ste
 }
 
 func (e *Engine) write(tenant string, prev core.RunState, out core.Output) core.Write {
-	w := core.Write{Tenant: tenant, PrevVersion: prev.Version, Output: out, Pending: core.PendingItems(prev, out.State)}
+	w := core.Write{Tenant: tenant, PrevVersion: prev.Version, Output: dedupeResults(out), Pending: core.PendingItems(prev, out.State)}
 	if due, ok := out.State.DueAt(e.Config.StallAfter); ok {
 		w.DueAt = &due
 	}

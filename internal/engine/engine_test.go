@@ -565,3 +565,21 @@ func TestTranscriptCacheReadsOnlyNewMessages(t *testing.T) {
 		t.Fatalf("transcript reads: %v", cs.read)
 	}
 }
+
+func TestToolResultsStoredOnce(t *testing.T) {
+	h := newHarness(t, nil)
+	runID := h.start(t, scripted(turn("", call("c1", "ability/search", map[string]any{"q": "big", "n": json.Number("12345678901234567890")})), turn("done")), nil)
+	h.pump(t)
+	stored, _, err := h.store.ToolRecords(context.Background(), runID, 0)
+	if err != nil || len(stored) != 1 {
+		t.Fatalf("records %v %v", stored, err)
+	}
+	if stored[0].ResultRef != "message_json" || stored[0].Result.Result != nil {
+		t.Fatalf("the result body was stored twice: %+v", stored[0])
+	}
+	env := h.envelope(t, runID)
+	got := env.ToolExecutionResults[0]
+	if got.ResultRef != "" || canon(t, got.Result.Result) != `{"ok":{"n":12345678901234567890,"q":"big"}}` {
+		t.Fatalf("restored result %+v", got)
+	}
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/baton-agents/baton/core"
@@ -44,6 +45,9 @@ func (e *Engine) View(ctx context.Context, rec core.RunRecord, maxBytes int) (Vi
 	results, audit, err := e.Store.ToolRecords(ctx, st.RunID, st.NextMsgSeq)
 	if err != nil {
 		return View{}, err
+	}
+	if results, err = restoreResults(results, tr); err != nil {
+		return View{}, fmt.Errorf("run %s: %w", st.RunID, err)
 	}
 	reqs, acts := st.Pending()
 	v := View{
