@@ -43,7 +43,7 @@ build-lambdas: ## one bootstrap per function (provided.al2023, arm64, static) zi
 		echo "build/$$fn.zip"; \
 	done
 
-node-tools:
+node-tools: ## install the pinned Node 22, emulators and CDK CLI (npm)
 	@scripts/emulators.sh install
 	@cd infra/.cli && [ -x node_modules/.bin/cdk ] || npm ci --no-audit --no-fund --loglevel=error
 

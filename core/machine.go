@@ -627,8 +627,6 @@ func (t *tx) schedule(kind, callID string) int64 {
 	return seq
 }
 
-func (st *RunState) queue() []QueuedMessage { return st.Queue }
-
 // enqueue queues a user message for the top of the next iteration; an
 // identical completion-policy message already queued is not queued twice.
 func (st *RunState) enqueue(q QueuedMessage) {

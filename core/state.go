@@ -3,7 +3,6 @@ package core
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"time"
 )
 
@@ -343,7 +342,6 @@ func budgetsFrom(m map[string]int) []BudgetState {
 	for _, k := range sortedKeys(m) {
 		out = append(out, BudgetState{Name: k, Ceiling: m[k]})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 

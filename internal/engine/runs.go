@@ -92,10 +92,11 @@ func (e *Engine) Get(ctx context.Context, tenant, runID string) (core.RunRecord,
 // interrupt) into a run. Due expiries are applied first, so a late answer
 // to an expired item is refused.
 func (e *Engine) Apply(ctx context.Context, tenant, runID string, in core.Input) (core.RunRecord, error) {
-	if _, err := e.Get(ctx, tenant, runID); err != nil {
+	current, err := e.Get(ctx, tenant, runID)
+	if err != nil {
 		return core.RunRecord{}, err
 	}
-	rec, err := e.apply(ctx, tenant, runID, in)
+	rec, err := e.applyFrom(ctx, tenant, runID, in, &current)
 	if err == nil {
 		return rec, nil
 	}
@@ -120,9 +121,18 @@ func (e *Engine) Apply(ctx context.Context, tenant, runID string, in core.Input)
 
 // apply runs one outside input with the reload-and-reapply loop.
 func (e *Engine) apply(ctx context.Context, tenant, runID string, in core.Input) (core.RunRecord, error) {
+	return e.applyFrom(ctx, tenant, runID, in, nil)
+}
+
+// applyFrom is apply starting from a record the caller just loaded (nil:
+// load it); after a version conflict it reloads.
+func (e *Engine) applyFrom(ctx context.Context, tenant, runID string, in core.Input, first *core.RunRecord) (core.RunRecord, error) {
 	for attempt := 0; attempt < e.Config.CommitAttempts; attempt++ {
-		rec, err := e.loadOwned(ctx, tenant, runID)
-		if err != nil {
+		var rec core.RunRecord
+		var err error
+		if attempt == 0 && first != nil {
+			rec = *first
+		} else if rec, err = e.loadOwned(ctx, tenant, runID); err != nil {
 			return rec, err
 		}
 		tr, err := e.transcript(ctx, tenant, rec.State)

@@ -38,8 +38,6 @@ type run struct {
 	results map[int64][]byte
 	audit   map[int64][]byte
 	pending map[string]core.PendingItem
-	nextMsg int64
-	nextEvt int64
 	session string
 }
 
@@ -210,7 +208,6 @@ func (s *Store) apply(ss *session, r *run, w core.Write, enc encoded) {
 		due := *w.DueAt
 		r.dueAt = &due
 	}
-	r.nextMsg, r.nextEvt = st.NextMsgSeq, st.NextEventSeq
 	if st.NextMsgSeq > ss.nextSeq {
 		ss.nextSeq = st.NextMsgSeq
 	}
