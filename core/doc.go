@@ -1,4 +1,4 @@
-// Package core is Baton's pure agent-loop engine.
+// Package core is Baton's pure agent-loop step machine.
 //
 // It holds the normalized message envelope, tool declarations and their
 // mediation, budgets, the completion policy, lifecycle and audit events, and

@@ -168,6 +168,28 @@ type StepQueue interface {
 	Enqueue(ctx context.Context, steps []QueuedStep) error
 }
 
+// ReceivedMessage is one step message received from the step queue.
+type ReceivedMessage struct {
+	MessageID     string
+	Body          []byte
+	ReceiptHandle string
+	ReceiveCount  int
+	Group         string
+	DedupID       string
+	SentAt        time.Time
+}
+
+// StepReceiver is the receive side of the step queue, what a local
+// poller standing in for the Lambda event source mapping reads. Messages
+// not deleted reappear after the visibility timeout and are dead-lettered
+// after the queue's maximum receives, as with SQS.
+type StepReceiver interface {
+	// Receive returns up to max messages, waiting up to wait for the first.
+	Receive(ctx context.Context, max int, wait time.Duration) ([]ReceivedMessage, error)
+	// Delete removes a received message by its receipt handle.
+	Delete(ctx context.Context, receiptHandle string) error
+}
+
 // ScheduledSteps derives the steps a run is waiting on from its state, so
 // a step lost between the commit and the enqueue can be sent again.
 func (st RunState) ScheduledSteps() []Step {

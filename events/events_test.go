@@ -15,7 +15,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
-	"github.com/baton-agents/baton/internal/engine"
+	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/executors"
 	"github.com/baton-agents/baton/internal/httpapi"
 	"github.com/baton-agents/baton/internal/memstore"
@@ -72,11 +72,11 @@ func newAPI(t *testing.T) (*httpapi.API, *worker.Worker) {
 	}
 	s := memstore.New()
 	clock := &core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	eng := engine.New(core.NewMachine(clock), s, memstore.NewQueue(time.Minute, 5, nil), core.IO{Model: core.ScriptedModel{}, Tools: router}, clock, core.RandomIDs{}, reg, nil, engine.Config{})
+	eng := durable.New(durable.Options{Store: s, Queue: memstore.NewStepQueue(time.Minute, 5, nil), Agents: reg, Model: core.ScriptedModel{}, Tools: router, Clock: clock})
 	if err := s.PutToken(context.Background(), httpapi.HashToken("sample-token-0000001"), core.Token{Tenant: "sample", Scopes: httpapi.AllScopes}); err != nil {
 		t.Fatal(err)
 	}
-	return httpapi.New(eng, s, s, clock, nil, httpapi.Config{Providers: []string{"scripted"}}), &worker.Worker{Engine: eng, Log: eng.Log}
+	return httpapi.New(eng, s, s, clock, nil, httpapi.Config{Providers: []string{"scripted"}}), &worker.Worker{Runner: eng, Log: eng.Log}
 }
 
 // TestAPISamples: every sample round-trips through the Lambda event type,

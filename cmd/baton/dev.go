@@ -22,11 +22,10 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
-	"github.com/baton-agents/baton/internal/engine"
+	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/executors"
 	"github.com/baton-agents/baton/internal/httpapi"
 	"github.com/baton-agents/baton/internal/memstore"
-	"github.com/baton-agents/baton/internal/queue"
 	"github.com/baton-agents/baton/internal/worker"
 )
 
@@ -49,11 +48,11 @@ type devOptions struct {
 
 // devStores is what baton dev runs on: embedded or external.
 type devStores struct {
-	store    engine.Store
+	store    durable.Store
 	tokens   core.TokenStore
 	idem     core.IdempotencyStore
 	queue    core.StepQueue
-	receiver queue.Receiver
+	receiver core.StepReceiver
 	describe string
 }
 
@@ -119,7 +118,7 @@ func parseDevTokens(s string) (map[string]string, error) {
 // runtime is what baton dev and baton invoke run: the real handlers on
 // embedded or external stores.
 type runtime struct {
-	eng    *engine.Engine
+	eng    *durable.Runner
 	api    *httpapi.API
 	worker *worker.Worker
 	stores devStores
@@ -170,11 +169,10 @@ func buildRuntime(ctx context.Context, o devOptions, stderr io.Writer, defaultTo
 	clock := core.SystemClock{}
 	// The intent lease outlasts the default 30 s tool timeout, so a slow
 	// tool is never taken for a crashed one.
-	eng := engine.New(core.NewMachine(clock), stores.store, stores.queue,
-		core.IO{Model: models, Tools: router},
-		clock, core.RandomIDs{}, reg, log, engine.Config{StallAfter: 2 * o.visibility, IntentLease: o.visibility + 30*time.Second, MaxReceives: 5})
+	eng := durable.New(durable.Options{Store: stores.store, Queue: stores.queue, Agents: reg, Model: models, Tools: router, Clock: clock, Log: log,
+		Limits: durable.Limits{StallAfter: 2 * o.visibility, IntentLease: o.visibility + 30*time.Second, MaxReceives: 5}})
 	api := httpapi.New(eng, stores.tokens, stores.idem, clock, log, httpapi.Config{Providers: enabled})
-	return &runtime{eng: eng, api: api, worker: &worker.Worker{Engine: eng, Log: log}, stores: stores, reg: reg, tokens: tokens, log: log}, nil
+	return &runtime{eng: eng, api: api, worker: &worker.Worker{Runner: eng, Log: log}, stores: stores, reg: reg, tokens: tokens, log: log}, nil
 }
 
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -250,7 +248,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 func openStores(ctx context.Context, o devOptions) (devStores, error) {
 	if o.ddbEndpoint == "" {
 		s := memstore.New()
-		q := memstore.NewQueue(o.visibility, 5, nil)
+		q := memstore.NewStepQueue(o.visibility, 5, nil)
 		return devStores{store: s, tokens: s, idem: s, queue: q, receiver: q, describe: "embedded in-memory stores"}, nil
 	}
 	return openExternal(ctx, o)
@@ -298,7 +296,7 @@ func proxyHandler(api *httpapi.API) http.Handler {
 // batches, invokes the worker, and deletes the messages that did not
 // fail; failed ones reappear after the visibility timeout and go to the
 // dead-letter queue after the maximum receives.
-func poll(ctx context.Context, rcv queue.Receiver, w *worker.Worker, log *slog.Logger) {
+func poll(ctx context.Context, rcv core.StepReceiver, w *worker.Worker, log *slog.Logger) {
 	for ctx.Err() == nil {
 		ds, err := rcv.Receive(ctx, 10, time.Second)
 		if err != nil {
@@ -312,7 +310,7 @@ func poll(ctx context.Context, rcv queue.Receiver, w *worker.Worker, log *slog.L
 			continue
 		}
 		ev := events.SQSEvent{Records: make([]events.SQSMessage, len(ds))}
-		byID := map[string]queue.Delivery{}
+		byID := map[string]core.ReceivedMessage{}
 		for i, d := range ds {
 			ev.Records[i] = events.SQSMessage{MessageId: d.MessageID, ReceiptHandle: d.ReceiptHandle, Body: string(d.Body),
 				Attributes: map[string]string{"ApproximateReceiveCount": strconv.Itoa(d.ReceiveCount), "MessageGroupId": d.Group, "MessageDeduplicationId": d.DedupID}}

@@ -14,7 +14,7 @@ import (
 func main() {
 	a := app.MustBuild(context.Background(), app.Options{})
 	lambda.Start(func(ctx context.Context) (map[string]int, error) {
-		n, err := a.Engine.Sweep(ctx, 500)
+		n, err := a.Runner.Sweep(ctx, 500)
 		return map[string]int{"runs_checked": n}, err
 	})
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/baton-agents/baton/internal/agents"
 	"github.com/baton-agents/baton/internal/awsenv"
 	"github.com/baton-agents/baton/internal/config"
+	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/dynamostore"
-	"github.com/baton-agents/baton/internal/engine"
 	"github.com/baton-agents/baton/internal/executors"
 	"github.com/baton-agents/baton/internal/httpapi"
 	"github.com/baton-agents/baton/internal/providers"
@@ -23,7 +23,7 @@ import (
 
 // App is a wired deployment.
 type App struct {
-	Engine *engine.Engine
+	Runner *durable.Runner
 	API    *httpapi.API
 	Worker *worker.Worker
 	Log    *slog.Logger
@@ -110,10 +110,10 @@ func Build(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	store := dynamostore.New(clients.DynamoDB, cfg.Table)
 	q := sqsqueue.New(clients.SQS, cfg.QueueURL)
 	clock := core.SystemClock{}
-	eng := engine.New(core.NewMachine(clock), store, q, core.IO{Model: models, Tools: tools}, clock, core.RandomIDs{}, reg, log,
-		engine.Config{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives})
+	eng := durable.New(durable.Options{Store: store, Queue: q, Agents: reg, Model: models, Tools: tools, Clock: clock, Log: log,
+		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives}})
 	api := httpapi.New(eng, store, store, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers})
-	return &App{Engine: eng, API: api, Worker: &worker.Worker{Engine: eng, Log: log}, Log: log}, nil
+	return &App{Runner: eng, API: api, Worker: &worker.Worker{Runner: eng, Log: log}, Log: log}, nil
 }
 
 // MustBuild loads the configuration and builds the app, exiting the

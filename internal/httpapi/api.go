@@ -21,7 +21,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
-	"github.com/baton-agents/baton/internal/engine"
+	"github.com/baton-agents/baton/internal/durable"
 )
 
 // Scopes a token may hold.
@@ -67,7 +67,7 @@ func (c Config) withDefaults() Config {
 
 // API is the handler.
 type API struct {
-	Engine *engine.Engine
+	Runner *durable.Runner
 	Tokens core.TokenStore
 	Idem   core.IdempotencyStore
 	Clock  core.Clock
@@ -76,11 +76,11 @@ type API struct {
 }
 
 // New wires the API.
-func New(e *engine.Engine, tokens core.TokenStore, idem core.IdempotencyStore, clock core.Clock, log *slog.Logger, cfg Config) *API {
+func New(e *durable.Runner, tokens core.TokenStore, idem core.IdempotencyStore, clock core.Clock, log *slog.Logger, cfg Config) *API {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &API{Engine: e, Tokens: tokens, Idem: idem, Clock: clock, Log: log, Config: cfg.withDefaults()}
+	return &API{Runner: e, Tokens: tokens, Idem: idem, Clock: clock, Log: log, Config: cfg.withDefaults()}
 }
 
 // HashToken is how tokens are stored: hex SHA-256.
@@ -239,7 +239,7 @@ func (a *API) run(ctx context.Context, r *request, rt *route, params []string) (
 		return a.fail(ctx, r, merr, nil)
 	}
 	hdr := map[string]string{}
-	if view, ok := v.(engine.View); ok && status == http.StatusAccepted {
+	if view, ok := v.(durable.View); ok && status == http.StatusAccepted {
 		hdr["Location"] = "/v1/runs/" + view.RunID
 	}
 	return status, b, hdr
@@ -349,15 +349,15 @@ func toAPIError(err error) *apiError {
 	switch {
 	case errors.As(err, &oe):
 		return &apiError{Status: 400, Code: "override_not_allowed", Message: err.Error(), Details: map[string]any{"field": oe.Field}}
-	case errors.Is(err, engine.ErrUnknownAgent):
+	case errors.Is(err, durable.ErrUnknownAgent):
 		return errf(400, "unknown_agent", "%v", err)
-	case errors.Is(err, engine.ErrSessionBusy):
+	case errors.Is(err, durable.ErrSessionBusy):
 		return errf(409, "transcript_lock_contention", "the session has an unfinished run; wait for it to finish or cancel it")
-	case errors.Is(err, engine.ErrAlreadyDecided):
+	case errors.Is(err, durable.ErrAlreadyDecided):
 		return errf(409, "already_decided", "%v", err)
-	case errors.Is(err, engine.ErrFinished):
+	case errors.Is(err, durable.ErrFinished):
 		return errf(409, "run_finished", "%v", err)
-	case errors.Is(err, engine.ErrContention), errors.Is(err, core.ErrConflict), errors.Is(err, core.ErrLockHeld):
+	case errors.Is(err, durable.ErrContention), errors.Is(err, core.ErrConflict), errors.Is(err, core.ErrLockHeld):
 		return errf(409, "conflict", "the run is busy; retry the request")
 	case errors.Is(err, core.ErrInvalidInput):
 		return errf(400, "invalid_request", "%s", strings.TrimPrefix(err.Error(), core.ErrInvalidInput.Error()+": "))

@@ -16,7 +16,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
-	"github.com/baton-agents/baton/internal/engine"
+	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/executors"
 	"github.com/baton-agents/baton/internal/httpapi"
 	"github.com/baton-agents/baton/internal/memstore"
@@ -31,8 +31,8 @@ const agentsJSON = `{"agents":[
 
 type env struct {
 	api   *httpapi.API
-	q     *memstore.Queue
-	eng   *engine.Engine
+	q     *memstore.StepQueue
+	eng   *durable.Runner
 	clock *core.FixedClock
 }
 
@@ -48,8 +48,8 @@ func newEnv(t *testing.T) *env {
 	}
 	s := memstore.New()
 	clock := &core.FixedClock{T: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
-	q := memstore.NewQueue(time.Minute, 5, func() time.Time { return clock.T })
-	eng := engine.New(core.NewMachine(clock), s, q, core.IO{Model: core.ScriptedModel{}, Tools: router}, clock, &core.SequentialIDs{}, reg, nil, engine.Config{})
+	q := memstore.NewStepQueue(time.Minute, 5, func() time.Time { return clock.T })
+	eng := durable.New(durable.Options{Store: s, Queue: q, Agents: reg, Model: core.ScriptedModel{}, Tools: router, Clock: clock, IDs: &core.SequentialIDs{}})
 	for tok, tenant := range map[string]string{"tok-acme-123": "acme", "tok-globex-1": "globex"} {
 		_ = s.PutToken(context.Background(), httpapi.HashToken(tok), core.Token{Tenant: tenant, Scopes: httpapi.AllScopes})
 	}
@@ -93,7 +93,7 @@ func (e *env) pump(t *testing.T) {
 		}
 		var s core.Step
 		_ = json.Unmarshal(ds[0].Body, &s)
-		if err := e.eng.HandleStep(context.Background(), s, engine.Delivery{ReceiveCount: 1, Owner: ds[0].ReceiptHandle}); err != nil {
+		if err := e.eng.HandleStep(context.Background(), s, durable.Attempt{ReceiveCount: 1, Owner: ds[0].ReceiptHandle}); err != nil {
 			t.Fatal(err)
 		}
 		_ = e.q.Delete(context.Background(), ds[0].ReceiptHandle)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 
-	"github.com/baton-agents/baton/internal/engine"
+	"github.com/baton-agents/baton/internal/durable"
 )
 
 var (
@@ -47,7 +47,7 @@ func (a *API) startRun(ctx context.Context, r *request, _ []string) (int, any, e
 	if strings.TrimSpace(b.Agent) == "" {
 		return 0, nil, errf(400, "invalid_request", "agent is required")
 	}
-	req := engine.StartRequest{Agent: b.Agent, Metadata: b.Metadata}
+	req := durable.StartRequest{Agent: b.Agent, Metadata: b.Metadata}
 	if b.SessionID != nil {
 		if !sessionIDRe.MatchString(*b.SessionID) {
 			return 0, nil, errf(400, "invalid_request", "session_id must be 1 to 128 letters, digits or . _ : -")
@@ -101,7 +101,7 @@ func (a *API) startRun(ctx context.Context, r *request, _ []string) (int, any, e
 			return 0, nil, errf(400, "invalid_request", "metadata is larger than %d bytes", maxMetadataBytes)
 		}
 	}
-	if agent, ok := a.Engine.Agents.Get(b.Agent); ok && b.Model == nil && !a.providerEnabled(agent.Spec.Model.Provider) {
+	if agent, ok := a.Runner.Agents.Get(b.Agent); ok && b.Model == nil && !a.providerEnabled(agent.Spec.Model.Provider) {
 		return 0, nil, errf(400, "provider_not_enabled", "agent %s uses model provider %q, which is not enabled in this deployment", b.Agent, agent.Spec.Model.Provider)
 	}
 	caller, err := core.ParseCallerContext(r.Headers, r.RequestContext.RequestID, core.MaxChainDepth)
@@ -112,7 +112,7 @@ func (a *API) startRun(ctx context.Context, r *request, _ []string) (int, any, e
 		ActorID: r.token.Label, AgentID: b.Agent, AuthSource: "bearer_token", RequestContext: "rest",
 		Tenant: r.tenant, TokenID: r.tokenHash[:16], CapabilityCeiling: r.token.Scopes, Caller: caller,
 	}
-	rec, err := a.Engine.Start(ctx, r.tenant, req)
+	rec, err := a.Runner.Start(ctx, r.tenant, req)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -129,7 +129,7 @@ func (a *API) providerEnabled(p string) bool {
 }
 
 func (a *API) view(ctx context.Context, status int, rec core.RunRecord) (int, any, error) {
-	v, err := a.Engine.View(ctx, rec, a.Config.MaxViewBytes)
+	v, err := a.Runner.View(ctx, rec, a.Config.MaxViewBytes)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -156,7 +156,7 @@ func (a *API) getRun(ctx context.Context, r *request, p []string) (int, any, err
 	if err != nil {
 		return 0, nil, err
 	}
-	rec, err := a.Engine.Wait(ctx, r.tenant, p[0], wait)
+	rec, err := a.Runner.Wait(ctx, r.tenant, p[0], wait)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -179,7 +179,7 @@ func (a *API) getEvents(ctx context.Context, r *request, p []string) (int, any, 
 	if err != nil {
 		return 0, nil, err
 	}
-	evs, err := a.Engine.Events(ctx, r.tenant, p[0], int64(after), limit, wait)
+	evs, err := a.Runner.Events(ctx, r.tenant, p[0], int64(after), limit, wait)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -219,7 +219,7 @@ func (a *API) getMessages(ctx context.Context, r *request, p []string) (int, any
 	if err != nil {
 		return 0, nil, err
 	}
-	msgs, err := a.Engine.Messages(ctx, r.tenant, p[0], int64(after), limit)
+	msgs, err := a.Runner.Messages(ctx, r.tenant, p[0], int64(after), limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -248,7 +248,7 @@ func (a *API) applyPost(ctx context.Context, r *request, ids []string, body any,
 	if err != nil {
 		return 0, nil, err
 	}
-	rec, err := a.Engine.Apply(ctx, r.tenant, ids[0], in)
+	rec, err := a.Runner.Apply(ctx, r.tenant, ids[0], in)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -9,18 +9,14 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/queue"
 )
 
-// Delivery is one received message.
-type Delivery = queue.Delivery
-
-// Queue is an in-memory FIFO queue that behaves like SQS FIFO for Baton:
+// StepQueue is an in-memory FIFO step queue that behaves like SQS FIFO for Baton:
 // messages of one group are delivered one at a time and in order, a
 // dedup id is remembered for five minutes, a received message reappears
 // after the visibility timeout unless deleted, and a message received
 // MaxReceives times moves to the dead-letter list.
-type Queue struct {
+type StepQueue struct {
 	mu          sync.Mutex
 	clock       func() time.Time
 	visibility  time.Duration
@@ -28,39 +24,39 @@ type Queue struct {
 	seq         int
 	msgs        []*qmsg
 	dedup       map[string]time.Time
-	dead        []Delivery
+	dead        []core.ReceivedMessage
 	notify      chan struct{}
 }
 
 type qmsg struct {
-	d         Delivery
+	d         core.ReceivedMessage
 	invisible time.Time
 	inFlight  bool
 	receipt   int
 }
 
 var (
-	_ core.StepQueue = (*Queue)(nil)
-	_ queue.Receiver = (*Queue)(nil)
+	_ core.StepQueue    = (*StepQueue)(nil)
+	_ core.StepReceiver = (*StepQueue)(nil)
 )
 
 // DedupWindow is how long SQS FIFO remembers a deduplication id.
 const DedupWindow = 5 * time.Minute
 
-// NewQueue returns a queue; clock may be nil (wall clock).
-func NewQueue(visibility time.Duration, maxReceives int, clock func() time.Time) *Queue {
+// NewStepQueue returns a step queue; clock may be nil (wall clock).
+func NewStepQueue(visibility time.Duration, maxReceives int, clock func() time.Time) *StepQueue {
 	if clock == nil {
 		clock = time.Now
 	}
 	if maxReceives <= 0 {
 		maxReceives = 5
 	}
-	return &Queue{clock: clock, visibility: visibility, maxReceives: maxReceives, dedup: map[string]time.Time{}, notify: make(chan struct{}, 1)}
+	return &StepQueue{clock: clock, visibility: visibility, maxReceives: maxReceives, dedup: map[string]time.Time{}, notify: make(chan struct{}, 1)}
 }
 
 // Enqueue sends step messages. A step without a group or a dedup id
 // fails the call with core.ErrInvalidInput before any step is sent.
-func (q *Queue) Enqueue(_ context.Context, steps []core.QueuedStep) error {
+func (q *StepQueue) Enqueue(_ context.Context, steps []core.QueuedStep) error {
 	for _, s := range steps {
 		if s.Group == "" || s.DedupID == "" {
 			return fmt.Errorf("enqueue step %s/%d: %w: group and dedup id are required", s.Step.RunID, s.Step.Seq, core.ErrInvalidInput)
@@ -79,7 +75,7 @@ func (q *Queue) Enqueue(_ context.Context, steps []core.QueuedStep) error {
 		}
 		q.dedup[s.DedupID] = now
 		q.seq++
-		q.msgs = append(q.msgs, &qmsg{d: Delivery{MessageID: "m-" + strconv.Itoa(q.seq), Body: body, Group: s.Group, DedupID: s.DedupID, SentAt: now}})
+		q.msgs = append(q.msgs, &qmsg{d: core.ReceivedMessage{MessageID: "m-" + strconv.Itoa(q.seq), Body: body, Group: s.Group, DedupID: s.DedupID, SentAt: now}})
 	}
 	select {
 	case q.notify <- struct{}{}:
@@ -89,7 +85,7 @@ func (q *Queue) Enqueue(_ context.Context, steps []core.QueuedStep) error {
 }
 
 // Receive returns up to max visible messages, waiting up to wait for one.
-func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) ([]Delivery, error) {
+func (q *StepQueue) Receive(ctx context.Context, max int, wait time.Duration) ([]core.ReceivedMessage, error) {
 	deadline := time.Now().Add(wait)
 	for {
 		if out := q.take(max); len(out) > 0 {
@@ -111,7 +107,7 @@ func (q *Queue) Receive(ctx context.Context, max int, wait time.Duration) ([]Del
 	}
 }
 
-func (q *Queue) take(max int) []Delivery {
+func (q *StepQueue) take(max int) []core.ReceivedMessage {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	now := q.clock()
@@ -133,7 +129,7 @@ func (q *Queue) take(max int) []Delivery {
 			busy[m.d.Group] = true
 		}
 	}
-	var out []Delivery
+	var out []core.ReceivedMessage
 	for _, m := range q.msgs {
 		if len(out) >= max {
 			break
@@ -154,7 +150,7 @@ func (q *Queue) take(max int) []Delivery {
 
 // Delete removes a received message. A stale receipt handle is ignored
 // (real FIFO SQS rejects an expired handle; the poller only logs either).
-func (q *Queue) Delete(_ context.Context, receipt string) error {
+func (q *StepQueue) Delete(_ context.Context, receipt string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for i, m := range q.msgs {
@@ -171,14 +167,14 @@ func (q *Queue) Delete(_ context.Context, receipt string) error {
 }
 
 // Dead returns the dead-lettered messages.
-func (q *Queue) Dead() []Delivery {
+func (q *StepQueue) Dead() []core.ReceivedMessage {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return append([]Delivery(nil), q.dead...)
+	return append([]core.ReceivedMessage(nil), q.dead...)
 }
 
 // Len counts messages not yet deleted or dead-lettered.
-func (q *Queue) Len() int {
+func (q *StepQueue) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return len(q.msgs)

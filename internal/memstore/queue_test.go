@@ -6,15 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/memstore"
-	"github.com/baton-agents/baton/internal/queue"
 	"github.com/baton-agents/baton/internal/queuetest"
 )
 
-// contractQueue adapts a memstore.Queue to the contract suite.
-type contractQueue struct{ *memstore.Queue }
+// contractQueue adapts a memstore.StepQueue to the contract suite.
+type contractQueue struct{ *memstore.StepQueue }
 
-func (q contractQueue) DeadLetters(context.Context) ([]queue.Delivery, error) {
+func (q contractQueue) DeadLetters(context.Context) ([]core.ReceivedMessage, error) {
 	return q.Dead(), nil
 }
 
@@ -47,7 +47,7 @@ func TestQueueContract(t *testing.T) {
 	t.Run("FakeClock", func(t *testing.T) {
 		queuetest.RunContract(t, func(t *testing.T) queuetest.Queue {
 			c := &fakeClock{now: time.Now()}
-			q := memstore.NewQueue(queuetest.Visibility, queuetest.MaxReceives, c.Now)
+			q := memstore.NewStepQueue(queuetest.Visibility, queuetest.MaxReceives, c.Now)
 			return fakeClockQueue{contractQueue{q}, c}
 		})
 	})
@@ -56,7 +56,7 @@ func TestQueueContract(t *testing.T) {
 			t.Skip("waits out visibility timeouts")
 		}
 		queuetest.RunContract(t, func(t *testing.T) queuetest.Queue {
-			return contractQueue{memstore.NewQueue(queuetest.Visibility, queuetest.MaxReceives, nil)}
+			return contractQueue{memstore.NewStepQueue(queuetest.Visibility, queuetest.MaxReceives, nil)}
 		})
 	})
 }

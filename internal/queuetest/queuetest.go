@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/queue"
 )
 
 // The settings a queue under test must be created with.
@@ -34,10 +33,10 @@ const (
 // receiver, and a look at the dead-letter queue.
 type Queue interface {
 	core.StepQueue
-	queue.Receiver
+	core.StepReceiver
 	// DeadLetters returns dead-lettered messages. It may return only those
 	// an earlier call did not return (an SQS DLQ is drained as it is read).
-	DeadLetters(ctx context.Context) ([]queue.Delivery, error)
+	DeadLetters(ctx context.Context) ([]core.ReceivedMessage, error)
 }
 
 // Clock is implemented by queues with an injected clock: the suite
@@ -242,7 +241,7 @@ func testDelete(t *testing.T, q Queue) {
 
 func testDeadLetter(t *testing.T, q Queue) {
 	enqueue(t, q, steps("a", 1, 2)...)
-	var poison queue.Delivery
+	var poison core.ReceivedMessage
 	for n := 1; n <= MaxReceives; n++ {
 		if n > 1 {
 			sleep(q, Visibility)
@@ -263,14 +262,14 @@ func testDeadLetter(t *testing.T, q Queue) {
 	expectEmpty(t, q, quiet)
 
 	deadline := time.Now().Add(patience)
-	var seen []queue.Delivery
+	var seen []core.ReceivedMessage
 	for {
 		dead, err := q.DeadLetters(t.Context())
 		if err != nil {
 			t.Fatalf("dead letters: %v", err)
 		}
 		seen = append(seen, dead...)
-		if slices.ContainsFunc(seen, func(d queue.Delivery) bool { return string(d.Body) == string(poison.Body) }) {
+		if slices.ContainsFunc(seen, func(d core.ReceivedMessage) bool { return string(d.Body) == string(poison.Body) }) {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -344,7 +343,7 @@ func testLongIDs(t *testing.T, q Queue) {
 		mk(group+"2", 4, dedup+"4"),
 	)
 	got := drain(t, q, 3)
-	bySeq := map[int64]queue.Delivery{}
+	bySeq := map[int64]core.ReceivedMessage{}
 	var order []int64
 	for _, d := range got {
 		s := decode(t, d)
@@ -394,7 +393,7 @@ func enqueue(t *testing.T, q Queue, s ...core.QueuedStep) {
 	}
 }
 
-func decode(t *testing.T, d queue.Delivery) core.Step {
+func decode(t *testing.T, d core.ReceivedMessage) core.Step {
 	t.Helper()
 	var s core.Step
 	if err := json.Unmarshal(d.Body, &s); err != nil {
@@ -404,7 +403,7 @@ func decode(t *testing.T, d queue.Delivery) core.Step {
 }
 
 // receiveWithin receives until some message comes, failing after timeout.
-func receiveWithin(t *testing.T, q Queue, max int, timeout time.Duration) []queue.Delivery {
+func receiveWithin(t *testing.T, q Queue, max int, timeout time.Duration) []core.ReceivedMessage {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -423,9 +422,9 @@ func receiveWithin(t *testing.T, q Queue, max int, timeout time.Duration) []queu
 }
 
 // drain receives and deletes until n messages came, in delivery order.
-func drain(t *testing.T, q Queue, n int) []queue.Delivery {
+func drain(t *testing.T, q Queue, n int) []core.ReceivedMessage {
 	t.Helper()
-	var out []queue.Delivery
+	var out []core.ReceivedMessage
 	deadline := time.Now().Add(patience)
 	for len(out) < n {
 		left := time.Until(deadline)
@@ -442,7 +441,7 @@ func drain(t *testing.T, q Queue, n int) []queue.Delivery {
 	return out
 }
 
-func deleteAll(t *testing.T, q Queue, ds []queue.Delivery) {
+func deleteAll(t *testing.T, q Queue, ds []core.ReceivedMessage) {
 	t.Helper()
 	for _, d := range ds {
 		if err := q.Delete(t.Context(), d.ReceiptHandle); err != nil {
@@ -464,7 +463,7 @@ func expectEmpty(t *testing.T, q Queue, wait time.Duration) {
 }
 
 // assertOrder checks that the deliveries of group are want, in order.
-func assertOrder(t *testing.T, ds []queue.Delivery, group string, want []int64) {
+func assertOrder(t *testing.T, ds []core.ReceivedMessage, group string, want []int64) {
 	t.Helper()
 	var got []int64
 	for _, d := range ds {
@@ -485,7 +484,7 @@ func sleep(q Queue, d time.Duration) {
 	time.Sleep(d)
 }
 
-func describe(ds []queue.Delivery) string {
+func describe(ds []core.ReceivedMessage) string {
 	parts := make([]string, 0, len(ds))
 	for _, d := range ds {
 		parts = append(parts, fmt.Sprintf("{group %q body %s count %d}", d.Group, d.Body, d.ReceiveCount))

@@ -1,6 +1,6 @@
 // Package sqsqueue is the SQS FIFO adapter of the step queue: it
 // implements core.StepQueue (the API and the worker send steps) and
-// queue.Receiver (the local poller of `baton dev` reads them) on the SQS
+// core.StepReceiver (the local poller of `baton dev` reads them) on the SQS
 // JSON protocol, and passes the queuetest contract suite that the
 // in-memory queue of package memstore passes.
 //

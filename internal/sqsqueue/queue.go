@@ -18,7 +18,6 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/queue"
 )
 
 // SQS limits the adapter works within.
@@ -38,8 +37,8 @@ type Queue struct {
 }
 
 var (
-	_ core.StepQueue = (*Queue)(nil)
-	_ queue.Receiver = (*Queue)(nil)
+	_ core.StepQueue    = (*Queue)(nil)
+	_ core.StepReceiver = (*Queue)(nil)
 )
 
 // New returns the queue at queueURL. The client is built once per cold
@@ -139,7 +138,7 @@ var receiveAttributes = []types.MessageSystemAttributeName{
 // own receive request attempt id, so that the SDK's retry of a receive
 // whose response was lost returns the same messages instead of leaving
 // them in flight, and their groups blocked, until the timeout.
-func (q *Queue) Receive(ctx context.Context, limit int, wait time.Duration) ([]queue.Delivery, error) {
+func (q *Queue) Receive(ctx context.Context, limit int, wait time.Duration) ([]core.ReceivedMessage, error) {
 	limit = min(maxBatch, max(1, limit))
 	wait = min(maxWait, max(0, wait))
 	attempt, err := attemptID()
@@ -156,7 +155,7 @@ func (q *Queue) Receive(ctx context.Context, limit int, wait time.Duration) ([]q
 	if err != nil {
 		return nil, fmt.Errorf("receive from %s: %w", q.url, translate(err))
 	}
-	ds := make([]queue.Delivery, 0, len(out.Messages))
+	ds := make([]core.ReceivedMessage, 0, len(out.Messages))
 	for _, m := range out.Messages {
 		d, err := delivery(m)
 		if err != nil {
@@ -168,8 +167,8 @@ func (q *Queue) Receive(ctx context.Context, limit int, wait time.Duration) ([]q
 }
 
 // delivery converts a received message.
-func delivery(m types.Message) (queue.Delivery, error) {
-	d := queue.Delivery{
+func delivery(m types.Message) (core.ReceivedMessage, error) {
+	d := core.ReceivedMessage{
 		MessageID:     aws.ToString(m.MessageId),
 		Body:          []byte(aws.ToString(m.Body)),
 		ReceiptHandle: aws.ToString(m.ReceiptHandle),

@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/baton-agents/baton/internal/queue"
+	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/queuetest"
 	"github.com/baton-agents/baton/internal/sqsqueue"
 )
@@ -75,7 +75,7 @@ type contractQueue struct {
 }
 
 // DeadLetters receives (and deletes) what the dead-letter queue holds.
-func (q contractQueue) DeadLetters(ctx context.Context) ([]queue.Delivery, error) {
+func (q contractQueue) DeadLetters(ctx context.Context) ([]core.ReceivedMessage, error) {
 	ds, err := q.dlq.Receive(ctx, 10, time.Second)
 	if err != nil {
 		return nil, err

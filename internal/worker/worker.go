@@ -10,12 +10,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/engine"
+	"github.com/baton-agents/baton/internal/durable"
 )
 
 // Worker handles step batches.
 type Worker struct {
-	Engine *engine.Engine
+	Runner *durable.Runner
 	Log    *slog.Logger
 }
 
@@ -39,7 +39,7 @@ func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 		if count < 1 {
 			count = 1
 		}
-		err := w.Engine.HandleStep(ctx, step, engine.Delivery{ReceiveCount: count, Owner: rec.MessageId + "#" + strconv.Itoa(count)})
+		err := w.Runner.HandleStep(ctx, step, durable.Attempt{ReceiveCount: count, Owner: rec.MessageId + "#" + strconv.Itoa(count)})
 		if err != nil {
 			w.Log.WarnContext(ctx, "step will be retried", "run_id", step.RunID, "step_seq", step.Seq, "receive_count", count, "err", err)
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})

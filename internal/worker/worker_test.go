@@ -10,7 +10,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
-	"github.com/baton-agents/baton/internal/engine"
+	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/executors"
 	"github.com/baton-agents/baton/internal/memstore"
 )
@@ -36,9 +36,9 @@ func TestBatchFailuresKeepGroupOrder(t *testing.T) {
 	router, _ := executors.NewRouter(reg, executors.NewGoRegistry(), nil)
 	s := memstore.New()
 	clock := &core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	q := memstore.NewQueue(time.Minute, 5, nil)
-	eng := engine.New(core.NewMachine(clock), flakyStore{s, "r-bad"}, q, core.IO{Model: core.ScriptedModel{}, Tools: router}, clock, &core.SequentialIDs{}, reg, nil, engine.Config{})
-	w := &Worker{Engine: eng, Log: eng.Log}
+	q := memstore.NewStepQueue(time.Minute, 5, nil)
+	eng := durable.New(durable.Options{Store: flakyStore{s, "r-bad"}, Queue: q, Agents: reg, Model: core.ScriptedModel{}, Tools: router, Clock: clock, IDs: &core.SequentialIDs{}})
+	w := &Worker{Runner: eng, Log: eng.Log}
 	step := func(run string, seq int64) string {
 		b, _ := json.Marshal(core.Step{Kind: core.StepModelTurn, V: core.StepVersion, RunID: run, Seq: seq})
 		return string(b)

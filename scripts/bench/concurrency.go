@@ -13,8 +13,7 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/engine"
-	"github.com/baton-agents/baton/internal/queue"
+	"github.com/baton-agents/baton/internal/durable"
 )
 
 // pollers is the number of concurrent pollers, each with its own engine
@@ -221,7 +220,7 @@ func minRunRT(w workload) float64 {
 // the queue's visibility timeout (the worker reports a batch item
 // failure). Every call has a time limit, so that a request an emulator
 // never answers costs a redelivery instead of a stuck poller.
-func handle(ctx context.Context, eng *engine.Engine, q queue.Receiver, m queue.Delivery, retried *atomic.Int64, ok func(time.Duration, time.Time, map[string]opStat)) error {
+func handle(ctx context.Context, eng *durable.Runner, q core.StepReceiver, m core.ReceivedMessage, retried *atomic.Int64, ok func(time.Duration, time.Time, map[string]opStat)) error {
 	var step core.Step
 	if err := json.Unmarshal(m.Body, &step); err != nil {
 		return fmt.Errorf("message %s is not a step: %w", m.MessageID, err)
@@ -230,7 +229,7 @@ func handle(ctx context.Context, eng *engine.Engine, q queue.Receiver, m queue.D
 	sctx, cancel := context.WithTimeout(withRecorder(ctx, r), callTimeout)
 	defer cancel()
 	t0 := time.Now()
-	err := eng.HandleStep(sctx, step, engine.Delivery{ReceiveCount: m.ReceiveCount, Owner: m.MessageID + "#" + strconv.Itoa(m.ReceiveCount)})
+	err := eng.HandleStep(sctx, step, durable.Attempt{ReceiveCount: m.ReceiveCount, Owner: m.MessageID + "#" + strconv.Itoa(m.ReceiveCount)})
 	end := time.Now()
 	if err != nil {
 		retried.Add(1)

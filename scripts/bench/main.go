@@ -193,7 +193,7 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 
 	// The distributed runtime on the in-memory adapters.
 	mem := &distRuntime{name: rtMemory, reg: reg, tools: tools, log: o.log, wait: time.Millisecond}
-	mq := memstore.NewQueue(visibility, 5, nil)
+	mq := memstore.NewStepQueue(visibility, 5, nil)
 	mem.store = &observedStore{Store: memstore.New(), count: true, sizes: true}
 	mem.queue = countedQueue{inner: mq, sizes: true}
 	if _, err := mem.run(ctx, workload{Turns: 1, ResultBytes: 100}); err != nil {
@@ -247,7 +247,7 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 			// Calls are counted, their sizes not (no JSON encoding
 			// inside the measurement).
 			fresh := &distRuntime{name: rtMemory, reg: reg, tools: tools, log: o.log,
-				store: &observedStore{Store: memstore.New(), count: true}, queue: countedQueue{inner: memstore.NewQueue(visibility, 5, nil)}}
+				store: &observedStore{Store: memstore.New(), count: true}, queue: countedQueue{inner: memstore.NewStepQueue(visibility, 5, nil)}}
 			c, err := concurrent(ctx, fresh, n)
 			if err != nil {
 				return nil, err

@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/engine"
-	"github.com/baton-agents/baton/internal/queue"
+	"github.com/baton-agents/baton/internal/durable"
 )
 
 // Logical operations. Each is one round trip on AWS (an HTTP request to
@@ -181,7 +180,7 @@ func jsonSize(v any) int64 {
 // and with sizes their serialized sizes, computed after the step's
 // timing.
 type observedStore struct {
-	engine.Store
+	durable.Store
 	count, sizes bool
 }
 
@@ -253,7 +252,7 @@ func (s *observedStore) ClaimIntent(ctx context.Context, runID, toolCallID, owne
 type countedQueue struct {
 	inner interface {
 		core.StepQueue
-		queue.Receiver
+		core.StepReceiver
 	}
 	sizes bool
 }
@@ -275,7 +274,7 @@ func (q countedQueue) Enqueue(ctx context.Context, steps []core.QueuedStep) erro
 }
 
 // Receive counts the call.
-func (q countedQueue) Receive(ctx context.Context, max int, wait time.Duration) ([]queue.Delivery, error) {
+func (q countedQueue) Receive(ctx context.Context, max int, wait time.Duration) ([]core.ReceivedMessage, error) {
 	ds, err := q.inner.Receive(ctx, max, wait)
 	q.record(ctx, opReceive, zero, func() int64 { return jsonSize(ds) })
 	return ds, err

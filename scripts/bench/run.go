@@ -14,8 +14,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
-	"github.com/baton-agents/baton/internal/engine"
-	"github.com/baton-agents/baton/internal/queue"
+	"github.com/baton-agents/baton/internal/durable"
 )
 
 // Runtime names.
@@ -160,13 +159,13 @@ func (f modelFunc) Complete(ctx context.Context, r core.ModelRequest) (core.Mode
 // stepQueue is a queue the engine sends to and the pump receives from.
 type stepQueue interface {
 	core.StepQueue
-	queue.Receiver
+	core.StepReceiver
 }
 
 // distRuntime is the distributed runtime on one pair of adapters.
 type distRuntime struct {
 	name  string
-	store engine.Store
+	store durable.Store
 	queue stepQueue
 	reg   *agents.Registry
 	tools core.ToolExecutor
@@ -179,10 +178,9 @@ type distRuntime struct {
 
 // newEngine wires a fresh engine (an empty transcript cache: a worker
 // that has not served the session yet).
-func (d *distRuntime) newEngine() *engine.Engine {
+func (d *distRuntime) newEngine() *durable.Runner {
 	clock := core.SystemClock{}
-	return engine.New(core.NewMachine(clock), d.store, d.queue, core.IO{Model: models(), Tools: d.tools},
-		clock, core.RandomIDs{}, d.reg, d.log, engine.Config{})
+	return durable.New(durable.Options{Store: d.store, Queue: d.queue, Agents: d.reg, Model: models(), Tools: d.tools, Clock: clock, Log: d.log})
 }
 
 // runResult is one run of the workload on a distributed runtime.
@@ -201,8 +199,8 @@ type runResult struct {
 }
 
 // start creates a run of w on a new session.
-func (d *distRuntime) start(ctx context.Context, eng *engine.Engine, w workload) (core.RunRecord, error) {
-	return eng.Start(ctx, tenant, engine.StartRequest{Agent: agentSlug, SessionID: randomID("s"), Messages: userMessage(),
+func (d *distRuntime) start(ctx context.Context, eng *durable.Runner, w workload) (core.RunRecord, error) {
+	return eng.Start(ctx, tenant, durable.StartRequest{Agent: agentSlug, SessionID: randomID("s"), Messages: userMessage(),
 		Overrides: agents.Overrides{Model: w.spec()}})
 }
 
@@ -264,7 +262,7 @@ func (d *distRuntime) run(ctx context.Context, w workload) (runResult, error) {
 		r := newRecorder()
 		sctx, cancel := context.WithTimeout(withRecorder(ctx, r), callTimeout)
 		c0, t0 := cpuNow(), time.Now()
-		err = eng.HandleStep(sctx, step, engine.Delivery{ReceiveCount: ds[0].ReceiveCount, Owner: ds[0].MessageID + "#" + strconv.Itoa(ds[0].ReceiveCount)})
+		err = eng.HandleStep(sctx, step, durable.Attempt{ReceiveCount: ds[0].ReceiveCount, Owner: ds[0].MessageID + "#" + strconv.Itoa(ds[0].ReceiveCount)})
 		wall, cpu := time.Since(t0), cpuNow()-c0
 		cancel()
 		if err != nil {

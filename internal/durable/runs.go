@@ -1,4 +1,4 @@
-package engine
+package durable
 
 import (
 	"context"
@@ -23,7 +23,7 @@ type StartRequest struct {
 
 // Start creates a run: it takes the session lock, stores the first state
 // and messages, and sends the first step.
-func (e *Engine) Start(ctx context.Context, tenant string, req StartRequest) (core.RunRecord, error) {
+func (e *Runner) Start(ctx context.Context, tenant string, req StartRequest) (core.RunRecord, error) {
 	agent, ok := e.Agents.Get(req.Agent)
 	if !ok {
 		return core.RunRecord{}, fmt.Errorf("%w %q", ErrUnknownAgent, req.Agent)
@@ -38,7 +38,7 @@ func (e *Engine) Start(ctx context.Context, tenant string, req StartRequest) (co
 	if sessionID == "" {
 		sessionID = e.IDs.NewID("s")
 	}
-	for attempt := 0; attempt < e.Config.CommitAttempts; attempt++ {
+	for attempt := 0; attempt < e.Limits.CommitAttempts; attempt++ {
 		head, err := e.Store.SessionHead(ctx, tenant, sessionID)
 		if err != nil {
 			return core.RunRecord{}, err
@@ -72,7 +72,7 @@ func (e *Engine) Start(ctx context.Context, tenant string, req StartRequest) (co
 
 // Get loads a run for its tenant, first expiring pending items whose time
 // has come (expiry is enforced on every read).
-func (e *Engine) Get(ctx context.Context, tenant, runID string) (core.RunRecord, error) {
+func (e *Runner) Get(ctx context.Context, tenant, runID string) (core.RunRecord, error) {
 	rec, err := e.loadOwned(ctx, tenant, runID)
 	if err != nil {
 		return rec, err
@@ -91,7 +91,7 @@ func (e *Engine) Get(ctx context.Context, tenant, runID string) (core.RunRecord,
 // Apply folds an outside input (client result, approval, cancel, steer,
 // interrupt) into a run. Due expiries are applied first, so a late answer
 // to an expired item is refused.
-func (e *Engine) Apply(ctx context.Context, tenant, runID string, in core.Input) (core.RunRecord, error) {
+func (e *Runner) Apply(ctx context.Context, tenant, runID string, in core.Input) (core.RunRecord, error) {
 	current, err := e.Get(ctx, tenant, runID)
 	if err != nil {
 		return core.RunRecord{}, err
@@ -120,14 +120,14 @@ func (e *Engine) Apply(ctx context.Context, tenant, runID string, in core.Input)
 }
 
 // apply runs one outside input with the reload-and-reapply loop.
-func (e *Engine) apply(ctx context.Context, tenant, runID string, in core.Input) (core.RunRecord, error) {
+func (e *Runner) apply(ctx context.Context, tenant, runID string, in core.Input) (core.RunRecord, error) {
 	return e.applyFrom(ctx, tenant, runID, in, nil)
 }
 
 // applyFrom is apply starting from a record the caller just loaded (nil:
 // load it); after a version conflict it reloads.
-func (e *Engine) applyFrom(ctx context.Context, tenant, runID string, in core.Input, first *core.RunRecord) (core.RunRecord, error) {
-	for attempt := 0; attempt < e.Config.CommitAttempts; attempt++ {
+func (e *Runner) applyFrom(ctx context.Context, tenant, runID string, in core.Input, first *core.RunRecord) (core.RunRecord, error) {
+	for attempt := 0; attempt < e.Limits.CommitAttempts; attempt++ {
 		var rec core.RunRecord
 		var err error
 		if attempt == 0 && first != nil {

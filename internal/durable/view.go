@@ -1,4 +1,4 @@
-package engine
+package durable
 
 import (
 	"context"
@@ -32,7 +32,7 @@ type View struct {
 // transcript while the view's JSON fits in maxBytes; otherwise
 // result.messages keeps the newest messages that fit and
 // result.messages_truncated is true (page the rest with Messages).
-func (e *Engine) View(ctx context.Context, rec core.RunRecord, maxBytes int) (View, error) {
+func (e *Runner) View(ctx context.Context, rec core.RunRecord, maxBytes int) (View, error) {
 	st := rec.State
 	tr, err := e.transcript(ctx, rec.Tenant, st)
 	if err != nil {
@@ -91,7 +91,7 @@ func nonNil[T any](s []T) []T {
 
 // Wait polls a run until its status leaves queued and running, the wait
 // ends or ctx is done, reading the store sparingly (backing off to 1 s).
-func (e *Engine) Wait(ctx context.Context, tenant, runID string, wait time.Duration) (core.RunRecord, error) {
+func (e *Runner) Wait(ctx context.Context, tenant, runID string, wait time.Duration) (core.RunRecord, error) {
 	deadline := time.Now().Add(wait)
 	delay := 100 * time.Millisecond
 	for {
@@ -112,7 +112,7 @@ func (e *Engine) Wait(ctx context.Context, tenant, runID string, wait time.Durat
 
 // Events returns the run's events after after (at most limit), waiting up
 // to wait for one when there is none and the run is not finished.
-func (e *Engine) Events(ctx context.Context, tenant, runID string, after int64, limit int, wait time.Duration) ([]core.Event, error) {
+func (e *Runner) Events(ctx context.Context, tenant, runID string, after int64, limit int, wait time.Duration) ([]core.Event, error) {
 	deadline := time.Now().Add(wait)
 	delay := 100 * time.Millisecond
 	for {
@@ -135,7 +135,7 @@ func (e *Engine) Events(ctx context.Context, tenant, runID string, after int64, 
 }
 
 // Messages pages the transcript of the run's session.
-func (e *Engine) Messages(ctx context.Context, tenant, runID string, after int64, limit int) ([]core.Message, error) {
+func (e *Runner) Messages(ctx context.Context, tenant, runID string, after int64, limit int) ([]core.Message, error) {
 	rec, err := e.loadOwned(ctx, tenant, runID)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package engine
+package durable
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"github.com/baton-agents/baton/core"
 )
 
-// Delivery describes how a step message arrived.
-type Delivery struct {
+// Attempt describes how a step message arrived.
+type Attempt struct {
 	// ReceiveCount is the queue's receive count (1 on first delivery).
 	ReceiveCount int
 	// Owner identifies this attempt (a Lambda request id, a poller id).
@@ -21,7 +21,7 @@ type Delivery struct {
 // version conflict), then send the next steps. A nil error acknowledges
 // the message, stale and duplicate deliveries included. A returned error
 // is retryable: the queue delivers the message again.
-func (e *Engine) HandleStep(ctx context.Context, step core.Step, d Delivery) error {
+func (e *Runner) HandleStep(ctx context.Context, step core.Step, d Attempt) error {
 	if step.V != core.StepVersion || step.RunID == "" || (step.Kind != core.StepModelTurn && step.Kind != core.StepToolCall) {
 		e.Log.ErrorContext(ctx, "dropping malformed step", "kind", step.Kind, "v", step.V, "run_id", step.RunID)
 		return nil
@@ -59,7 +59,7 @@ func (e *Engine) HandleStep(ctx context.Context, step core.Step, d Delivery) err
 		in = e.IO.Perform(ctx, step, plan)
 	}
 	if mr, ok := in.(core.ModelReplied); ok && mr.Err != nil && core.IsRetryable(mr.Err) {
-		if d.ReceiveCount < e.Config.MaxReceives {
+		if d.ReceiveCount < e.Limits.MaxReceives {
 			log.WarnContext(ctx, "model call failed; retrying the step", "err", mr.Err, "receive_count", d.ReceiveCount)
 			return mr.Err
 		}
@@ -70,10 +70,10 @@ func (e *Engine) HandleStep(ctx context.Context, step core.Step, d Delivery) err
 
 // executeTool claims the call's intent and executes it, or decides its
 // outcome when an earlier attempt's outcome is unknown.
-func (e *Engine) executeTool(ctx context.Context, st core.RunState, step core.Step, plan core.Plan, d Delivery) (core.Input, error) {
+func (e *Runner) executeTool(ctx context.Context, st core.RunState, step core.Step, plan core.Plan, d Attempt) (core.Input, error) {
 	call := *plan.Tool
 	now := e.Clock.Now()
-	claim, err := e.Store.ClaimIntent(ctx, st.RunID, call.ToolCallID, d.Owner, now, e.Config.IntentLease)
+	claim, err := e.Store.ClaimIntent(ctx, st.RunID, call.ToolCallID, d.Owner, now, e.Limits.IntentLease)
 	if err != nil {
 		return nil, fmt.Errorf("claim intent of %s: %w", call.ToolCallID, err)
 	}
@@ -92,11 +92,11 @@ func (e *Engine) executeTool(ctx context.Context, st core.RunState, step core.St
 	return core.ToolExecuted{Step: step, Output: out, Err: err}, nil
 }
 
-func (e *Engine) commitStep(ctx context.Context, rec core.RunRecord, tr []core.Message, in core.Input, log interface {
+func (e *Runner) commitStep(ctx context.Context, rec core.RunRecord, tr []core.Message, in core.Input, log interface {
 	ErrorContext(context.Context, string, ...any)
 	InfoContext(context.Context, string, ...any)
 }) error {
-	for attempt := 0; attempt < e.Config.CommitAttempts; attempt++ {
+	for attempt := 0; attempt < e.Limits.CommitAttempts; attempt++ {
 		if attempt > 0 {
 			r2, err := e.Store.LoadRun(ctx, rec.State.RunID)
 			if err != nil {
@@ -137,7 +137,7 @@ func (e *Engine) commitStep(ctx context.Context, rec core.RunRecord, tr []core.M
 // whose time has come (writing failed timed_out results) and sends again
 // the steps of runs that made no progress for StallAfter. It returns how
 // many runs it looked at.
-func (e *Engine) Sweep(ctx context.Context, limit int) (int, error) {
+func (e *Runner) Sweep(ctx context.Context, limit int) (int, error) {
 	now := e.Clock.Now()
 	ids, err := e.Store.DueRuns(ctx, now, limit)
 	if err != nil {
@@ -156,7 +156,7 @@ func (e *Engine) Sweep(ctx context.Context, limit int) (int, error) {
 			}
 			continue
 		}
-		if steps := st.ScheduledSteps(); len(steps) > 0 && !now.Before(st.UpdatedAt.Add(e.Config.StallAfter)) {
+		if steps := st.ScheduledSteps(); len(steps) > 0 && !now.Before(st.UpdatedAt.Add(e.Limits.StallAfter)) {
 			e.Log.WarnContext(ctx, "sweep: sending stalled steps again", "run_id", id, "steps", len(steps), "since", st.UpdatedAt)
 			e.enqueue(ctx, st, steps)
 		}

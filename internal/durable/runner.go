@@ -1,4 +1,4 @@
-package engine
+package durable
 
 import (
 	"context"
@@ -20,8 +20,30 @@ type Store interface {
 	core.IntentStore
 }
 
-// Config holds the engine's tunables; zero values take the defaults.
-type Config struct {
+// Options wires a Runner. Store, Queue and Agents are required; every
+// other zero value takes its default.
+type Options struct {
+	Store  Store
+	Queue  core.StepQueue
+	Agents *agents.Registry
+	// Model and Tools are the step I/O ports (Tools may be nil where no
+	// tool executes, as in the API and the sweeper); Summarizer serves
+	// compaction.
+	Model      core.ModelProvider
+	Tools      core.ToolExecutor
+	Summarizer core.Summarizer
+	Compactor  core.ContextCompactor
+	// Machine carries the step machine's hooks (nil: none). The runner
+	// sets its clock to Clock, so the one clock rules both.
+	Machine *core.Machine
+	Clock   core.Clock    // default core.SystemClock
+	IDs     core.IDSource // default core.RandomIDs
+	Log     *slog.Logger  // default: discard
+	Limits  Limits
+}
+
+// Limits holds the runner's tunables; zero values take the defaults.
+type Limits struct {
 	// StallAfter is how long a scheduled step may go unprocessed before the
 	// sweeper sends it again (default 2m).
 	StallAfter time.Duration
@@ -41,7 +63,7 @@ type Config struct {
 	TranscriptCacheBytes int64
 }
 
-func (c Config) withDefaults() Config {
+func (c Limits) withDefaults() Limits {
 	if c.StallAfter <= 0 {
 		c.StallAfter = 2 * time.Minute
 	}
@@ -60,8 +82,10 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Engine is the distributed runner. It is safe for concurrent use.
-type Engine struct {
+// Runner is the durable runner: it drives core's step machine one step
+// per invocation over the storage and queue ports. It is safe for
+// concurrent use.
+type Runner struct {
 	Machine *core.Machine
 	Store   Store
 	Queue   core.StepQueue
@@ -70,18 +94,30 @@ type Engine struct {
 	IDs     core.IDSource
 	Agents  *agents.Registry
 	Log     *slog.Logger
-	Config  Config
+	Limits  Limits
 	cache   *transcriptCache
 }
 
-// New wires an engine.
-func New(m *core.Machine, store Store, queue core.StepQueue, io core.IO, clock core.Clock, ids core.IDSource, reg *agents.Registry, log *slog.Logger, cfg Config) *Engine {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+// New wires a runner from o.
+func New(o Options) *Runner {
+	if o.Clock == nil {
+		o.Clock = core.SystemClock{}
 	}
-	cfg = cfg.withDefaults()
-	return &Engine{Machine: m, Store: store, Queue: queue, IO: io, Clock: clock, IDs: ids, Agents: reg, Log: log, Config: cfg,
-		cache: newTranscriptCache(cfg.TranscriptCacheBytes)}
+	if o.IDs == nil {
+		o.IDs = core.RandomIDs{}
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	m := core.Machine{}
+	if o.Machine != nil {
+		m = *o.Machine
+	}
+	m.Clock = o.Clock
+	lim := o.Limits.withDefaults()
+	return &Runner{Machine: &m, Store: o.Store, Queue: o.Queue, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim,
+		IO:    core.IO{Model: o.Model, Tools: o.Tools, Summarizer: o.Summarizer, Compactor: o.Compactor},
+		cache: newTranscriptCache(lim.TranscriptCacheBytes)}
 }
 
 // Errors the API maps to statuses.
@@ -111,7 +147,7 @@ func group(st core.RunState, s core.Step) string {
 
 func dedupID(s core.Step) string { return fmt.Sprintf("%s:%d", s.RunID, s.Seq) }
 
-func (e *Engine) enqueue(ctx context.Context, st core.RunState, steps []core.Step) {
+func (e *Runner) enqueue(ctx context.Context, st core.RunState, steps []core.Step) {
 	if len(steps) == 0 {
 		return
 	}
@@ -126,9 +162,9 @@ func (e *Engine) enqueue(ctx context.Context, st core.RunState, steps []core.Ste
 	}
 }
 
-func (e *Engine) write(tenant string, prev core.RunState, out core.Output) core.Write {
+func (e *Runner) write(tenant string, prev core.RunState, out core.Output) core.Write {
 	w := core.Write{Tenant: tenant, PrevVersion: prev.Version, Output: dedupeResults(out), Pending: core.PendingItems(prev, out.State)}
-	if due, ok := out.State.DueAt(e.Config.StallAfter); ok {
+	if due, ok := out.State.DueAt(e.Limits.StallAfter); ok {
 		w.DueAt = &due
 	}
 	return w
@@ -136,7 +172,7 @@ func (e *Engine) write(tenant string, prev core.RunState, out core.Output) core.
 
 // loadOwned loads a run and checks its tenant; another tenant's run is
 // not found.
-func (e *Engine) loadOwned(ctx context.Context, tenant, runID string) (core.RunRecord, error) {
+func (e *Runner) loadOwned(ctx context.Context, tenant, runID string) (core.RunRecord, error) {
 	rec, err := e.Store.LoadRun(ctx, runID)
 	if err != nil {
 		return rec, err

@@ -1,4 +1,4 @@
-package engine
+package durable
 
 import (
 	"container/list"
@@ -93,7 +93,7 @@ func (c *transcriptCache) put(key string, from int64, more []core.Message, next 
 
 // transcript returns the session transcript below the state's committed
 // message counter, reading only what the cache lacks.
-func (e *Engine) transcript(ctx context.Context, tenant string, st core.RunState) ([]core.Message, error) {
+func (e *Runner) transcript(ctx context.Context, tenant string, st core.RunState) ([]core.Message, error) {
 	key := tenant + "\x00" + st.SessionID
 	var cached []core.Message
 	var from int64
@@ -122,7 +122,7 @@ func (e *Engine) transcript(ctx context.Context, tenant string, st core.RunState
 
 // committed adds a step's own committed messages to the cache, so the next
 // step of the session needs no transcript read at all.
-func (e *Engine) committed(tenant string, prev core.RunState, out core.Output) {
+func (e *Runner) committed(tenant string, prev core.RunState, out core.Output) {
 	if e.cache == nil || len(out.Messages) == 0 {
 		return
 	}

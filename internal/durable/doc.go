@@ -4,4 +4,4 @@
 // cancel, steer), the worker Lambda its step handler, and the scheduler
 // its sweep (pending expiry and lost-step recovery). It never imports an
 // AWS SDK; adapters are injected.
-package engine
+package durable

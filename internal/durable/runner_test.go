@@ -1,4 +1,4 @@
-package engine_test
+package durable_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
-	"github.com/baton-agents/baton/internal/engine"
+	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/executors"
 	"github.com/baton-agents/baton/internal/memstore"
 )
@@ -49,36 +49,37 @@ func (c *counter) handler(_ context.Context, call core.ToolCall) (any, error) {
 }
 
 type harness struct {
-	eng   *engine.Engine
+	eng   *durable.Runner
 	store *memstore.Store
-	q     *memstore.Queue
+	q     *memstore.StepQueue
 	clock *core.FixedClock
 	count *counter
 	model core.ModelProvider
 }
 
-func newHarness(t *testing.T, wrapStore func(engine.Store) engine.Store) *harness {
+func newHarness(t *testing.T, wrapStore func(durable.Store) durable.Store) *harness {
 	t.Helper()
 	reg, err := agents.Parse([]byte(agentsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &harness{store: memstore.New(), clock: &core.FixedClock{T: t0}, count: &counter{n: map[string]int{}, keys: map[string]int{}}}
-	h.q = memstore.NewQueue(time.Hour, 5, func() time.Time { return h.clock.T })
+	h.q = memstore.NewStepQueue(time.Hour, 5, func() time.Time { return h.clock.T })
 	goh := executors.NewGoRegistry()
 	goh.Register("count", h.count.handler)
 	router, err := executors.NewRouter(reg, goh, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var store engine.Store = h.store
+	var store durable.Store = h.store
 	if wrapStore != nil {
 		store = wrapStore(store)
 	}
 	h.model = core.ScriptedModel{}
-	h.eng = engine.New(core.NewMachine(h.clock), store, h.q, core.IO{Model: modelFunc(func(ctx context.Context, r core.ModelRequest) (core.ModelReply, error) {
-		return h.model.Complete(ctx, r)
-	}), Tools: router}, h.clock, &core.SequentialIDs{}, reg, nil, engine.Config{IntentLease: time.Minute})
+	h.eng = durable.New(durable.Options{Store: store, Queue: h.q, Agents: reg, Tools: router, Clock: h.clock, IDs: &core.SequentialIDs{},
+		Model: modelFunc(func(ctx context.Context, r core.ModelRequest) (core.ModelReply, error) {
+			return h.model.Complete(ctx, r)
+		}), Limits: durable.Limits{IntentLease: time.Minute}})
 	return h
 }
 
@@ -104,7 +105,7 @@ func (h *harness) pump(t *testing.T) {
 		if err := json.Unmarshal(ds[0].Body, &step); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.eng.HandleStep(context.Background(), step, engine.Delivery{ReceiveCount: ds[0].ReceiveCount, Owner: ds[0].ReceiptHandle}); err != nil {
+		if err := h.eng.HandleStep(context.Background(), step, durable.Attempt{ReceiveCount: ds[0].ReceiveCount, Owner: ds[0].ReceiptHandle}); err != nil {
 			t.Fatalf("step %+v: %v", step, err)
 		}
 		_ = h.q.Delete(context.Background(), ds[0].ReceiptHandle)
@@ -126,9 +127,9 @@ func call(id, name string, p map[string]any) core.ToolCallRequest {
 
 func userMsg(s string) []core.Message { return []core.Message{{Role: core.RoleUser, Content: s}} }
 
-func (h *harness) start(t *testing.T, model *core.ModelSpec, mut func(*engine.StartRequest)) string {
+func (h *harness) start(t *testing.T, model *core.ModelSpec, mut func(*durable.StartRequest)) string {
 	t.Helper()
-	req := engine.StartRequest{Agent: "demo", SessionID: "s-1", Messages: userMsg("hi"), Overrides: agents.Overrides{Model: model}}
+	req := durable.StartRequest{Agent: "demo", SessionID: "s-1", Messages: userMsg("hi"), Overrides: agents.Overrides{Model: model}}
 	if mut != nil {
 		mut(&req)
 	}
@@ -210,7 +211,7 @@ func TestParityWithInProcessRunner(t *testing.T) {
 		t.Run(pc.name, func(t *testing.T) {
 			// Distributed: one step per message over the in-memory ports.
 			h := newHarness(t, nil)
-			runID := h.start(t, pc.model, func(r *engine.StartRequest) {
+			runID := h.start(t, pc.model, func(r *durable.StartRequest) {
 				r.RequestTools = pc.tools
 				r.Overrides.Budgets = pc.budgets
 				if pc.parallel {
@@ -303,7 +304,7 @@ func TestDuplicateConcurrentDeliveriesExecuteOnce(t *testing.T) {
 			wg.Add(1)
 			go func(k int) {
 				defer wg.Done()
-				errs[k] = h.eng.HandleStep(context.Background(), step, engine.Delivery{ReceiveCount: 1, Owner: fmt.Sprintf("%s/%d", ds[0].ReceiptHandle, k)})
+				errs[k] = h.eng.HandleStep(context.Background(), step, durable.Attempt{ReceiveCount: 1, Owner: fmt.Sprintf("%s/%d", ds[0].ReceiptHandle, k)})
 			}(k)
 		}
 		wg.Wait()
@@ -313,7 +314,7 @@ func TestDuplicateConcurrentDeliveriesExecuteOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err != nil {
-				if err := h.eng.HandleStep(context.Background(), step, engine.Delivery{ReceiveCount: 2, Owner: ds[0].ReceiptHandle + "/retry"}); err != nil {
+				if err := h.eng.HandleStep(context.Background(), step, durable.Attempt{ReceiveCount: 2, Owner: ds[0].ReceiptHandle + "/retry"}); err != nil {
 					t.Fatalf("retry: %v", err)
 				}
 			}
@@ -358,11 +359,11 @@ func TestFencingRejectsAStaleWriter(t *testing.T) {
 	_ = json.Unmarshal(ds[0].Body, &step)
 	done := make(chan error, 1)
 	go func() {
-		done <- h.eng.HandleStep(context.Background(), step, engine.Delivery{ReceiveCount: 1, Owner: "w1"})
+		done <- h.eng.HandleStep(context.Background(), step, durable.Attempt{ReceiveCount: 1, Owner: "w1"})
 	}()
 	<-entered
 	// The message is redelivered to a second worker, which completes.
-	if err := h.eng.HandleStep(context.Background(), step, engine.Delivery{ReceiveCount: 2, Owner: "w2"}); err != nil {
+	if err := h.eng.HandleStep(context.Background(), step, durable.Attempt{ReceiveCount: 2, Owner: "w2"}); err != nil {
 		t.Fatal(err)
 	}
 	close(release)
@@ -390,7 +391,7 @@ func TestFencingRejectsAStaleWriter(t *testing.T) {
 // crashingStore fails the commit that records a given tool's result once,
 // as if the worker died after the tool ran.
 type crashingStore struct {
-	engine.Store
+	durable.Store
 	mu      sync.Mutex
 	crashed bool
 	tool    string
@@ -419,7 +420,7 @@ func TestCrashBetweenExecutionAndRecord(t *testing.T) {
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
 			cs := &crashingStore{tool: tc.tool}
-			h := newHarness(t, func(s engine.Store) engine.Store { cs.Store = s; return cs })
+			h := newHarness(t, func(s durable.Store) durable.Store { cs.Store = s; return cs })
 			runID := h.start(t, scripted(turn("", call("c1", tc.tool, map[string]any{})), turn("done")), nil)
 			ctx := context.Background()
 			deliver := func(owner string, count int) error {
@@ -429,7 +430,7 @@ func TestCrashBetweenExecutionAndRecord(t *testing.T) {
 				}
 				var step core.Step
 				_ = json.Unmarshal(ds[0].Body, &step)
-				err := h.eng.HandleStep(ctx, step, engine.Delivery{ReceiveCount: count, Owner: owner})
+				err := h.eng.HandleStep(ctx, step, durable.Attempt{ReceiveCount: count, Owner: owner})
 				if err == nil {
 					_ = h.q.Delete(ctx, ds[0].ReceiptHandle)
 				}
@@ -465,14 +466,14 @@ func TestSessionLockAndTenantScoping(t *testing.T) {
 	h := newHarness(t, nil)
 	ctx := context.Background()
 	clientTool := map[string]any{"name": "client/get_calendar", "description": "Calendar."}
-	runID := h.start(t, scripted(turn("", call("c1", "client/get_calendar", nil)), turn("ok")), func(r *engine.StartRequest) { r.RequestTools = []any{clientTool} })
+	runID := h.start(t, scripted(turn("", call("c1", "client/get_calendar", nil)), turn("ok")), func(r *durable.StartRequest) { r.RequestTools = []any{clientTool} })
 	h.pump(t)
-	_, err := h.eng.Start(ctx, "acme", engine.StartRequest{Agent: "demo", SessionID: "s-1", Messages: userMsg("again")})
-	if !errors.Is(err, engine.ErrSessionBusy) {
+	_, err := h.eng.Start(ctx, "acme", durable.StartRequest{Agent: "demo", SessionID: "s-1", Messages: userMsg("again")})
+	if !errors.Is(err, durable.ErrSessionBusy) {
 		t.Fatalf("second run on a paused session: %v", err)
 	}
 	// Another tenant's same session id is a separate session.
-	other, err := h.eng.Start(ctx, "globex", engine.StartRequest{Agent: "demo", SessionID: "s-1", Messages: userMsg("mine"), Overrides: agents.Overrides{Model: scripted(turn("yours"))}})
+	other, err := h.eng.Start(ctx, "globex", durable.StartRequest{Agent: "demo", SessionID: "s-1", Messages: userMsg("mine"), Overrides: agents.Overrides{Model: scripted(turn("yours"))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,7 +491,7 @@ func TestSessionLockAndTenantScoping(t *testing.T) {
 	if _, err := h.eng.Apply(ctx, "acme", runID, core.Cancel{}); err != nil {
 		t.Fatal(err)
 	}
-	next, err := h.eng.Start(ctx, "acme", engine.StartRequest{Agent: "demo", SessionID: "s-1", Messages: userMsg("again"), Overrides: agents.Overrides{Model: scripted(turn("second"))}})
+	next, err := h.eng.Start(ctx, "acme", durable.StartRequest{Agent: "demo", SessionID: "s-1", Messages: userMsg("again"), Overrides: agents.Overrides{Model: scripted(turn("second"))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +501,7 @@ func TestSessionLockAndTenantScoping(t *testing.T) {
 		t.Fatalf("continued session: %d messages, final %q", len(env.Messages), env.FinalContent)
 	}
 	// A second decision on a decided item is a conflict.
-	if _, err := h.eng.Apply(ctx, "acme", runID, core.Cancel{}); !errors.Is(err, engine.ErrFinished) {
+	if _, err := h.eng.Apply(ctx, "acme", runID, core.Cancel{}); !errors.Is(err, durable.ErrFinished) {
 		t.Fatalf("cancel after finish: %v", err)
 	}
 }
@@ -508,7 +509,7 @@ func TestSessionLockAndTenantScoping(t *testing.T) {
 func TestExpiryBySweeperAndOnRead(t *testing.T) {
 	h := newHarness(t, nil)
 	ctx := context.Background()
-	runID := h.start(t, scripted(turn("", call("c1", "client/get_calendar", nil)), turn("It expired.")), func(r *engine.StartRequest) {
+	runID := h.start(t, scripted(turn("", call("c1", "client/get_calendar", nil)), turn("It expired.")), func(r *durable.StartRequest) {
 		r.RequestTools = []any{map[string]any{"name": "client/get_calendar", "description": "Calendar."}}
 	})
 	h.pump(t)
@@ -525,14 +526,14 @@ func TestExpiryBySweeperAndOnRead(t *testing.T) {
 		t.Fatalf("after sweep: %s %+v", env.Status, env.ToolExecutionResults)
 	}
 	_, err = h.eng.Apply(ctx, "acme", runID, core.ClientResult{RequestID: reqs[0].RequestID, Success: true})
-	if !errors.Is(err, engine.ErrFinished) && !errors.Is(err, engine.ErrAlreadyDecided) {
+	if !errors.Is(err, durable.ErrFinished) && !errors.Is(err, durable.ErrAlreadyDecided) {
 		t.Fatalf("late submit: %v", err)
 	}
 }
 
 // countingStore counts the messages the engine reads.
 type countingStore struct {
-	engine.Store
+	durable.Store
 	mu   sync.Mutex
 	read []int
 }
@@ -547,7 +548,7 @@ func (c *countingStore) Messages(ctx context.Context, tenant, session string, af
 
 func TestTranscriptCacheReadsOnlyNewMessages(t *testing.T) {
 	cs := &countingStore{}
-	h := newHarness(t, func(s engine.Store) engine.Store { cs.Store = s; return cs })
+	h := newHarness(t, func(s durable.Store) durable.Store { cs.Store = s; return cs })
 	var turns []core.ScriptedTurn
 	for i := 1; i <= 6; i++ {
 		turns = append(turns, turn("", call(fmt.Sprintf("c%d", i), "ability/search", map[string]any{"q": fmt.Sprint(i)})))
