@@ -94,12 +94,20 @@ func (c *transcriptCache) put(key string, from int64, more []core.Message, next 
 // transcript returns the session transcript below the state's committed
 // message counter, reading only what the cache lacks.
 func (e *Runner) transcript(ctx context.Context, tenant string, st core.RunState) ([]core.Message, error) {
-	key := tenant + "\x00" + st.SessionID
+	return e.transcriptBefore(ctx, tenant, st.SessionID, st.NextMsgSeq)
+}
+
+// transcriptBefore returns the session's messages below before.
+func (e *Runner) transcriptBefore(ctx context.Context, tenant, sessionID string, before int64) ([]core.Message, error) {
+	if before <= 1 { // message seqs start at 1
+		return nil, nil
+	}
+	key := tenant + "\x00" + sessionID
 	var cached []core.Message
 	var from int64
 	if e.cache != nil {
-		cached, from = e.cache.get(key, st.NextMsgSeq)
-		if from >= st.NextMsgSeq {
+		cached, from = e.cache.get(key, before)
+		if from >= before {
 			return cached, nil
 		}
 	}
@@ -107,24 +115,25 @@ func (e *Runner) transcript(ctx context.Context, tenant string, st core.RunState
 	if from > 0 {
 		after = from - 1
 	}
-	more, err := e.Store.Messages(ctx, tenant, st.SessionID, after, st.NextMsgSeq, 0)
+	more, err := e.Store.Messages(ctx, tenant, sessionID, after, before, 0)
 	if err != nil {
-		return nil, fmt.Errorf("load transcript of session %s: %w", st.SessionID, err)
+		return nil, fmt.Errorf("load transcript of session %s: %w", sessionID, err)
 	}
 	if e.cache == nil {
 		return more, nil
 	}
-	e.cache.put(key, from, more, st.NextMsgSeq)
+	e.cache.put(key, from, more, before)
 	out := make([]core.Message, 0, len(cached)+len(more))
 	out = append(append(out, cached...), more...)
 	return out, nil
 }
 
-// committed adds a step's own committed messages to the cache, so the next
-// step of the session needs no transcript read at all.
-func (e *Runner) committed(tenant string, prev core.RunState, out core.Output) {
+// committed adds a commit's own messages to the cache, so the next step
+// of the session needs no transcript read at all.
+func (e *Runner) committed(tenant string, out core.Output) {
 	if e.cache == nil || len(out.Messages) == 0 {
 		return
 	}
-	e.cache.put(tenant+"\x00"+prev.SessionID, prev.NextMsgSeq, out.Messages, out.State.NextMsgSeq)
+	st := out.State
+	e.cache.put(tenant+"\x00"+st.SessionID, st.NextMsgSeq-int64(len(out.Messages)), out.Messages, st.NextMsgSeq)
 }

@@ -162,14 +162,6 @@ func (e *Runner) enqueue(ctx context.Context, st core.RunState, steps []core.Ste
 	}
 }
 
-func (e *Runner) write(tenant string, prev core.RunState, out core.Output) core.Write {
-	w := core.Write{Tenant: tenant, PrevVersion: prev.Version, Output: dedupeResults(out), Pending: core.PendingItems(prev, out.State)}
-	if due, ok := out.State.DueAt(e.Limits.StallAfter); ok {
-		w.DueAt = &due
-	}
-	return w
-}
-
 // loadOwned loads a run and checks its tenant; another tenant's run is
 // not found.
 func (e *Runner) loadOwned(ctx context.Context, tenant, runID string) (core.RunRecord, error) {

@@ -584,3 +584,108 @@ func TestToolResultsStoredOnce(t *testing.T) {
 		t.Fatalf("restored result %+v", got)
 	}
 }
+
+// recordReads counts the record reads a view makes.
+type recordReads struct {
+	countingStore
+	events, records int
+}
+
+func (c *recordReads) Events(ctx context.Context, runID string, after, before int64, limit int) ([]core.Event, error) {
+	c.mu.Lock()
+	c.events++
+	c.mu.Unlock()
+	return c.Store.Events(ctx, runID, after, before, limit)
+}
+
+func (c *recordReads) ToolRecords(ctx context.Context, runID string, before int64) ([]core.ToolExecutionResult, []core.AuditEvent, error) {
+	c.mu.Lock()
+	c.records++
+	c.mu.Unlock()
+	return c.Store.ToolRecords(ctx, runID, before)
+}
+
+// TestViewsOfCommitsReadNothingBack: the view of what Start and Apply
+// committed equals the view read from the store, and reads none of the
+// records the commit itself wrote.
+func TestViewsOfCommitsReadNothingBack(t *testing.T) {
+	rr := &recordReads{}
+	h := newHarness(t, func(s durable.Store) durable.Store { rr.Store = s; return rr })
+	ctx := context.Background()
+	viewJSON := func(s durable.Snapshot) string {
+		t.Helper()
+		v, err := h.eng.View(ctx, s, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return canon(t, v)
+	}
+	stored := func(runID string) string {
+		t.Helper()
+		s, err := h.eng.Get(ctx, "acme", runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return viewJSON(s)
+	}
+	reads := func() (int, int, int) {
+		rr.mu.Lock()
+		defer rr.mu.Unlock()
+		return len(rr.read), rr.events, rr.records
+	}
+
+	// A new session: the first view needs no read at all.
+	snap, err := h.eng.Start(ctx, "acme", durable.StartRequest{Agent: "demo", SessionID: "s-1", Messages: userMsg("hi"),
+		Overrides: agents.Overrides{Model: scripted(turn("", call("c1", "ability/send_email", map[string]any{"to": "a"})), turn("sent"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Written.Messages) != 1 || len(snap.Written.Events) == 0 {
+		t.Fatalf("start wrote %d messages, %d events", len(snap.Written.Messages), len(snap.Written.Events))
+	}
+	m0, e0, r0 := reads()
+	fromCommit := viewJSON(snap)
+	if m, e, r := reads(); m != m0 || e != e0 || r != r0 {
+		t.Fatalf("the first view read the store: %d message, %d event, %d record reads", m-m0, e-e0, r-r0)
+	}
+	if want := stored(snap.State.RunID); fromCommit != want {
+		t.Fatalf("view of the start commit\n%s\nwant\n%s", fromCommit, want)
+	}
+
+	// An approval: the view of its commit equals the stored view.
+	h.pump(t)
+	g, err := h.eng.Get(ctx, "acme", snap.State.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, acts := g.State.Pending()
+	if g.State.Status != core.StatusApprovalRequired || len(acts) != 1 {
+		t.Fatalf("want a pending approval, got %s %v", g.State.Status, acts)
+	}
+	snap, err = h.eng.Apply(ctx, "acme", snap.State.RunID, core.ApprovalDecision{ActionID: acts[0].ActionID, Decision: "accept"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Written.Events) == 0 {
+		t.Fatal("the approval wrote no event")
+	}
+	if got, want := viewJSON(snap), stored(snap.State.RunID); got != want {
+		t.Fatalf("view of the approval commit\n%s\nwant\n%s", got, want)
+	}
+
+	// A second run on the session: earlier messages are read, its own are not.
+	h.pump(t)
+	snap, err = h.eng.Start(ctx, "acme", durable.StartRequest{Agent: "demo", SessionID: "s-1", Messages: userMsg("again"),
+		Overrides: agents.Overrides{Model: scripted(turn("ok"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m0, e0, r0 = reads()
+	fromCommit = viewJSON(snap)
+	if _, e, r := reads(); e != e0 || r != r0 {
+		t.Fatalf("the second run's first view read %d event and %d record pages", e-e0, r-r0)
+	}
+	if want := stored(snap.State.RunID); fromCommit != want {
+		t.Fatalf("view of the second start\n%s\nwant\n%s", fromCommit, want)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
@@ -22,15 +21,16 @@ type StartRequest struct {
 }
 
 // Start creates a run: it takes the session lock, stores the first state
-// and messages, and sends the first step.
-func (e *Runner) Start(ctx context.Context, tenant string, req StartRequest) (core.RunRecord, error) {
+// and messages, and sends the first step. The snapshot carries what it
+// wrote, so the run's first view reads nothing back.
+func (e *Runner) Start(ctx context.Context, tenant string, req StartRequest) (Snapshot, error) {
 	agent, ok := e.Agents.Get(req.Agent)
 	if !ok {
-		return core.RunRecord{}, fmt.Errorf("%w %q", ErrUnknownAgent, req.Agent)
+		return Snapshot{}, fmt.Errorf("%w %q", ErrUnknownAgent, req.Agent)
 	}
 	cfg, err := agent.RunConfig(req.Overrides)
 	if err != nil {
-		return core.RunRecord{}, err
+		return Snapshot{}, err
 	}
 	cfg.Metadata = req.Metadata
 	cfg.Principal = req.Principal
@@ -38,67 +38,68 @@ func (e *Runner) Start(ctx context.Context, tenant string, req StartRequest) (co
 	if sessionID == "" {
 		sessionID = e.IDs.NewID("s")
 	}
-	for attempt := 0; attempt < e.Limits.CommitAttempts; attempt++ {
+	snap, err := e.commit(ctx, tenant, func(int) (transition, error) {
 		head, err := e.Store.SessionHead(ctx, tenant, sessionID)
 		if err != nil {
-			return core.RunRecord{}, err
+			return transition{}, err
 		}
 		if head.ActiveRun != "" {
-			return core.RunRecord{}, fmt.Errorf("%w (%s)", ErrSessionBusy, head.ActiveRun)
+			return transition{}, fmt.Errorf("%w (%s)", ErrSessionBusy, head.ActiveRun)
 		}
 		out, err := e.Machine.Start(ctx, core.StartInput{
 			RunID: e.IDs.NewID("r"), SessionID: sessionID, Config: cfg,
 			RequestTools: req.RequestTools, Messages: req.Messages, FirstSeq: head.NextSeq,
 		})
 		if err != nil {
-			return core.RunRecord{}, err
+			return transition{}, err
 		}
-		err = e.Store.CreateRun(ctx, head, e.write(tenant, core.RunState{}, out))
-		switch {
-		case err == nil:
-			e.Log.InfoContext(ctx, "run started", "run_id", out.State.RunID, "session_id", sessionID, "agent", req.Agent, "tenant", tenant)
-			e.enqueue(ctx, out.State, out.Next)
-			return core.RunRecord{Tenant: tenant, State: out.State}, nil
-		case errors.Is(err, core.ErrLockHeld):
-			return core.RunRecord{}, fmt.Errorf("%w: %v", ErrSessionBusy, err)
-		case errors.Is(err, core.ErrConflict):
-			continue // the session moved (another run finished or started): read it again
-		default:
-			return core.RunRecord{}, err
-		}
+		return transition{out: out, store: func(w core.Write) error { return e.Store.CreateRun(ctx, head, w) }}, nil
+	})
+	switch {
+	case err == nil:
+		e.Log.InfoContext(ctx, "run started", "run_id", snap.State.RunID, "session_id", sessionID, "agent", req.Agent, "tenant", tenant)
+		return snap, nil
+	case errors.Is(err, core.ErrLockHeld):
+		return Snapshot{}, fmt.Errorf("%w: %v", ErrSessionBusy, err)
+	case errors.Is(err, errAttemptsExhausted):
+		return Snapshot{}, fmt.Errorf("%w: session %s kept changing", ErrContention, sessionID)
 	}
-	return core.RunRecord{}, fmt.Errorf("%w: session %s kept changing", ErrContention, sessionID)
+	return Snapshot{}, err
 }
 
 // Get loads a run for its tenant, first expiring pending items whose time
 // has come (expiry is enforced on every read).
-func (e *Runner) Get(ctx context.Context, tenant, runID string) (core.RunRecord, error) {
+func (e *Runner) Get(ctx context.Context, tenant, runID string) (Snapshot, error) {
 	rec, err := e.loadOwned(ctx, tenant, runID)
 	if err != nil {
-		return rec, err
+		return Snapshot{}, err
 	}
 	if exp, ok := rec.State.NextExpiry(); ok && !e.Clock.Now().Before(exp) {
-		if r2, err := e.apply(ctx, tenant, runID, core.Expire{}); err == nil {
-			return r2, nil
-		} else if !errors.Is(err, core.ErrNothingToApply) && !errors.Is(err, ErrFinished) {
+		snap, err := e.apply(ctx, rec, core.Expire{})
+		if err == nil {
+			return snap, nil
+		}
+		if !errors.Is(err, core.ErrNothingToApply) && !errors.Is(err, ErrFinished) {
 			e.Log.WarnContext(ctx, "expire on read", "run_id", runID, "err", err)
 		}
-		return e.loadOwned(ctx, tenant, runID)
+		if rec, err = e.loadOwned(ctx, tenant, runID); err != nil {
+			return Snapshot{}, err
+		}
 	}
-	return rec, nil
+	return Snapshot{RunRecord: rec}, nil
 }
 
 // Apply folds an outside input (client result, approval, cancel, steer,
 // interrupt) into a run. Due expiries are applied first, so a late answer
 // to an expired item is refused.
-func (e *Runner) Apply(ctx context.Context, tenant, runID string, in core.Input) (core.RunRecord, error) {
+func (e *Runner) Apply(ctx context.Context, tenant, runID string, in core.Input) (Snapshot, error) {
 	current, err := e.Get(ctx, tenant, runID)
 	if err != nil {
-		return core.RunRecord{}, err
+		return Snapshot{}, err
 	}
-	rec, err := e.applyFrom(ctx, tenant, runID, in, &current)
+	snap, err := e.apply(ctx, current.RunRecord, in)
 	if err == nil {
-		return rec, nil
+		return snap, nil
 	}
 	var id string
 	switch v := in.(type) {
@@ -110,60 +111,20 @@ func (e *Runner) Apply(ctx context.Context, tenant, runID string, in core.Input)
 	switch {
 	case errors.Is(err, core.ErrNotFound) && id != "":
 		if p, perr := e.Store.PendingItem(ctx, runID, id); perr == nil && p.Status != core.PendingOpen {
-			return core.RunRecord{}, fmt.Errorf("%w: %s is %s", ErrAlreadyDecided, id, p.Status)
+			return Snapshot{}, fmt.Errorf("%w: %s is %s", ErrAlreadyDecided, id, p.Status)
 		}
-		return core.RunRecord{}, err
 	case errors.Is(err, core.ErrExpired):
-		return core.RunRecord{}, fmt.Errorf("%w: %v", ErrAlreadyDecided, err)
+		return Snapshot{}, fmt.Errorf("%w: %v", ErrAlreadyDecided, err)
 	}
-	return core.RunRecord{}, err
+	return Snapshot{}, err
 }
 
-// apply runs one outside input with the reload-and-reapply loop.
-func (e *Runner) apply(ctx context.Context, tenant, runID string, in core.Input) (core.RunRecord, error) {
-	return e.applyFrom(ctx, tenant, runID, in, nil)
-}
-
-// applyFrom is apply starting from a record the caller just loaded (nil:
-// load it); after a version conflict it reloads.
-func (e *Runner) applyFrom(ctx context.Context, tenant, runID string, in core.Input, first *core.RunRecord) (core.RunRecord, error) {
-	for attempt := 0; attempt < e.Limits.CommitAttempts; attempt++ {
-		var rec core.RunRecord
-		var err error
-		if attempt == 0 && first != nil {
-			rec = *first
-		} else if rec, err = e.loadOwned(ctx, tenant, runID); err != nil {
-			return rec, err
-		}
-		tr, err := e.transcript(ctx, tenant, rec.State)
-		if err != nil {
-			return rec, err
-		}
-		out, err := e.Machine.Apply(ctx, rec.State, tr, in)
-		if errors.Is(err, core.ErrTerminal) {
-			return rec, fmt.Errorf("%w (%s)", ErrFinished, rec.State.Status)
-		}
-		if err != nil {
-			return rec, err
-		}
-		err = e.Store.Commit(ctx, e.write(tenant, rec.State, out))
-		if errors.Is(err, core.ErrConflict) {
-			backoff(ctx, attempt)
-			continue
-		}
-		if err != nil {
-			return rec, err
-		}
-		e.enqueue(ctx, out.State, out.Next)
-		return core.RunRecord{Tenant: tenant, State: out.State}, nil
+// apply commits one outside input, starting from a record the caller just
+// loaded and reloading it after a version conflict.
+func (e *Runner) apply(ctx context.Context, first core.RunRecord, in core.Input) (Snapshot, error) {
+	snap, err := e.commit(ctx, first.Tenant, e.applyTo(ctx, first, nil, in))
+	if errors.Is(err, errAttemptsExhausted) {
+		return Snapshot{}, fmt.Errorf("%w: run %s", ErrContention, first.State.RunID)
 	}
-	return core.RunRecord{}, fmt.Errorf("%w: run %s", ErrContention, runID)
-}
-
-func backoff(ctx context.Context, attempt int) {
-	d := time.Duration(5*(attempt+1)) * time.Millisecond
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
+	return snap, err
 }

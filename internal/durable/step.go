@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/baton-agents/baton/core"
 )
@@ -92,45 +93,23 @@ func (e *Runner) executeTool(ctx context.Context, st core.RunState, step core.St
 	return core.ToolExecuted{Step: step, Output: out, Err: err}, nil
 }
 
-func (e *Runner) commitStep(ctx context.Context, rec core.RunRecord, tr []core.Message, in core.Input, log interface {
-	ErrorContext(context.Context, string, ...any)
-	InfoContext(context.Context, string, ...any)
-}) error {
-	for attempt := 0; attempt < e.Limits.CommitAttempts; attempt++ {
-		if attempt > 0 {
-			r2, err := e.Store.LoadRun(ctx, rec.State.RunID)
-			if err != nil {
-				return fmt.Errorf("reload run %s: %w", rec.State.RunID, err)
-			}
-			rec = r2
-			if tr, err = e.transcript(ctx, rec.Tenant, rec.State); err != nil {
-				return err
-			}
-		}
-		out, err := e.Machine.Apply(ctx, rec.State, tr, in)
-		if errors.Is(err, core.ErrStaleStep) || errors.Is(err, core.ErrTerminal) {
-			// Another delivery committed this step, or the run ended
-			// (cancelled) while the step ran: the outcome is dropped.
-			log.InfoContext(ctx, "step outcome dropped: the run moved on", "reason", err.Error())
-			return nil
-		}
-		if err != nil {
-			log.ErrorContext(ctx, "dropping step: apply failed", "err", err)
-			return nil
-		}
-		err = e.Store.Commit(ctx, e.write(rec.Tenant, rec.State, out))
-		if errors.Is(err, core.ErrConflict) {
-			backoff(ctx, attempt)
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("commit run %s: %w", rec.State.RunID, err)
-		}
-		e.committed(rec.Tenant, rec.State, out)
-		e.enqueue(ctx, out.State, out.Next)
+func (e *Runner) commitStep(ctx context.Context, rec core.RunRecord, tr []core.Message, in core.Input, log *slog.Logger) error {
+	_, err := e.commit(ctx, rec.Tenant, e.applyTo(ctx, rec, tr, in))
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, core.ErrStaleStep) || errors.Is(err, core.ErrTerminal):
+		// Another delivery committed this step, or the run ended
+		// (cancelled) while the step ran: the outcome is dropped.
+		log.InfoContext(ctx, "step outcome dropped: the run moved on", "reason", err.Error())
+		return nil
+	case errors.Is(err, errAttemptsExhausted):
+		return core.Retryable(fmt.Errorf("%w: run %s", ErrContention, rec.State.RunID))
+	case errors.As(err, new(*applyError)):
+		log.ErrorContext(ctx, "dropping step: apply failed", "err", err)
 		return nil
 	}
-	return core.Retryable(fmt.Errorf("%w: run %s", ErrContention, rec.State.RunID))
+	return err
 }
 
 // Sweep is the scheduler's pass over due runs: it expires pending items
@@ -151,7 +130,7 @@ func (e *Runner) Sweep(ctx context.Context, limit int) (int, error) {
 		}
 		st := rec.State
 		if exp, ok := st.NextExpiry(); ok && !now.Before(exp) {
-			if _, err := e.apply(ctx, rec.Tenant, id, core.Expire{}); err != nil && !errors.Is(err, core.ErrNothingToApply) && !errors.Is(err, ErrFinished) {
+			if _, err := e.apply(ctx, rec, core.Expire{}); err != nil && !errors.Is(err, core.ErrNothingToApply) && !errors.Is(err, ErrFinished) {
 				e.Log.WarnContext(ctx, "sweep: expire", "run_id", id, "err", err)
 			}
 			continue

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/wait"
 )
 
 // PendingView lists what a paused run waits on.
@@ -28,26 +29,37 @@ type View struct {
 	UpdatedAt time.Time      `json:"updated_at"`
 }
 
-// View builds the run view. The envelope embeds the whole session
-// transcript while the view's JSON fits in maxBytes; otherwise
+// View builds the run view of a snapshot. The envelope embeds the whole
+// session transcript while the view's JSON fits in maxBytes; otherwise
 // result.messages keeps the newest messages that fit and
-// result.messages_truncated is true (page the rest with Messages).
-func (e *Runner) View(ctx context.Context, rec core.RunRecord, maxBytes int) (View, error) {
-	st := rec.State
-	tr, err := e.transcript(ctx, rec.Tenant, st)
+// result.messages_truncated is true (page the rest with Messages). What
+// the snapshot's own commit wrote is taken from it, not read back.
+func (e *Runner) View(ctx context.Context, snap Snapshot, maxBytes int) (View, error) {
+	st, w := snap.State, snap.Written
+	msgsBefore := st.NextMsgSeq - int64(len(w.Messages))
+	tr, err := e.transcriptBefore(ctx, snap.Tenant, st.SessionID, msgsBefore)
 	if err != nil {
 		return View{}, err
 	}
-	events, err := e.Store.Events(ctx, st.RunID, 0, st.NextEventSeq, 0)
-	if err != nil {
-		return View{}, err
+	tr = append(tr[:len(tr):len(tr)], w.Messages...)
+	events := w.Events
+	if before := st.NextEventSeq - int64(len(w.Events)); before > 1 { // event seqs start at 1
+		stored, err := e.Store.Events(ctx, st.RunID, 0, before, 0)
+		if err != nil {
+			return View{}, err
+		}
+		events = append(stored, w.Events...)
 	}
-	results, audit, err := e.Store.ToolRecords(ctx, st.RunID, st.NextMsgSeq)
-	if err != nil {
-		return View{}, err
-	}
-	if results, err = restoreResults(results, tr); err != nil {
-		return View{}, fmt.Errorf("run %s: %w", st.RunID, err)
+	results, audit := w.ToolResults, w.Audit
+	if msgsBefore > st.FirstMsgSeq {
+		storedResults, storedAudit, err := e.Store.ToolRecords(ctx, st.RunID, msgsBefore)
+		if err != nil {
+			return View{}, err
+		}
+		if storedResults, err = restoreResults(storedResults, tr); err != nil {
+			return View{}, fmt.Errorf("run %s: %w", st.RunID, err)
+		}
+		results, audit = append(storedResults, results...), append(storedAudit, audit...)
 	}
 	reqs, acts := st.Pending()
 	v := View{
@@ -91,47 +103,36 @@ func nonNil[T any](s []T) []T {
 
 // Wait polls a run until its status leaves queued and running, the wait
 // ends or ctx is done, reading the store sparingly (backing off to 1 s).
-func (e *Runner) Wait(ctx context.Context, tenant, runID string, wait time.Duration) (core.RunRecord, error) {
-	deadline := time.Now().Add(wait)
-	delay := 100 * time.Millisecond
-	for {
-		rec, err := e.Get(ctx, tenant, runID)
-		if err != nil {
-			return rec, err
-		}
-		st := rec.State.Status
-		if (st != core.StatusQueued && st != core.StatusRunning) || !time.Now().Before(deadline) {
-			return rec, nil
-		}
-		if !sleep(ctx, minDur(delay, time.Until(deadline))) {
-			return rec, nil
-		}
-		delay = minDur(delay*2, time.Second)
-	}
+func (e *Runner) Wait(ctx context.Context, tenant, runID string, wait time.Duration) (Snapshot, error) {
+	var snap Snapshot
+	_, err := e.poll(ctx, wait, func() (bool, error) {
+		var err error
+		snap, err = e.Get(ctx, tenant, runID)
+		st := snap.State.Status
+		return st != core.StatusQueued && st != core.StatusRunning, err
+	})
+	return snap, err
 }
 
 // Events returns the run's events after after (at most limit), waiting up
 // to wait for one when there is none and the run is not finished.
 func (e *Runner) Events(ctx context.Context, tenant, runID string, after int64, limit int, wait time.Duration) ([]core.Event, error) {
-	deadline := time.Now().Add(wait)
-	delay := 100 * time.Millisecond
-	for {
-		rec, err := e.Get(ctx, tenant, runID)
+	var evs []core.Event
+	_, err := e.poll(ctx, wait, func() (bool, error) {
+		snap, err := e.Get(ctx, tenant, runID)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
-		evs, err := e.Store.Events(ctx, runID, after, rec.State.NextEventSeq, limit)
-		if err != nil {
-			return nil, err
-		}
-		if len(evs) > 0 || core.IsTerminal(rec.State.Status) || !time.Now().Before(deadline) {
-			return evs, nil
-		}
-		if !sleep(ctx, minDur(delay, time.Until(deadline))) {
-			return nil, nil
-		}
-		delay = minDur(delay*2, time.Second)
-	}
+		evs, err = e.Store.Events(ctx, runID, after, snap.State.NextEventSeq, limit)
+		return len(evs) > 0 || core.IsTerminal(snap.State.Status), err
+	})
+	return evs, err
+}
+
+// poll is the runner's one polling loop: check at once, then after 100 ms,
+// doubling to 1 s, until check is done or the wait is over.
+func (e *Runner) poll(ctx context.Context, d time.Duration, check func() (bool, error)) (bool, error) {
+	return wait.Poll(ctx, d, 100*time.Millisecond, time.Second, check)
 }
 
 // Messages pages the transcript of the run's session.
@@ -145,25 +146,4 @@ func (e *Runner) Messages(ctx context.Context, tenant, runID string, after int64
 		return nil, err
 	}
 	return e.Store.Messages(ctx, tenant, rec.State.SessionID, after, head.NextSeq, limit)
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
-func minDur(a, b time.Duration) time.Duration {
-	if a < b {
-		return a
-	}
-	return b
 }

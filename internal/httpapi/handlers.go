@@ -128,7 +128,7 @@ func (a *API) providerEnabled(p string) bool {
 	return false
 }
 
-func (a *API) view(ctx context.Context, status int, rec core.RunRecord) (int, any, error) {
+func (a *API) view(ctx context.Context, status int, rec durable.Snapshot) (int, any, error) {
 	v, err := a.Runner.View(ctx, rec, a.Config.MaxViewBytes)
 	if err != nil {
 		return 0, nil, err

@@ -200,8 +200,9 @@ type runResult struct {
 
 // start creates a run of w on a new session.
 func (d *distRuntime) start(ctx context.Context, eng *durable.Runner, w workload) (core.RunRecord, error) {
-	return eng.Start(ctx, tenant, durable.StartRequest{Agent: agentSlug, SessionID: randomID("s"), Messages: userMessage(),
+	snap, err := eng.Start(ctx, tenant, durable.StartRequest{Agent: agentSlug, SessionID: randomID("s"), Messages: userMessage(),
 		Overrides: agents.Overrides{Model: w.spec()}})
+	return snap.RunRecord, err
 }
 
 // run runs w once, pumping one message at a time like the event source

@@ -1,0 +1,111 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/wait"
+)
+
+// Snapshot is a stored run as this process last saw it, with what its
+// own latest commit wrote (empty after a plain read): a view appends
+// Written instead of reading it back.
+type Snapshot struct {
+	core.RunRecord
+	Written core.Output
+}
+
+// transition is one attempt at a commit: the state it replaces, the
+// machine's output, and the write that stores it (nil: Store.Commit).
+type transition struct {
+	prev  core.RunState
+	out   core.Output
+	store func(core.Write) error
+}
+
+// applyError marks an error of the step machine (as opposed to one of
+// the store), so a step handler can drop an input the machine refuses.
+type applyError struct{ err error }
+
+func (e *applyError) Error() string { return e.err.Error() }
+func (e *applyError) Unwrap() error { return e.err }
+
+// errAttemptsExhausted: the run (or session) kept changing under every
+// attempt; callers say which.
+var errAttemptsExhausted = errors.New("commit attempts exhausted")
+
+// commit is the one reload–apply–commit loop of the runner, used by
+// start, by outside inputs and by steps. next builds an attempt from
+// fresh state (attempt 0 may reuse what the caller already read); a
+// version conflict backs off and tries again. After the write lands, the
+// step's own messages extend the transcript cache and the next steps are
+// sent.
+func (e *Runner) commit(ctx context.Context, tenant string, next func(attempt int) (transition, error)) (Snapshot, error) {
+	for attempt := 0; attempt < e.Limits.CommitAttempts; attempt++ {
+		if attempt > 0 {
+			if err := wait.Sleep(ctx, time.Duration(5*attempt)*time.Millisecond); err != nil {
+				return Snapshot{}, err
+			}
+		}
+		t, err := next(attempt)
+		if err != nil {
+			return Snapshot{}, err
+		}
+		w := e.newWrite(tenant, t.prev, t.out)
+		if t.store != nil {
+			err = t.store(w)
+		} else {
+			err = e.Store.Commit(ctx, w)
+		}
+		if errors.Is(err, core.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return Snapshot{}, fmt.Errorf("commit run %s: %w", t.out.State.RunID, err)
+		}
+		e.committed(tenant, t.out)
+		e.enqueue(ctx, t.out.State, t.out.Next)
+		return Snapshot{RunRecord: core.RunRecord{Tenant: tenant, State: t.out.State}, Written: t.out}, nil
+	}
+	return Snapshot{}, errAttemptsExhausted
+}
+
+// applyTo returns the attempts of applying in to a run: the first from
+// the record (and transcript, when not nil) the caller read, later ones
+// from a reload.
+func (e *Runner) applyTo(ctx context.Context, first core.RunRecord, tr []core.Message, in core.Input) func(int) (transition, error) {
+	return func(attempt int) (transition, error) {
+		rec := first
+		if attempt > 0 || tr == nil {
+			var err error
+			if attempt > 0 {
+				if rec, err = e.loadOwned(ctx, first.Tenant, first.State.RunID); err != nil {
+					return transition{}, fmt.Errorf("reload run %s: %w", first.State.RunID, err)
+				}
+			}
+			if tr, err = e.transcript(ctx, rec.Tenant, rec.State); err != nil {
+				return transition{}, err
+			}
+		}
+		out, err := e.Machine.Apply(ctx, rec.State, tr, in)
+		if errors.Is(err, core.ErrTerminal) {
+			return transition{}, &applyError{fmt.Errorf("%w (%s): %w", ErrFinished, rec.State.Status, err)}
+		}
+		if err != nil {
+			return transition{}, &applyError{err}
+		}
+		return transition{prev: rec.State, out: out}, nil
+	}
+}
+
+// newWrite is the store write of one transition.
+func (e *Runner) newWrite(tenant string, prev core.RunState, out core.Output) core.Write {
+	w := core.Write{Tenant: tenant, PrevVersion: prev.Version, Output: dedupeResults(out), Pending: core.PendingItems(prev, out.State)}
+	if due, ok := out.State.DueAt(e.Limits.StallAfter); ok {
+		w.DueAt = &due
+	}
+	return w
+}
