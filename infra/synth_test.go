@@ -8,11 +8,12 @@ import (
 )
 
 // TestSynthesizedTemplate checks the template the pinned CDK CLI wrote
-// (make synth-check sets BATON_SYNTH_DIR to its cdk.out).
+// (make infra-test runs cdk synth and then this test with BATON_SYNTH_DIR
+// set to its cdk.out).
 func TestSynthesizedTemplate(t *testing.T) {
 	dir := os.Getenv("BATON_SYNTH_DIR")
 	if dir == "" {
-		t.Skip("BATON_SYNTH_DIR is not set; run make synth-check")
+		t.Skip("BATON_SYNTH_DIR is not set; run make infra-test")
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "Baton-dev.template.json"))
 	if err != nil {

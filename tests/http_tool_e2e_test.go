@@ -138,7 +138,8 @@ func TestHTTPToolEndToEnd(t *testing.T) {
 	d := startDev(t, withAgentsFile(devArgs(t), writeHTTPToolAgents(t, tool.srv.URL, env)))
 
 	t.Run("two turns, each call executed once", func(t *testing.T) {
-		id := start(t, d, `{"agent":"e2e-http","session_id":"s-http-`+randomSuffix()+`","messages":[{"role":"user","content":"stock?"}],"model":{"provider":"scripted","turns":[
+		session := "s-http-" + randomSuffix()
+		id := start(t, d, `{"agent":"e2e-http","session_id":"`+session+`","messages":[{"role":"user","content":"stock?"}],"model":{"provider":"scripted","turns":[
 			{"tool_calls":[{"id":"call_a","name":"inventory/check_stock","parameters":{"sku":"A-1"}}]},
 			{"tool_calls":[{"id":"call_b","name":"inventory/check_stock","parameters":{"sku":"B-2"}}]},
 			{"content":"A-1 and B-2 are in stock."}]}}`)
@@ -146,8 +147,14 @@ func TestHTTPToolEndToEnd(t *testing.T) {
 		if v["status"] != "completed" || result(v)["final_content"] != "A-1 and B-2 are in stock." {
 			t.Fatalf("%v", v)
 		}
-		// Give a duplicate delivery a moment to show up before counting.
-		time.Sleep(500 * time.Millisecond)
+		// A barrier before counting: the session's steps share one FIFO
+		// message group, so once a later run on the session has completed,
+		// every step message of this run (a duplicate delivery or a retry
+		// included) has been handled.
+		barrier := start(t, d, `{"agent":"e2e-http","session_id":"`+session+`","messages":[{"role":"user","content":"thanks"}],"model":{"provider":"scripted","turns":[{"content":"ok"}]}}`)
+		if bv := d.waitStatus(t, barrier); bv["status"] != "completed" {
+			t.Fatalf("barrier run: %v", bv)
+		}
 		calls, byKey := tool.snapshot()
 		var mine []httpToolCall
 		for _, c := range calls {

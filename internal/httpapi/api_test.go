@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -286,18 +287,43 @@ func TestIdempotencyKeyInFlight(t *testing.T) {
 	if rec, err := e.api.Idem.BeginIdempotent(context.Background(), scope, "busy-key", hex.EncodeToString(sum[:]), e.clock.T, time.Hour); err != nil || rec != nil {
 		t.Fatal(rec, err)
 	}
-	st, b, _ := e.do(t, "POST", "/v1/runs", "tok-acme-123", startBody, map[string]string{"Idempotency-Key": "busy-key"})
+	st, b, resp := e.do(t, "POST", "/v1/runs", "tok-acme-123", startBody, map[string]string{"Idempotency-Key": "busy-key"})
 	if st != 409 || code(b) != "idempotency_key_in_flight" {
 		t.Fatalf("in flight: %d %v", st, b)
 	}
-	// A request that failed on the server side frees its key.
+	// A request that failed on the server side (the store is down: 500)
+	// frees its key, so the client's retry with the same key runs anew.
+	down := &sessionHeadsDown{Store: e.eng.Store, down: true}
+	e.eng.Store = down
+	st, b, _ = e.do(t, "POST", "/v1/runs", "tok-acme-123", startBody, map[string]string{"Idempotency-Key": "k500"})
+	if st != 500 || code(b) != "internal" {
+		t.Fatalf("store down: %d %v", st, b)
+	}
+	down.down = false
+	st, b, resp = e.do(t, "POST", "/v1/runs", "tok-acme-123", startBody, map[string]string{"Idempotency-Key": "k500"})
+	if st != 202 || resp.Headers["Idempotent-Replayed"] != "" || b["run_id"] == nil {
+		t.Fatalf("retry after a 5xx: %d %v %v", st, resp.Headers, b)
+	}
 	st, b, _ = e.do(t, "POST", "/v1/runs", "tok-acme-123", `{"agent":"nope","messages":[{"role":"user","content":"x"}]}`, map[string]string{"Idempotency-Key": "k400"})
 	if st != 400 {
 		t.Fatalf("%d %v", st, b)
 	}
 	// Client errors are remembered like successes.
-	st2, _, resp := e.do(t, "POST", "/v1/runs", "tok-acme-123", `{"agent":"nope","messages":[{"role":"user","content":"x"}]}`, map[string]string{"Idempotency-Key": "k400"})
-	if st2 != 400 || resp.Headers["Idempotent-Replayed"] != "true" {
-		t.Fatalf("replayed 400: %d %v", st2, resp.Headers)
+	st2, _, resp2 := e.do(t, "POST", "/v1/runs", "tok-acme-123", `{"agent":"nope","messages":[{"role":"user","content":"x"}]}`, map[string]string{"Idempotency-Key": "k400"})
+	if st2 != 400 || resp2.Headers["Idempotent-Replayed"] != "true" {
+		t.Fatalf("replayed 400: %d %v", st2, resp2.Headers)
 	}
+}
+
+// sessionHeadsDown fails session reads while down, as a store outage would.
+type sessionHeadsDown struct {
+	durable.Store
+	down bool
+}
+
+func (s *sessionHeadsDown) SessionHead(ctx context.Context, tenant, sessionID string) (core.SessionHead, error) {
+	if s.down {
+		return core.SessionHead{}, errors.New("store unavailable")
+	}
+	return s.Store.SessionHead(ctx, tenant, sessionID)
 }
