@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/wait"
 )
 
 // dynamoAPI is the part of the DynamoDB client the store uses.
@@ -325,7 +326,7 @@ func (s *Store) LoadRun(ctx context.Context, runID string) (core.RunRecord, erro
 		if attempt >= 4 {
 			return core.RunRecord{}, core.Retryable(fmt.Errorf("load run %s: configuration does not match the state", runID))
 		}
-		if err := sleep(ctx, time.Duration(attempt+1)*20*time.Millisecond); err != nil {
+		if err := wait.Sleep(ctx, time.Duration(attempt+1)*20*time.Millisecond); err != nil {
 			return core.RunRecord{}, fmt.Errorf("load run %s: %w", runID, err)
 		}
 	}
@@ -379,15 +380,4 @@ func (s *Store) loadRun(ctx context.Context, runID string) (rec core.RunRecord, 
 	}
 	tenant, _ := getS(run, "tenant")
 	return core.RunRecord{Tenant: tenant, State: st}, false, nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
