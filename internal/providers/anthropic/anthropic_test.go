@@ -32,13 +32,8 @@ func checkHeaders(t *testing.T, r providertest.Request) {
 }
 
 var suite = providertest.Suite{
-	New: func(t *testing.T, url string, sleeps *providertest.Sleeps, log *slog.Logger) core.ModelProvider {
-		t.Helper()
-		p, err := New(Config{BaseURL: url, APIKey: testKey, Retry: providertest.Policy(sleeps), Log: log})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+	New: func(url string, sleeps *providertest.Sleeps, log *slog.Logger) (core.ModelProvider, error) {
+		return New(Config{BaseURL: url, APIKey: testKey, Retry: providertest.Policy(sleeps), Log: log})
 	},
 	Check:  func(string) func(*testing.T, providertest.Request) { return checkHeaders },
 	Secret: testKey,

@@ -40,23 +40,14 @@ func checker(model string) func(t *testing.T, r providertest.Request) {
 	}
 }
 
-// newProvider points the real SDK client at the replay server.
-func newProvider(t *testing.T, endpoint string, sleeps *providertest.Sleeps, log *slog.Logger) *Provider {
-	t.Helper()
-	client := bedrockruntime.NewFromConfig(aws.Config{
-		Region:      "us-east-1",
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", testSecretAK, ""),
-	}, func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(endpoint) })
-	p, err := New(client, Config{Retry: providertest.Policy(sleeps), Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
+// suite points the real SDK client at the replay server.
 var suite = providertest.Suite{
-	New: func(t *testing.T, url string, sleeps *providertest.Sleeps, log *slog.Logger) core.ModelProvider {
-		return newProvider(t, url, sleeps, log)
+	New: func(endpoint string, sleeps *providertest.Sleeps, log *slog.Logger) (core.ModelProvider, error) {
+		client := bedrockruntime.NewFromConfig(aws.Config{
+			Region:      "us-east-1",
+			Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", testSecretAK, ""),
+		}, func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(endpoint) })
+		return New(client, Config{Retry: providertest.Policy(sleeps), Log: log})
 	},
 	Check:  checker,
 	Secret: testSecretAK,
@@ -122,14 +113,14 @@ func TestTranscriptAlternates(t *testing.T) {
 }
 
 func TestOptionsRefused(t *testing.T) {
-	p := newProvider(t, "http://127.0.0.1:1", &providertest.Sleeps{}, nil)
+	p := suite.Provider(t, "http://127.0.0.1:1", &providertest.Sleeps{}, nil)
 	providertest.RefusesOptions(t, p, spec, map[string]any{"region": "eu-west-1"}, map[string]any{"endpoint": "https://attacker.example"}, map[string]any{"top_k": 3})
 }
 
 func TestNetworkErrorIsRetried(t *testing.T) {
 	var sleeps providertest.Sleeps
 	// Nothing listens on port 1 of the loopback interface.
-	_, err := newProvider(t, "http://127.0.0.1:1", &sleeps, nil).Complete(context.Background(), providertest.Plain(spec))
+	_, err := suite.Provider(t, "http://127.0.0.1:1", &sleeps, nil).Complete(context.Background(), providertest.Plain(spec))
 	if err == nil || !core.IsRetryable(err) {
 		t.Fatalf("want a retryable error, got %v", err)
 	}

@@ -29,18 +29,9 @@ func checkHeaders(t *testing.T, r providertest.Request) {
 	}
 }
 
-func newProvider(t *testing.T, url string, sleeps *providertest.Sleeps, log *slog.Logger) *Provider {
-	t.Helper()
-	p, err := New(Config{BaseURL: url + "/v1", APIKey: testKey, Retry: providertest.Policy(sleeps), Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 var suite = providertest.Suite{
-	New: func(t *testing.T, url string, sleeps *providertest.Sleeps, log *slog.Logger) core.ModelProvider {
-		return newProvider(t, url, sleeps, log)
+	New: func(url string, sleeps *providertest.Sleeps, log *slog.Logger) (core.ModelProvider, error) {
+		return New(Config{BaseURL: url + "/v1", APIKey: testKey, Retry: providertest.Policy(sleeps), Log: log})
 	},
 	Check:  func(string) func(*testing.T, providertest.Request) { return checkHeaders },
 	Secret: testKey,

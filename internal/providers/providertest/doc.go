@@ -5,5 +5,6 @@
 // testdata/<case>.request.json, or the one an exchange names (compared as
 // canonical JSON). Running the
 // tests with -update rewrites the golden requests from what the provider
-// sent. Nothing here touches the network beyond the loopback interface.
+// sent. Suite runs the cases every provider shares on top of the replay:
+// replies, errors, a key the server echoes, refused options. Nothing here touches the network beyond the loopback interface.
 package providertest

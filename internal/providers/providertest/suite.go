@@ -17,15 +17,26 @@ import (
 // Suite runs the replay tests every provider shares: each case replays
 // testdata/<case>.json against a provider built for that server.
 type Suite struct {
-	// New builds the provider under test on the replay server at url,
-	// with the retry policy Policy(sleeps) and log.
-	New func(t *testing.T, url string, sleeps *Sleeps, log *slog.Logger) core.ModelProvider
+	// New builds the provider under test on the server at url, with the
+	// retry policy Policy(sleeps) and log.
+	New func(url string, sleeps *Sleeps, log *slog.Logger) (core.ModelProvider, error)
 	// Check returns the assertions (path, headers) on every request of a
 	// call to model.
 	Check func(model string) func(t *testing.T, r Request)
 	// Secret is the credential that must appear in no error and no log
 	// line.
 	Secret string
+}
+
+// Provider builds the provider under test with New, failing t on an
+// error.
+func (s Suite) Provider(t *testing.T, url string, sleeps *Sleeps, log *slog.Logger) core.ModelProvider {
+	t.Helper()
+	p, err := s.New(url, sleeps, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // ReplyCase is a call that succeeds.
@@ -45,7 +56,7 @@ func (s Suite) Replies(t *testing.T, cases []ReplyCase) {
 		t.Run(tc.Name, func(t *testing.T) {
 			srv := Replay(t, tc.Name, s.Check(tc.Req.Model.Model))
 			var sleeps Sleeps
-			got, err := s.New(t, srv.URL, &sleeps, nil).Complete(context.Background(), tc.Req)
+			got, err := s.Provider(t, srv.URL, &sleeps, nil).Complete(context.Background(), tc.Req)
 			if err != nil {
 				t.Fatalf("Complete: %v", err)
 			}
@@ -86,7 +97,7 @@ func (s Suite) Errors(t *testing.T, cases []ErrorCase) {
 			var sleeps Sleeps
 			var logs bytes.Buffer
 			log := slog.New(slog.NewJSONHandler(&logs, nil))
-			_, err := s.New(t, srv.URL, &sleeps, log).Complete(context.Background(), tc.Req)
+			_, err := s.Provider(t, srv.URL, &sleeps, log).Complete(context.Background(), tc.Req)
 			if err == nil {
 				t.Fatal("Complete succeeded")
 			}
@@ -125,7 +136,7 @@ func (s Suite) Leak(t *testing.T, req core.ModelRequest) (string, error) {
 	var logs bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var sleeps Sleeps
-	_, err := s.New(t, srv.URL, &sleeps, log).Complete(context.Background(), req)
+	_, err := s.Provider(t, srv.URL, &sleeps, log).Complete(context.Background(), req)
 	if err == nil || !core.IsRetryable(err) {
 		t.Fatalf("want a retryable error, got %v", err)
 	}
