@@ -341,20 +341,17 @@ func (s *Store) loadRun(ctx context.Context, runID string) (rec core.RunRecord, 
 	}
 	in.ExpressionAttributeNames, in.ExpressionAttributeValues = e.namesOrNil(), e.valuesOrNil()
 	var run, cfg item
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return rec, false, translate(err)
+	err = s.query(ctx, in, 0, func(it item) (bool, error) {
+		switch sk, _ := getS(it, attrSK); sk {
+		case skState:
+			run = it
+		case skConfig:
+			cfg = it
 		}
-		for _, it := range page.Items {
-			switch sk, _ := getS(it, attrSK); sk {
-			case skState:
-				run = it
-			case skConfig:
-				cfg = it
-			}
-		}
+		return false, nil
+	})
+	if err != nil {
+		return rec, false, err
 	}
 	if _, committed, _ := getN(run, "version"); run == nil || !committed {
 		return rec, false, core.ErrNotFound
@@ -380,4 +377,26 @@ func (s *Store) loadRun(ctx context.Context, runID string) (rec core.RunRecord, 
 	}
 	tenant, _ := getS(run, "tenant")
 	return core.RunRecord{Tenant: tenant, State: st}, false, nil
+}
+
+// query reads what in selects page by page, handing each item to visit
+// until visit reports done or fails. A positive limit sizes the pages (at
+// most 1,000 items).
+func (s *Store) query(ctx context.Context, in *dynamodb.QueryInput, limit int, visit func(it item) (done bool, err error)) error {
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(min(limit, 1000)))
+	}
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return translate(err)
+		}
+		for _, it := range page.Items {
+			if done, err := visit(it); err != nil || done {
+				return err
+			}
+		}
+	}
+	return nil
 }
