@@ -60,26 +60,15 @@ func (s *Store) dueShard(ctx context.Context, shard, upper string, limit int) ([
 		KeyConditionExpression: aws.String(fmt.Sprintf("%s = %s AND %s < %s", e.n(attrGSI1PK), e.v(avS(shard)), e.n(attrGSI1SK), e.v(avS(upper)))),
 	}
 	in.ExpressionAttributeNames, in.ExpressionAttributeValues = e.namesOrNil(), e.valuesOrNil()
-	if limit > 0 {
-		in.Limit = aws.Int32(int32(min(limit, 1000)))
-	}
 	var out []string
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, translate(err)
-		}
-		for _, it := range page.Items {
-			k, ok := getS(it, attrGSI1SK)
-			if !ok {
-				continue
-			}
+	err := s.query(ctx, in, limit, func(it item) (bool, error) {
+		if k, ok := getS(it, attrGSI1SK); ok {
 			out = append(out, k)
-			if limit > 0 && len(out) >= limit {
-				return out, nil
-			}
 		}
+		return limit > 0 && len(out) >= limit, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

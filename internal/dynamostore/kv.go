@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/wait"
 )
 
 // intentRetention is how long an intent outlives its lease before the
@@ -248,7 +249,7 @@ func (s *Store) batchPut(ctx context.Context, items []item) error {
 			if attempt >= 8 {
 				return core.Retryable(fmt.Errorf("batch write: %d items still unprocessed", len(reqs)))
 			}
-			if err := sleep(ctx, backoff(attempt)); err != nil {
+			if err := wait.Sleep(ctx, backoff(attempt)); err != nil {
 				return err
 			}
 		}

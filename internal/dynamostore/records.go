@@ -143,29 +143,25 @@ func (s *Store) readRecords(ctx context.Context, pk, prefixLo, prefixHi string, 
 		ConsistentRead: aws.Bool(true),
 	}
 	in.ExpressionAttributeNames, in.ExpressionAttributeValues = e.namesOrNil(), e.valuesOrNil()
-	if limit > 0 {
-		in.Limit = aws.Int32(int32(min(limit, 1000)))
-	}
 	var out []record
 	var asm assembler
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
+	done := false
+	err := s.query(ctx, in, limit, func(it item) (bool, error) {
+		r, err := asm.add(it)
 		if err != nil {
-			return nil, translate(err)
+			return false, err
 		}
-		for _, it := range page.Items {
-			r, err := asm.add(it)
-			if err != nil {
-				return nil, err
-			}
-			if r != nil {
-				out = append(out, *r)
-				if limit > 0 && len(out) >= limit {
-					return out, nil
-				}
-			}
+		if r != nil {
+			out = append(out, *r)
+			done = limit > 0 && len(out) >= limit
 		}
+		return done, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if done {
+		return out, nil
 	}
 	if err := asm.finish(); err != nil {
 		return nil, err

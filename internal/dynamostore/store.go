@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/wait"
 )
 
 // dynamoAPI is the part of the DynamoDB client the store uses.
@@ -325,7 +326,7 @@ func (s *Store) LoadRun(ctx context.Context, runID string) (core.RunRecord, erro
 		if attempt >= 4 {
 			return core.RunRecord{}, core.Retryable(fmt.Errorf("load run %s: configuration does not match the state", runID))
 		}
-		if err := sleep(ctx, time.Duration(attempt+1)*20*time.Millisecond); err != nil {
+		if err := wait.Sleep(ctx, time.Duration(attempt+1)*20*time.Millisecond); err != nil {
 			return core.RunRecord{}, fmt.Errorf("load run %s: %w", runID, err)
 		}
 	}
@@ -340,20 +341,17 @@ func (s *Store) loadRun(ctx context.Context, runID string) (rec core.RunRecord, 
 	}
 	in.ExpressionAttributeNames, in.ExpressionAttributeValues = e.namesOrNil(), e.valuesOrNil()
 	var run, cfg item
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return rec, false, translate(err)
+	err = s.query(ctx, in, 0, func(it item) (bool, error) {
+		switch sk, _ := getS(it, attrSK); sk {
+		case skState:
+			run = it
+		case skConfig:
+			cfg = it
 		}
-		for _, it := range page.Items {
-			switch sk, _ := getS(it, attrSK); sk {
-			case skState:
-				run = it
-			case skConfig:
-				cfg = it
-			}
-		}
+		return false, nil
+	})
+	if err != nil {
+		return rec, false, err
 	}
 	if _, committed, _ := getN(run, "version"); run == nil || !committed {
 		return rec, false, core.ErrNotFound
@@ -381,13 +379,24 @@ func (s *Store) loadRun(ctx context.Context, runID string) (rec core.RunRecord, 
 	return core.RunRecord{Tenant: tenant, State: st}, false, nil
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
+// query reads what in selects page by page, handing each item to visit
+// until visit reports done or fails. A positive limit sizes the pages (at
+// most 1,000 items).
+func (s *Store) query(ctx context.Context, in *dynamodb.QueryInput, limit int, visit func(it item) (done bool, err error)) error {
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(min(limit, 1000)))
 	}
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return translate(err)
+		}
+		for _, it := range page.Items {
+			if done, err := visit(it); err != nil || done {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/wait"
 )
 
 // Limits of one TransactWriteItems call: 100 items and 4 MB (a margin
@@ -251,7 +252,7 @@ func (s *Store) transact(ctx context.Context, items []types.TransactWriteItem) e
 		if anyConditionFailed(err) || !isRetryable(err) || attempt >= 8 {
 			return translate(err)
 		}
-		if err := sleep(ctx, backoff(attempt)); err != nil {
+		if err := wait.Sleep(ctx, backoff(attempt)); err != nil {
 			return err
 		}
 	}

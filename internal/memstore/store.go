@@ -228,17 +228,26 @@ func (s *Store) Messages(_ context.Context, tenant, sessionID string, after, bef
 	if !ok {
 		return nil, nil
 	}
-	var out []core.Message
-	for _, seq := range sortedSeqs(ss.messages, after, before) {
+	return decodeRange(ss.messages, after, before, limit, func(seq int64, b []byte) (m core.Message, err error) {
+		err = m.UnmarshalJSON(b)
+		m.Seq = seq
+		return m, err
+	})
+}
+
+// decodeRange decodes the records of m whose seqs lie between after and
+// before (0: no bound), at most limit (0: no limit), in seq order.
+func decodeRange[T any](m map[int64][]byte, after, before int64, limit int, decode func(seq int64, b []byte) (T, error)) ([]T, error) {
+	var out []T
+	for _, seq := range sortedSeqs(m, after, before) {
 		if limit > 0 && len(out) >= limit {
 			break
 		}
-		var m core.Message
-		if err := m.UnmarshalJSON(ss.messages[seq]); err != nil {
+		v, err := decode(seq, m[seq])
+		if err != nil {
 			return nil, err
 		}
-		m.Seq = seq
-		out = append(out, m)
+		out = append(out, v)
 	}
 	return out, nil
 }
@@ -262,18 +271,10 @@ func (s *Store) Events(_ context.Context, runID string, after, before int64, lim
 	if !ok {
 		return nil, nil
 	}
-	var out []core.Event
-	for _, seq := range sortedSeqs(r.events, after, before) {
-		if limit > 0 && len(out) >= limit {
-			break
-		}
-		var e core.Event
-		if err := core.DecodeJSON(r.events[seq], &e); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return decodeRange(r.events, after, before, limit, func(_ int64, b []byte) (e core.Event, err error) {
+		err = core.DecodeJSON(b, &e)
+		return e, err
+	})
 }
 
 // ToolRecords reads a run's tool results and audit events.
@@ -284,23 +285,21 @@ func (s *Store) ToolRecords(_ context.Context, runID string, before int64) ([]co
 	if !ok {
 		return nil, nil, nil
 	}
-	var res []core.ToolExecutionResult
-	for _, seq := range sortedSeqs(r.results, 0, before) {
-		var x core.ToolExecutionResult
-		if err := core.DecodeJSON(r.results[seq], &x); err != nil {
-			return nil, nil, err
-		}
+	res, err := decodeRange(r.results, 0, before, 0, func(seq int64, b []byte) (x core.ToolExecutionResult, err error) {
+		err = core.DecodeJSON(b, &x)
 		x.Seq = seq
-		res = append(res, x)
+		return x, err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	var aud []core.AuditEvent
-	for _, seq := range sortedSeqs(r.audit, 0, before) {
-		var a core.AuditEvent
-		if err := core.DecodeJSON(r.audit[seq], &a); err != nil {
-			return nil, nil, err
-		}
+	aud, err := decodeRange(r.audit, 0, before, 0, func(seq int64, b []byte) (a core.AuditEvent, err error) {
+		err = core.DecodeJSON(b, &a)
 		a.Seq = seq
-		aud = append(aud, a)
+		return a, err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return res, aud, nil
 }

@@ -51,6 +51,24 @@ type Result struct {
 // SystemText joins the system parts with a blank line.
 func (c Conversation) SystemText() string { return strings.Join(c.System, "\n\n") }
 
+// Prepare checks what every provider checks before it encodes req: the
+// model spec names a model id and only allowed options, and the messages
+// form a conversation. Errors are permanent and prefixed with provider.
+func Prepare(provider string, req core.ModelRequest, allowed []string) (Options, Conversation, error) {
+	if strings.TrimSpace(req.Model.Model) == "" {
+		return Options{}, Conversation{}, fmt.Errorf("%s: the model spec names no model id", provider)
+	}
+	opts, err := ParseOptions(provider, req.Model.Options, allowed)
+	if err != nil {
+		return Options{}, Conversation{}, err
+	}
+	conv, err := BuildConversation(req)
+	if err != nil {
+		return Options{}, Conversation{}, fmt.Errorf("%s: %w", provider, err)
+	}
+	return opts, conv, nil
+}
+
 // BuildConversation groups the request's messages into turns. A message
 // with an unknown role, or a tool message without metadata.tool_call_id,
 // is an error that names its index.

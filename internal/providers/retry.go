@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/wait"
 )
 
 // Retry defaults.
@@ -63,7 +64,7 @@ func (p RetryPolicy) WithDefaults() RetryPolicy {
 		p.Timeout = DefaultTimeout
 	}
 	if p.Sleep == nil {
-		p.Sleep = SleepContext
+		p.Sleep = wait.Sleep
 	}
 	if p.Jitter == nil {
 		p.Jitter = func(max time.Duration) time.Duration {
@@ -74,18 +75,6 @@ func (p RetryPolicy) WithDefaults() RetryPolicy {
 		}
 	}
 	return p
-}
-
-// SleepContext sleeps for d or until ctx is done.
-func SleepContext(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // Do runs op until it succeeds, fails permanently, or the attempts run

@@ -32,6 +32,35 @@ type HTTP struct {
 	Log             *slog.Logger
 }
 
+// ClientConfig configures a provider that POSTs JSON over HTTP.
+type ClientConfig struct {
+	// BaseURL is the API root the provider's paths are appended to.
+	BaseURL string
+	// APIKey is the provider's credential, scrubbed from every error and
+	// log line.
+	APIKey     string
+	HTTPClient *http.Client
+	Retry      RetryPolicy
+	Log        *slog.Logger
+}
+
+// Transport returns the transport of provider on c: it sends header
+// with every request and reads the request id of a response from its
+// requestIDHeader. BaseURL is required.
+func (c ClientConfig) Transport(provider string, header http.Header, requestIDHeader string) (*HTTP, error) {
+	if strings.TrimSpace(c.BaseURL) == "" {
+		return nil, fmt.Errorf("%s: a base URL is required", provider)
+	}
+	var secrets []string
+	if c.APIKey != "" {
+		secrets = append(secrets, c.APIKey)
+	}
+	return &HTTP{
+		Provider: provider, BaseURL: c.BaseURL, Header: header, Secrets: secrets, RequestIDHeader: requestIDHeader,
+		Client: c.HTTPClient, Retry: c.Retry.WithDefaults(), Log: c.Log,
+	}, nil
+}
+
 // Response is a successful (2xx) response.
 type Response struct {
 	Status    int

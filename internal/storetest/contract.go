@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -224,32 +225,9 @@ func testCreateRunConcurrent(t *testing.T, s Store, msgs int) {
 		}
 		outs[i] = h.startOutput(head, fmt.Sprintf("r-%d", i), "s-1", config(t, turn("Hello.")), nil, user(contents...))
 	}
-	errs := make([]error, writers)
-	var wg sync.WaitGroup
-	for i := range outs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = s.CreateRun(h.ctx, head, h.write(core.RunState{}, outs[i]))
-		}()
-	}
-	wg.Wait()
-	winner := -1
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			if winner >= 0 {
-				t.Fatalf("runs %d and %d were both created on one session", winner, i)
-			}
-			winner = i
-		case errors.Is(err, core.ErrConflict), errors.Is(err, core.ErrLockHeld):
-		default:
-			t.Fatalf("writer %d: %v", i, err)
-		}
-	}
-	if winner < 0 {
-		t.Fatalf("no run was created: %v", errs)
-	}
+	winner := race(t, "create a run on one session", writers, func(i int) error {
+		return s.CreateRun(h.ctx, head, h.write(core.RunState{}, outs[i]))
+	}, core.ErrConflict, core.ErrLockHeld)
 	want := outs[winner]
 	wantHead(t, h.head("s-1"), core.SessionHead{Exists: true, NextSeq: want.State.NextMsgSeq, ActiveRun: want.State.RunID})
 	sameMessages(t, h.messages("s-1", 0, 0, 0), want.Messages)
@@ -261,6 +239,40 @@ func testCreateRunConcurrent(t *testing.T, s Store, msgs int) {
 		_, err := s.LoadRun(h.ctx, outs[i].State.RunID)
 		wantErr(t, "load losing run", err, core.ErrNotFound)
 	}
+}
+
+// race calls write(0) to write(n-1) at once: exactly one call must
+// succeed, and every other fail with one of losers. It returns the index
+// of the winner.
+func race(t *testing.T, what string, n int, write func(i int) error, losers ...error) int {
+	t.Helper()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = write(i)
+		}()
+	}
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			if winner >= 0 {
+				t.Fatalf("%s: writers %d and %d both succeeded", what, winner, i)
+			}
+			winner = i
+		case slices.ContainsFunc(losers, func(l error) bool { return errors.Is(err, l) }):
+		default:
+			t.Fatalf("%s: writer %d: %v", what, i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("%s: no writer succeeded: %v", what, errs)
+	}
+	return winner
 }
 
 // testCreateRunLarge creates runs whose first write exceeds one DynamoDB
@@ -564,32 +576,9 @@ func testCommitConcurrent(t *testing.T, s Store, extraEvents int) {
 		}
 		outs[i] = withEvents(out, extraEvents, fmt.Sprint(i))
 	}
-	errs := make([]error, writers)
-	var wg sync.WaitGroup
-	for i := range outs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = s.Commit(h.ctx, h.write(prev, outs[i]))
-		}()
-	}
-	wg.Wait()
-	winner := -1
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			if winner >= 0 {
-				t.Fatalf("writers %d and %d both committed version %d", winner, i, prev.Version+1)
-			}
-			winner = i
-		case errors.Is(err, core.ErrConflict):
-		default:
-			t.Fatalf("writer %d: %v", i, err)
-		}
-	}
-	if winner < 0 {
-		t.Fatalf("no writer committed: %v", errs)
-	}
+	winner := race(t, fmt.Sprintf("commit version %d", prev.Version+1), writers, func(i int) error {
+		return s.Commit(h.ctx, h.write(prev, outs[i]))
+	}, core.ErrConflict)
 	want := outs[winner]
 	sameState(t, h.load("r-1"), want.State)
 	wantHead(t, h.head("s-1"), core.SessionHead{Exists: true, NextSeq: want.State.NextMsgSeq})

@@ -308,40 +308,36 @@ func messageKey(t *testing.T, m core.Message) string {
 
 func sameMessages(t *testing.T, got, want []core.Message) {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("got %d messages %v, want %d %v", len(got), seqs(got), len(want), seqs(want))
-	}
-	for i := range want {
-		if g, w := messageKey(t, got[i]), messageKey(t, want[i]); g != w {
-			t.Fatalf("message %d differs:\n got %s\nwant %s", i, clip(g), clip(w))
-		}
-	}
+	sameRecords(t, "message", got, want, func(m core.Message) int64 { return m.Seq }, messageKey)
 }
 
 func sameEvents(t *testing.T, got, want []core.Event) {
 	t.Helper()
+	sameRecords(t, "event", got, want, func(e core.Event) int64 { return e.Seq }, func(t *testing.T, e core.Event) string { return canonical(t, e) })
+}
+
+// sameRecords fails t unless got and want hold the same records (of
+// kind what) in the same order, compared by key.
+func sameRecords[T any](t *testing.T, what string, got, want []T, seq func(T) int64, key func(*testing.T, T) string) {
+	t.Helper()
 	if len(got) != len(want) {
-		t.Fatalf("got %d events %v, want %d %v", len(got), eventSeqs(got), len(want), eventSeqs(want))
+		t.Fatalf("got %d %ss %v, want %d %v", len(got), what, seqsOf(got, seq), len(want), seqsOf(want, seq))
 	}
 	for i := range want {
-		if g, w := canonical(t, got[i]), canonical(t, want[i]); g != w {
-			t.Fatalf("event %d differs:\n got %s\nwant %s", i, clip(g), clip(w))
+		if g, w := key(t, got[i]), key(t, want[i]); g != w {
+			t.Fatalf("%s %d differs:\n got %s\nwant %s", what, i, clip(g), clip(w))
 		}
 	}
 }
 
 func seqs(msgs []core.Message) []int64 {
-	out := make([]int64, len(msgs))
-	for i, m := range msgs {
-		out[i] = m.Seq
-	}
-	return out
+	return seqsOf(msgs, func(m core.Message) int64 { return m.Seq })
 }
 
-func eventSeqs(evs []core.Event) []int64 {
-	out := make([]int64, len(evs))
-	for i, e := range evs {
-		out[i] = e.Seq
+func seqsOf[T any](records []T, seq func(T) int64) []int64 {
+	out := make([]int64, len(records))
+	for i, r := range records {
+		out[i] = seq(r)
 	}
 	return out
 }

@@ -37,6 +37,21 @@ func window(pc pageCase, last int64) []int64 {
 	return out
 }
 
+// pages runs every page case: read must return the window of all, the
+// records of seqs 1..last in order, that the case selects.
+func pages[T any](t *testing.T, all []T, last int64, same func(t *testing.T, got, want []T), read func(pageCase) []T) {
+	t.Helper()
+	for _, pc := range pageCases {
+		t.Run(fmt.Sprintf("after=%d,before=%d,limit=%d", pc.after, pc.before, pc.limit), func(t *testing.T) {
+			var want []T
+			for _, seq := range window(pc, last) {
+				want = append(want, all[seq-1])
+			}
+			same(t, read(pc), want)
+		})
+	}
+}
+
 func testMessagesPaging(t *testing.T, newStore func(*testing.T) Store) {
 	s := newStore(t)
 	h := newHarness(t, s, "tenant-a")
@@ -47,15 +62,7 @@ func testMessagesPaging(t *testing.T, newStore func(*testing.T) Store) {
 	if last < 7 {
 		t.Fatalf("session has %d messages", last)
 	}
-	for _, pc := range pageCases {
-		t.Run(fmt.Sprintf("after=%d,before=%d,limit=%d", pc.after, pc.before, pc.limit), func(t *testing.T) {
-			var want []core.Message
-			for _, seq := range window(pc, last) {
-				want = append(want, all[seq-1])
-			}
-			sameMessages(t, h.messages("s-1", pc.after, pc.before, pc.limit), want)
-		})
-	}
+	pages(t, all, last, sameMessages, func(pc pageCase) []core.Message { return h.messages("s-1", pc.after, pc.before, pc.limit) })
 	t.Run("page through", func(t *testing.T) {
 		var got []core.Message
 		for next := int64(0); ; {
@@ -84,15 +91,7 @@ func testEventsPaging(t *testing.T, newStore func(*testing.T) Store) {
 	if last < 6 {
 		t.Fatalf("run has %d events", last)
 	}
-	for _, pc := range pageCases {
-		t.Run(fmt.Sprintf("after=%d,before=%d,limit=%d", pc.after, pc.before, pc.limit), func(t *testing.T) {
-			var want []core.Event
-			for _, seq := range window(pc, last) {
-				want = append(want, all[seq-1])
-			}
-			sameEvents(t, h.events("r-1", pc.after, pc.before, pc.limit), want)
-		})
-	}
+	pages(t, all, last, sameEvents, func(pc pageCase) []core.Event { return h.events("r-1", pc.after, pc.before, pc.limit) })
 	t.Run("unknown run", func(t *testing.T) {
 		if got := h.events("r-unknown", 0, 0, 0); len(got) != 0 {
 			t.Fatalf("got %d events", len(got))

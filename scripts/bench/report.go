@@ -309,10 +309,7 @@ func markdown(r *results) string {
 		p("Per step means. Steady read: the steps after the first (the worker has the session cached). Cold reload: what a worker with an empty cache pays to read the whole transcript at the end of the run (requests, bytes read, RCU) — a step pays it only on a cache miss.\n\n")
 		p("| runtime | result | turns | bytes written | bytes read | steady read | round trips | WCU | RCU | CPU ms p50 model_turn / tool_call | cold reload |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 		for _, s := range r.Scaling {
-			size := sizeName(s.ResultBytes)
-			if s.Scripted {
-				size += " (scripted)"
-			}
+			size := resultLabel(s.ResultBytes, s.Scripted, "scripted")
 			reload := "—"
 			if s.Reload != nil {
 				reload = fmt.Sprintf("%d req, %s, %.0f RCU", s.Reload.Calls, human(float64(s.Reload.BytesIn)), s.Reload.RCU)
@@ -322,10 +319,7 @@ func markdown(r *results) string {
 		p("\n### Gate: 500 turns vs 20 turns (limit %.1f×)\n\n", gateLimit)
 		p("| runtime | result | bytes written | round trips | steady bytes read | result |\n|---|---|--:|--:|--:|---|\n")
 		for _, g := range r.Gate {
-			size := sizeName(g.ResultBytes)
-			if g.Scripted {
-				size += " (scripted, not gated)"
-			}
+			size := resultLabel(g.ResultBytes, g.Scripted, "scripted, not gated")
 			verdict := "PASS"
 			if !g.Pass {
 				verdict = "FAIL: " + g.Why
@@ -599,4 +593,13 @@ func sanitize(r *results) *results {
 		c.Cases[i].ByKind = ks
 	}
 	return &c
+}
+
+// resultLabel names a result size, with note in parentheses when the
+// model was scripted.
+func resultLabel(bytes int, scripted bool, note string) string {
+	if scripted {
+		return sizeName(bytes) + " (" + note + ")"
+	}
+	return sizeName(bytes)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 
@@ -21,15 +20,9 @@ const APIVersion = "2023-06-01"
 // DefaultMaxTokens is max_tokens when the model spec's options set none.
 const DefaultMaxTokens = 4096
 
-// Config configures a Provider.
-type Config struct {
-	// BaseURL is the API root, such as https://api.anthropic.com.
-	BaseURL    string
-	APIKey     string
-	HTTPClient *http.Client
-	Retry      providers.RetryPolicy
-	Log        *slog.Logger
-}
+// Config configures a Provider. BaseURL is the API root, such as
+// https://api.anthropic.com; APIKey is required.
+type Config = providers.ClientConfig
 
 // Provider calls the Anthropic Messages API. It is safe for concurrent
 // use; build it once per cold start.
@@ -41,19 +34,17 @@ var _ core.ModelProvider = (*Provider)(nil)
 
 // New builds a Provider.
 func New(cfg Config) (*Provider, error) {
-	if strings.TrimSpace(cfg.BaseURL) == "" {
-		return nil, fmt.Errorf("anthropic: a base URL is required")
+	h := http.Header{}
+	h.Set("x-api-key", cfg.APIKey)
+	h.Set("anthropic-version", APIVersion)
+	t, err := cfg.Transport(Name, h, "request-id")
+	if err != nil {
+		return nil, err
 	}
 	if cfg.APIKey == "" {
 		return nil, fmt.Errorf("anthropic: an API key is required")
 	}
-	h := http.Header{}
-	h.Set("x-api-key", cfg.APIKey)
-	h.Set("anthropic-version", APIVersion)
-	return &Provider{http: &providers.HTTP{
-		Provider: Name, BaseURL: cfg.BaseURL, Header: h, Secrets: []string{cfg.APIKey}, RequestIDHeader: "request-id",
-		Client: cfg.HTTPClient, Retry: cfg.Retry.WithDefaults(), Log: cfg.Log,
-	}}, nil
+	return &Provider{http: t}, nil
 }
 
 // Wire shapes of the Messages API.
@@ -120,16 +111,9 @@ func (p *Provider) Complete(ctx context.Context, req core.ModelRequest) (core.Mo
 }
 
 func buildRequest(req core.ModelRequest, names *providers.ToolNames) ([]byte, error) {
-	if strings.TrimSpace(req.Model.Model) == "" {
-		return nil, fmt.Errorf("anthropic: the model spec names no model id")
-	}
-	opts, err := providers.ParseOptions(Name, req.Model.Options, providers.CommonOptions)
+	opts, conv, err := providers.Prepare(Name, req, providers.CommonOptions)
 	if err != nil {
 		return nil, err
-	}
-	conv, err := providers.BuildConversation(req)
-	if err != nil {
-		return nil, fmt.Errorf("anthropic: %w", err)
 	}
 	out := messagesRequest{
 		Model: req.Model.Model, MaxTokens: DefaultMaxTokens, System: conv.SystemText(),

@@ -91,18 +91,11 @@ func supportsStatus(modelID string) bool {
 }
 
 func buildInput(req core.ModelRequest, names *providers.ToolNames) (*bedrockruntime.ConverseInput, error) {
-	model := strings.TrimSpace(req.Model.Model)
-	if model == "" {
-		return nil, fmt.Errorf("bedrock: the model spec names no model id")
-	}
-	opts, err := providers.ParseOptions(Name, req.Model.Options, providers.CommonOptions)
+	opts, conv, err := providers.Prepare(Name, req, providers.CommonOptions)
 	if err != nil {
 		return nil, err
 	}
-	conv, err := providers.BuildConversation(req)
-	if err != nil {
-		return nil, fmt.Errorf("bedrock: %w", err)
-	}
+	model := strings.TrimSpace(req.Model.Model)
 	in := &bedrockruntime.ConverseInput{ModelId: aws.String(model)}
 	for _, s := range conv.System {
 		in.System = append(in.System, &types.SystemContentBlockMemberText{Value: s})

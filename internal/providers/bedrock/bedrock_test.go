@@ -1,13 +1,10 @@
 package bedrock
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/url"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -43,18 +40,17 @@ func checker(model string) func(t *testing.T, r providertest.Request) {
 	}
 }
 
-// newProvider points the real SDK client at the replay server.
-func newProvider(t *testing.T, endpoint string, sleeps *providertest.Sleeps, log *slog.Logger) *Provider {
-	t.Helper()
-	client := bedrockruntime.NewFromConfig(aws.Config{
-		Region:      "us-east-1",
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", testSecretAK, ""),
-	}, func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(endpoint) })
-	p, err := New(client, Config{Retry: providertest.Policy(sleeps), Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+// suite points the real SDK client at the replay server.
+var suite = providertest.Suite{
+	New: func(endpoint string, sleeps *providertest.Sleeps, log *slog.Logger) (core.ModelProvider, error) {
+		client := bedrockruntime.NewFromConfig(aws.Config{
+			Region:      "us-east-1",
+			Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", testSecretAK, ""),
+		}, func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(endpoint) })
+		return New(client, Config{Retry: providertest.Policy(sleeps), Log: log})
+	},
+	Check:  checker,
+	Secret: testSecretAK,
 }
 
 func meta(reqID string) map[string]any {
@@ -67,99 +63,43 @@ func usage(p, c int64) map[string]any {
 
 func TestReplies(t *testing.T) {
 	llama := core.ModelSpec{Provider: Name, Model: "meta.llama3-1-70b-instruct-v1:0"}
-	cases := []struct {
-		name   string
-		req    core.ModelRequest
-		want   core.ModelReply
-		sleeps []time.Duration
-	}{
-		{name: "plain", req: providertest.Plain(spec), want: core.ModelReply{
+	suite.Replies(t, []providertest.ReplyCase{
+		{Name: "plain", Req: providertest.Plain(spec), Want: core.ModelReply{
 			Content: "The capital of France is Paris.", StopReason: "end_turn", Usage: usage(21, 10), RequestMetadata: meta("2f1c2c1e-0000-4000-8000-000000000001")}},
-		{name: "tool_call", req: providertest.ToolRequest(spec, false), want: core.ModelReply{
+		{Name: "tool_call", Req: providertest.ToolRequest(spec, false), Want: core.ModelReply{
 			Content: "I'll look at Monday first.", StopReason: "tool_use",
 			ToolCalls: []core.ToolCallRequest{{ID: "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", Name: "client/get_calendar", Parameters: map[string]any{"day": "monday"}}},
 			Usage:     usage(412, 61), RequestMetadata: meta("2f1c2c1e-0000-4000-8000-000000000002")}},
-		{name: "parallel", req: providertest.ToolRequest(spec, true), want: core.ModelReply{
+		{Name: "parallel", Req: providertest.ToolRequest(spec, true), Want: core.ModelReply{
 			StopReason: "tool_use",
 			ToolCalls: []core.ToolCallRequest{
 				{ID: "tooluse_mon", Name: "client/get_calendar", Parameters: map[string]any{"day": "monday"}},
 				{ID: "tooluse_tue", Name: "client/get_calendar", Parameters: map[string]any{"day": "tuesday", "limit": json.Number("10")}},
 			},
 			Usage: usage(412, 90), RequestMetadata: meta("2f1c2c1e-0000-4000-8000-000000000003")}},
-		{name: "tool_result", req: providertest.Transcript(spec), want: core.ModelReply{
+		{Name: "tool_result", Req: providertest.Transcript(spec), Want: core.ModelReply{
 			Content: "You have standup at 09:00 on Monday. I did not email Bob.", StopReason: "end_turn",
 			Usage: usage(640, 22), RequestMetadata: meta("2f1c2c1e-0000-4000-8000-000000000004")}},
-		{name: "usage", req: providertest.Plain(spec), want: core.ModelReply{
+		{Name: "usage", Req: providertest.Plain(spec), Want: core.ModelReply{
 			Content: "Paris.", StopReason: "end_turn",
 			Usage: map[string]any{"prompt_tokens": int64(4250), "completion_tokens": int64(5), "total_tokens": int64(4255),
 				"cache_read_tokens": int64(3000), "cache_write_tokens": int64(1200)},
 			RequestMetadata: meta("2f1c2c1e-0000-4000-8000-000000000005")}},
-		{name: "throttled", req: providertest.Plain(spec), sleeps: []time.Duration{500 * time.Millisecond, time.Second}, want: core.ModelReply{
+		{Name: "throttled", Req: providertest.Plain(spec), Sleeps: []time.Duration{500 * time.Millisecond, time.Second}, Want: core.ModelReply{
 			Content: "The capital of France is Paris.", StopReason: "end_turn", Usage: usage(21, 10),
 			RequestMetadata: map[string]any{"provider": "bedrock", "model": claude, "request_id": "thr-ok", "attempts": int64(3)}}},
-		{name: "llama_result", req: providertest.Transcript(llama), want: core.ModelReply{
+		{Name: "llama_result", Req: providertest.Transcript(llama), Want: core.ModelReply{
 			Content: "OK.", StopReason: "end_turn", Usage: usage(300, 2),
 			RequestMetadata: map[string]any{"provider": "bedrock", "model": llama.Model, "request_id": "llama-1"}}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := providertest.Replay(t, tc.name, checker(tc.req.Model.Model))
-			var sleeps providertest.Sleeps
-			got, err := newProvider(t, srv.URL, &sleeps, nil).Complete(context.Background(), tc.req)
-			if err != nil {
-				t.Fatalf("Complete: %v", err)
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("reply\n got %#v\nwant %#v", got, tc.want)
-			}
-			if d := sleeps.Delays(); !reflect.DeepEqual(d, tc.sleeps) && (len(d) > 0 || len(tc.sleeps) > 0) {
-				t.Errorf("sleeps %v, want %v", d, tc.sleeps)
-			}
-		})
-	}
+	})
 }
 
 func TestErrors(t *testing.T) {
-	cases := []struct {
-		name      string
-		retryable bool
-		requests  int
-		contains  []string
-	}{
-		{name: "bad_request", requests: 1, contains: []string{"bedrock: HTTP 400 (ValidationException): The provided model identifier is invalid.", "request id bad-1"}},
-		{name: "access_denied", requests: 1, contains: []string{"HTTP 403 (AccessDeniedException): You don't have access", "check the API key or credentials"}},
-		{name: "server_error", retryable: true, requests: 4, contains: []string{"after 4 attempts", "HTTP 500 (InternalServerException)", "request id ise-4"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := providertest.Replay(t, tc.name, checker(claude))
-			var sleeps providertest.Sleeps
-			var logs bytes.Buffer
-			log := slog.New(slog.NewJSONHandler(&logs, nil))
-			_, err := newProvider(t, srv.URL, &sleeps, log).Complete(context.Background(), providertest.Plain(spec))
-			if err == nil {
-				t.Fatal("Complete succeeded")
-			}
-			if core.IsRetryable(err) != tc.retryable {
-				t.Errorf("IsRetryable = %v, want %v (%v)", core.IsRetryable(err), tc.retryable, err)
-			}
-			var pe *providers.Error
-			if !errors.As(err, &pe) {
-				t.Errorf("error %v is not a *providers.Error", err)
-			}
-			for _, s := range tc.contains {
-				if !strings.Contains(err.Error(), s) {
-					t.Errorf("error %q does not contain %q", err, s)
-				}
-			}
-			if strings.Contains(err.Error(), testSecretAK) || strings.Contains(logs.String(), testSecretAK) {
-				t.Errorf("the secret key leaked: %v\n%s", err, logs.String())
-			}
-			if n := len(srv.Requests()); n != tc.requests {
-				t.Errorf("%d requests, want %d", n, tc.requests)
-			}
-		})
-	}
+	suite.Errors(t, []providertest.ErrorCase{
+		{Name: "bad_request", Req: providertest.Plain(spec), Requests: 1, Contains: []string{"bedrock: HTTP 400 (ValidationException): The provided model identifier is invalid.", "request id bad-1"}},
+		{Name: "access_denied", Req: providertest.Plain(spec), Requests: 1, Contains: []string{"HTTP 403 (AccessDeniedException): You don't have access", "check the API key or credentials"}},
+		{Name: "server_error", Req: providertest.Plain(spec), Retryable: true, Requests: 4, Contains: []string{"after 4 attempts", "HTTP 500 (InternalServerException)", "request id ise-4"}},
+	})
 }
 
 func TestTranscriptAlternates(t *testing.T) {
@@ -173,20 +113,14 @@ func TestTranscriptAlternates(t *testing.T) {
 }
 
 func TestOptionsRefused(t *testing.T) {
-	p := newProvider(t, "http://127.0.0.1:1", &providertest.Sleeps{}, nil)
-	for _, opts := range []map[string]any{{"region": "eu-west-1"}, {"endpoint": "https://attacker.example"}, {"top_k": 3}} {
-		s := spec
-		s.Options = opts
-		if _, err := p.Complete(context.Background(), providertest.Plain(s)); err == nil || core.IsRetryable(err) {
-			t.Errorf("options %v: want a permanent error, got %v", opts, err)
-		}
-	}
+	p := suite.Provider(t, "http://127.0.0.1:1", &providertest.Sleeps{}, nil)
+	providertest.RefusesOptions(t, p, spec, map[string]any{"region": "eu-west-1"}, map[string]any{"endpoint": "https://attacker.example"}, map[string]any{"top_k": 3})
 }
 
 func TestNetworkErrorIsRetried(t *testing.T) {
 	var sleeps providertest.Sleeps
 	// Nothing listens on port 1 of the loopback interface.
-	_, err := newProvider(t, "http://127.0.0.1:1", &sleeps, nil).Complete(context.Background(), providertest.Plain(spec))
+	_, err := suite.Provider(t, "http://127.0.0.1:1", &sleeps, nil).Complete(context.Background(), providertest.Plain(spec))
 	if err == nil || !core.IsRetryable(err) {
 		t.Fatalf("want a retryable error, got %v", err)
 	}

@@ -15,7 +15,7 @@ import (
 func TestLoop(t *testing.T) {
 	srv := providertest.Replay(t, "loop", checkHeaders)
 	var sleeps providertest.Sleeps
-	p := newProvider(t, srv.URL, &sleeps, nil)
+	p := suite.Provider(t, srv.URL, &sleeps, nil)
 	decl, err := core.NormalizeServerTool(map[string]any{
 		"name": "weather/current", "source": "http", "description": "Current weather for a city.",
 		"parameters": map[string]any{"type": "object", "required": []any{"city"},

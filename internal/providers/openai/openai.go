@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/providers"
@@ -15,17 +13,10 @@ import (
 // Name is the provider name in model specs.
 const Name = providers.OpenAI
 
-// Config configures a Provider.
-type Config struct {
-	// BaseURL is the API root, such as https://api.openai.com/v1 or
-	// http://127.0.0.1:11434/v1.
-	BaseURL string
-	// APIKey is sent as a Bearer token when not empty.
-	APIKey     string
-	HTTPClient *http.Client
-	Retry      providers.RetryPolicy
-	Log        *slog.Logger
-}
+// Config configures a Provider. BaseURL is the API root, such as
+// https://api.openai.com/v1 or http://127.0.0.1:11434/v1; APIKey is sent
+// as a Bearer token when not empty.
+type Config = providers.ClientConfig
 
 // Provider calls an OpenAI-compatible Chat Completions endpoint. It is
 // safe for concurrent use; build it once per cold start.
@@ -37,19 +28,15 @@ var _ core.ModelProvider = (*Provider)(nil)
 
 // New builds a Provider.
 func New(cfg Config) (*Provider, error) {
-	if strings.TrimSpace(cfg.BaseURL) == "" {
-		return nil, fmt.Errorf("openai: a base URL is required")
-	}
 	h := http.Header{}
-	var secrets []string
 	if cfg.APIKey != "" {
 		h.Set("Authorization", "Bearer "+cfg.APIKey)
-		secrets = append(secrets, cfg.APIKey)
 	}
-	return &Provider{http: &providers.HTTP{
-		Provider: Name, BaseURL: cfg.BaseURL, Header: h, Secrets: secrets, RequestIDHeader: "x-request-id",
-		Client: cfg.HTTPClient, Retry: cfg.Retry.WithDefaults(), Log: cfg.Log,
-	}}, nil
+	t, err := cfg.Transport(Name, h, "x-request-id")
+	if err != nil {
+		return nil, err
+	}
+	return &Provider{http: t}, nil
 }
 
 // Wire shapes of the Chat Completions API.
@@ -128,16 +115,9 @@ func (p *Provider) Complete(ctx context.Context, req core.ModelRequest) (core.Mo
 }
 
 func (p *Provider) buildRequest(req core.ModelRequest, names *providers.ToolNames) ([]byte, error) {
-	if strings.TrimSpace(req.Model.Model) == "" {
-		return nil, fmt.Errorf("openai: the model spec names no model id")
-	}
-	opts, err := providers.ParseOptions(Name, req.Model.Options, allowedOptions)
+	opts, conv, err := providers.Prepare(Name, req, allowedOptions)
 	if err != nil {
 		return nil, err
-	}
-	conv, err := providers.BuildConversation(req)
-	if err != nil {
-		return nil, fmt.Errorf("openai: %w", err)
 	}
 	out := chatRequest{
 		Model: req.Model.Model, MaxTokens: opts.MaxTokens, MaxCompletionTokens: opts.MaxCompletionTokens,

@@ -1,0 +1,160 @@
+package providertest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/providers"
+)
+
+// Suite runs the replay tests every provider shares: each case replays
+// testdata/<case>.json against a provider built for that server.
+type Suite struct {
+	// New builds the provider under test on the server at url, with the
+	// retry policy Policy(sleeps) and log.
+	New func(url string, sleeps *Sleeps, log *slog.Logger) (core.ModelProvider, error)
+	// Check returns the assertions (path, headers) on every request of a
+	// call to model.
+	Check func(model string) func(t *testing.T, r Request)
+	// Secret is the credential that must appear in no error and no log
+	// line.
+	Secret string
+}
+
+// Provider builds the provider under test with New, failing t on an
+// error.
+func (s Suite) Provider(t *testing.T, url string, sleeps *Sleeps, log *slog.Logger) core.ModelProvider {
+	t.Helper()
+	p, err := s.New(url, sleeps, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// ReplyCase is a call that succeeds.
+type ReplyCase struct {
+	Name string
+	Req  core.ModelRequest
+	Want core.ModelReply
+	// Sleeps are the backoff delays the call must take (none when nil).
+	Sleeps []time.Duration
+}
+
+// Replies asserts that each case's call returns its reply after exactly
+// its backoff delays.
+func (s Suite) Replies(t *testing.T, cases []ReplyCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			srv := Replay(t, tc.Name, s.Check(tc.Req.Model.Model))
+			var sleeps Sleeps
+			got, err := s.Provider(t, srv.URL, &sleeps, nil).Complete(context.Background(), tc.Req)
+			if err != nil {
+				t.Fatalf("Complete: %v", err)
+			}
+			if !reflect.DeepEqual(got, tc.Want) {
+				t.Errorf("reply\n got %#v\nwant %#v", got, tc.Want)
+			}
+			if d := sleeps.Delays(); !reflect.DeepEqual(d, tc.Sleeps) && (len(d) > 0 || len(tc.Sleeps) > 0) {
+				t.Errorf("sleeps %v, want %v", d, tc.Sleeps)
+			}
+		})
+	}
+}
+
+// ErrorCase is a call that fails.
+type ErrorCase struct {
+	Name      string
+	Req       core.ModelRequest
+	Retryable bool
+	// Requests is how many requests the call must send.
+	Requests int
+	// Contains are substrings of the error's text.
+	Contains []string
+	// Sleeps, when not nil, are the backoff delays the call must take.
+	Sleeps []time.Duration
+	// ReplyError marks an error about the content of a 2xx reply, which
+	// is not a *providers.Error; every other error must be one.
+	ReplyError bool
+}
+
+// Errors asserts each case's error: whether it is retryable, what it
+// says, how many requests it took, and that it and the logs hold no
+// secret.
+func (s Suite) Errors(t *testing.T, cases []ErrorCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			srv := Replay(t, tc.Name, s.Check(tc.Req.Model.Model))
+			var sleeps Sleeps
+			var logs bytes.Buffer
+			log := slog.New(slog.NewJSONHandler(&logs, nil))
+			_, err := s.Provider(t, srv.URL, &sleeps, log).Complete(context.Background(), tc.Req)
+			if err == nil {
+				t.Fatal("Complete succeeded")
+			}
+			if core.IsRetryable(err) != tc.Retryable {
+				t.Errorf("IsRetryable = %v, want %v (%v)", core.IsRetryable(err), tc.Retryable, err)
+			}
+			var pe *providers.Error
+			if !tc.ReplyError && !errors.As(err, &pe) {
+				t.Errorf("error %v is not a *providers.Error", err)
+			}
+			for _, sub := range tc.Contains {
+				if !strings.Contains(err.Error(), sub) {
+					t.Errorf("error %q does not contain %q", err, sub)
+				}
+			}
+			if strings.Contains(err.Error(), s.Secret) || strings.Contains(logs.String(), s.Secret) {
+				t.Errorf("the secret leaked: %v\n%s", err, logs.String())
+			}
+			if n := len(srv.Requests()); n != tc.Requests {
+				t.Errorf("%d requests, want %d", n, tc.Requests)
+			}
+			if tc.Sleeps != nil && !reflect.DeepEqual(sleeps.Delays(), tc.Sleeps) {
+				t.Errorf("sleeps %v, want %v", sleeps.Delays(), tc.Sleeps)
+			}
+		})
+	}
+}
+
+// Leak replays testdata/leak_5xx.json, whose error bodies echo the
+// secret, and asserts that req fails retryably and that the secret is in
+// neither the error nor the debug logs. It returns the logs and the error
+// for further checks.
+func (s Suite) Leak(t *testing.T, req core.ModelRequest) (string, error) {
+	t.Helper()
+	srv := Replay(t, "leak_5xx", s.Check(req.Model.Model))
+	var logs bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var sleeps Sleeps
+	_, err := s.Provider(t, srv.URL, &sleeps, log).Complete(context.Background(), req)
+	if err == nil || !core.IsRetryable(err) {
+		t.Fatalf("want a retryable error, got %v", err)
+	}
+	if strings.Contains(err.Error(), s.Secret) || strings.Contains(logs.String(), s.Secret) {
+		t.Fatalf("the secret leaked:\nerror: %v\nlogs: %s", err, logs.String())
+	}
+	return logs.String(), err
+}
+
+// RefusesOptions asserts that p fails permanently on Plain(spec) with
+// each of opts as the spec's options.
+func RefusesOptions(t *testing.T, p core.ModelProvider, spec core.ModelSpec, opts ...map[string]any) {
+	t.Helper()
+	for _, o := range opts {
+		s := spec
+		s.Options = o
+		if _, err := p.Complete(context.Background(), Plain(s)); err == nil || core.IsRetryable(err) {
+			t.Errorf("options %v: want a permanent error, got %v", o, err)
+		}
+	}
+}
