@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,11 +15,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/agents"
-	"github.com/baton-agents/baton/internal/durable"
-	"github.com/baton-agents/baton/internal/executors"
+	"github.com/baton-agents/baton/internal/app"
 	"github.com/baton-agents/baton/internal/httpapi"
-	"github.com/baton-agents/baton/internal/memstore"
 	"github.com/baton-agents/baton/internal/worker"
 )
 
@@ -62,21 +60,16 @@ func newAPI(t *testing.T) (*httpapi.API, *worker.Worker) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := agents.Parse(b)
+	a, err := app.Build(context.Background(), app.Config{Stores: app.Stores{Memory: true, Visibility: time.Minute}, Agents: app.Agents{Bytes: b},
+		Providers: []string{"scripted"}, ExecuteTools: true},
+		app.Deps{Clock: &core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	router, err := executors.NewRouter(reg, executors.NewGoRegistry(), nil)
-	if err != nil {
+	if err := a.PutToken(context.Background(), app.Token{Token: "sample-token-0000001", Tenant: "sample"}); err != nil {
 		t.Fatal(err)
 	}
-	s := memstore.New()
-	clock := &core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	eng := durable.New(durable.Options{Store: s, Queue: memstore.NewStepQueue(time.Minute, 5, nil), Agents: reg, Model: core.ScriptedModel{}, Tools: router, Clock: clock})
-	if err := s.PutToken(context.Background(), httpapi.HashToken("sample-token-0000001"), core.Token{Tenant: "sample", Scopes: httpapi.AllScopes}); err != nil {
-		t.Fatal(err)
-	}
-	return httpapi.New(eng, s, s, clock, nil, httpapi.Config{Providers: []string{"scripted"}}), &worker.Worker{Runner: eng, Log: eng.Log}
+	return a.API, a.Worker
 }
 
 // TestAPISamples: every sample round-trips through the Lambda event type,

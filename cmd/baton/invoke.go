@@ -46,7 +46,7 @@ func runInvoke(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	rt, err := buildRuntime(ctx, o, stderr, map[string]string{SampleToken: "sample"})
+	a, _, err := buildDev(ctx, o, stderr, map[string]string{SampleToken: "sample"})
 	if err != nil {
 		return err
 	}
@@ -63,15 +63,15 @@ func runInvoke(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err := json.Unmarshal(raw, &req); err != nil {
 			return fmt.Errorf("%s is not an API Gateway proxy request: %w", *event, err)
 		}
-		out, _ = rt.api.Handle(ctx, req)
+		out, _ = a.API.Handle(ctx, req)
 	case "worker":
 		var ev events.SQSEvent
 		if err := json.Unmarshal(raw, &ev); err != nil {
 			return fmt.Errorf("%s is not an SQS event: %w", *event, err)
 		}
-		out, _ = rt.worker.Handle(ctx, ev)
+		out, _ = a.Worker.Handle(ctx, ev)
 	case "sweeper":
-		n, err := rt.eng.Sweep(ctx, 500)
+		n, err := a.Sweep(ctx, 500)
 		if err != nil {
 			return err
 		}

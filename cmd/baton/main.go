@@ -6,11 +6,14 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/baton-agents/baton/internal/app"
 )
 
 const usage = `usage: baton <command> [flags]
@@ -59,4 +62,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+func runDemo(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	quiet := fs.Bool("quiet", false, "print only the final result envelope")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	return app.Demo(ctx, stdout, *quiet)
 }

@@ -11,6 +11,6 @@ import (
 )
 
 func main() {
-	a := app.MustBuild(context.Background(), app.Options{})
+	a := app.MustBuild(context.Background(), false)
 	lambda.Start(a.API.Handle)
 }

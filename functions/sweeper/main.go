@@ -12,9 +12,9 @@ import (
 )
 
 func main() {
-	a := app.MustBuild(context.Background(), app.Options{})
+	a := app.MustBuild(context.Background(), false)
 	lambda.Start(func(ctx context.Context) (map[string]int, error) {
-		n, err := a.Runner.Sweep(ctx, 500)
+		n, err := a.Sweep(ctx, 500)
 		return map[string]int{"runs_checked": n}, err
 	})
 }

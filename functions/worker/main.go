@@ -11,6 +11,6 @@ import (
 )
 
 func main() {
-	a := app.MustBuild(context.Background(), app.Options{ExecuteTools: true})
+	a := app.MustBuild(context.Background(), true)
 	lambda.Start(a.Worker.Handle)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/toolspec"
 )
 
 // Fields a request may override when an agent allows it.
@@ -51,23 +52,11 @@ type Spec struct {
 	Compaction         *core.CompactionPolicy   `json:"compaction,omitempty"`
 }
 
-// Executor is a server tool's concrete executor configuration.
-type Executor struct {
-	Type      string `json:"type"` // http, lambda or go
-	URL       string `json:"url,omitempty"`
-	SecretEnv string `json:"secret_env,omitempty"`
-	SecretSSM string `json:"secret_ssm,omitempty"`
-	SecretARN string `json:"secret_arn,omitempty"`
-	Function  string `json:"function,omitempty"` // lambda: function ARN or name
-	Handler   string `json:"handler,omitempty"`  // go: registered handler name
-	Timeout   string `json:"timeout,omitempty"`
-}
-
 // Agent is a validated agent.
 type Agent struct {
 	Spec       Spec
 	Tools      []core.ToolDeclaration
-	Executors  map[string]Executor // by tool name
+	Executors  map[string]toolspec.Executor // by tool name
 	PendingTTL time.Duration
 	allowed    map[string]bool
 }
@@ -126,7 +115,7 @@ func build(s Spec) (*Agent, error) {
 	if s.Model.Provider == "" {
 		return nil, fmt.Errorf("model.provider is required")
 	}
-	a := &Agent{Spec: s, Executors: map[string]Executor{}, allowed: map[string]bool{}, PendingTTL: core.DefaultPendingTTL}
+	a := &Agent{Spec: s, Executors: map[string]toolspec.Executor{}, allowed: map[string]bool{}, PendingTTL: core.DefaultPendingTTL}
 	for _, o := range s.AllowOverrides {
 		if !overridable[o] {
 			return nil, fmt.Errorf("allow_overrides: %q cannot be overridden (want model, max_turns, budgets, parallel_tool_calls or context_budget)", o)
@@ -154,7 +143,7 @@ func build(s Spec) (*Agent, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tools[%d]: %w", i, err)
 		}
-		ex, err := parseExecutor(m["executor"])
+		ex, err := toolspec.Parse(m["executor"])
 		if err != nil {
 			return nil, fmt.Errorf("tools[%d] (%s): %w", i, name, err)
 		}
@@ -168,46 +157,24 @@ func build(s Spec) (*Agent, error) {
 	return a, nil
 }
 
-func parseExecutor(v any) (Executor, error) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return Executor{}, fmt.Errorf("executor must be an object with a type (http, lambda or go)")
-	}
-	b, _ := json.Marshal(m)
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var ex Executor
-	if err := dec.Decode(&ex); err != nil {
-		return Executor{}, fmt.Errorf("executor: %w", err)
-	}
-	switch ex.Type {
-	case "http":
-		if !strings.HasPrefix(ex.URL, "http://") && !strings.HasPrefix(ex.URL, "https://") {
-			return Executor{}, fmt.Errorf("executor.url must be an http(s) URL")
-		}
-	case "lambda":
-		if ex.Function == "" {
-			return Executor{}, fmt.Errorf("executor.function (ARN or name) is required for lambda executors")
-		}
-	case "go":
-		if ex.Handler == "" {
-			return Executor{}, fmt.Errorf("executor.handler is required for go executors")
-		}
-	default:
-		return Executor{}, fmt.Errorf("executor.type must be http, lambda or go, got %q", ex.Type)
-	}
-	if ex.Timeout != "" {
-		if d, err := time.ParseDuration(ex.Timeout); err != nil || d <= 0 {
-			return Executor{}, fmt.Errorf("executor.timeout: want a positive Go duration, got %q", ex.Timeout)
-		}
-	}
-	return ex, nil
-}
-
 // Get returns an agent by slug.
 func (r *Registry) Get(slug string) (*Agent, bool) {
 	a, ok := r.agents[slug]
 	return a, ok
+}
+
+// Executors binds every agent's server tools to their executors, for
+// executors.NewRouter.
+func (r *Registry) Executors() toolspec.Tools {
+	out := toolspec.Tools{}
+	for slug, a := range r.agents {
+		m := make(map[string]toolspec.Executor, len(a.Executors))
+		for name, ex := range a.Executors {
+			m[name] = ex
+		}
+		out[slug] = m
+	}
+	return out
 }
 
 // Slugs lists the agents.

@@ -2,4 +2,6 @@
 // agents (slug, model, system prompt, server tools with their executors,
 // policies, budgets, limits, and the request fields callers may
 // override). API callers never register agents or server tools.
+// Registry.Executors hands the tools' executor configurations
+// (toolspec.Tools) to executors.NewRouter.
 package agents

@@ -3,130 +3,226 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
 
+	"github.com/aws/smithy-go/middleware"
+
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
 	"github.com/baton-agents/baton/internal/awsenv"
-	"github.com/baton-agents/baton/internal/config"
 	"github.com/baton-agents/baton/internal/durable"
-	"github.com/baton-agents/baton/internal/dynamostore"
 	"github.com/baton-agents/baton/internal/executors"
 	"github.com/baton-agents/baton/internal/httpapi"
 	"github.com/baton-agents/baton/internal/providers"
 	"github.com/baton-agents/baton/internal/providers/setup"
-	"github.com/baton-agents/baton/internal/sqsqueue"
+	"github.com/baton-agents/baton/internal/secrets"
 	"github.com/baton-agents/baton/internal/worker"
 )
 
-// App is a wired deployment.
+// ProviderScripted is the scripted model provider, which baton dev always
+// enables.
+const ProviderScripted = core.ProviderScripted
+
+// Queue is a step queue both ends of which the process holds: the
+// runner sends to it, the local poller receives from it.
+type Queue interface {
+	core.StepQueue
+	core.StepReceiver
+}
+
+// ToolHandler is a Go tool handler, for executor type go.
+type ToolHandler = func(ctx context.Context, call core.ToolCall) (any, error)
+
+// Deps are what a process injects beyond its Config; every field is
+// optional.
+type Deps struct {
+	Clock core.Clock    // default core.SystemClock
+	IDs   core.IDSource // default core.RandomIDs
+	// ToolHandlers adds Go tool handlers by name to the built-in ones
+	// ("echo"), for a bundle of one's own.
+	ToolHandlers map[string]ToolHandler
+	// Model replaces the providers Config.Providers enables.
+	Model core.ModelProvider
+	// Log replaces the logger Config.LogLevel and LogText describe.
+	Log *slog.Logger
+	// LogOutput is where that logger writes (default os.Stderr).
+	LogOutput io.Writer
+	// WrapStore and WrapQueue wrap the store and the step queue before
+	// anything uses them (the benchmark counts calls, tests inject
+	// failures).
+	WrapStore func(durable.Store) durable.Store
+	WrapQueue func(Queue) Queue
+	// InstrumentAWS adds middleware to the DynamoDB ("dynamodb") and SQS
+	// ("sqs") clients of the stores.
+	InstrumentAWS func(st *middleware.Stack, service string) error
+}
+
+// App is a wired process.
 type App struct {
+	Config Config
+	// Runner is the durable runner (the sweeper calls Runner.Sweep).
 	Runner *durable.Runner
+	// API and Worker are the Lambdas' handlers.
 	API    *httpapi.API
 	Worker *worker.Worker
+	// Steps receives step messages, for a local poller.
+	Steps core.StepReceiver
+	// Store is the run store the runner uses (wrapped by Deps.WrapStore).
+	Store durable.Store
+	// Tokens is the API token store.
+	Tokens core.TokenStore
+	Agents *agents.Registry
+	// Tools executes server tools; nil unless Config.ExecuteTools.
+	Tools core.ToolExecutor
+	// Stores describes the stores.
+	Stores StoresInfo
 	Log    *slog.Logger
+
+	opts    durable.Options
+	cleanup func(context.Context) error
 }
 
-// Options adds what a custom bundle brings (Go tool handlers) and says
-// whether this function executes tools.
-type Options struct {
-	GoHandlers *executors.GoRegistry
-	// ExecuteTools builds the server tools' executors (resolving their
-	// signing secrets and AWS clients at cold start). Only the worker
-	// executes tools; the API and the sweeper leave it false and need no
-	// access to tool secrets.
-	ExecuteTools bool
-}
-
-// Logger is the JSON logger of the functions, at cfg.LogLevel.
-func Logger(level string) *slog.Logger {
+// NewLogger is the logger of Config: JSON (the Lambdas) or text (baton
+// dev) on w at level (info when it does not parse).
+func NewLogger(w io.Writer, level string, text bool) *slog.Logger {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+	o := &slog.HandlerOptions{Level: l}
+	if text {
+		return slog.New(slog.NewTextHandler(w, o))
+	}
+	return slog.New(slog.NewJSONHandler(w, o))
 }
 
-// Models returns the model providers listed in BATON_PROVIDERS (scripted,
-// openai, anthropic, bedrock), configured from the deployment's
-// environment as package providers describes: endpoints and API keys come
-// from BATON_OPENAI_*, BATON_ANTHROPIC_* and BATON_BEDROCK_* (keys from
-// the environment, SSM or Secrets Manager, read here once), never from a
-// run's model spec. A provider this build does not include, or a listed
-// provider whose configuration is missing, is a configuration error.
-func Models(ctx context.Context, cfg config.Config) (core.ModelRouter, error) {
-	pc, err := providers.ConfigFromEnv(os.LookupEnv)
+// Build wires everything once: it loads the agents, opens the stores,
+// builds the enabled model providers and (with ExecuteTools) the tool
+// executors, the durable runner and the handlers.
+func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := deps.Log
+	if log == nil {
+		out := deps.LogOutput
+		if out == nil {
+			out = os.Stderr
+		}
+		log = NewLogger(out, cfg.LogLevel, cfg.LogText)
+	}
+	clock := deps.Clock
+	if clock == nil {
+		clock = core.SystemClock{}
+	}
+	reg, err := loadAgents(cfg.Agents)
 	if err != nil {
 		return nil, err
 	}
-	if pc.Bedrock.Region == "" {
-		pc.Bedrock.Region = cfg.Region
-	}
-	return setup.Router(ctx, cfg.Providers, pc, setup.Deps{Log: Logger(cfg.LogLevel)})
-}
-
-// LoadAgents reads the registry from BATON_AGENTS_JSON or the bundled
-// file.
-func LoadAgents(cfg config.Config) (*agents.Registry, error) {
-	if strings.TrimSpace(cfg.AgentsJSON) != "" {
-		return agents.Parse([]byte(cfg.AgentsJSON))
-	}
-	return agents.LoadFile(cfg.AgentsFile)
-}
-
-// Build wires everything once.
-func Build(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
-	log := Logger(cfg.LogLevel)
-	reg, err := LoadAgents(cfg)
-	if err != nil {
-		return nil, err
-	}
-	models, err := Models(ctx, cfg)
-	if err != nil {
-		return nil, err
+	// One AWS configuration, loaded when something first needs it, and
+	// one secret resolver, for the stores, the providers and the tools.
+	loadAWS := awsenv.Lazy(awsenv.Options{Region: cfg.Region, DynamoDBEndpoint: cfg.Stores.DynamoDBEndpoint, SQSEndpoint: cfg.Stores.SQSEndpoint})
+	getenv := func(k string) string { v, _ := cfg.Env(k); return v }
+	sec := secrets.New(secrets.Options{AWS: loadAWS, Getenv: getenv})
+	model := deps.Model
+	if model == nil {
+		if model, err = models(ctx, cfg, setup.Deps{AWS: loadAWS, Secrets: sec, Log: log}); err != nil {
+			return nil, err
+		}
 	}
 	var tools core.ToolExecutor
-	if opts.ExecuteTools {
-		goh := opts.GoHandlers
-		if goh == nil {
-			goh = executors.NewGoRegistry()
+	if cfg.ExecuteTools {
+		goh := executors.NewGoRegistry()
+		for name, h := range deps.ToolHandlers {
+			goh.Register(name, h)
 		}
 		// http and lambda tools are built here, once: signing secrets are
 		// resolved and the Lambda client created at cold start. AWS is
 		// loaded only when a tool needs it (a lambda tool, an SSM or
 		// Secrets Manager secret).
-		router, err := executors.NewRouter(reg, goh, executors.Factories(ctx, executors.Options{AWSConfig: executors.AWSConfigLoader(cfg.Region)}))
+		router, err := executors.NewRouter(reg.Executors(), goh, executors.Factories(ctx, executors.Options{AWSConfig: loadAWS, Secrets: sec}))
 		if err != nil {
 			return nil, err
 		}
 		tools = router
 	}
-	clients, err := awsenv.New(ctx, awsenv.Options{Region: cfg.Region})
+	st, err := openStores(ctx, cfg, loadAWS, clock, deps)
 	if err != nil {
 		return nil, err
 	}
-	store := dynamostore.New(clients.DynamoDB, cfg.Table)
-	q := sqsqueue.New(clients.SQS, cfg.QueueURL)
-	clock := core.SystemClock{}
-	eng := durable.New(durable.Options{Store: store, Queue: q, Agents: reg, Model: models, Tools: tools, Clock: clock, Log: log,
-		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives}})
-	api := httpapi.New(eng, store, store, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers})
-	return &App{Runner: eng, API: api, Worker: &worker.Worker{Runner: eng, Log: log}, Log: log}, nil
+	a := &App{Config: cfg, Steps: st.queue, Store: st.store, Tokens: st.tokens, Agents: reg, Tools: tools, Stores: st.info, Log: log, cleanup: st.cleanup}
+	a.opts = durable.Options{Store: st.store, Queue: st.queue, Agents: reg, Model: model, Tools: tools, Clock: clock, IDs: deps.IDs, Log: log,
+		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives}}
+	a.Runner = a.NewRunner()
+	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers})
+	a.Worker = &worker.Worker{Runner: a.Runner, Log: log}
+	return a, nil
 }
 
-// MustBuild loads the configuration and builds the app, exiting the
-// process with a clear message when it cannot (a Lambda init failure).
-func MustBuild(ctx context.Context, opts Options) *App {
-	cfg, err := config.Load()
+// MustBuild reads the configuration from the environment and builds the
+// app, exiting the process with a clear message when it cannot (a Lambda
+// init failure). executeTools is true in the worker only.
+func MustBuild(ctx context.Context, executeTools bool) *App {
+	cfg, err := ConfigFromEnv(os.LookupEnv)
 	if err == nil {
+		cfg.ExecuteTools = executeTools
 		var a *App
-		if a, err = Build(ctx, cfg, opts); err == nil {
+		if a, err = Build(ctx, cfg, Deps{}); err == nil {
 			return a
 		}
 	}
 	fmt.Fprintln(os.Stderr, "baton: configuration error:", err)
 	os.Exit(1)
 	return nil
+}
+
+// NewRunner returns a new durable runner on the app's ports, with an
+// empty transcript cache (a worker that has not served a session yet).
+func (a *App) NewRunner() *durable.Runner { return durable.New(a.opts) }
+
+// Sweep runs the sweeper once over at most max runs.
+func (a *App) Sweep(ctx context.Context, max int) (int, error) { return a.Runner.Sweep(ctx, max) }
+
+// AgentSlugs lists the agents.
+func (a *App) AgentSlugs() []string { return a.Agents.Slugs() }
+
+// DeleteResources deletes the table and queues Build created
+// (Stores.CreateResources); it does nothing otherwise.
+func (a *App) DeleteResources(ctx context.Context) error {
+	if a.cleanup == nil {
+		return nil
+	}
+	return a.cleanup(ctx)
+}
+
+func loadAgents(c Agents) (*agents.Registry, error) {
+	switch {
+	case len(c.Bytes) > 0:
+		return agents.Parse(c.Bytes)
+	case strings.TrimSpace(c.JSON) != "":
+		return agents.Parse([]byte(c.JSON))
+	}
+	return agents.LoadFile(c.File)
+}
+
+// models returns the model providers cfg enables, configured from the
+// deployment's environment as package providers describes: endpoints and
+// API keys come from BATON_OPENAI_*, BATON_ANTHROPIC_* and
+// BATON_BEDROCK_* (keys from the environment, SSM or Secrets Manager,
+// read here once), never from a run's model spec. A provider this build
+// does not include, or a listed provider whose configuration is missing,
+// is a configuration error.
+func models(ctx context.Context, cfg Config, d setup.Deps) (core.ModelRouter, error) {
+	pc, err := providers.ConfigFromEnv(cfg.Env)
+	if err != nil {
+		return nil, err
+	}
+	if pc.Bedrock.Region == "" {
+		pc.Bedrock.Region = cfg.Region
+	}
+	return setup.Router(ctx, cfg.Providers, pc, d)
 }

@@ -2,61 +2,138 @@ package awsenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/aws/smithy-go/middleware"
 )
 
-// Options selects the region and optional endpoints; empty endpoints use
-// the SDK's resolution (which honours AWS_ENDPOINT_URL_DYNAMODB and
-// AWS_ENDPOINT_URL_SQS).
+// DefaultRegion is the region used when neither the options nor the
+// environment name one.
+const DefaultRegion = "us-east-1"
+
+// Options selects the region and the local endpoints the process talks
+// to; empty endpoints use the SDK's resolution (which honours
+// AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_LAMBDA
+// and the like).
 type Options struct {
 	Region           string
 	DynamoDBEndpoint string
 	SQSEndpoint      string
 }
 
-// Clients are the SDK clients Baton uses.
-type Clients struct {
-	DynamoDB *dynamodb.Client
-	SQS      *sqs.Client
+// Loader loads the AWS configuration when first called; see Lazy and
+// Once.
+type Loader func(ctx context.Context) (aws.Config, error)
+
+// Lazy returns a Loader that loads the default AWS configuration
+// (environment, shared files, the Lambda role) once, on first use, in
+// o.Region or the environment's region (DefaultRegion when neither names
+// one). When an endpoint of o is on the loopback interface and no
+// credentials are configured, placeholder credentials are used
+// (emulators accept any).
+func Lazy(o Options) Loader {
+	return Once(func(ctx context.Context) (aws.Config, error) {
+		var opts []func(*config.LoadOptions) error
+		if o.Region != "" {
+			opts = append(opts, config.WithRegion(o.Region))
+		}
+		cfg, err := config.LoadDefaultConfig(ctx, opts...)
+		if err != nil {
+			return aws.Config{}, err
+		}
+		if cfg.Region == "" {
+			cfg.Region = DefaultRegion
+		}
+		if (isLoopback(o.DynamoDBEndpoint) || isLoopback(o.SQSEndpoint)) && os.Getenv("AWS_ACCESS_KEY_ID") == "" && os.Getenv("AWS_PROFILE") == "" {
+			cfg.Credentials = credentials.NewStaticCredentialsProvider("local", "local", "")
+		}
+		return cfg, nil
+	})
 }
 
-// New loads the default AWS configuration and builds the clients. When an
-// endpoint is on the loopback interface and no credentials are configured,
-// placeholder credentials are used (emulators accept any).
-func New(ctx context.Context, o Options) (Clients, error) {
-	var opts []func(*config.LoadOptions) error
-	if o.Region != "" {
-		opts = append(opts, config.WithRegion(o.Region))
+// Once returns a Loader that calls load at most once and remembers its
+// result; its errors say "load AWS configuration". A nil load means AWS
+// is not available in this process.
+func Once(load Loader) Loader {
+	var (
+		once sync.Once
+		cfg  aws.Config
+		err  error
+	)
+	return func(ctx context.Context) (aws.Config, error) {
+		once.Do(func() {
+			if load == nil {
+				err = fmt.Errorf("AWS configuration is not available in this process")
+				return
+			}
+			if cfg, err = load(ctx); err != nil && !errors.As(err, new(*loadError)) {
+				err = &loadError{err}
+			}
+		})
+		return cfg, err
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return Clients{}, fmt.Errorf("load AWS configuration: %w", err)
-	}
-	if cfg.Region == "" {
-		cfg.Region = "us-east-1"
-	}
-	if (isLoopback(o.DynamoDBEndpoint) || isLoopback(o.SQSEndpoint)) && os.Getenv("AWS_ACCESS_KEY_ID") == "" && os.Getenv("AWS_PROFILE") == "" {
-		cfg.Credentials = credentials.NewStaticCredentialsProvider("local", "local", "")
-	}
-	ddb := dynamodb.NewFromConfig(cfg, func(opt *dynamodb.Options) {
-		if o.DynamoDBEndpoint != "" {
-			opt.BaseEndpoint = aws.String(o.DynamoDBEndpoint)
+}
+
+// loadError is a failure to load the AWS configuration, said once however
+// many Loaders wrap each other.
+type loadError struct{ err error }
+
+func (e *loadError) Error() string { return "load AWS configuration: " + e.err.Error() }
+func (e *loadError) Unwrap() error { return e.err }
+
+// DynamoDB builds a DynamoDB client, at endpoint when it is set;
+// apiOptions add middleware (the benchmark counts calls with it).
+func DynamoDB(cfg aws.Config, endpoint string, apiOptions ...func(*middleware.Stack) error) *dynamodb.Client {
+	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+		o.APIOptions = append(o.APIOptions, apiOptions...)
+	})
+}
+
+// SQS builds an SQS client, at endpoint when it is set; apiOptions add
+// middleware.
+func SQS(cfg aws.Config, endpoint string, apiOptions ...func(*middleware.Stack) error) *sqs.Client {
+	return sqs.NewFromConfig(cfg, func(o *sqs.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+		o.APIOptions = append(o.APIOptions, apiOptions...)
+	})
+}
+
+// Lambda builds the Lambda client lambda tools are invoked with.
+func Lambda(cfg aws.Config) *lambda.Client { return lambda.NewFromConfig(cfg) }
+
+// SSM builds the SSM client secrets are read with.
+func SSM(cfg aws.Config) *ssm.Client { return ssm.NewFromConfig(cfg) }
+
+// SecretsManager builds the Secrets Manager client secrets are read with.
+func SecretsManager(cfg aws.Config) *secretsmanager.Client { return secretsmanager.NewFromConfig(cfg) }
+
+// BedrockRuntime builds the Bedrock runtime client in region, at endpoint
+// when it is set.
+func BedrockRuntime(cfg aws.Config, region, endpoint string) *bedrockruntime.Client {
+	return bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) {
+		o.Region = region
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
 		}
 	})
-	q := sqs.NewFromConfig(cfg, func(opt *sqs.Options) {
-		if o.SQSEndpoint != "" {
-			opt.BaseEndpoint = aws.String(o.SQSEndpoint)
-		}
-	})
-	return Clients{DynamoDB: ddb, SQS: q}, nil
 }
 
 func isLoopback(endpoint string) bool {

@@ -67,7 +67,7 @@ func newHarness(t *testing.T, wrapStore func(durable.Store) durable.Store) *harn
 	h.q = memstore.NewStepQueue(time.Hour, 5, func() time.Time { return h.clock.T })
 	goh := executors.NewGoRegistry()
 	goh.Register("count", h.count.handler)
-	router, err := executors.NewRouter(reg, goh, nil)
+	router, err := executors.NewRouter(reg.Executors(), goh, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,16 @@
-// Package executors turns the agent registry's executor configurations
-// into core.ToolExecutors: a Router by agent and tool name, the Go handler
-// registry (GoRegistry, Typed) for users who build their own bundle, and
-// the remote executor types built by Factories:
+// Package executors turns executor configurations (toolspec.Tools: agent
+// → tool name → toolspec.Executor, as the agent registry binds them) into
+// core.ToolExecutors: a Router by agent and tool name, the Go handler
+// registry (GoRegistry) for users who build their own bundle, and the
+// remote executor types built by Factories:
 //
 //   - http: POST {"tool_name","tool_call_id","run_id","session_id","parameters"}
 //     to the operator's URL, signed with HMAC-SHA256 (X-Baton-Timestamp,
 //     X-Baton-Signature; see package toolsig) and carrying
 //     Idempotency-Key: <run_id>:<tool_call_id>. The signing secret comes
 //     from secret_env, secret_ssm (an SSM SecureString) or secret_arn (a
-//     Secrets Manager secret), resolved once at cold start.
+//     Secrets Manager secret), resolved once at cold start by the shared
+//     secrets.Resolver.
 //   - lambda: a synchronous Invoke of a function by name or ARN with the
 //     same event plus "idempotency_key".
 //
@@ -23,6 +25,6 @@
 // contains a signing secret, and URLs are reported without their query
 // or user info.
 //
-// Executors and AWS clients are built once, when the Router is built at
-// cold start; executions share them.
+// Executors and AWS clients (from internal/awsenv) are built once, when
+// the Router is built at cold start; executions share them.
 package executors

@@ -2,13 +2,12 @@ package executors
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/toolspec"
 )
 
 // Handler is a Go tool handler.
@@ -37,23 +36,6 @@ func (r *GoRegistry) Register(name string, h Handler) {
 	r.handlers[name] = h
 }
 
-// Typed adapts a handler with typed parameters: the call's parameters are
-// decoded into P (fields P does not declare are ignored; the parameter
-// schema has already validated them) and the result returned as is.
-func Typed[P any, R any](fn func(ctx context.Context, params P, call core.ToolCall) (R, error)) Handler {
-	return func(ctx context.Context, call core.ToolCall) (any, error) {
-		b, err := json.Marshal(call.Parameters)
-		if err != nil {
-			return nil, err
-		}
-		var p P
-		if err := json.Unmarshal(b, &p); err != nil {
-			return nil, fmt.Errorf("decode parameters of %s: %w", call.ToolName, err)
-		}
-		return fn(ctx, p, call)
-	}
-}
-
 // Lookup returns a handler.
 func (r *GoRegistry) Lookup(name string) (Handler, bool) {
 	r.mu.RLock()
@@ -66,12 +48,7 @@ func (r *GoRegistry) Lookup(name string) (Handler, bool) {
 func (r *GoRegistry) Names() []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := make([]string, 0, len(r.handlers))
-	for n := range r.handlers {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return sortedKeys(r.handlers)
 }
 
 // Router executes a call with the executor its agent configured for the
@@ -85,39 +62,47 @@ var _ core.ToolExecutor = (*Router)(nil)
 // Factory builds executors of one type (http, lambda) from their
 // configuration, once per cold start; Factories returns the built-in ones.
 // tool is the tool's name, for error messages.
-type Factory func(tool string, ex agents.Executor) (core.ToolExecutor, error)
+type Factory func(tool string, ex toolspec.Executor) (core.ToolExecutor, error)
 
 // NewRouter builds the executors of every agent's server tools once, at
 // cold start. factories adds executor types beyond go; a configured type
 // without a factory is an error, so a deployment never starts with a tool
 // it cannot run.
-func NewRouter(reg *agents.Registry, goHandlers *GoRegistry, factories map[string]Factory) (*Router, error) {
+func NewRouter(tools toolspec.Tools, goHandlers *GoRegistry, factories map[string]Factory) (*Router, error) {
 	r := &Router{byAgent: map[string]map[string]core.ToolExecutor{}}
-	for _, slug := range reg.Slugs() {
-		a, _ := reg.Get(slug)
+	for _, slug := range sortedKeys(tools) {
 		m := map[string]core.ToolExecutor{}
-		for _, d := range a.Tools {
-			ex := a.Executors[d.Name]
+		for _, name := range sortedKeys(tools[slug]) {
+			ex := tools[slug][name]
 			switch {
-			case ex.Type == "go":
+			case ex.Type == toolspec.TypeGo:
 				h, ok := goHandlers.Lookup(ex.Handler)
 				if !ok {
-					return nil, fmt.Errorf("agent %s tool %s: no Go handler named %q is registered (have %v)", slug, d.Name, ex.Handler, goHandlers.Names())
+					return nil, fmt.Errorf("agent %s tool %s: no Go handler named %q is registered (have %v)", slug, name, ex.Handler, goHandlers.Names())
 				}
-				m[d.Name] = core.ToolExecutorFunc(h)
+				m[name] = core.ToolExecutorFunc(h)
 			case factories[ex.Type] != nil:
-				e, err := factories[ex.Type](d.Name, ex)
+				e, err := factories[ex.Type](name, ex)
 				if err != nil {
-					return nil, fmt.Errorf("agent %s tool %s: %w", slug, d.Name, err)
+					return nil, fmt.Errorf("agent %s tool %s: %w", slug, name, err)
 				}
-				m[d.Name] = e
+				m[name] = e
 			default:
-				return nil, fmt.Errorf("agent %s tool %s: executor type %q is not available in this build", slug, d.Name, ex.Type)
+				return nil, fmt.Errorf("agent %s tool %s: executor type %q is not available in this build", slug, name, ex.Type)
 			}
 		}
 		r.byAgent[slug] = m
 	}
 	return r, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Execute runs call with its tool's executor.

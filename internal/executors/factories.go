@@ -4,25 +4,21 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
-
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/awsenv"
+	"github.com/baton-agents/baton/internal/secrets"
+	"github.com/baton-agents/baton/internal/toolspec"
 )
 
 // Executor types built by Factories.
 const (
-	TypeHTTP   = "http"
-	TypeLambda = "lambda"
-	TypeGo     = "go"
+	TypeHTTP   = toolspec.TypeHTTP
+	TypeLambda = toolspec.TypeLambda
+	TypeGo     = toolspec.TypeGo
 )
 
 // Options configures the factories of the remote executor types. Every
@@ -32,17 +28,19 @@ type Options struct {
 	// and only when an executor needs AWS: a lambda tool, or a secret in
 	// SSM or Secrets Manager. Nil means AWS is not available, and such
 	// executors fail to build with a clear error.
-	AWSConfig func(ctx context.Context) (aws.Config, error)
-	// Lambda, SSM and SecretsManager replace the clients AWSConfig would
-	// build (tests, custom endpoints).
-	Lambda         LambdaInvoker
-	SSM            SSMParameterGetter
-	SecretsManager SecretValueGetter
+	AWSConfig awsenv.Loader
+	// Lambda replaces the client AWSConfig would build (tests, custom
+	// endpoints).
+	Lambda LambdaInvoker
+	// Secrets resolves signing secrets; nil means a resolver of its own
+	// on AWSConfig and Getenv.
+	Secrets *secrets.Resolver
+	// Getenv reads secret_env variables when Secrets is nil; nil means
+	// os.Getenv.
+	Getenv func(string) string
 	// HTTPClient sends http tool requests; nil means a client on
 	// http.DefaultTransport.
 	HTTPClient *http.Client
-	// Getenv reads secret_env variables; nil means os.Getenv.
-	Getenv func(string) string
 	// Now is the signing clock; nil means time.Now.
 	Now func() time.Time
 	// MaxResponseBytes caps tool responses; zero means
@@ -56,84 +54,28 @@ type Options struct {
 // is built, never per call. ctx bounds those cold-start lookups only; it
 // is not used by executions.
 func Factories(ctx context.Context, o Options) map[string]Factory {
-	var (
-		awsOnce sync.Once
-		awsCfg  aws.Config
-		awsErr  error
-	)
-	loadAWS := func() (aws.Config, error) {
-		awsOnce.Do(func() {
-			if o.AWSConfig == nil {
-				awsErr = fmt.Errorf("AWS configuration is not available in this process")
-				return
-			}
-			awsCfg, awsErr = o.AWSConfig(ctx)
-			if awsErr != nil {
-				awsErr = fmt.Errorf("load AWS configuration: %w", awsErr)
-			}
-		})
-		return awsCfg, awsErr
+	loadAWS := awsenv.Once(o.AWSConfig)
+	sec := o.Secrets
+	if sec == nil {
+		sec = secrets.New(secrets.Options{AWS: loadAWS, Getenv: o.Getenv})
 	}
 	var (
-		mu       sync.Mutex // guards lambdaC
-		clientsM sync.Mutex // guards ssmC and smC
-		lambdaC  = o.Lambda
-		ssmC     = o.SSM
-		smC      = o.SecretsManager
-		getenv   = o.Getenv
+		mu      sync.Mutex // guards lambdaC
+		lambdaC = o.Lambda
 	)
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	sec := &secrets{getenv: getenv, byRef: map[string][]byte{},
-		ssm: func() (SSMParameterGetter, error) {
-			clientsM.Lock()
-			defer clientsM.Unlock()
-			if ssmC == nil {
-				cfg, err := loadAWS()
-				if err != nil {
-					return nil, err
-				}
-				ssmC = ssm.NewFromConfig(cfg)
-			}
-			return ssmC, nil
-		},
-		sm: func() (SecretValueGetter, error) {
-			clientsM.Lock()
-			defer clientsM.Unlock()
-			if smC == nil {
-				cfg, err := loadAWS()
-				if err != nil {
-					return nil, err
-				}
-				smC = secretsmanager.NewFromConfig(cfg)
-			}
-			return smC, nil
-		},
-	}
-	timeout := func(ex agents.Executor) (time.Duration, error) {
-		if ex.Timeout == "" {
-			return DefaultTimeout, nil
-		}
-		d, err := time.ParseDuration(ex.Timeout)
-		if err != nil || d <= 0 {
-			return 0, fmt.Errorf("executor.timeout: want a positive Go duration, got %q", ex.Timeout)
-		}
-		return d, nil
-	}
 	return map[string]Factory{
-		TypeHTTP: func(tool string, ex agents.Executor) (core.ToolExecutor, error) {
+		TypeHTTP: func(tool string, ex toolspec.Executor) (core.ToolExecutor, error) {
 			d, err := timeout(ex)
 			if err != nil {
 				return nil, err
 			}
-			secret, err := sec.resolve(ctx, ex)
+			secret, err := signingSecret(ctx, sec, ex)
 			if err != nil {
 				return nil, fmt.Errorf("http executor: %w", err)
 			}
 			return NewHTTP(tool, HTTPConfig{URL: ex.URL, Secret: secret, Timeout: d, MaxResponseBytes: o.MaxResponseBytes, Client: o.HTTPClient, Now: o.Now})
 		},
-		TypeLambda: func(tool string, ex agents.Executor) (core.ToolExecutor, error) {
+		TypeLambda: func(tool string, ex toolspec.Executor) (core.ToolExecutor, error) {
 			d, err := timeout(ex)
 			if err != nil {
 				return nil, err
@@ -141,36 +83,55 @@ func Factories(ctx context.Context, o Options) map[string]Factory {
 			mu.Lock()
 			defer mu.Unlock()
 			if lambdaC == nil {
-				cfg, err := loadAWS()
+				cfg, err := loadAWS(ctx)
 				if err != nil {
 					return nil, fmt.Errorf("lambda executor: %w", err)
 				}
-				lambdaC = lambda.NewFromConfig(cfg)
+				lambdaC = awsenv.Lambda(cfg)
 			}
 			return NewLambda(tool, LambdaConfig{Function: ex.Function, Client: lambdaC, Timeout: d, MaxResponseBytes: o.MaxResponseBytes})
 		},
 	}
 }
 
-// AWSConfigLoader returns an Options.AWSConfig that loads the default AWS
-// configuration (environment, shared files, the Lambda role) in region,
-// or in us-east-1 when neither region nor the environment names one.
-// Service endpoints follow the SDK's resolution, including
-// AWS_ENDPOINT_URL_LAMBDA, AWS_ENDPOINT_URL_SSM and
-// AWS_ENDPOINT_URL_SECRETS_MANAGER.
-func AWSConfigLoader(region string) func(ctx context.Context) (aws.Config, error) {
-	return func(ctx context.Context) (aws.Config, error) {
-		var opts []func(*config.LoadOptions) error
-		if region != "" {
-			opts = append(opts, config.WithRegion(region))
-		}
-		cfg, err := config.LoadDefaultConfig(ctx, opts...)
-		if err != nil {
-			return aws.Config{}, err
-		}
-		if cfg.Region == "" {
-			cfg.Region = "us-east-1"
-		}
-		return cfg, nil
+// timeout is an executor's timeout, DefaultTimeout when unset.
+func timeout(ex toolspec.Executor) (time.Duration, error) {
+	if ex.Timeout == "" {
+		return DefaultTimeout, nil
 	}
+	d, err := time.ParseDuration(ex.Timeout)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("executor.timeout: want a positive Go duration, got %q", ex.Timeout)
+	}
+	return d, nil
+}
+
+// signingSecret returns the secret an executor references: exactly one of
+// secret_env, secret_ssm (a SecureString parameter, decrypted) and
+// secret_arn (a Secrets Manager secret's SecretString, or SecretBinary).
+func signingSecret(ctx context.Context, sec *secrets.Resolver, ex toolspec.Executor) ([]byte, error) {
+	var refs []string
+	for _, r := range []struct{ name, v string }{{"secret_env", ex.SecretEnv}, {"secret_ssm", ex.SecretSSM}, {"secret_arn", ex.SecretARN}} {
+		if r.v != "" {
+			refs = append(refs, r.name)
+		}
+	}
+	var v []byte
+	var err error
+	switch {
+	case len(refs) == 0:
+		return nil, fmt.Errorf("a signing secret is required: set secret_env, secret_ssm or secret_arn")
+	case len(refs) > 1:
+		return nil, fmt.Errorf("set only one of secret_env, secret_ssm and secret_arn (got %s)", strings.Join(refs, ", "))
+	case ex.SecretEnv != "":
+		v, err = sec.Env(ex.SecretEnv)
+	case ex.SecretSSM != "":
+		v, err = sec.Parameter(ctx, ex.SecretSSM)
+	default:
+		v, err = sec.Secret(ctx, ex.SecretARN)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", refs[0], err)
+	}
+	return v, nil
 }

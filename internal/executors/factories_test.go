@@ -13,28 +13,29 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/toolspec"
 	"github.com/baton-agents/baton/toolsig"
 )
 
-// agentsWith is an agents file with one agent whose tools use the given
-// executor objects.
-func agentsWith(t *testing.T, executors ...string) *agents.Registry {
+// agentsWith binds the tools t/tool0, t/tool1, … of agent "a" to the
+// given executor objects.
+func agentsWith(t *testing.T, executors ...string) toolspec.Tools {
 	t.Helper()
-	var tools []string
+	tools := map[string]toolspec.Executor{}
 	for i, ex := range executors {
-		tools = append(tools, fmt.Sprintf(`{"name":"t/tool%d","source":"s","description":"Tool %d.","executor":%s}`, i, i, ex))
+		var v any
+		if err := json.Unmarshal([]byte(ex), &v); err != nil {
+			t.Fatal(err)
+		}
+		e, err := toolspec.Parse(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools[fmt.Sprintf("t/tool%d", i)] = e
 	}
-	reg, err := agents.Parse([]byte(`{"agents":[{"slug":"a","model":{"provider":"scripted"},"tools":[` + strings.Join(tools, ",") + `]}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reg
+	return toolspec.Tools{"a": tools}
 }
 
 // fakeAWS emulates the three AWS APIs the factories use: SSM GetParameter
@@ -180,7 +181,7 @@ func TestFactoriesErrors(t *testing.T) {
 	fa := newFakeAWS(t)
 	withAWS := Factories(context.Background(), Options{AWSConfig: func(context.Context) (aws.Config, error) { return awsConfigFor(fa.URL), nil }})
 	_, err := NewRouter(agentsWith(t, `{"type":"http","url":"http://127.0.0.1:9/x","secret_ssm":"/nope"}`), NewGoRegistry(), withAWS)
-	if err == nil || !strings.Contains(err.Error(), "secret_ssm /nope: get parameter") || !strings.Contains(err.Error(), "ParameterNotFound") {
+	if err == nil || !strings.Contains(err.Error(), "secret_ssm: read SSM parameter /nope") || !strings.Contains(err.Error(), "ParameterNotFound") {
 		t.Fatalf("missing parameter: %v", err)
 	}
 
@@ -193,55 +194,4 @@ func TestFactoriesErrors(t *testing.T) {
 	if _, err := NewRouter(agentsWith(t, `{"type":"http","url":"http://127.0.0.1:9/x","secret_env":"S"}`), NewGoRegistry(), lazy); err != nil || loaded {
 		t.Fatalf("http only: err %v, AWS loaded %v", err, loaded)
 	}
-}
-
-func TestSecretsFromFakes(t *testing.T) {
-	s := &secrets{byRef: map[string][]byte{}, getenv: func(string) string { return "" },
-		ssm: func() (SSMParameterGetter, error) { return fakeSSM{}, nil },
-		sm:  func() (SecretValueGetter, error) { return fakeSM{}, nil }}
-	for _, c := range []struct {
-		ex         agents.Executor
-		want, fail string
-	}{
-		{agents.Executor{SecretSSM: "/ok"}, "ssm-value", ""},
-		{agents.Executor{SecretSSM: "/empty"}, "", "the parameter is empty"},
-		{agents.Executor{SecretARN: "arn:string"}, "sm-string", ""},
-		{agents.Executor{SecretARN: "arn:binary"}, "sm-binary", ""},
-		{agents.Executor{SecretARN: "arn:empty"}, "", "the secret is empty"},
-	} {
-		v, err := s.resolve(context.Background(), c.ex)
-		if c.fail != "" {
-			if err == nil || !strings.Contains(err.Error(), c.fail) {
-				t.Errorf("%+v: err = %v, want %q", c.ex, err, c.fail)
-			}
-			continue
-		}
-		if err != nil || string(v) != c.want {
-			t.Errorf("%+v: %q %v, want %q", c.ex, v, err, c.want)
-		}
-	}
-}
-
-type fakeSSM struct{}
-
-func (fakeSSM) GetParameter(_ context.Context, in *ssm.GetParameterInput, _ ...func(*ssm.Options)) (*ssm.GetParameterOutput, error) {
-	if !aws.ToBool(in.WithDecryption) {
-		return nil, fmt.Errorf("not decrypted")
-	}
-	if aws.ToString(in.Name) == "/empty" {
-		return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Value: aws.String("")}}, nil
-	}
-	return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Value: aws.String("ssm-value")}}, nil
-}
-
-type fakeSM struct{}
-
-func (fakeSM) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
-	switch aws.ToString(in.SecretId) {
-	case "arn:string":
-		return &secretsmanager.GetSecretValueOutput{SecretString: aws.String("sm-string")}, nil
-	case "arn:binary":
-		return &secretsmanager.GetSecretValueOutput{SecretBinary: []byte("sm-binary")}, nil
-	}
-	return &secretsmanager.GetSecretValueOutput{}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,11 +17,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/app"
 	"github.com/baton-agents/baton/internal/durable"
-	"github.com/baton-agents/baton/internal/executors"
 	"github.com/baton-agents/baton/internal/httpapi"
-	"github.com/baton-agents/baton/internal/memstore"
 )
 
 const agentsJSON = `{"agents":[
@@ -32,31 +31,27 @@ const agentsJSON = `{"agents":[
 
 type env struct {
 	api   *httpapi.API
-	q     *memstore.StepQueue
+	q     core.StepReceiver
 	eng   *durable.Runner
 	clock *core.FixedClock
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	reg, err := agents.Parse([]byte(agentsJSON))
-	if err != nil {
-		t.Fatal(err)
-	}
-	router, err := executors.NewRouter(reg, executors.NewGoRegistry(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := memstore.New()
 	clock := &core.FixedClock{T: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
-	q := memstore.NewStepQueue(time.Minute, 5, func() time.Time { return clock.T })
-	eng := durable.New(durable.Options{Store: s, Queue: q, Agents: reg, Model: core.ScriptedModel{}, Tools: router, Clock: clock, IDs: &core.SequentialIDs{}})
-	for tok, tenant := range map[string]string{"tok-acme-123": "acme", "tok-globex-1": "globex"} {
-		_ = s.PutToken(context.Background(), httpapi.HashToken(tok), core.Token{Tenant: tenant, Scopes: httpapi.AllScopes})
+	a, err := app.Build(context.Background(), app.Config{Stores: app.Stores{Memory: true, Visibility: time.Minute}, Agents: app.Agents{JSON: agentsJSON},
+		Providers: []string{"scripted"}, ExecuteTools: true, MaxBody: 64 << 10}, app.Deps{Clock: clock, IDs: &core.SequentialIDs{}, Log: discard})
+	if err != nil {
+		t.Fatal(err)
 	}
-	_ = s.PutToken(context.Background(), httpapi.HashToken("tok-readonly"), core.Token{Tenant: "acme", Scopes: []string{httpapi.ScopeRunsRead}})
-	return &env{api: httpapi.New(eng, s, s, clock, nil, httpapi.Config{Providers: []string{"scripted"}, MaxBodyBytes: 64 << 10}), q: q, eng: eng, clock: clock}
+	for tok, tenant := range map[string]string{"tok-acme-123": "acme", "tok-globex-1": "globex"} {
+		_ = a.PutToken(context.Background(), app.Token{Token: tok, Tenant: tenant})
+	}
+	_ = a.PutToken(context.Background(), app.Token{Token: "tok-readonly", Tenant: "acme", Scopes: []string{httpapi.ScopeRunsRead}})
+	return &env{api: a.API, q: a.Steps, eng: a.Runner, clock: clock}
 }
+
+var discard = slog.New(slog.DiscardHandler)
 
 func (e *env) do(t *testing.T, method, path, token, body string, hdr map[string]string) (int, map[string]any, events.APIGatewayProxyResponse) {
 	t.Helper()

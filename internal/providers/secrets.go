@@ -6,28 +6,16 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/baton-agents/baton/internal/secrets"
 )
-
-// SSMAPI is the part of the SSM client ResolveSecret uses.
-type SSMAPI interface {
-	GetParameter(ctx context.Context, in *ssm.GetParameterInput, opts ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
-}
-
-// SecretsAPI is the part of the Secrets Manager client ResolveSecret uses.
-type SecretsAPI interface {
-	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, opts ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
-}
 
 // ResolveSecret returns the API key ref points at, reading an SSM
 // SecureString parameter (with decryption) or a Secrets Manager secret
-// when the reference names one. A secret whose string is a JSON object
-// must hold the key in its "api_key" field; any other secret string is
-// the key itself. Call it once at cold start. Errors name the source,
-// never the value. An empty ref resolves to "".
-func ResolveSecret(ctx context.Context, ref SecretRef, ssmc SSMAPI, sm SecretsAPI) (string, error) {
+// with r when the reference names one. A secret whose string is a JSON
+// object must hold the key in its "api_key" field; any other secret
+// string is the key itself. Call it once at cold start. Errors name the
+// source, never the value. An empty ref resolves to "".
+func ResolveSecret(ctx context.Context, ref SecretRef, r *secrets.Resolver) (string, error) {
 	if err := ref.validate(); err != nil {
 		return "", err
 	}
@@ -35,26 +23,20 @@ func ResolveSecret(ctx context.Context, ref SecretRef, ssmc SSMAPI, sm SecretsAP
 	case ref.Value != "":
 		return ref.Value, nil
 	case ref.SSMParameter != "":
-		if ssmc == nil {
-			return "", fmt.Errorf("%s_SSM: no SSM client is configured", ref.Var)
-		}
-		out, err := ssmc.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(ref.SSMParameter), WithDecryption: aws.Bool(true)})
+		b, err := r.Parameter(ctx, ref.SSMParameter)
 		if err != nil {
-			return "", fmt.Errorf("%s_SSM: read SSM parameter %s: %w", ref.Var, ref.SSMParameter, err)
+			return "", fmt.Errorf("%s_SSM: %w", ref.Var, err)
 		}
-		if out.Parameter == nil || strings.TrimSpace(aws.ToString(out.Parameter.Value)) == "" {
-			return "", fmt.Errorf("%s_SSM: SSM parameter %s is empty", ref.Var, ref.SSMParameter)
+		if s := strings.TrimSpace(string(b)); s != "" {
+			return s, nil
 		}
-		return strings.TrimSpace(aws.ToString(out.Parameter.Value)), nil
+		return "", fmt.Errorf("%s_SSM: SSM parameter %s is empty", ref.Var, ref.SSMParameter)
 	case ref.SecretARN != "":
-		if sm == nil {
-			return "", fmt.Errorf("%s_SECRET_ARN: no Secrets Manager client is configured", ref.Var)
-		}
-		out, err := sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(ref.SecretARN)})
+		s, err := r.SecretString(ctx, ref.SecretARN)
 		if err != nil {
-			return "", fmt.Errorf("%s_SECRET_ARN: read secret %s: %w", ref.Var, ref.SecretARN, err)
+			return "", fmt.Errorf("%s_SECRET_ARN: %w", ref.Var, err)
 		}
-		s := strings.TrimSpace(aws.ToString(out.SecretString))
+		s = strings.TrimSpace(s)
 		if strings.HasPrefix(s, "{") {
 			var obj map[string]any
 			if err := json.Unmarshal([]byte(s), &obj); err != nil {

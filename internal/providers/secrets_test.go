@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/baton-agents/baton/internal/secrets"
 )
 
 type fakeSSM struct {
@@ -39,6 +41,7 @@ func (f fakeSecrets) GetSecretValue(_ context.Context, in *secretsmanager.GetSec
 func TestResolveSecret(t *testing.T) {
 	ssmc := &fakeSSM{params: map[string]string{"/baton/openai": " sk-from-ssm \n", "/baton/empty": ""}}
 	sm := fakeSecrets{"arn:plain": "sk-from-sm", "arn:json": `{"api_key":"sk-json","other":"x"}`, "arn:json-nokey": `{"token":"sk-x"}`}
+	r := secrets.New(secrets.Options{SSM: ssmc, SecretsManager: sm})
 	ctx := context.Background()
 	cases := []struct {
 		ref  SecretRef
@@ -56,7 +59,7 @@ func TestResolveSecret(t *testing.T) {
 		{SecretRef{Var: "K", Value: "a", SecretARN: "arn:plain"}, "", "set only one"},
 	}
 	for _, tc := range cases {
-		got, err := ResolveSecret(ctx, tc.ref, ssmc, sm)
+		got, err := ResolveSecret(ctx, tc.ref, r)
 		if got != tc.want || (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
 			t.Errorf("%v: got %q, %v; want %q, %q", tc.ref, got, err, tc.want, tc.err)
 		}

@@ -1,23 +1,22 @@
-package worker
+package worker_test
 
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/app"
 	"github.com/baton-agents/baton/internal/durable"
-	"github.com/baton-agents/baton/internal/executors"
-	"github.com/baton-agents/baton/internal/memstore"
 )
 
 // flakyStore fails LoadRun for one run, as a transient store error.
 type flakyStore struct {
-	*memstore.Store
+	durable.Store
 	fail string
 }
 
@@ -29,16 +28,14 @@ func (f flakyStore) LoadRun(ctx context.Context, id string) (core.RunRecord, err
 }
 
 func TestBatchFailuresKeepGroupOrder(t *testing.T) {
-	reg, err := agents.Parse([]byte(`{"agents":[{"slug":"a","model":{"provider":"scripted"}}]}`))
+	a, err := app.Build(context.Background(), app.Config{Stores: app.Stores{Memory: true, Visibility: time.Minute}, Agents: app.Agents{JSON: `{"agents":[{"slug":"a","model":{"provider":"scripted"}}]}`},
+		Providers: []string{"scripted"}, ExecuteTools: true},
+		app.Deps{Clock: &core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, IDs: &core.SequentialIDs{}, Log: slog.New(slog.DiscardHandler),
+			WrapStore: func(s durable.Store) durable.Store { return flakyStore{s, "r-bad"} }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	router, _ := executors.NewRouter(reg, executors.NewGoRegistry(), nil)
-	s := memstore.New()
-	clock := &core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	q := memstore.NewStepQueue(time.Minute, 5, nil)
-	eng := durable.New(durable.Options{Store: flakyStore{s, "r-bad"}, Queue: q, Agents: reg, Model: core.ScriptedModel{}, Tools: router, Clock: clock, IDs: &core.SequentialIDs{}})
-	w := &Worker{Runner: eng, Log: eng.Log}
+	w := a.Worker
 	step := func(run string, seq int64) string {
 		b, _ := json.Marshal(core.Step{Kind: core.StepModelTurn, V: core.StepVersion, RunID: run, Seq: seq})
 		return string(b)

@@ -10,15 +10,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
-
-	"github.com/baton-agents/baton/internal/awsenv"
 )
 
-// The AWS clients are those internal/awsenv builds, rebuilt from their
-// options with two middlewares added through APIOptions:
+// The AWS clients are those internal/app builds for the stores, with two
+// middlewares added through app.Deps.InstrumentAWS:
 //
 //   - an Initialize middleware that names the call (its logical operation,
 //     from the operation name and the input's key), asks DynamoDB for
@@ -39,23 +36,9 @@ type callInfo struct {
 
 type callInfoKey struct{}
 
-// instrumentedClients builds the SDK clients as the deployed functions do
-// (awsenv.New; static local credentials on loopback endpoints) and adds
-// the counting middlewares.
-func instrumentedClients(ctx context.Context, ddbEndpoint, sqsEndpoint string) (*dynamodb.Client, *sqs.Client, error) {
-	c, err := awsenv.New(ctx, awsenv.Options{Region: "us-east-1", DynamoDBEndpoint: ddbEndpoint, SQSEndpoint: sqsEndpoint})
-	if err != nil {
-		return nil, nil, fmt.Errorf("aws clients: %w", err)
-	}
-	ddb := dynamodb.New(c.DynamoDB.Options(), func(o *dynamodb.Options) {
-		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error { return instrument(st, "dynamodb") })
-	})
-	q := sqs.New(c.SQS.Options(), func(o *sqs.Options) {
-		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error { return instrument(st, "sqs") })
-	})
-	return ddb, q, nil
-}
-
+// instrument adds the counting middlewares to a client of service
+// ("dynamodb" or "sqs"); app.Deps.InstrumentAWS calls it for the clients
+// the stores use.
 func instrument(st *middleware.Stack, service string) error {
 	count := middleware.InitializeMiddlewareFunc("BenchCountCall", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 		op := classify(service, middleware.GetOperationName(ctx), in.Parameters)

@@ -24,7 +24,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -34,15 +33,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
-	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/agents"
-	"github.com/baton-agents/baton/internal/dynamostore"
-	"github.com/baton-agents/baton/internal/memstore"
-	"github.com/baton-agents/baton/internal/sqsqueue"
+	"github.com/baton-agents/baton/internal/app"
+	"github.com/baton-agents/baton/internal/durable"
 )
 
 // options select what a benchmark run does.
@@ -155,14 +147,16 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 			}
 		}
 	}
-	reg, err := registry()
+	// The distributed runtime on the in-memory adapters; its agent
+	// registry and tool router also serve the in-process runner.
+	mem, err := newDist(ctx, rtMemory, memoryConfig(), app.Deps{
+		WrapStore: func(s durable.Store) durable.Store { return &observedStore{Store: s, count: true, sizes: true} },
+		WrapQueue: func(q app.Queue) app.Queue { return countedQueue{inner: q, sizes: true} },
+	}, o.log, time.Millisecond)
 	if err != nil {
 		return nil, err
 	}
-	tools, err := toolRouter(reg)
-	if err != nil {
-		return nil, err
-	}
+	reg, tools := mem.app.Agents, mem.app.Tools
 	res := &results{Mode: map[bool]string{true: "smoke", false: "full"}[o.smoke], Machine: machine(o.repoRoot), Plan: p.reps}
 	if o.progress == nil {
 		o.progress = os.Stderr
@@ -192,10 +186,6 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 	progress("in-process runner done")
 
 	// The distributed runtime on the in-memory adapters.
-	mem := &distRuntime{name: rtMemory, reg: reg, tools: tools, log: o.log, wait: time.Millisecond}
-	mq := memstore.NewStepQueue(visibility, 5, nil)
-	mem.store = &observedStore{Store: memstore.New(), count: true, sizes: true}
-	mem.queue = countedQueue{inner: mq, sizes: true}
 	if _, err := mem.run(ctx, workload{Turns: 1, ResultBytes: 100}); err != nil {
 		return nil, fmt.Errorf("warm-up: %w", err)
 	}
@@ -221,7 +211,7 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 		progress("emulators not configured; skipping their runs")
 	}
 	if emulators && len(p.turns) > 0 {
-		err := withEmulators(ctx, o, reg, tools, func(emu *distRuntime) error {
+		err := withEmulators(ctx, o, func(emu *distRuntime) error {
 			if _, err := emu.run(ctx, workload{Turns: 20, ResultBytes: 100}); err != nil {
 				return fmt.Errorf("warm-up: %w", err)
 			}
@@ -246,8 +236,13 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 		for _, n := range o.sessions {
 			// Calls are counted, their sizes not (no JSON encoding
 			// inside the measurement).
-			fresh := &distRuntime{name: rtMemory, reg: reg, tools: tools, log: o.log,
-				store: &observedStore{Store: memstore.New(), count: true}, queue: countedQueue{inner: memstore.NewStepQueue(visibility, 5, nil)}}
+			fresh, err := newDist(ctx, rtMemory, memoryConfig(), app.Deps{
+				WrapStore: func(s durable.Store) durable.Store { return &observedStore{Store: s, count: true} },
+				WrapQueue: func(q app.Queue) app.Queue { return countedQueue{inner: q} },
+			}, o.log, 0)
+			if err != nil {
+				return nil, err
+			}
 			c, err := concurrent(ctx, fresh, n)
 			if err != nil {
 				return nil, err
@@ -259,7 +254,7 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 			if !emulators {
 				break
 			}
-			err := withEmulators(ctx, o, reg, tools, func(emu *distRuntime) error {
+			err := withEmulators(ctx, o, func(emu *distRuntime) error {
 				c, err := concurrent(ctx, emu, n)
 				if err != nil {
 					return err
@@ -293,7 +288,7 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 		}
 		var err error
 		if emulators {
-			err = withEmulators(ctx, o, reg, tools, func(emu *distRuntime) error {
+			err = withEmulators(ctx, o, func(emu *distRuntime) error {
 				return measure(coldTarget{table: emu.table, queueURL: emu.queueURL, ddb: o.ddbEndpoint, sqs: o.sqsEndpoint})
 			})
 		} else {
@@ -357,10 +352,13 @@ func runCase(ctx context.Context, d *distRuntime, w workload, reps int, res *res
 	return nil
 }
 
+// memoryConfig selects the embedded in-memory adapters.
+func memoryConfig() app.Config { return app.Config{Stores: app.Stores{Memory: true}} }
+
 // withEmulators runs f on a runtime over a new table and queue, and
 // deletes them afterwards.
-func withEmulators(ctx context.Context, o options, reg *agents.Registry, tools core.ToolExecutor, f func(*distRuntime) error) error {
-	emu, cleanup, err := emulatorRuntime(ctx, o, reg, tools)
+func withEmulators(ctx context.Context, o options, f func(*distRuntime) error) error {
+	emu, cleanup, err := emulatorRuntime(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -370,33 +368,26 @@ func withEmulators(ctx context.Context, o options, reg *agents.Registry, tools c
 
 // emulatorRuntime creates a table and a queue with names of their own on
 // the emulators and returns the runtime over them, and a cleanup that
-// deletes them.
-func emulatorRuntime(ctx context.Context, o options, reg *agents.Registry, tools core.ToolExecutor) (*distRuntime, func(), error) {
-	ddb, sq, err := instrumentedClients(ctx, o.ddbEndpoint, o.sqsEndpoint)
-	if err != nil {
-		return nil, nil, err
-	}
+// deletes them. Its DynamoDB and SQS clients count their calls.
+func emulatorRuntime(ctx context.Context, o options) (*distRuntime, func(), error) {
 	name := randomID("baton-bench")
 	setup, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if err := dynamostore.CreateTable(setup, ddb, name); err != nil {
-		return nil, nil, fmt.Errorf("emulators: %w", err)
-	}
-	queueURL, dlqURL, err := sqsqueue.CreateQueues(setup, sq, name, visibility, 5)
+	cfg := app.Config{Region: "us-east-1", Stores: app.Stores{DynamoDBEndpoint: o.ddbEndpoint, SQSEndpoint: o.sqsEndpoint,
+		Table: name, QueueName: name, CreateResources: true}}
+	d, err := newDist(setup, rtEmulators, cfg, app.Deps{
+		WrapStore:     func(s durable.Store) durable.Store { return &observedStore{Store: s} },
+		InstrumentAWS: instrument,
+	}, o.log, 20*time.Millisecond)
 	if err != nil {
 		return nil, nil, fmt.Errorf("emulators: %w", err)
 	}
 	cleanup := func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		_, err1 := ddb.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)})
-		_, err2 := sq.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(queueURL)})
-		_, err3 := sq.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(dlqURL)})
-		if err := errors.Join(err1, err2, err3); err != nil {
+		if err := d.app.DeleteResources(ctx); err != nil {
 			o.log.Warn("delete the benchmark's table and queues", "err", err)
 		}
 	}
-	d := &distRuntime{name: rtEmulators, reg: reg, tools: tools, log: o.log, wait: 20 * time.Millisecond, table: name, queueURL: queueURL,
-		store: &observedStore{Store: dynamostore.New(ddb, name)}, queue: sqsqueue.New(sq, queueURL)}
 	return d, cleanup, nil
 }

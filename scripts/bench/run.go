@@ -14,6 +14,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/app"
 	"github.com/baton-agents/baton/internal/durable"
 )
 
@@ -156,19 +157,14 @@ func (f modelFunc) Complete(ctx context.Context, r core.ModelRequest) (core.Mode
 
 // ---- distributed ----
 
-// stepQueue is a queue the engine sends to and the pump receives from.
-type stepQueue interface {
-	core.StepQueue
-	core.StepReceiver
-}
-
-// distRuntime is the distributed runtime on one pair of adapters.
+// distRuntime is the distributed runtime on one pair of adapters, wired
+// by internal/app.
 type distRuntime struct {
-	name  string
+	name string
+	app  *app.App
+	// store and queue are the app's ports (the pump receives from queue).
 	store durable.Store
-	queue stepQueue
-	reg   *agents.Registry
-	tools core.ToolExecutor
+	queue core.StepReceiver
 	log   *slog.Logger
 	// wait is the receive wait of the pump when the queue looks empty.
 	wait time.Duration
@@ -176,12 +172,22 @@ type distRuntime struct {
 	table, queueURL string
 }
 
+// newDist wires the distributed runtime of cfg's stores with the
+// benchmark's agent, model and tool.
+func newDist(ctx context.Context, name string, cfg app.Config, deps app.Deps, log *slog.Logger, wait time.Duration) (*distRuntime, error) {
+	cfg.Agents.JSON, cfg.ExecuteTools, cfg.Stores.Visibility = agentsJSON, true, visibility
+	deps.Model, deps.Log = models(), log
+	deps.ToolHandlers = map[string]app.ToolHandler{"blob": blobHandler}
+	a, err := app.Build(ctx, cfg, deps)
+	if err != nil {
+		return nil, fmt.Errorf("%s runtime: %w", name, err)
+	}
+	return &distRuntime{name: name, app: a, store: a.Store, queue: a.Steps, log: log, wait: wait, table: a.Stores.Table, queueURL: a.Stores.QueueURL}, nil
+}
+
 // newEngine wires a fresh engine (an empty transcript cache: a worker
 // that has not served the session yet).
-func (d *distRuntime) newEngine() *durable.Runner {
-	clock := core.SystemClock{}
-	return durable.New(durable.Options{Store: d.store, Queue: d.queue, Agents: d.reg, Model: models(), Tools: d.tools, Clock: clock, Log: d.log})
-}
+func (d *distRuntime) newEngine() *durable.Runner { return d.app.NewRunner() }
 
 // runResult is one run of the workload on a distributed runtime.
 type runResult struct {

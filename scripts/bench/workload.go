@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/agents"
-	"github.com/baton-agents/baton/internal/executors"
 )
 
 // The workload: each turn is one model call that asks for one tool call
@@ -44,26 +42,6 @@ const agentsJSON = `{"agents":[{"slug":"bench","label":"Benchmark agent",
    "parameters":{"type":"object","required":["i","bytes"],
      "properties":{"i":{"type":"integer"},"bytes":{"type":"integer"}}},
    "executor":{"type":"go","handler":"blob"}}]}]}`
-
-// registry parses the benchmark agent.
-func registry() (*agents.Registry, error) {
-	reg, err := agents.Parse([]byte(agentsJSON))
-	if err != nil {
-		return nil, fmt.Errorf("benchmark agent: %w", err)
-	}
-	return reg, nil
-}
-
-// toolRouter executes the workload's tool with the Go handler "blob".
-func toolRouter(reg *agents.Registry) (core.ToolExecutor, error) {
-	goh := executors.NewGoRegistry()
-	goh.Register("blob", blobHandler)
-	r, err := executors.NewRouter(reg, goh, nil)
-	if err != nil {
-		return nil, fmt.Errorf("tool router: %w", err)
-	}
-	return r, nil
-}
 
 // blobHandler returns a string of exactly parameters.bytes bytes.
 func blobHandler(_ context.Context, call core.ToolCall) (any, error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/baton-agents/baton/internal/providers/anthropic"
 	"github.com/baton-agents/baton/internal/providers/bedrock"
 	"github.com/baton-agents/baton/internal/providers/openai"
+	"github.com/baton-agents/baton/internal/secrets"
 )
 
 type fakeSSM struct{ n int }
@@ -59,7 +60,7 @@ func TestRouter(t *testing.T) {
 		"BATON_BEDROCK_REGION":            "us-west-2",
 	})
 	r, err := Router(context.Background(), []string{"scripted", "openai", "anthropic", "bedrock", "openai"}, cfg,
-		Deps{AWS: staticAWS(&loads), SSM: ssmc, Secrets: fakeSecrets{}})
+		Deps{AWS: staticAWS(&loads), Secrets: secrets.New(secrets.Options{SSM: ssmc, SecretsManager: fakeSecrets{}})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestRouterErrors(t *testing.T) {
 		{[]string{"anthropic"}, map[string]string{"BATON_ANTHROPIC_API_KEY_SSM": "/nope"}, "model provider anthropic: BATON_ANTHROPIC_API_KEY_SSM: read SSM parameter /nope"},
 	}
 	for _, tc := range cases {
-		_, err := Router(context.Background(), tc.enabled, env(tc.env), Deps{AWS: staticAWS(&loads), SSM: &fakeSSM{}})
+		_, err := Router(context.Background(), tc.enabled, env(tc.env), Deps{AWS: staticAWS(&loads), Secrets: secrets.New(secrets.Options{SSM: &fakeSSM{}})})
 		if err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%v %v: error %v, want %q", tc.enabled, tc.env, err, tc.msg)
 		}

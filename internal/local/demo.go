@@ -1,9 +1,8 @@
-package main
+package local
 
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -44,14 +43,13 @@ func demoTools() ([]core.ToolDeclaration, error) {
 	return out, nil
 }
 
-func runDemo(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	quiet := fs.Bool("quiet", false, "print only the final result envelope")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
+// Demo runs the scripted demo agent in process: a server tool call, a
+// client-tool pause and resume, an approval, and the final result
+// envelope, which it writes to stdout as indented JSON; unless quiet, it
+// narrates the run first.
+func Demo(ctx context.Context, stdout io.Writer, quiet bool) error {
 	say := func(format string, a ...any) {
-		if !*quiet {
+		if !quiet {
 			fmt.Fprintf(stdout, format+"\n", a...)
 		}
 	}

@@ -1,0 +1,106 @@
+package app
+
+import (
+	"go/build"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/baton-agents/baton"
+
+// imports maps every package of the module (but infra, its own module) to
+// the module packages its non-test files import, for the build tags of
+// this platform plus lambda.norpc.
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := build.Default
+	ctx.BuildTags = append(ctx.BuildTags, "lambda.norpc")
+	out := map[string][]string{}
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		if name := d.Name(); rel != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules" || rel == "infra") {
+			return filepath.SkipDir
+		}
+		pkg, err := ctx.ImportDir(path, 0)
+		if err != nil {
+			if _, ok := err.(*build.NoGoError); ok {
+				return nil
+			}
+			return err
+		}
+		ip := module
+		if rel != "." {
+			ip += "/" + filepath.ToSlash(rel)
+		}
+		var own []string
+		for _, imp := range pkg.Imports {
+			if imp == module || strings.HasPrefix(imp, module+"/") {
+				own = append(own, imp)
+			}
+		}
+		out[ip] = own
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func under(pkg string, dirs ...string) bool {
+	for _, d := range dirs {
+		p := module + "/" + d
+		if pkg == p || strings.HasPrefix(pkg, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestArchitecture guards the composition root and the direction of the
+// dependencies: the mains wire through internal/app only; driven
+// adapters never reach the driving side; core imports nothing of the
+// module.
+func TestArchitecture(t *testing.T) {
+	all := imports(t)
+	if len(all) < 20 {
+		t.Fatalf("found only %d packages; is the module root right?", len(all))
+	}
+	var pkgs []string
+	for p := range all {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	driven := []string{"internal/dynamostore", "internal/sqsqueue", "internal/memstore", "internal/providers", "internal/executors", "internal/secrets", "internal/awsenv", "internal/toolspec"}
+	driving := []string{"internal/httpapi", "internal/worker", "internal/durable", "internal/app", "internal/local", "cmd", "functions"}
+	for _, p := range pkgs {
+		for _, imp := range all[p] {
+			switch {
+			case under(p, "cmd", "functions") && imp != module+"/internal/app":
+				t.Errorf("%s imports %s: mains wire through internal/app only", p, imp)
+			case under(p, driven...) && under(imp, driving...):
+				t.Errorf("%s imports %s: a driven adapter must not import the driving side", p, imp)
+			case under(p, "core"):
+				t.Errorf("%s imports %s: core imports no module package", p, imp)
+			}
+		}
+	}
+	for _, want := range []string{"cmd/baton", "functions/api", "functions/worker", "internal/executors", "core"} {
+		if _, ok := all[module+"/"+want]; !ok {
+			t.Errorf("package %s not found", want)
+		}
+	}
+}

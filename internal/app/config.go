@@ -1,0 +1,183 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything a Baton process is built from: the Lambdas read it
+// from their environment (ConfigFromEnv); baton dev, baton invoke, the
+// benchmark and the tests fill it in. Zero fields take the defaults
+// Build applies (WithDefaults).
+type Config struct {
+	Stores Stores
+	Agents Agents
+	// Region is the AWS region (AWS_REGION); empty uses the SDK's
+	// resolution, then us-east-1. Bedrock defaults to it.
+	Region string
+	// Providers lists the model providers to enable (BATON_PROVIDERS:
+	// scripted, openai, anthropic, bedrock). Their settings
+	// (BATON_OPENAI_*, BATON_ANTHROPIC_*, BATON_BEDROCK_*,
+	// BATON_MODEL_*) are read with Env.
+	Providers []string
+	// ExecuteTools builds the server tools' executors (resolving their
+	// signing secrets and AWS clients at cold start). Only the worker and
+	// baton dev execute tools; the API and the sweeper leave it false
+	// and need no access to tool secrets.
+	ExecuteTools bool
+
+	MaxBody     int           // BATON_MAX_BODY_BYTES (default 5 MiB)
+	StallAfter  time.Duration // BATON_STALL_AFTER (default 2m)
+	IntentLease time.Duration // BATON_INTENT_LEASE (default 5m)
+	MaxReceives int           // BATON_MAX_RECEIVES (default 5; match the queue's redrive policy)
+	LogLevel    string        // LOG_LEVEL (default info)
+	// LogText selects a text log handler (baton dev) instead of JSON
+	// (the Lambdas); Deps.Log replaces both.
+	LogText bool
+
+	// Env reads the provider settings and the tools' secret_env
+	// variables; nil means the process environment.
+	Env func(string) (string, bool)
+}
+
+// Stores says what the process runs on: the embedded in-memory stores,
+// or a DynamoDB table and an SQS FIFO step queue.
+type Stores struct {
+	// Memory selects the embedded in-memory store and queue (baton dev's
+	// default, the tests); the other fields but Visibility are then
+	// unused.
+	Memory bool
+	// DynamoDBEndpoint and SQSEndpoint point the clients at emulators
+	// (DynamoDB Local, fauxqs, LocalStack); empty uses AWS.
+	DynamoDBEndpoint string
+	SQSEndpoint      string
+	Table            string // BATON_TABLE
+	// QueueURL is the step queue (BATON_QUEUE_URL); without it the queue
+	// is found, or created, by QueueName.
+	QueueURL  string
+	QueueName string // base name, ".fifo" is added
+	// CreateResources creates the table and the queues when missing.
+	CreateResources bool
+	// Visibility is the step visibility timeout of the embedded queue and
+	// of created queues (default 20s): an interrupted step is retried
+	// after it.
+	Visibility time.Duration
+}
+
+// Agents says where the agent registry comes from: Bytes, JSON or File,
+// the first one set.
+type Agents struct {
+	File  string // BATON_AGENTS_FILE (default agents.json beside the binary)
+	JSON  string // BATON_AGENTS_JSON (inline, wins over the file)
+	Bytes []byte // an embedded registry (baton dev's demo agent)
+}
+
+// Defaults.
+const (
+	DefaultMaxBody    = 5 << 20
+	DefaultVisibility = 20 * time.Second
+	DefaultQueueName  = "baton-steps"
+	DefaultTable      = "baton"
+)
+
+// ConfigFromEnv reads the Lambdas' configuration with lookup
+// (os.LookupEnv in production): the DynamoDB table and SQS queue of the
+// deployment, and the settings above.
+func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
+	get := func(k, def string) string {
+		if v, ok := lookup(k); ok && strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v)
+		}
+		return def
+	}
+	c := Config{
+		Stores: Stores{Table: get("BATON_TABLE", ""), QueueURL: get("BATON_QUEUE_URL", "")},
+		Agents: Agents{File: get("BATON_AGENTS_FILE", "agents.json"), JSON: get("BATON_AGENTS_JSON", "")},
+		Region: get("AWS_REGION", ""), LogLevel: get("LOG_LEVEL", "info"), Providers: List(get("BATON_PROVIDERS", "")),
+		Env: lookup,
+	}
+	var err error
+	if c.MaxBody, err = intEnv(get("BATON_MAX_BODY_BYTES", strconv.Itoa(DefaultMaxBody))); err != nil {
+		return c, fmt.Errorf("BATON_MAX_BODY_BYTES: %w", err)
+	}
+	if c.MaxReceives, err = intEnv(get("BATON_MAX_RECEIVES", "5")); err != nil {
+		return c, fmt.Errorf("BATON_MAX_RECEIVES: %w", err)
+	}
+	if c.StallAfter, err = time.ParseDuration(get("BATON_STALL_AFTER", "2m")); err != nil {
+		return c, fmt.Errorf("BATON_STALL_AFTER: %w", err)
+	}
+	if c.IntentLease, err = time.ParseDuration(get("BATON_INTENT_LEASE", "5m")); err != nil {
+		return c, fmt.Errorf("BATON_INTENT_LEASE: %w", err)
+	}
+	return c, nil
+}
+
+// List splits a comma-separated list, dropping empty items.
+func List(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func intEnv(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("want a positive integer, got %q", s)
+	}
+	return n, nil
+}
+
+// WithDefaults fills in the zero tunables.
+func (c Config) WithDefaults() Config {
+	if c.MaxBody == 0 {
+		c.MaxBody = DefaultMaxBody
+	}
+	if c.StallAfter == 0 {
+		c.StallAfter = 2 * time.Minute
+	}
+	if c.IntentLease == 0 {
+		c.IntentLease = 5 * time.Minute
+	}
+	if c.MaxReceives == 0 {
+		c.MaxReceives = 5
+	}
+	if c.LogLevel == "" {
+		c.LogLevel = "info"
+	}
+	if c.Stores.Visibility == 0 {
+		c.Stores.Visibility = DefaultVisibility
+	}
+	if c.Env == nil {
+		c.Env = os.LookupEnv
+	}
+	return c
+}
+
+// Validate checks required settings.
+func (c Config) Validate() error {
+	if !c.Stores.Memory {
+		if c.Stores.Table == "" {
+			return fmt.Errorf("BATON_TABLE is required")
+		}
+		if c.Stores.QueueURL == "" && c.Stores.QueueName == "" {
+			return fmt.Errorf("BATON_QUEUE_URL is required")
+		}
+	}
+	if c.MaxBody > 6_000_000 {
+		return fmt.Errorf("BATON_MAX_BODY_BYTES must stay under Lambda's 6 MB payload limit")
+	}
+	if c.StallAfter <= 0 || c.IntentLease <= 0 {
+		return fmt.Errorf("BATON_STALL_AFTER and BATON_INTENT_LEASE must be positive")
+	}
+	if c.Stores.Visibility < time.Second && (c.Stores.Memory || c.Stores.CreateResources) {
+		return fmt.Errorf("the visibility timeout must be at least 1s")
+	}
+	return nil
+}

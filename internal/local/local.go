@@ -1,0 +1,177 @@
+package local
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/baton-agents/baton/core"
+)
+
+// APIHandler is the API Lambda's handler.
+type APIHandler func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error)
+
+// WorkerHandler is the worker Lambda's handler.
+type WorkerHandler func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
+
+// Proxy translates HTTP requests into API Gateway proxy events and the
+// handler's responses back, as API Gateway does. Bodies are read up to
+// maxBody+1 bytes, so the handler sees and rejects an oversized one.
+func Proxy(api APIHandler, maxBody int) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, int64(maxBody)+1))
+		if err != nil {
+			http.Error(w, "read body", http.StatusBadRequest)
+			return
+		}
+		req := events.APIGatewayProxyRequest{
+			Resource: "/v1/{proxy+}", Path: r.URL.Path, HTTPMethod: r.Method,
+			Headers: map[string]string{}, MultiValueHeaders: map[string][]string{},
+			QueryStringParameters: map[string]string{}, MultiValueQueryStringParameters: map[string][]string{},
+			PathParameters: map[string]string{"proxy": strings.TrimPrefix(r.URL.Path, "/v1/")},
+			RequestContext: events.APIGatewayProxyRequestContext{RequestID: core.RandomIDs{}.NewID("req"), Stage: "dev", HTTPMethod: r.Method, Path: r.URL.Path},
+		}
+		for k, vs := range r.Header {
+			req.Headers[k] = vs[0]
+			req.MultiValueHeaders[k] = vs
+		}
+		for k, vs := range r.URL.Query() {
+			req.QueryStringParameters[k] = vs[0]
+			req.MultiValueQueryStringParameters[k] = vs
+		}
+		if utf8.Valid(body) {
+			req.Body = string(body)
+		} else {
+			req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true
+		}
+		resp, _ := api(r.Context(), req)
+		for k, v := range resp.Headers {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.WriteString(w, resp.Body)
+	})
+}
+
+// Poll behaves like the Lambda SQS event source mapping until ctx ends:
+// it receives batches, invokes the worker, and deletes the messages that
+// did not fail; failed ones reappear after the visibility timeout and go
+// to the dead-letter queue after the maximum receives.
+func Poll(ctx context.Context, rcv core.StepReceiver, worker WorkerHandler, log *slog.Logger) {
+	for ctx.Err() == nil {
+		ds, err := rcv.Receive(ctx, 10, time.Second)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("receive steps", "err", err)
+				time.Sleep(time.Second)
+			}
+			continue
+		}
+		if len(ds) == 0 {
+			continue
+		}
+		ev := events.SQSEvent{Records: make([]events.SQSMessage, len(ds))}
+		byID := map[string]core.ReceivedMessage{}
+		for i, d := range ds {
+			ev.Records[i] = events.SQSMessage{MessageId: d.MessageID, ReceiptHandle: d.ReceiptHandle, Body: string(d.Body),
+				Attributes: map[string]string{"ApproximateReceiveCount": strconv.Itoa(d.ReceiveCount), "MessageGroupId": d.Group, "MessageDeduplicationId": d.DedupID}}
+			byID[d.MessageID] = d
+		}
+		resp, _ := worker(ctx, ev)
+		failed := map[string]bool{}
+		for _, f := range resp.BatchItemFailures {
+			failed[f.ItemIdentifier] = true
+		}
+		for id, d := range byID {
+			if !failed[id] {
+				if err := rcv.Delete(context.WithoutCancel(ctx), d.ReceiptHandle); err != nil {
+					log.Warn("delete step message", "message_id", id, "err", err)
+				}
+			}
+		}
+	}
+}
+
+// Options are what Serve runs.
+type Options struct {
+	Addr     string
+	API      APIHandler
+	MaxBody  int
+	Worker   WorkerHandler
+	Receiver core.StepReceiver
+	Pollers  int
+	// Sweep runs every SweepEvery (default 2s), as the sweeper Lambda's
+	// schedule does.
+	Sweep      func(ctx context.Context) error
+	SweepEvery time.Duration
+	Log        *slog.Logger
+	// Ready is called with the server's base URL once it listens.
+	Ready func(baseURL string)
+}
+
+// Serve serves the API on o.Addr and runs the pollers and the sweep until
+// ctx ends, then shuts down gracefully.
+func Serve(ctx context.Context, o Options) error {
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.Addr, err)
+	}
+	srv := &http.Server{Handler: Proxy(o.API, o.MaxBody), ReadHeaderTimeout: 10 * time.Second}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := 0; i < o.Pollers; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); Poll(ctx, o.Receiver, o.Worker, o.Log) }()
+	}
+	every := o.SweepEvery
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := o.Sweep(ctx); err != nil && ctx.Err() == nil {
+					o.Log.Warn("sweep", "err", err)
+				}
+			}
+		}
+	}()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	if o.Ready != nil {
+		o.Ready("http://" + ln.Addr().String())
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	}
+	shutdownCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	_ = srv.Shutdown(shutdownCtx)
+	cancel()
+	wg.Wait()
+	return nil
+}

@@ -1,0 +1,167 @@
+package secrets
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/baton-agents/baton/internal/awsenv"
+)
+
+// SSMAPI is the part of the SSM API the Resolver uses; *ssm.Client
+// implements it.
+type SSMAPI interface {
+	GetParameter(ctx context.Context, in *ssm.GetParameterInput, optFns ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
+}
+
+// SecretsManagerAPI is the part of the Secrets Manager API the Resolver
+// uses; *secretsmanager.Client implements it.
+type SecretsManagerAPI interface {
+	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
+}
+
+var (
+	_ SSMAPI            = (*ssm.Client)(nil)
+	_ SecretsManagerAPI = (*secretsmanager.Client)(nil)
+)
+
+// Options configures a Resolver; every field is optional.
+type Options struct {
+	// Getenv reads environment variables; nil means os.Getenv.
+	Getenv func(string) string
+	// AWS loads the AWS configuration the SSM and Secrets Manager clients
+	// are built from, when a reference first needs one; nil means AWS is
+	// not available.
+	AWS awsenv.Loader
+	// SSM and SecretsManager replace the clients built from AWS (tests).
+	SSM            SSMAPI
+	SecretsManager SecretsManagerAPI
+}
+
+// Resolver reads secrets, each reference at most once. It is safe for
+// concurrent use.
+type Resolver struct {
+	mu     sync.Mutex
+	getenv func(string) string
+	aws    awsenv.Loader
+	ssm    SSMAPI
+	sm     SecretsManagerAPI
+	byRef  map[string]value
+}
+
+type value struct {
+	b      []byte
+	binary bool
+}
+
+// New returns a Resolver.
+func New(o Options) *Resolver {
+	r := &Resolver{getenv: o.Getenv, aws: awsenv.Once(o.AWS), ssm: o.SSM, sm: o.SecretsManager, byRef: map[string]value{}}
+	if r.getenv == nil {
+		r.getenv = os.Getenv
+	}
+	return r
+}
+
+// Env returns the value of the environment variable name; unset or empty
+// is an error.
+func (r *Resolver) Env(name string) ([]byte, error) {
+	v, err := r.cached("env:"+name, func() (value, error) {
+		v := r.getenv(name)
+		if v == "" {
+			return value{}, fmt.Errorf("environment variable %s is unset or empty", name)
+		}
+		return value{b: []byte(v)}, nil
+	})
+	return v.b, err
+}
+
+// Parameter returns the decrypted value of the SSM parameter name; an
+// empty parameter is an error.
+func (r *Resolver) Parameter(ctx context.Context, name string) ([]byte, error) {
+	v, err := r.cached("ssm:"+name, func() (value, error) {
+		if r.ssm == nil {
+			cfg, err := r.aws(ctx)
+			if err != nil {
+				return value{}, fmt.Errorf("SSM parameter %s: %w", name, err)
+			}
+			r.ssm = awsenv.SSM(cfg)
+		}
+		out, err := r.ssm.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
+		if err != nil {
+			return value{}, fmt.Errorf("read SSM parameter %s: %w", name, err)
+		}
+		var v []byte
+		if out.Parameter != nil {
+			v = []byte(aws.ToString(out.Parameter.Value))
+		}
+		if len(v) == 0 {
+			return value{}, fmt.Errorf("SSM parameter %s is empty", name)
+		}
+		return value{b: v}, nil
+	})
+	return v.b, err
+}
+
+// Secret returns the Secrets Manager secret id: its SecretString, or its
+// SecretBinary. An empty secret is an error.
+func (r *Resolver) Secret(ctx context.Context, id string) ([]byte, error) {
+	v, err := r.secret(ctx, id)
+	return v.b, err
+}
+
+// SecretString is Secret for a secret that must hold a SecretString.
+func (r *Resolver) SecretString(ctx context.Context, id string) (string, error) {
+	v, err := r.secret(ctx, id)
+	if err == nil && v.binary {
+		err = fmt.Errorf("secret %s has no string value", id)
+	}
+	return string(v.b), err
+}
+
+func (r *Resolver) secret(ctx context.Context, id string) (value, error) {
+	return r.cached("arn:"+id, func() (value, error) {
+		if r.sm == nil {
+			cfg, err := r.aws(ctx)
+			if err != nil {
+				return value{}, fmt.Errorf("secret %s: %w", id, err)
+			}
+			r.sm = awsenv.SecretsManager(cfg)
+		}
+		out, err := r.sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(id)})
+		if err != nil {
+			return value{}, fmt.Errorf("read secret %s: %w", id, err)
+		}
+		v := value{}
+		if out.SecretString != nil {
+			v.b = []byte(*out.SecretString)
+		} else {
+			v.b, v.binary = append([]byte(nil), out.SecretBinary...), true
+		}
+		if len(v.b) == 0 {
+			return value{}, fmt.Errorf("secret %s is empty", id)
+		}
+		return v, nil
+	})
+}
+
+// cached returns the value of key, reading it with read the first time.
+// Failures are not cached.
+func (r *Resolver) cached(key string, read func() (value, error)) (value, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if v, ok := r.byRef[key]; ok {
+		return v, nil
+	}
+	v, err := read()
+	if err != nil {
+		return value{}, err
+	}
+	r.byRef[key] = v
+	return v, nil
+}

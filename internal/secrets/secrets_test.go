@@ -1,0 +1,112 @@
+package secrets
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+)
+
+type fakeSSM struct{ calls []ssm.GetParameterInput }
+
+func (f *fakeSSM) GetParameter(_ context.Context, in *ssm.GetParameterInput, _ ...func(*ssm.Options)) (*ssm.GetParameterOutput, error) {
+	f.calls = append(f.calls, *in)
+	if !aws.ToBool(in.WithDecryption) {
+		return nil, errors.New("not decrypted")
+	}
+	switch aws.ToString(in.Name) {
+	case "/ok":
+		return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Value: aws.String("ssm-value")}}, nil
+	case "/empty":
+		return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Value: aws.String("")}}, nil
+	}
+	return nil, errors.New("ParameterNotFound")
+}
+
+type fakeSM struct{ calls int }
+
+func (f *fakeSM) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+	f.calls++
+	switch aws.ToString(in.SecretId) {
+	case "arn:string":
+		return &secretsmanager.GetSecretValueOutput{SecretString: aws.String("sm-string")}, nil
+	case "arn:binary":
+		return &secretsmanager.GetSecretValueOutput{SecretBinary: []byte("sm-binary")}, nil
+	case "arn:empty":
+		return &secretsmanager.GetSecretValueOutput{}, nil
+	}
+	return nil, errors.New("ResourceNotFoundException")
+}
+
+func TestResolver(t *testing.T) {
+	ssmc, sm := &fakeSSM{}, &fakeSM{}
+	envReads := 0
+	r := New(Options{SSM: ssmc, SecretsManager: sm, Getenv: func(k string) string {
+		envReads++
+		if k == "SET" {
+			return "env-value"
+		}
+		return ""
+	}})
+	ctx := context.Background()
+	for _, c := range []struct {
+		name       string
+		get        func() ([]byte, error)
+		want, fail string
+	}{
+		{"env", func() ([]byte, error) { return r.Env("SET") }, "env-value", ""},
+		{"env unset", func() ([]byte, error) { return r.Env("UNSET") }, "", "environment variable UNSET is unset or empty"},
+		{"ssm", func() ([]byte, error) { return r.Parameter(ctx, "/ok") }, "ssm-value", ""},
+		{"ssm empty", func() ([]byte, error) { return r.Parameter(ctx, "/empty") }, "", "SSM parameter /empty is empty"},
+		{"ssm missing", func() ([]byte, error) { return r.Parameter(ctx, "/missing") }, "", "read SSM parameter /missing: ParameterNotFound"},
+		{"secret string", func() ([]byte, error) { return r.Secret(ctx, "arn:string") }, "sm-string", ""},
+		{"secret binary", func() ([]byte, error) { return r.Secret(ctx, "arn:binary") }, "sm-binary", ""},
+		{"secret empty", func() ([]byte, error) { return r.Secret(ctx, "arn:empty") }, "", "secret arn:empty is empty"},
+		{"secret missing", func() ([]byte, error) { return r.Secret(ctx, "arn:missing") }, "", "read secret arn:missing"},
+	} {
+		v, err := c.get()
+		if c.fail != "" {
+			if err == nil || !strings.Contains(err.Error(), c.fail) {
+				t.Errorf("%s: err = %v, want %q", c.name, err, c.fail)
+			}
+			if err != nil && strings.Contains(err.Error(), "-value") {
+				t.Errorf("%s: error shows a value: %v", c.name, err)
+			}
+			continue
+		}
+		if err != nil || string(v) != c.want {
+			t.Errorf("%s: %q %v, want %q", c.name, v, err, c.want)
+		}
+	}
+	if _, err := r.SecretString(ctx, "arn:binary"); err == nil || !strings.Contains(err.Error(), "has no string value") {
+		t.Errorf("binary secret as a string: %v", err)
+	}
+	// Each reference is read once.
+	n, m := len(ssmc.calls), sm.calls
+	_, _ = r.Env("SET")
+	_, _ = r.Parameter(ctx, "/ok")
+	_, _ = r.Secret(ctx, "arn:string")
+	if len(ssmc.calls) != n || sm.calls != m || envReads != 2 {
+		t.Errorf("read again: SSM %d→%d, Secrets Manager %d→%d, env %d", n, len(ssmc.calls), m, sm.calls, envReads)
+	}
+	for _, c := range ssmc.calls {
+		if !aws.ToBool(c.WithDecryption) {
+			t.Error("GetParameter without WithDecryption")
+		}
+	}
+}
+
+func TestResolverWithoutAWS(t *testing.T) {
+	r := New(Options{})
+	if _, err := r.Parameter(context.Background(), "/p"); err == nil || !strings.Contains(err.Error(), "AWS configuration is not available") {
+		t.Errorf("SSM without AWS: %v", err)
+	}
+	if _, err := r.Secret(context.Background(), "arn:s"); err == nil || !strings.Contains(err.Error(), "AWS configuration is not available") {
+		t.Errorf("Secrets Manager without AWS: %v", err)
+	}
+}

@@ -1,0 +1,70 @@
+package toolspec
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Executor types.
+const (
+	TypeHTTP   = "http"
+	TypeLambda = "lambda"
+	TypeGo     = "go"
+)
+
+// Executor is a server tool's concrete executor configuration.
+type Executor struct {
+	Type      string `json:"type"` // http, lambda or go
+	URL       string `json:"url,omitempty"`
+	SecretEnv string `json:"secret_env,omitempty"`
+	SecretSSM string `json:"secret_ssm,omitempty"`
+	SecretARN string `json:"secret_arn,omitempty"`
+	Function  string `json:"function,omitempty"` // lambda: function ARN or name
+	Handler   string `json:"handler,omitempty"`  // go: registered handler name
+	Timeout   string `json:"timeout,omitempty"`
+}
+
+// Tools binds each agent's server tools to their executors: agent slug →
+// tool name → executor.
+type Tools map[string]map[string]Executor
+
+// Parse reads and validates an executor object of the agents file.
+// Unknown fields are errors.
+func Parse(v any) (Executor, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return Executor{}, fmt.Errorf("executor must be an object with a type (http, lambda or go)")
+	}
+	b, _ := json.Marshal(m)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var ex Executor
+	if err := dec.Decode(&ex); err != nil {
+		return Executor{}, fmt.Errorf("executor: %w", err)
+	}
+	switch ex.Type {
+	case TypeHTTP:
+		if !strings.HasPrefix(ex.URL, "http://") && !strings.HasPrefix(ex.URL, "https://") {
+			return Executor{}, fmt.Errorf("executor.url must be an http(s) URL")
+		}
+	case TypeLambda:
+		if ex.Function == "" {
+			return Executor{}, fmt.Errorf("executor.function (ARN or name) is required for lambda executors")
+		}
+	case TypeGo:
+		if ex.Handler == "" {
+			return Executor{}, fmt.Errorf("executor.handler is required for go executors")
+		}
+	default:
+		return Executor{}, fmt.Errorf("executor.type must be http, lambda or go, got %q", ex.Type)
+	}
+	if ex.Timeout != "" {
+		if d, err := time.ParseDuration(ex.Timeout); err != nil || d <= 0 {
+			return Executor{}, fmt.Errorf("executor.timeout: want a positive Go duration, got %q", ex.Timeout)
+		}
+	}
+	return ex, nil
+}
