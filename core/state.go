@@ -239,6 +239,30 @@ type RunState struct {
 	UpdatedAt       time.Time       `json:"updated_at"`
 }
 
+// QueuedMessage is a user message waiting for the top of the next
+// iteration (steering or a completion-policy continuation).
+type QueuedMessage struct {
+	Content string `json:"content"`
+	Source  string `json:"source"`
+}
+
+// enqueue queues a user message for the top of the next iteration; an
+// identical completion-policy message already queued is not queued twice.
+func (st *RunState) enqueue(q QueuedMessage) {
+	if q.Source == "completion_policy" {
+		for _, e := range st.Queue {
+			if e == q {
+				return
+			}
+		}
+	}
+	st.Queue = append(st.Queue, q)
+}
+
+func queuedMessage(q QueuedMessage) Message {
+	return Message{Role: RoleUser, Content: q.Content, Metadata: map[string]any{MetaSource: q.Source}}
+}
+
 // MarshalState serializes a run state.
 func MarshalState(st RunState) ([]byte, error) { return marshalNoEscape(st) }
 

@@ -2,9 +2,77 @@ package core
 
 import (
 	"encoding/json"
-	"math"
-	"strconv"
+	"fmt"
 )
+
+// ToolResult is a normalized tool result.
+type ToolResult struct {
+	Success   bool           `json:"success"`
+	ToolName  string         `json:"tool_name"`
+	Result    any            `json:"result,omitempty"`
+	Error     string         `json:"error,omitempty"`
+	ErrorType string         `json:"error_type,omitempty"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+	Runtime   map[string]any `json:"runtime,omitempty"`
+}
+
+// Tool result error types.
+const (
+	ErrTypeToolNotFound      = "tool_not_found"
+	ErrTypeMissingParameters = "missing_required_parameters"
+	ErrTypeInvalidParameters = "invalid_parameters"
+	ErrTypeExecutorException = "executor_exception"
+	ErrTypeDuplicateToolCall = "duplicate_tool_call"
+	ErrTypeTimedOut          = "timed_out"
+	ErrTypeInDoubt           = "in_doubt"
+	ErrTypeRejected          = "rejected"
+	ErrTypeGuardrailDenied   = "guardrail_denied"
+	ErrTypeForbidden         = "forbidden"
+	ErrTypeCancelled         = "cancelled"
+	ErrTypeSkipped           = "skipped"
+	ErrTypeClientError       = "client_error"
+	ErrTypeMediatorRejected  = "mediator_rejected"
+)
+
+// ToolExecutionResult is the raw, caller-owned record of one mediated
+// call (raw parameters included).
+type ToolExecutionResult struct {
+	ToolName   string         `json:"tool_name"`
+	ToolCallID string         `json:"tool_call_id"`
+	Parameters map[string]any `json:"parameters"`
+	Result     ToolResult     `json:"result"`
+	Runtime    map[string]any `json:"runtime,omitempty"`
+	TurnCount  int            `json:"turn_count"`
+	// ResultRef, when set, says the record was stored without its result
+	// body because the call's tool_result message holds the same bytes:
+	// "message_text" (the result is the message's text) or "message_json"
+	// (the message's text is the result's canonical JSON). Readers restore
+	// the body and clear it; it never appears in an envelope.
+	ResultRef string `json:"result_ref,omitempty"`
+	// Seq is the sequence number of the call's tool_result message; stores
+	// key the record by it.
+	Seq int64 `json:"-"`
+}
+
+// AuditEvent is the safe replay record of one tool call: hashes and
+// status, never raw parameters.
+type AuditEvent struct {
+	SchemaVersion      int    `json:"schema_version"`
+	Type               string `json:"type"`
+	TurnCount          int    `json:"turn_count"`
+	ToolName           string `json:"tool_name"`
+	ToolCallID         string `json:"tool_call_id"`
+	ToolSource         string `json:"tool_source"`
+	Executor           string `json:"executor"`
+	ParametersSHA256   string `json:"parameters_sha256"`
+	ParametersRedacted bool   `json:"parameters_redacted"`
+	Success            bool   `json:"success"`
+	ResultStatus       string `json:"result_status"`
+	ResultSHA256       string `json:"result_sha256"`
+	ErrorType          string `json:"error_type,omitempty"`
+	// Seq is the sequence number of the call's tool_result message.
+	Seq int64 `json:"-"`
+}
 
 // NormalizeToolOutput turns what an executor returned into a normalized
 // result: an error becomes a failed executor_exception result; an object
@@ -149,86 +217,38 @@ func NormalizeCitations(v any) []any {
 	return out
 }
 
-// accumulateUsage sums numeric usage fields into total and takes
-// non-numeric ones from the latest turn. total_tokens is derived from
-// prompt and completion tokens when the turn does not report it.
-func accumulateUsage(total, turn map[string]any) {
-	if len(turn) == 0 {
-		return
+func resultText(res ToolResult) string {
+	if !res.Success {
+		return res.Error
 	}
-	g, err := ToJSONValue(turn)
-	if err != nil {
-		return
-	}
-	tm, _ := g.(map[string]any)
-	if _, has := tm["total_tokens"]; !has {
-		p, pok := tm["prompt_tokens"]
-		c, cok := tm["completion_tokens"]
-		if pok || cok {
-			tm["total_tokens"] = addNumbers(p, c)
-		}
-	}
-	for k, v := range tm {
-		if isNumber(v) {
-			total[k] = addNumbers(total[k], v)
-		} else {
-			total[k] = v
-		}
-	}
-}
-
-func isNumber(v any) bool {
-	switch v.(type) {
-	case json.Number, float64, int, int64:
-		return true
-	}
-	return false
-}
-
-func numberOf(v any) float64 {
-	switch t := v.(type) {
-	case json.Number:
-		f, _ := t.Float64()
-		return f
-	case float64:
-		return t
-	case int:
-		return float64(t)
-	case int64:
-		return float64(t)
-	}
-	return 0
-}
-
-// addNumbers adds two JSON numbers, staying integral when both are.
-func addNumbers(a, b any) json.Number {
-	ai, aInt := intOf(a)
-	bi, bInt := intOf(b)
-	if aInt && bInt {
-		return json.Number(strconv.FormatInt(ai+bi, 10))
-	}
-	f := numberOf(a) + numberOf(b)
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		f = 0
-	}
-	return json.Number(strconv.FormatFloat(f, 'f', -1, 64))
-}
-
-func intOf(v any) (int64, bool) {
-	switch t := v.(type) {
+	switch v := res.Result.(type) {
 	case nil:
-		return 0, true
-	case json.Number:
-		i, err := t.Int64()
-		return i, err == nil
-	case int:
-		return int64(t), true
-	case int64:
-		return t, true
-	case float64:
-		if t == math.Trunc(t) && math.Abs(t) < 1<<53 {
-			return int64(t), true
-		}
+		return ""
+	case string:
+		return v
 	}
-	return 0, false
+	b, err := CanonicalJSON(res.Result)
+	if err != nil {
+		return fmt.Sprint(res.Result)
+	}
+	return string(b)
+}
+
+func auditEvent(turn int, decl ToolDeclaration, c *CallState, res ToolResult) AuditEvent {
+	red, redacted := Redact(paramsValue(c.Parameters))
+	pb, _ := CanonicalJSON(red)
+	rb, _ := CanonicalJSON(res)
+	source, executor := decl.Source, decl.Executor
+	if decl.Name == "" {
+		source, executor = "unknown", "none"
+	}
+	status := "success"
+	if !res.Success {
+		status = "error"
+	}
+	return AuditEvent{
+		SchemaVersion: 1, Type: "tool_call", TurnCount: turn, ToolName: c.Name, ToolCallID: c.ID,
+		ToolSource: source, Executor: executor, ParametersSHA256: SHA256Tagged(pb), ParametersRedacted: redacted,
+		Success: res.Success, ResultStatus: status, ResultSHA256: SHA256Tagged(rb), ErrorType: res.ErrorType,
+	}
 }
