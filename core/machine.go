@@ -131,7 +131,7 @@ func (m *Machine) Start(ctx context.Context, in StartInput) (Output, error) {
 		RequestMetadata: map[string]any{},
 		CreatedAt:       now, UpdatedAt: now,
 	}
-	t := &tx{m: m, ctx: ctx, st: &st, now: now, out: &Output{}}
+	t := &transition{m: m, st: &st, now: now, out: &Output{}}
 	t.emit(EventRunStarted, map[string]any{
 		"agent": cfg.Agent, "max_turns": cfg.MaxTurns, "tools": stringsToAny(cfg.Visible),
 		"parallel_tool_calls": cfg.ParallelToolCalls,

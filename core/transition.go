@@ -14,25 +14,25 @@ import (
 // output is empty.
 func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, in Input) (Output, error) {
 	s := st.cloneMutable()
-	t := &tx{m: m, ctx: ctx, st: &s, now: m.Clock.Now(), out: &Output{}, transcript: transcript}
+	t := &transition{m: m, st: &s, now: m.Clock.Now(), out: &Output{}, transcript: transcript}
 	var err error
 	switch in := in.(type) {
 	case ModelReplied:
-		err = t.modelReplied(in)
+		err = t.modelReplied(ctx, in)
 	case ToolExecuted:
-		err = t.toolExecuted(in)
+		err = t.toolExecuted(ctx, in)
 	case ToolDecided:
-		err = t.toolDecided(in)
+		err = t.toolDecided(ctx, in)
 	case ClientResult:
-		err = t.clientResult(in)
+		err = t.clientResult(ctx, in)
 	case ApprovalDecision:
-		err = t.approval(in)
+		err = t.approval(ctx, in)
 	case Expire:
-		err = t.expire()
+		err = t.expire(ctx)
 	case Compacted:
 		err = t.compacted(in)
 	case GuardrailDenied:
-		err = t.guardrailDenied(in)
+		err = t.guardrailDenied(ctx, in)
 	case Steer:
 		err = t.steer(in)
 	case Cancel:
@@ -40,7 +40,7 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 		if reason == "" {
 			reason = "cancelled by the caller"
 		}
-		err = t.cancel(StatusCancelled, ErrTypeCancelled, reason, nil)
+		err = t.cancel(ctx, StatusCancelled, ErrTypeCancelled, reason, nil)
 	case Interrupt:
 		reason := strings.TrimSpace(in.Reason)
 		if reason == "" {
@@ -52,7 +52,7 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 		}
 		meta["action"] = "interrupt"
 		meta["reason"] = reason
-		err = t.cancel(StatusInterrupted, ErrTypeCancelled, reason, meta)
+		err = t.cancel(ctx, StatusInterrupted, ErrTypeCancelled, reason, meta)
 	case nil:
 		err = invalid("nil input")
 	default:
@@ -80,30 +80,36 @@ func (st RunState) cloneMutable() RunState {
 	return st
 }
 
-// tx accumulates one transition's output.
-type tx struct {
-	m          *Machine
-	ctx        context.Context
-	st         *RunState
-	now        time.Time
-	out        *Output
+// transition is one application of an input (or of a start) to a run: it
+// changes its own copy of the run state and accumulates the output. It
+// holds no context.Context; the methods that may call a hook take ctx as
+// their first parameter.
+type transition struct {
+	m  *Machine
+	st *RunState
+	// now is the machine clock's reading, taken once per transition.
+	now time.Time
+	out *Output
+	// transcript is the session transcript the input was applied to.
 	transcript []Message
-	external   bool
+	// external marks an outside input (a client result, an approval, a
+	// steer, a cancel, an expiry) rather than the outcome of a step.
+	external bool
 }
 
-func (t *tx) emit(typ string, data map[string]any) {
+func (t *transition) emit(typ string, data map[string]any) {
 	ev := Event{Seq: t.st.NextEventSeq, Type: typ, Turn: t.st.Turn, At: t.now, Data: data}
 	t.st.NextEventSeq++
 	t.out.Events = append(t.out.Events, ev)
 }
 
-func (t *tx) appendMessage(msg Message) {
+func (t *transition) appendMessage(msg Message) {
 	msg.Seq = t.st.NextMsgSeq
 	t.st.NextMsgSeq++
 	t.out.Messages = append(t.out.Messages, msg)
 }
 
-func (t *tx) schedule(kind, callID string) int64 {
+func (t *transition) schedule(kind, callID string) int64 {
 	t.st.StepSeq++
 	seq := t.st.StepSeq
 	t.out.Next = append(t.out.Next, Step{Kind: kind, V: StepVersion, RunID: t.st.RunID, Seq: seq, CallID: callID})
@@ -113,7 +119,7 @@ func (t *tx) schedule(kind, callID string) int64 {
 // beginTurn starts the iteration of a planned model_turn step: it checks
 // the step is current, counts the turn and drains the queued user
 // messages the model saw.
-func (t *tx) beginTurn(step Step) error {
+func (t *transition) beginTurn(step Step) error {
 	s := t.st
 	if IsTerminal(s.Status) {
 		return ErrTerminal
@@ -132,7 +138,7 @@ func (t *tx) beginTurn(step Step) error {
 // drainQueue appends the queued user messages at the top of an iteration
 // and reports the mutations, then reports whether the model's view was
 // trimmed to the context budget.
-func (t *tx) drainQueue(view []Message, trim *TrimResult) {
+func (t *transition) drainQueue(view []Message, trim *TrimResult) {
 	s := t.st
 	queued := s.Queue
 	s.Queue = nil
@@ -154,19 +160,19 @@ func (t *tx) drainQueue(view []Message, trim *TrimResult) {
 	}
 }
 
-func (t *tx) modelReplied(in ModelReplied) error {
+func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 	s := t.st
 	if err := t.beginTurn(in.Step); err != nil {
 		return err
 	}
 	if in.Err != nil {
-		t.fail("model_error", in.Err.Error())
+		t.fail(ctx, "model_error", in.Err.Error())
 		return nil
 	}
 	if g := t.m.Guardrails.Output; g != nil {
 		msg := assistantView(in.Reply)
-		if res := checkGuardrail(func() GuardrailResult { return g(t.ctx, msg) }); !res.Allowed {
-			t.guardrailFail("output", res.Reason)
+		if res := checkGuardrail(func() GuardrailResult { return g(ctx, msg) }); !res.Allowed {
+			t.guardrailFail(ctx, "output", res.Reason)
 			return nil
 		}
 	}
@@ -220,7 +226,7 @@ func (t *tx) modelReplied(in ModelReplied) error {
 			s.Calls[i].StepSeq = t.schedule(StepToolCall, s.Calls[i].ID)
 		}
 	}
-	t.settle()
+	t.settle(ctx)
 	return nil
 }
 
@@ -236,21 +242,21 @@ func assistantView(r ModelReply) Message {
 	return m
 }
 
-func (t *tx) guardrailDenied(in GuardrailDenied) error {
+func (t *transition) guardrailDenied(ctx context.Context, in GuardrailDenied) error {
 	if err := t.beginTurn(in.Step); err != nil {
 		return err
 	}
-	t.guardrailFail(in.Kind, in.Reason)
+	t.guardrailFail(ctx, in.Kind, in.Reason)
 	return nil
 }
 
-func (t *tx) guardrailFail(kind, reason string) {
+func (t *transition) guardrailFail(ctx context.Context, kind, reason string) {
 	msg := fmt.Sprintf("%s guardrail denied: %s", strings.ToUpper(kind[:1])+kind[1:], reason)
 	t.emit(EventError, map[string]any{"message": msg, "guardrail": kind})
-	t.fail("guardrail", msg)
+	t.fail(ctx, "guardrail", msg)
 }
 
-func (t *tx) compacted(in Compacted) error {
+func (t *transition) compacted(in Compacted) error {
 	s := t.st
 	if IsTerminal(s.Status) {
 		return ErrTerminal
@@ -280,7 +286,7 @@ func (t *tx) compacted(in Compacted) error {
 	return nil
 }
 
-func (t *tx) stepCall(step Step) (*CallState, error) {
+func (t *transition) stepCall(step Step) (*CallState, error) {
 	if IsTerminal(t.st.Status) {
 		return nil, ErrTerminal
 	}
@@ -292,7 +298,7 @@ func (t *tx) stepCall(step Step) (*CallState, error) {
 	return c, nil
 }
 
-func (t *tx) toolExecuted(in ToolExecuted) error {
+func (t *transition) toolExecuted(ctx context.Context, in ToolExecuted) error {
 	c, err := t.stepCall(in.Step)
 	if err != nil {
 		return err
@@ -300,11 +306,11 @@ func (t *tx) toolExecuted(in ToolExecuted) error {
 	decl, _ := t.st.Tool(c.Name)
 	res := NormalizeToolOutput(decl, in.Output, in.Err)
 	t.resolve(c, res)
-	t.settle()
+	t.settle(ctx)
 	return nil
 }
 
-func (t *tx) toolDecided(in ToolDecided) error {
+func (t *transition) toolDecided(ctx context.Context, in ToolDecided) error {
 	c, err := t.stepCall(in.Step)
 	if err != nil {
 		return err
@@ -346,7 +352,7 @@ func (t *tx) toolDecided(in ToolDecided) error {
 	default:
 		return invalid("unknown decision %q", d.Kind)
 	}
-	t.settle()
+	t.settle(ctx)
 	return nil
 }
 
@@ -359,7 +365,7 @@ func approvalSummary(name string, redacted map[string]any) string {
 	return s
 }
 
-func (t *tx) clientResult(in ClientResult) error {
+func (t *transition) clientResult(ctx context.Context, in ClientResult) error {
 	t.external = true
 	if IsTerminal(t.st.Status) {
 		return ErrTerminal
@@ -389,11 +395,11 @@ func (t *tx) clientResult(in ClientResult) error {
 	}
 	t.emit(EventRuntimeToolSubmitted, map[string]any{"request_id": c.RequestID, "tool_call_id": c.ID, "tool_name": c.Name, "success": in.Success})
 	t.resolve(c, res)
-	t.settle()
+	t.settle(ctx)
 	return nil
 }
 
-func (t *tx) approval(in ApprovalDecision) error {
+func (t *transition) approval(ctx context.Context, in ApprovalDecision) error {
 	t.external = true
 	if IsTerminal(t.st.Status) {
 		return ErrTerminal
@@ -431,11 +437,11 @@ func (t *tx) approval(in ApprovalDecision) error {
 		decl, _ := t.st.Tool(c.Name)
 		t.resolve(c, ToolResult{Success: false, ToolName: c.Name, Error: msg, ErrorType: ErrTypeRejected, Runtime: mergeRuntime(decl.Runtime, nil)})
 	}
-	t.settle()
+	t.settle(ctx)
 	return nil
 }
 
-func (t *tx) expire() error {
+func (t *transition) expire(ctx context.Context) error {
 	t.external = true
 	if IsTerminal(t.st.Status) {
 		return ErrTerminal
@@ -458,11 +464,11 @@ func (t *tx) expire() error {
 	if n == 0 {
 		return ErrNothingToApply
 	}
-	t.settle()
+	t.settle(ctx)
 	return nil
 }
 
-func (t *tx) steer(in Steer) error {
+func (t *transition) steer(in Steer) error {
 	t.external = true
 	if IsTerminal(t.st.Status) {
 		return ErrTerminal
@@ -479,7 +485,7 @@ func (t *tx) steer(in Steer) error {
 	return nil
 }
 
-func (t *tx) cancel(status, errType, reason string, interrupted map[string]any) error {
+func (t *transition) cancel(ctx context.Context, status, errType, reason string, interrupted map[string]any) error {
 	t.external = true
 	s := t.st
 	if IsTerminal(s.Status) {
@@ -492,14 +498,14 @@ func (t *tx) cancel(status, errType, reason string, interrupted map[string]any) 
 		t.emit(EventCancelled, map[string]any{"reason": reason})
 	}
 	t.closeOpenWith(errType, fmt.Sprintf("Not executed: the run was %s (%s)", status, reason))
-	t.settleClosed()
+	t.settleClosed(ctx)
 	s.Queue = nil
 	t.finish(status)
 	return nil
 }
 
 // resolve records a call's result in the state, capping its size.
-func (t *tx) resolve(c *CallState, res ToolResult) {
+func (t *transition) resolve(c *CallState, res ToolResult) {
 	res.ToolName = c.Name
 	if res.Result != nil {
 		if b, err := CanonicalJSON(res.Result); err == nil && len(b) > t.st.Config.ToolResultMaxBytes {
@@ -522,11 +528,11 @@ func (t *tx) resolve(c *CallState, res ToolResult) {
 
 // closeOpen gives every call that has no result yet a failed, uncounted
 // result, so the transcript never holds a call without a result.
-func (t *tx) closeOpen(reason string) {
+func (t *transition) closeOpen(reason string) {
 	t.closeOpenWith(ErrTypeSkipped, fmt.Sprintf("Not executed: the run stopped before this call (%s)", reason))
 }
 
-func (t *tx) closeOpenWith(errType, msg string) {
+func (t *transition) closeOpenWith(errType, msg string) {
 	for i := range t.st.Calls {
 		c := &t.st.Calls[i]
 		if c.Status == CallDone || c.Status == CallResolved {
@@ -541,7 +547,7 @@ func (t *tx) closeOpenWith(errType, msg string) {
 
 // settle appends the results that are in, in call order, and decides
 // what happens next: another call, a pause, the next turn or the end.
-func (t *tx) settle() {
+func (t *transition) settle(ctx context.Context) {
 	s := t.st
 	for i := range s.Calls {
 		c := &s.Calls[i]
@@ -551,7 +557,7 @@ func (t *tx) settle() {
 		if c.Status != CallResolved {
 			break
 		}
-		t.record(c)
+		t.record(ctx, c)
 		c.Status = CallDone
 	}
 	allDone := true
@@ -583,7 +589,7 @@ func (t *tx) settle() {
 
 // setActiveStatus sets running/queued while steps are in flight, or the
 // paused status when only outside inputs can move the run.
-func (t *tx) setActiveStatus() {
+func (t *transition) setActiveStatus() {
 	inFlight, client, approval := false, false, false
 	for _, c := range t.st.Calls {
 		switch c.Status {
@@ -616,7 +622,7 @@ func (t *tx) setActiveStatus() {
 // record appends one call's result to the transcript and the result,
 // audit and event records, counts budgets and consults the completion
 // policy.
-func (t *tx) record(c *CallState) {
+func (t *transition) record(ctx context.Context, c *CallState) {
 	s := t.st
 	res := *c.Result
 	decl, _ := s.Tool(c.Name)
@@ -660,7 +666,7 @@ func (t *tx) record(c *CallState) {
 		return
 	}
 	if t.m.CompletionPolicy != nil {
-		d := callCompletion(t.ctx, t.m.CompletionPolicy, CompletionContext{RunID: s.RunID, Turn: s.Turn, ToolName: c.Name, ToolCallID: c.ID, Result: res})
+		d := callCompletion(ctx, t.m.CompletionPolicy, CompletionContext{RunID: s.RunID, Turn: s.Turn, ToolName: c.Name, ToolCallID: c.ID, Result: res})
 		data := map[string]any{"tool_name": c.Name, "turn": s.Turn}
 		if d.Message != "" {
 			data["message"] = d.Message
@@ -678,7 +684,7 @@ func (t *tx) record(c *CallState) {
 	}
 }
 
-func (t *tx) tripBudget(b *BudgetState) {
+func (t *transition) tripBudget(b *BudgetState) {
 	t.st.Stop = &stop{Status: StatusBudgetExceeded, Reason: "budget " + b.Name}
 	t.st.Budget = b.Name
 	t.emit(EventBudgetExceeded, map[string]any{"budget": b.Name, "current": b.Current, "ceiling": b.Ceiling})
@@ -687,7 +693,7 @@ func (t *tx) tripBudget(b *BudgetState) {
 // advance runs between turns: it ends the run when a stop was requested,
 // max_turns is reached or a turn budget trips, and otherwise schedules the
 // next model turn.
-func (t *tx) advance() {
+func (t *transition) advance() {
 	s := t.st
 	if s.Stop != nil {
 		t.finish(s.Stop.Status)
@@ -713,7 +719,7 @@ func (t *tx) advance() {
 	t.setActiveStatus()
 }
 
-func (t *tx) finish(status string) {
+func (t *transition) finish(status string) {
 	s := t.st
 	s.Status = status
 	s.Calls = nil
@@ -722,10 +728,10 @@ func (t *tx) finish(status string) {
 	t.emit(EventCompleted, map[string]any{"status": status, "completed": status == StatusCompleted, "turn_count": s.Turn})
 }
 
-func (t *tx) fail(code, msg string) {
+func (t *transition) fail(ctx context.Context, code, msg string) {
 	s := t.st
 	t.closeOpen("the run failed")
-	t.settleClosed()
+	t.settleClosed(ctx)
 	s.Status = StatusFailed
 	s.Error = &RunError{Code: code, Message: msg}
 	s.Calls = nil
@@ -735,11 +741,11 @@ func (t *tx) fail(code, msg string) {
 }
 
 // settleClosed appends the results of calls closed by a failure.
-func (t *tx) settleClosed() {
+func (t *transition) settleClosed(ctx context.Context) {
 	for i := range t.st.Calls {
 		c := &t.st.Calls[i]
 		if c.Status == CallResolved {
-			t.record(c)
+			t.record(ctx, c)
 			c.Status = CallDone
 		}
 	}
