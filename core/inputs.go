@@ -24,16 +24,19 @@ type ToolDecided struct {
 	Decision Decision
 }
 
+// DecisionKind is the kind of a mediation decision.
+type DecisionKind string
+
 // Decision kinds of ToolDecided.
 const (
-	DecideResult        = "result"
-	DecideAwaitClient   = "await_client"
-	DecideAwaitApproval = "await_approval"
+	DecideResult        DecisionKind = "result"
+	DecideAwaitClient                = "await_client"
+	DecideAwaitApproval              = "await_approval"
 )
 
 // Decision is a mediation outcome that needs no execution.
 type Decision struct {
-	Kind     string
+	Kind     DecisionKind
 	Result   ToolResult
 	Complete bool
 	// Duplicate marks a duplicate-call correction.

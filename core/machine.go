@@ -6,21 +6,27 @@ import (
 	"strings"
 )
 
-// Step kinds and the wire version of a step message.
+// StepKind is the kind of a step. Its values are sent on the step queue
+// as they are.
+type StepKind string
+
+// Step kinds.
 const (
-	StepModelTurn = "model_turn"
-	StepToolCall  = "tool_call"
-	StepVersion   = 1
+	StepModelTurn StepKind = "model_turn"
+	StepToolCall  StepKind = "tool_call"
 )
+
+// StepVersion is the wire version of a step message.
+const StepVersion = 1
 
 // Step is a unit of work the machine schedules: one model turn or one tool
 // call. It carries references only; the state it needs is in the store.
 type Step struct {
-	Kind   string `json:"kind"`
-	V      int    `json:"v"`
-	RunID  string `json:"run_id"`
-	Seq    int64  `json:"seq"`
-	CallID string `json:"call_id,omitempty"`
+	Kind   StepKind `json:"kind"`
+	V      int      `json:"v"`
+	RunID  string   `json:"run_id"`
+	Seq    int64    `json:"seq"`
+	CallID string   `json:"call_id,omitempty"`
 }
 
 // Output is what one transition produces. Messages carry their Seq;

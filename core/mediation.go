@@ -7,18 +7,21 @@ import (
 	"strings"
 )
 
+// PlanKind is the kind of I/O a plan asks for.
+type PlanKind string
+
 // Plan kinds.
 const (
-	PlanSkip    = "skip"    // the step is stale or its run finished: acknowledge and drop it
-	PlanModel   = "model"   // call the model with Model, then Apply ModelReplied
-	PlanTool    = "tool"    // execute Tool, then Apply ToolExecuted
-	PlanApply   = "apply"   // no I/O: Apply Input directly
-	PlanCompact = "compact" // summarize Compaction with the Summarizer, then Apply Compacted
+	PlanSkip    PlanKind = "skip"    // the step is stale or its run finished: acknowledge and drop it
+	PlanModel            = "model"   // call the model with Model, then Apply ModelReplied
+	PlanTool             = "tool"    // execute Tool, then Apply ToolExecuted
+	PlanApply            = "apply"   // no I/O: Apply Input directly
+	PlanCompact          = "compact" // summarize Compaction with the Summarizer, then Apply Compacted
 )
 
 // Plan is the I/O a step needs.
 type Plan struct {
-	Kind       string
+	Kind       PlanKind
 	Reason     string
 	Model      *ModelRequest
 	Tool       *ToolCall
@@ -33,7 +36,7 @@ func (m *Machine) Plan(ctx context.Context, st RunState, transcript []Message, s
 		return Plan{}, invalid("step for run %q applied to run %q", step.RunID, st.RunID)
 	}
 	if IsTerminal(st.Status) {
-		return Plan{Kind: PlanSkip, Reason: "run is finished (" + st.Status + ")"}, nil
+		return Plan{Kind: PlanSkip, Reason: "run is finished (" + string(st.Status) + ")"}, nil
 	}
 	switch step.Kind {
 	case StepModelTurn:

@@ -29,7 +29,7 @@ type scenario struct {
 	hooks        func(m *Machine)
 	resumes      []func(st RunState, clock *FixedClock) Input
 	// wantStatus is asserted besides the golden envelope.
-	wantStatus string
+	wantStatus RunStatus
 	// io adds a summarizer or compactor; model wraps the scripted model.
 	io    func(io *IO)
 	model func(ModelProvider) ModelProvider

@@ -9,24 +9,28 @@ import (
 // StateVersion is the version of the serialized RunState shape.
 const StateVersion = 1
 
+// RunStatus is the status of a run. Its values are stored in run state
+// and sent in envelopes and views as they are.
+type RunStatus string
+
 // Run statuses.
 const (
-	StatusQueued                   = "queued"
-	StatusRunning                  = "running"
-	StatusRuntimeToolPending       = "runtime_tool_pending"
-	StatusApprovalRequired         = "approval_required"
-	StatusCompleted                = "completed"
-	StatusMaxTurnsReached          = "max_turns_reached"
-	StatusBudgetExceeded           = "budget_exceeded"
-	StatusFailed                   = "failed"
-	StatusCancelled                = "cancelled"
-	StatusInterrupted              = "interrupted"
-	StatusStalled                  = "stalled"
-	StatusTranscriptLockContention = "transcript_lock_contention"
+	StatusQueued                   RunStatus = "queued"
+	StatusRunning                            = "running"
+	StatusRuntimeToolPending                 = "runtime_tool_pending"
+	StatusApprovalRequired                   = "approval_required"
+	StatusCompleted                          = "completed"
+	StatusMaxTurnsReached                    = "max_turns_reached"
+	StatusBudgetExceeded                     = "budget_exceeded"
+	StatusFailed                             = "failed"
+	StatusCancelled                          = "cancelled"
+	StatusInterrupted                        = "interrupted"
+	StatusStalled                            = "stalled"
+	StatusTranscriptLockContention           = "transcript_lock_contention"
 )
 
 // IsTerminal reports whether a status ends a run.
-func IsTerminal(status string) bool {
+func IsTerminal(status RunStatus) bool {
 	switch status {
 	case StatusQueued, StatusRunning, StatusRuntimeToolPending, StatusApprovalRequired:
 		return false
@@ -39,14 +43,17 @@ func IsPaused(status string) bool {
 	return status == StatusRuntimeToolPending || status == StatusApprovalRequired
 }
 
+// CallStatus is the status of one tool call within a model turn.
+type CallStatus string
+
 // Call statuses within one model turn.
 const (
-	CallPending          = "pending"           // to be mediated; a step is scheduled when StepSeq != 0
-	CallAwaitingClient   = "awaiting_client"   // a client-tool request is pending
-	CallAwaitingApproval = "awaiting_approval" // an approval action is pending
-	CallApproved         = "approved"          // accepted; a step is scheduled to run it
-	CallResolved         = "resolved"          // result recorded, waiting to be appended in order
-	CallDone             = "done"              // result appended to the transcript
+	CallPending          CallStatus = "pending"           // to be mediated; a step is scheduled when StepSeq != 0
+	CallAwaitingClient              = "awaiting_client"   // a client-tool request is pending
+	CallAwaitingApproval            = "awaiting_approval" // an approval action is pending
+	CallApproved                    = "approved"          // accepted; a step is scheduled to run it
+	CallResolved                    = "resolved"          // result recorded, waiting to be appended in order
+	CallDone                        = "done"              // result appended to the transcript
 )
 
 // Duration is a time.Duration that reads and writes Go duration strings
@@ -181,7 +188,7 @@ type CallState struct {
 	ID         string         `json:"id"`
 	Name       string         `json:"name"`
 	Parameters map[string]any `json:"parameters"`
-	Status     string         `json:"status"`
+	Status     CallStatus     `json:"status"`
 	StepSeq    int64          `json:"step_seq,omitempty"`
 	RequestID  string         `json:"request_id,omitempty"`
 	ActionID   string         `json:"action_id,omitempty"`
@@ -199,8 +206,8 @@ type CallState struct {
 
 // stop records why the loop stops once the current turn's calls are in.
 type stop struct {
-	Status string `json:"status"`
-	Reason string `json:"reason"`
+	Status RunStatus `json:"status"`
+	Reason string    `json:"reason"`
 }
 
 // RunError describes why a run failed.
@@ -216,7 +223,7 @@ type RunState struct {
 	V               int             `json:"v"`
 	RunID           string          `json:"run_id"`
 	SessionID       string          `json:"session_id"`
-	Status          string          `json:"status"`
+	Status          RunStatus       `json:"status"`
 	Config          RunConfig       `json:"config"`
 	Turn            int             `json:"turn"`
 	Version         int64           `json:"version"`

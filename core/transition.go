@@ -109,7 +109,7 @@ func (t *transition) appendMessage(msg Message) {
 	t.out.Messages = append(t.out.Messages, msg)
 }
 
-func (t *transition) schedule(kind, callID string) int64 {
+func (t *transition) schedule(kind StepKind, callID string) int64 {
 	t.st.StepSeq++
 	seq := t.st.StepSeq
 	t.out.Next = append(t.out.Next, Step{Kind: kind, V: StepVersion, RunID: t.st.RunID, Seq: seq, CallID: callID})
@@ -485,7 +485,7 @@ func (t *transition) steer(in Steer) error {
 	return nil
 }
 
-func (t *transition) cancel(ctx context.Context, status, errType, reason string, interrupted map[string]any) error {
+func (t *transition) cancel(ctx context.Context, status RunStatus, errType, reason string, interrupted map[string]any) error {
 	t.external = true
 	s := t.st
 	if IsTerminal(s.Status) {
@@ -719,13 +719,13 @@ func (t *transition) advance() {
 	t.setActiveStatus()
 }
 
-func (t *transition) finish(status string) {
+func (t *transition) finish(status RunStatus) {
 	s := t.st
 	s.Status = status
 	s.Calls = nil
 	s.ModelStep = 0
 	s.Stop = nil
-	t.emit(EventCompleted, map[string]any{"status": status, "completed": status == StatusCompleted, "turn_count": s.Turn})
+	t.emit(EventCompleted, map[string]any{"status": string(status), "completed": status == StatusCompleted, "turn_count": s.Turn})
 }
 
 func (t *transition) fail(ctx context.Context, code, msg string) {

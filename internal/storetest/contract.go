@@ -469,7 +469,7 @@ func testCommitReleasesLock(t *testing.T, newStore func(*testing.T) Store) {
 		cfg      core.RunConfig
 		reqTools []any
 		finish   func(h *harness)
-		status   string
+		status   core.RunStatus
 	}{
 		{"completed", config(t, turn("Hello.")), nil, func(h *harness) { h.drive("r-1") }, core.StatusCompleted},
 		{"cancelled while paused",
