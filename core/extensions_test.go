@@ -424,7 +424,7 @@ func TestSteerValidation(t *testing.T) {
 		}
 	}
 	out, err := m.Apply(context.Background(), run.State, run.Transcript, Steer{Content: "hi"})
-	if err != nil || out.State.Status != StatusRuntimeToolPending || len(out.State.Queue) != 1 {
+	if err != nil || out.State.Status != StatusRuntimeToolPending || len(out.State.Inbox) != 1 {
 		t.Fatalf("steer while paused: %v %s", err, out.State.Status)
 	}
 }

@@ -64,8 +64,8 @@ type CompletionContext struct {
 }
 
 // CompletionDecision: Complete stops the loop after the current turn; an
-// incomplete decision with a Message queues it as a user continuation
-// message.
+// incomplete decision with a Message adds it to the run's inbox as a user
+// continuation message.
 type CompletionDecision struct {
 	Complete bool
 	Message  string

@@ -76,7 +76,8 @@ type GuardrailDenied struct {
 	Reason string
 }
 
-// Steer queues a user message for the top of the run's next iteration.
+// Steer adds a user message to the run's inbox for the top of its next
+// iteration.
 type Steer struct{ Content string }
 
 // MaxSteeringChars caps one steering message.

@@ -16,14 +16,14 @@ const (
 	StepToolCall  StepKind = "tool_call"
 )
 
-// StepVersion is the wire version of a step message.
-const StepVersion = 1
+// StepFormat is the wire version of a step message, sent as Step.Format.
+const StepFormat = 1
 
 // Step is a unit of work the machine schedules: one model turn or one tool
 // call. It carries references only; the state it needs is in the store.
 type Step struct {
 	Kind   StepKind `json:"kind"`
-	V      int      `json:"v"`
+	Format int      `json:"v"`
 	RunID  string   `json:"run_id"`
 	Seq    int64    `json:"seq"`
 	CallID string   `json:"call_id,omitempty"`
@@ -130,7 +130,7 @@ func (m *Machine) Start(ctx context.Context, in StartInput) (Output, error) {
 	}
 	now := m.Clock.Now()
 	st := RunState{
-		V: StateVersion, RunID: in.RunID, SessionID: in.SessionID, Status: StatusQueued,
+		Format: StateFormat, RunID: in.RunID, SessionID: in.SessionID, Status: StatusQueued,
 		Config: cfg, FirstMsgSeq: first, NextMsgSeq: first, NextEventSeq: 1,
 		Budgets:         budgetsFrom(cfg.Budgets),
 		Usage:           map[string]any{"prompt_tokens": json.Number("0"), "completion_tokens": json.Number("0"), "total_tokens": json.Number("0")},

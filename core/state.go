@@ -6,8 +6,10 @@ import (
 	"time"
 )
 
-// StateVersion is the version of the serialized RunState shape.
-const StateVersion = 1
+// StateFormat is the version of the serialized RunState shape, stored as
+// RunState.Format. It is not RunState.Version, the optimistic-concurrency
+// version of one run.
+const StateFormat = 1
 
 // RunStatus is the status of a run. Its values are stored in run state
 // and sent in envelopes and views as they are.
@@ -220,53 +222,60 @@ type RunError struct {
 // its size depends on the configuration and the current turn, never on
 // the transcript's length.
 type RunState struct {
-	V               int             `json:"v"`
-	RunID           string          `json:"run_id"`
-	SessionID       string          `json:"session_id"`
-	Status          RunStatus       `json:"status"`
-	Config          RunConfig       `json:"config"`
-	Turn            int             `json:"turn"`
-	Version         int64           `json:"version"`
-	StepSeq         int64           `json:"step_seq"`
-	ModelStep       int64           `json:"model_step,omitempty"`
-	FirstMsgSeq     int64           `json:"first_msg_seq"`
-	NextMsgSeq      int64           `json:"next_msg_seq"`
-	NextEventSeq    int64           `json:"next_event_seq"`
-	Budgets         []BudgetState   `json:"budgets,omitempty"`
-	Usage           map[string]any  `json:"usage"`
-	RequestMetadata map[string]any  `json:"request_metadata"`
-	Calls           []CallState     `json:"calls,omitempty"`
-	Queue           []QueuedMessage `json:"queue,omitempty"`
-	Stop            *stop           `json:"stop,omitempty"`
-	CompactTurn     int             `json:"compact_turn,omitempty"`
-	Budget          string          `json:"budget,omitempty"`
-	Error           *RunError       `json:"error,omitempty"`
-	Interrupted     map[string]any  `json:"interrupted,omitempty"`
-	CreatedAt       time.Time       `json:"created_at"`
-	UpdatedAt       time.Time       `json:"updated_at"`
+	// Format is StateFormat; Version below counts commits.
+	Format    int       `json:"v"`
+	RunID     string    `json:"run_id"`
+	SessionID string    `json:"session_id"`
+	Status    RunStatus `json:"status"`
+	Config    RunConfig `json:"config"`
+	Turn      int       `json:"turn"`
+	// Version counts the run's commits; each commit is conditioned on the
+	// previous Version (optimistic concurrency).
+	Version         int64          `json:"version"`
+	StepSeq         int64          `json:"step_seq"`
+	ModelStep       int64          `json:"model_step,omitempty"`
+	FirstMsgSeq     int64          `json:"first_msg_seq"`
+	NextMsgSeq      int64          `json:"next_msg_seq"`
+	NextEventSeq    int64          `json:"next_event_seq"`
+	Budgets         []BudgetState  `json:"budgets,omitempty"`
+	Usage           map[string]any `json:"usage"`
+	RequestMetadata map[string]any `json:"request_metadata"`
+	Calls           []CallState    `json:"calls,omitempty"`
+	// Inbox holds the user messages waiting for the next iteration; its
+	// JSON name predates the Go name.
+	Inbox       []InboxMessage `json:"queue,omitempty"`
+	Stop        *stop          `json:"stop,omitempty"`
+	CompactTurn int            `json:"compact_turn,omitempty"`
+	Budget      string         `json:"budget,omitempty"`
+	Error       *RunError      `json:"error,omitempty"`
+	Interrupted map[string]any `json:"interrupted,omitempty"`
+	CreatedAt   time.Time      `json:"created_at"`
+	UpdatedAt   time.Time      `json:"updated_at"`
 }
 
-// QueuedMessage is a user message waiting for the top of the next
-// iteration (steering or a completion-policy continuation).
-type QueuedMessage struct {
+// InboxMessage is a user message waiting in the run's inbox for the top
+// of the next iteration (steering or a completion-policy continuation).
+type InboxMessage struct {
 	Content string `json:"content"`
 	Source  string `json:"source"`
 }
 
-// enqueue queues a user message for the top of the next iteration; an
-// identical completion-policy message already queued is not queued twice.
-func (st *RunState) enqueue(q QueuedMessage) {
+// addToInbox holds a user message for the top of the next iteration; an
+// identical completion-policy message already in the inbox is not added
+// twice.
+func (st *RunState) addToInbox(q InboxMessage) {
 	if q.Source == "completion_policy" {
-		for _, e := range st.Queue {
+		for _, e := range st.Inbox {
 			if e == q {
 				return
 			}
 		}
 	}
-	st.Queue = append(st.Queue, q)
+	st.Inbox = append(st.Inbox, q)
 }
 
-func queuedMessage(q QueuedMessage) Message {
+// inboxMessage is the transcript message of an inbox message.
+func inboxMessage(q InboxMessage) Message {
 	return Message{Role: RoleUser, Content: q.Content, Metadata: map[string]any{MetaSource: q.Source}}
 }
 
@@ -280,8 +289,8 @@ func UnmarshalState(b []byte) (RunState, error) {
 	if err := decodeJSON(b, &st); err != nil {
 		return RunState{}, fmt.Errorf("decode run state: %w", err)
 	}
-	if st.V != StateVersion {
-		return RunState{}, fmt.Errorf("decode run state: unsupported version %d", st.V)
+	if st.Format != StateFormat {
+		return RunState{}, fmt.Errorf("decode run state: unsupported version %d", st.Format)
 	}
 	return st, nil
 }

@@ -71,7 +71,7 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 func (st RunState) cloneMutable() RunState {
 	st.Calls = append([]CallState(nil), st.Calls...)
 	st.Budgets = append([]BudgetState(nil), st.Budgets...)
-	st.Queue = append([]QueuedMessage(nil), st.Queue...)
+	st.Inbox = append([]InboxMessage(nil), st.Inbox...)
 	u := make(map[string]any, len(st.Usage))
 	for k, v := range st.Usage {
 		u[k] = v
@@ -112,12 +112,12 @@ func (t *transition) appendMessage(msg Message) {
 func (t *transition) schedule(kind StepKind, callID string) int64 {
 	t.st.StepSeq++
 	seq := t.st.StepSeq
-	t.out.Next = append(t.out.Next, Step{Kind: kind, V: StepVersion, RunID: t.st.RunID, Seq: seq, CallID: callID})
+	t.out.Next = append(t.out.Next, Step{Kind: kind, Format: StepFormat, RunID: t.st.RunID, Seq: seq, CallID: callID})
 	return seq
 }
 
 // beginTurn starts the iteration of a planned model_turn step: it checks
-// the step is current, counts the turn and drains the queued user
+// the step is current, counts the turn and drains the inbox's user
 // messages the model saw.
 func (t *transition) beginTurn(step Step) error {
 	s := t.st
@@ -131,26 +131,26 @@ func (t *transition) beginTurn(step Step) error {
 	view, trim := s.modelView(t.transcript)
 	s.Turn++
 	t.emit(EventTurnStarted, map[string]any{"turn": s.Turn})
-	t.drainQueue(view, trim)
+	t.drainInbox(view, trim)
 	return nil
 }
 
-// drainQueue appends the queued user messages at the top of an iteration
+// drainInbox appends the inbox's user messages at the top of an iteration
 // and reports the mutations, then reports whether the model's view was
 // trimmed to the context budget.
-func (t *transition) drainQueue(view []Message, trim *TrimResult) {
+func (t *transition) drainInbox(view []Message, trim *TrimResult) {
 	s := t.st
-	queued := s.Queue
-	s.Queue = nil
+	inbox := s.Inbox
+	s.Inbox = nil
 	steering := 0
-	for _, q := range queued {
-		t.appendMessage(queuedMessage(q))
+	for _, q := range inbox {
+		t.appendMessage(inboxMessage(q))
 		if q.Source == "steering" {
 			steering++
 		}
 	}
-	if len(queued) > 0 {
-		t.emit(EventMessagesUpdated, map[string]any{"reason": "queued_messages", "appended": len(queued)})
+	if len(inbox) > 0 {
+		t.emit(EventMessagesUpdated, map[string]any{"reason": "queued_messages", "appended": len(inbox)})
 	}
 	if steering > 0 {
 		t.emit(EventStatus, map[string]any{"message": fmt.Sprintf("Injected %d steering message(s)", steering)})
@@ -480,8 +480,8 @@ func (t *transition) steer(in Steer) error {
 	if utf8.RuneCountInString(content) > MaxSteeringChars {
 		return invalid("content is longer than %d characters", MaxSteeringChars)
 	}
-	t.st.enqueue(QueuedMessage{Source: "steering", Content: in.Content})
-	t.emit(EventSteeringQueued, map[string]any{"queued": len(t.st.Queue)})
+	t.st.addToInbox(InboxMessage{Source: "steering", Content: in.Content})
+	t.emit(EventSteeringQueued, map[string]any{"queued": len(t.st.Inbox)})
 	return nil
 }
 
@@ -499,7 +499,7 @@ func (t *transition) cancel(ctx context.Context, status RunStatus, errType, reas
 	}
 	t.closeOpenWith(errType, fmt.Sprintf("Not executed: the run was %s (%s)", status, reason))
 	t.settleClosed(ctx)
-	s.Queue = nil
+	s.Inbox = nil
 	t.finish(status)
 	return nil
 }
@@ -678,7 +678,7 @@ func (t *transition) record(ctx context.Context, c *CallState) {
 			s.Stop = &stop{Status: StatusCompleted, Reason: "completion_policy"}
 			t.emit(EventCompletionPolicyStop, data)
 		} else if strings.TrimSpace(d.Message) != "" {
-			s.enqueue(QueuedMessage{Source: "completion_policy", Content: d.Message})
+			s.addToInbox(InboxMessage{Source: "completion_policy", Content: d.Message})
 			t.emit(EventCompletionPolicyContinue, data)
 		}
 	}

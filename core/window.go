@@ -6,14 +6,14 @@ import (
 )
 
 // modelView is what the next model turn sees: the compacted transcript,
-// the queued steering and continuation messages, trimmed to the context
+// the inbox's steering and continuation messages, trimmed to the context
 // budget.
 func (st *RunState) modelView(transcript []Message) ([]Message, *TrimResult) {
 	base := compactedView(transcript)
-	msgs := make([]Message, 0, len(base)+len(st.Queue))
+	msgs := make([]Message, 0, len(base)+len(st.Inbox))
 	msgs = append(msgs, base...)
-	for _, q := range st.Queue {
-		msgs = append(msgs, queuedMessage(q))
+	for _, q := range st.Inbox {
+		msgs = append(msgs, inboxMessage(q))
 	}
 	extra := 0
 	if st.Config.System != "" {

@@ -40,7 +40,7 @@ func TestBatchFailuresKeepGroupOrder(t *testing.T) {
 	eng := durable.New(durable.Options{Store: flakyStore{s, "r-bad"}, Queue: q, Agents: reg, Model: core.ScriptedModel{}, Tools: router, Clock: clock, IDs: &core.SequentialIDs{}})
 	w := &Worker{Runner: eng, Log: eng.Log}
 	step := func(run string, seq int64) string {
-		b, _ := json.Marshal(core.Step{Kind: core.StepModelTurn, V: core.StepVersion, RunID: run, Seq: seq})
+		b, _ := json.Marshal(core.Step{Kind: core.StepModelTurn, Format: core.StepFormat, RunID: run, Seq: seq})
 		return string(b)
 	}
 	ev := events.SQSEvent{Records: []events.SQSMessage{
