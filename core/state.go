@@ -40,11 +40,6 @@ func IsTerminal(status RunStatus) bool {
 	return true
 }
 
-// IsPaused reports whether a status waits for an outside input.
-func IsPaused(status string) bool {
-	return status == StatusRuntimeToolPending || status == StatusApprovalRequired
-}
-
 // CallStatus is the status of one tool call within a model turn.
 type CallStatus string
 
@@ -293,20 +288,6 @@ func UnmarshalState(b []byte) (RunState, error) {
 		return RunState{}, fmt.Errorf("decode run state: unsupported version %d", st.Format)
 	}
 	return st, nil
-}
-
-// Clone returns a deep copy of st, so a failed Apply never changes the
-// caller's state.
-func (st RunState) Clone() RunState {
-	b, err := MarshalState(st)
-	if err != nil {
-		panic(fmt.Sprintf("clone run state: %v", err))
-	}
-	out, err := UnmarshalState(b)
-	if err != nil {
-		panic(fmt.Sprintf("clone run state: %v", err))
-	}
-	return out
 }
 
 // Tool returns the declaration named name.
