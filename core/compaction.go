@@ -1,7 +1,5 @@
 package core
 
-import "encoding/json"
-
 // CompactionPolicy turns on transcript compaction: when the model would
 // see more than MaxMessages non-system messages, all but the most recent
 // RecentMessages are summarized by the caller's Summarizer into one
@@ -41,21 +39,6 @@ func compactionMeta(m Message) (map[string]any, bool) {
 	return c, s == "compacted"
 }
 
-func int64Of(v any) int64 {
-	switch t := v.(type) {
-	case json.Number:
-		n, _ := t.Int64()
-		return n
-	case int:
-		return int64(t)
-	case int64:
-		return t
-	case float64:
-		return int64(t)
-	}
-	return 0
-}
-
 // compactedView is the session transcript as the model sees it after
 // compaction: system messages, the latest summary, then every message
 // after the summary's boundary. The stored transcript is never rewritten.
@@ -71,7 +54,7 @@ func compactedView(transcript []Message) []Message {
 		return transcript
 	}
 	meta, _ := compactionMeta(transcript[idx])
-	through := int64Of(meta["compacted_through"])
+	through, _ := intOf(meta["compacted_through"])
 	view := make([]Message, 0, len(transcript))
 	for _, m := range transcript {
 		if m.Role == RoleSystem && m.Seq <= through {

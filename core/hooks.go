@@ -1,5 +1,12 @@
 package core
 
+// Hooks are caller code that the machine and the runners call: the
+// pre-tool mediator, the completion policy, guardrails, the summarizer
+// and context compactor, and the tool visibility and action policy hooks.
+// Each is called through one of the wrappers below, so that a hook's panic
+// never escapes into a transition: it becomes the wrapper's documented
+// fallback answer instead.
+
 import (
 	"context"
 	"fmt"
@@ -42,13 +49,11 @@ type MediatorDecision struct {
 	Complete bool
 }
 
-func callMediator(ctx context.Context, f PreToolMediator, mc MediationContext) (d MediatorDecision) {
-	defer func() {
-		if r := recover(); r != nil {
-			d = MediatorDecision{Action: MediatorReject, Error: fmt.Sprintf("pre-tool mediator panicked: %v", r)}
-		}
-	}()
-	return f(ctx, mc)
+// callMediator calls the pre-tool mediator; a panic rejects the call.
+func callMediator(ctx context.Context, f PreToolMediator, mc MediationContext) MediatorDecision {
+	return guard(func() MediatorDecision { return f(ctx, mc) }, func(r any) MediatorDecision {
+		return MediatorDecision{Action: MediatorReject, Error: fmt.Sprintf("pre-tool mediator panicked: %v", r)}
+	})
 }
 
 // CompletionPolicy is consulted after each mediated tool result.
@@ -72,13 +77,9 @@ type CompletionDecision struct {
 	Context  map[string]any
 }
 
-func callCompletion(ctx context.Context, f CompletionPolicy, cc CompletionContext) (d CompletionDecision) {
-	defer func() {
-		if r := recover(); r != nil {
-			d = CompletionDecision{}
-		}
-	}()
-	return f(ctx, cc)
+// callCompletion calls the completion policy; a panic is no decision.
+func callCompletion(ctx context.Context, f CompletionPolicy, cc CompletionContext) CompletionDecision {
+	return guard(func() CompletionDecision { return f(ctx, cc) }, func(any) CompletionDecision { return CompletionDecision{} })
 }
 
 // GuardrailResult allows or denies; Reason is required on deny.
@@ -100,13 +101,10 @@ type Guardrails struct {
 	Tool   func(ctx context.Context, name string, args map[string]any) GuardrailResult
 }
 
-func checkGuardrail(f func() GuardrailResult) (res GuardrailResult) {
-	defer func() {
-		if r := recover(); r != nil {
-			res = Deny(fmt.Sprintf("guardrail panicked: %v", r))
-		}
-	}()
-	res = f()
+// checkGuardrail calls a guardrail; a panic denies, and a denial without
+// a reason gets one.
+func checkGuardrail(f func() GuardrailResult) GuardrailResult {
+	res := guard(f, func(r any) GuardrailResult { return Deny(fmt.Sprintf("guardrail panicked: %v", r)) })
 	if !res.Allowed && strings.TrimSpace(res.Reason) == "" {
 		res.Reason = "no reason given"
 	}
@@ -133,13 +131,9 @@ type SummaryRequest struct {
 	Messages []Message
 }
 
-func safeSummarize(ctx context.Context, s Summarizer, req SummaryRequest) (out string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			out, err = "", fmt.Errorf("summarizer panicked: %v", r)
-		}
-	}()
-	return s.Summarize(ctx, req)
+// safeSummarize calls a summarizer; a panic is an error.
+func safeSummarize(ctx context.Context, s Summarizer, req SummaryRequest) (string, error) {
+	return guardErr(func() (string, error) { return s.Summarize(ctx, req) }, func(r any) error { return fmt.Errorf("summarizer panicked: %v", r) })
 }
 
 // ContextCompactor is the optional LLM compaction provider of §13.3: it
@@ -147,6 +141,11 @@ func safeSummarize(ctx context.Context, s Summarizer, req SummaryRequest) (out s
 // answer the deterministic summary stays.
 type ContextCompactor interface {
 	CompactContext(ctx context.Context, dropped []Message) (string, error)
+}
+
+// safeCompact calls a context compactor; a panic is an error.
+func safeCompact(ctx context.Context, c ContextCompactor, dropped []Message) (string, error) {
+	return guardErr(func() (string, error) { return c.CompactContext(ctx, dropped) }, func(r any) error { return fmt.Errorf("compactor panicked: %v", r) })
 }
 
 // PolicyContext is what policy hooks see.
@@ -168,48 +167,58 @@ type PolicyFragment struct {
 	MandatoryCategories []string
 }
 
-func safeFragment(ctx context.Context, f ToolPolicyProvider, pc PolicyContext) (out PolicyFragment) {
-	defer func() {
-		if recover() != nil {
-			out = PolicyFragment{}
-		}
-	}()
-	return f(ctx, pc)
+// safeFragment calls a tool policy provider; a panic contributes nothing.
+func safeFragment(ctx context.Context, f ToolPolicyProvider, pc PolicyContext) PolicyFragment {
+	return guard(func() PolicyFragment { return f(ctx, pc) }, func(any) PolicyFragment { return PolicyFragment{} })
 }
 
 // ToolAccessChecker is the caller-owned access check; false hides a tool.
 type ToolAccessChecker func(ctx context.Context, pc PolicyContext, decl ToolDeclaration) bool
 
-func safeAccess(ctx context.Context, f ToolAccessChecker, pc PolicyContext, d ToolDeclaration) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false // fail closed
-		}
-	}()
-	return f(ctx, pc, d)
+// safeAccess calls the access checker; a panic hides the tool (fail
+// closed).
+func safeAccess(ctx context.Context, f ToolAccessChecker, pc PolicyContext, d ToolDeclaration) bool {
+	return guard(func() bool { return f(ctx, pc, d) }, func(any) bool { return false })
 }
 
 // ActionPolicyProvider is a host-provided action policy; "" means no
 // opinion.
 type ActionPolicyProvider func(ctx context.Context, pc PolicyContext, decl ToolDeclaration) string
 
-func safeActionProvider(ctx context.Context, f ActionPolicyProvider, pc PolicyContext, d ToolDeclaration) (v string) {
-	defer func() {
-		if recover() != nil {
-			v = ActionForbidden // fail closed
-		}
-	}()
-	return f(ctx, pc, d)
+// safeActionProvider calls an action policy provider; a panic forbids
+// the tool (fail closed).
+func safeActionProvider(ctx context.Context, f ActionPolicyProvider, pc PolicyContext, d ToolDeclaration) string {
+	return guard(func() string { return f(ctx, pc, d) }, func(any) string { return ActionForbidden })
 }
 
 // ActionPolicyFilter is the final say over a resolved action policy.
 type ActionPolicyFilter func(ctx context.Context, pc PolicyContext, d ToolDeclaration, resolved string) string
 
-func safeActionFilter(ctx context.Context, f ActionPolicyFilter, pc PolicyContext, d ToolDeclaration, cur string) (v string) {
+// safeActionFilter calls the action policy filter; a panic forbids the
+// tool (fail closed).
+func safeActionFilter(ctx context.Context, f ActionPolicyFilter, pc PolicyContext, d ToolDeclaration, cur string) string {
+	return guard(func() string { return f(ctx, pc, d, cur) }, func(any) string { return ActionForbidden })
+}
+
+// guard calls f and returns its answer; when f panics it returns
+// onPanic's answer for the recovered value instead.
+func guard[T any](f func() T, onPanic func(r any) T) (out T) {
 	defer func() {
-		if recover() != nil {
-			v = ActionForbidden
+		if r := recover(); r != nil {
+			out = onPanic(r)
 		}
 	}()
-	return f(ctx, pc, d, cur)
+	return f()
+}
+
+// guardErr calls f and returns its answer; when f panics it returns T's
+// zero value and the error onPanic makes of the recovered value.
+func guardErr[T any](f func() (T, error), onPanic func(r any) error) (out T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			var zero T
+			out, err = zero, onPanic(r)
+		}
+	}()
+	return f()
 }

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -200,14 +199,8 @@ func findAnsweredDuplicate(st *RunState, transcript []Message, c *CallState) (in
 		}
 		got, err := CanonicalJSON(msg.Metadata[MetaParameters])
 		if err == nil && string(got) == string(want) {
-			turn := 0
-			if n, ok := msg.Metadata[MetaTurn].(json.Number); ok {
-				v, _ := n.Int64()
-				turn = int(v)
-			} else if n, ok := msg.Metadata[MetaTurn].(int); ok {
-				turn = n
-			}
-			return turn, true
+			turn, _ := intOf(msg.Metadata[MetaTurn])
+			return int(turn), true
 		}
 	}
 	return 0, false

@@ -19,16 +19,11 @@ func (r ModelRouter) Complete(ctx context.Context, req ModelRequest) (ModelReply
 }
 
 // ExecuteTool runs one tool call, turning a panic into an error.
-func ExecuteTool(ctx context.Context, exec ToolExecutor, call ToolCall) (out any, err error) {
+func ExecuteTool(ctx context.Context, exec ToolExecutor, call ToolCall) (any, error) {
 	if exec == nil {
 		return nil, fmt.Errorf("no tool executor is configured for %s", call.ToolName)
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("panic: %v", r)
-		}
-	}()
-	return exec.Execute(ctx, call)
+	return guardErr(func() (any, error) { return exec.Execute(ctx, call) }, func(r any) error { return fmt.Errorf("panic: %v", r) })
 }
 
 // IO holds the ports a step's I/O uses. Both runners perform steps with
@@ -72,14 +67,7 @@ func (io IO) Perform(ctx context.Context, step Step, plan Plan) Input {
 }
 
 func (io IO) compactView(ctx context.Context, req ModelRequest) []Message {
-	summary, err := func() (s string, err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("compactor panicked: %v", r)
-			}
-		}()
-		return io.Compactor.CompactContext(ctx, req.Trim.Dropped)
-	}()
+	summary, err := safeCompact(ctx, io.Compactor, req.Trim.Dropped)
 	if err != nil || strings.TrimSpace(summary) == "" {
 		return req.Messages
 	}

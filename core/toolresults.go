@@ -80,22 +80,14 @@ type AuditEvent struct {
 // a successful result. The declaration's runtime metadata is merged under
 // the executor's, and metadata.citations is normalized.
 func NormalizeToolOutput(decl ToolDeclaration, output any, execErr error) ToolResult {
-	res := ToolResult{ToolName: decl.Name}
 	if execErr != nil {
-		res.Success = false
-		res.Error = "Tool execution failed: " + execErr.Error()
-		res.ErrorType = ErrTypeExecutorException
-		res.Runtime = mergeRuntime(decl.Runtime, nil)
-		return res
+		return failedResult(decl.Name, decl, ErrTypeExecutorException, "Tool execution failed: "+execErr.Error())
 	}
 	g, err := ToJSONValue(output)
 	if err != nil {
-		res.Success = false
-		res.Error = "Tool execution failed: the executor returned a value that is not JSON: " + err.Error()
-		res.ErrorType = ErrTypeExecutorException
-		res.Runtime = mergeRuntime(decl.Runtime, nil)
-		return res
+		return failedResult(decl.Name, decl, ErrTypeExecutorException, "Tool execution failed: the executor returned a value that is not JSON: "+err.Error())
 	}
+	res := ToolResult{ToolName: decl.Name}
 	var execRuntime map[string]any
 	if m, ok := g.(map[string]any); ok {
 		if succ, ok := m["success"].(bool); ok {
@@ -141,6 +133,12 @@ func NormalizeToolOutput(decl ToolDeclaration, output any, execErr error) ToolRe
 		}
 	}
 	return res
+}
+
+// failedResult is a failed result of errType with msg for a call of the
+// tool named name, carrying decl's runtime metadata.
+func failedResult(name string, decl ToolDeclaration, errType, msg string) ToolResult {
+	return ToolResult{Success: false, ToolName: name, Error: msg, ErrorType: errType, Runtime: mergeRuntime(decl.Runtime, nil)}
 }
 
 // mergeRuntime overlays result-scoped runtime metadata on the

@@ -370,31 +370,21 @@ func (t *transition) clientResult(ctx context.Context, in ClientResult) error {
 	if IsTerminal(t.st.Status) {
 		return ErrTerminal
 	}
-	var c *CallState
-	for i := range t.st.Calls {
-		if t.st.Calls[i].RequestID == in.RequestID && t.st.Calls[i].Status == CallAwaitingClient {
-			c = &t.st.Calls[i]
-		}
+	c, err := t.awaiting(CallAwaitingClient, in.RequestID)
+	if err != nil {
+		return err
 	}
-	if c == nil {
-		return fmt.Errorf("%w: no pending tool request %q", ErrNotFound, in.RequestID)
-	}
-	if !t.now.Before(*c.ExpiresAt) {
-		return fmt.Errorf("%w: tool request %q expired at %s", ErrExpired, in.RequestID, c.ExpiresAt.Format(time.RFC3339))
-	}
-	decl, _ := t.st.Tool(c.Name)
-	var res ToolResult
+	t.emit(EventRuntimeToolSubmitted, map[string]any{"request_id": c.RequestID, "tool_call_id": c.ID, "tool_name": c.Name, "success": in.Success})
 	if in.Success {
-		res = NormalizeToolOutput(decl, map[string]any{"success": true, "result": in.Result}, nil)
+		decl, _ := t.st.Tool(c.Name)
+		t.resolve(c, NormalizeToolOutput(decl, map[string]any{"success": true, "result": in.Result}, nil))
 	} else {
 		msg := strings.TrimSpace(in.Error)
 		if msg == "" {
 			msg = "The client reported that the tool failed"
 		}
-		res = ToolResult{Success: false, ToolName: c.Name, Error: msg, ErrorType: ErrTypeClientError, Runtime: mergeRuntime(decl.Runtime, nil)}
+		t.resolveFailed(c, ErrTypeClientError, msg)
 	}
-	t.emit(EventRuntimeToolSubmitted, map[string]any{"request_id": c.RequestID, "tool_call_id": c.ID, "tool_name": c.Name, "success": in.Success})
-	t.resolve(c, res)
 	t.settle(ctx)
 	return nil
 }
@@ -407,17 +397,9 @@ func (t *transition) approval(ctx context.Context, in ApprovalDecision) error {
 	if in.Decision != "accept" && in.Decision != "reject" {
 		return invalid("decision must be \"accept\" or \"reject\", got %q", in.Decision)
 	}
-	var c *CallState
-	for i := range t.st.Calls {
-		if t.st.Calls[i].ActionID == in.ActionID && t.st.Calls[i].Status == CallAwaitingApproval {
-			c = &t.st.Calls[i]
-		}
-	}
-	if c == nil {
-		return fmt.Errorf("%w: no pending action %q", ErrNotFound, in.ActionID)
-	}
-	if !t.now.Before(*c.ExpiresAt) {
-		return fmt.Errorf("%w: action %q expired at %s", ErrExpired, in.ActionID, c.ExpiresAt.Format(time.RFC3339))
+	c, err := t.awaiting(CallAwaitingApproval, in.ActionID)
+	if err != nil {
+		return err
 	}
 	data := map[string]any{"action_id": c.ActionID, "tool_call_id": c.ID, "tool_name": c.Name, "decision": in.Decision}
 	if in.Reason != "" {
@@ -434,8 +416,7 @@ func (t *transition) approval(ctx context.Context, in ApprovalDecision) error {
 		if r := strings.TrimSpace(in.Reason); r != "" {
 			msg += ": " + r
 		}
-		decl, _ := t.st.Tool(c.Name)
-		t.resolve(c, ToolResult{Success: false, ToolName: c.Name, Error: msg, ErrorType: ErrTypeRejected, Runtime: mergeRuntime(decl.Runtime, nil)})
+		t.resolveFailed(c, ErrTypeRejected, msg)
 	}
 	t.settle(ctx)
 	return nil
@@ -457,8 +438,7 @@ func (t *transition) expire(ctx context.Context) error {
 			kind, id, msg = "action", c.ActionID, fmt.Sprintf("The approval request for '%s' expired before a decision was made", c.Name)
 		}
 		t.emit(EventPendingExpired, map[string]any{"kind": kind, "id": id, "tool_call_id": c.ID, "tool_name": c.Name})
-		decl, _ := t.st.Tool(c.Name)
-		t.resolve(c, ToolResult{Success: false, ToolName: c.Name, Error: msg, ErrorType: ErrTypeTimedOut, Runtime: mergeRuntime(decl.Runtime, nil)})
+		t.resolveFailed(c, ErrTypeTimedOut, msg)
 		n++
 	}
 	if n == 0 {
@@ -504,6 +484,40 @@ func (t *transition) cancel(ctx context.Context, status RunStatus, errType, reas
 	return nil
 }
 
+// awaiting finds the call in status (awaiting a client result or an
+// approval) whose request or action id is id, and checks it has not
+// expired.
+func (t *transition) awaiting(status CallStatus, id string) (*CallState, error) {
+	what := "tool request"
+	if status == CallAwaitingApproval {
+		what = "action"
+	}
+	var c *CallState
+	for i := range t.st.Calls {
+		cs := &t.st.Calls[i]
+		key := cs.RequestID
+		if status == CallAwaitingApproval {
+			key = cs.ActionID
+		}
+		if key == id && cs.Status == status {
+			c = cs
+		}
+	}
+	if c == nil {
+		return nil, fmt.Errorf("%w: no pending %s %q", ErrNotFound, what, id)
+	}
+	if !t.now.Before(*c.ExpiresAt) {
+		return nil, fmt.Errorf("%w: %s %q expired at %s", ErrExpired, what, id, c.ExpiresAt.Format(time.RFC3339))
+	}
+	return c, nil
+}
+
+// resolveFailed records a failed result of errType with msg for a call.
+func (t *transition) resolveFailed(c *CallState, errType, msg string) {
+	decl, _ := t.st.Tool(c.Name)
+	t.resolve(c, failedResult(c.Name, decl, errType, msg))
+}
+
 // resolve records a call's result in the state, capping its size.
 func (t *transition) resolve(c *CallState, res ToolResult) {
 	res.ToolName = c.Name
@@ -539,8 +553,7 @@ func (t *transition) closeOpenWith(errType, msg string) {
 			continue
 		}
 		c.Uncounted = true
-		decl, _ := t.st.Tool(c.Name)
-		t.resolve(c, ToolResult{Success: false, ToolName: c.Name, ErrorType: errType, Error: msg, Runtime: mergeRuntime(decl.Runtime, nil)})
+		t.resolveFailed(c, errType, msg)
 	}
 	t.st.ModelStep = 0
 }
