@@ -135,7 +135,8 @@ func (c RunConfig) Validate() error {
 	if c.Model.Provider == "" {
 		return invalid("model.provider is required")
 	}
-	for name, ceiling := range c.Budgets {
+	for _, name := range sortedKeys(c.Budgets) {
+		ceiling := c.Budgets[name]
 		if !validBudgetName(name) {
 			return invalid("unknown budget %q (want turns, tool_calls, tool_calls_<tool> or total_tokens)", name)
 		}
