@@ -333,7 +333,7 @@ func (r *Run) SessionID() string { return r.run.State.SessionID }
 // Status is the run's status: completed, max_turns_reached,
 // budget_exceeded, failed, cancelled, or, while paused,
 // runtime_tool_pending or approval_required.
-func (r *Run) Status() string { return r.run.State.Status }
+func (r *Run) Status() string { return string(r.run.State.Status) }
 
 // Done reports whether the run has ended (it is not paused).
 func (r *Run) Done() bool { return core.IsTerminal(r.run.State.Status) }

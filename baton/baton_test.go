@@ -159,3 +159,43 @@ func TestRequestOverridesAndBudgets(t *testing.T) {
 		t.Fatalf("%v %s", err, run.Status())
 	}
 }
+
+// TestSubmitToolError: a client tool's failure submitted with
+// SubmitToolError reaches the model as a failed result carrying the
+// caller's message (error_type client_error), and the run goes on to
+// complete; the request is then answered, so a second submission fails.
+func TestSubmitToolError(t *testing.T) {
+	ctx := context.Background()
+	locate := map[string]any{"name": "client/locate", "description": "Locate the user.", "parameters": map[string]any{"type": "object"}}
+	agent := Agent{Name: "a", Model: scripted(callTurn("c1", "client/locate", map[string]any{}), ScriptedTurn{Content: "I could not find you."})}
+	run, err := (&Runtime{}).Start(ctx, agent, Request{Prompt: "Where am I?", ClientTools: []map[string]any{locate}})
+	if err != nil || run.Status() != core.StatusRuntimeToolPending {
+		t.Fatalf("start: %v %s", err, run.Status())
+	}
+	reqs, _ := run.Pending()
+	if len(reqs) != 1 {
+		t.Fatalf("pending requests %+v", reqs)
+	}
+	if err := run.SubmitToolError(ctx, reqs[0].RequestID, "GPS is off"); err != nil {
+		t.Fatal(err)
+	}
+	if run.Status() != core.StatusCompleted {
+		t.Fatalf("status %s after the error was submitted", run.Status())
+	}
+	res := run.Envelope().ToolExecutionResults
+	if len(res) != 1 || res[0].Result.Success || res[0].Result.ErrorType != core.ErrTypeClientError || res[0].Result.Error != "GPS is off" {
+		t.Fatalf("tool results %+v", res)
+	}
+	var seen bool
+	for _, m := range run.Transcript() {
+		if m.Role == core.RoleToolResult && m.Content == "GPS is off" && m.Metadata[core.MetaSuccess] == false {
+			seen = true
+		}
+	}
+	if !seen {
+		t.Fatalf("the failed result is not in the transcript: %+v", run.Transcript())
+	}
+	if err := run.SubmitToolError(ctx, reqs[0].RequestID, "again"); err == nil {
+		t.Fatal("a second submission for an answered request was accepted")
+	}
+}

@@ -21,7 +21,7 @@ type Envelope struct {
 	Usage                map[string]any        `json:"usage"`
 	RequestMetadata      map[string]any        `json:"request_metadata"`
 	Completed            bool                  `json:"completed"`
-	Status               string                `json:"status,omitempty"`
+	Status               RunStatus             `json:"status,omitempty"`
 	Budget               string                `json:"budget,omitempty"`
 	Interrupted          map[string]any        `json:"interrupted,omitempty"`
 	Error                *RunError             `json:"error,omitempty"`

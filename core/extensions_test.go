@@ -175,7 +175,7 @@ func TestExtensionScenarios(t *testing.T) {
 			cfg: cfg([]ToolDeclaration{search}, turn("", call("call_1", "ability/search", map[string]any{"q": "rm -rf"}), call("call_2", "ability/search", map[string]any{"q": "ls"})), turn("One was denied."))},
 		{name: "steering_drained_before_trimming", model: recordView, wantStatus: StatusCompleted,
 			handlers: map[string]func(ToolCall) (any, error){"ability/search": func(c ToolCall) (any, error) {
-				env.Steering.Send("Actually, focus on error handling.")
+				env.send(Steer{Content: "Actually, focus on error handling."})
 				return echo(c)
 			}},
 			cfg: func() RunConfig {
@@ -191,21 +191,21 @@ func TestExtensionScenarios(t *testing.T) {
 			cfg: cfg(nil, turn("", call("call_1", "client/get_calendar", map[string]any{"day": "monday"})), turn("Monday and Tuesday are free."))},
 		{name: "cancel_top_of_iteration", wantStatus: StatusCancelled,
 			handlers: map[string]func(ToolCall) (any, error){"ability/search": func(c ToolCall) (any, error) {
-				env.Cancel.Cancel("user pressed stop")
+				env.send(Cancel{Reason: "user pressed stop"})
 				return echo(c)
 			}},
 			cfg: cfg([]ToolDeclaration{search}, turn("", call("call_1", "ability/search", map[string]any{"q": "a"})), turn("unreachable"))},
 		{name: "cancel_before_model_call", wantStatus: StatusCancelled, handlers: handlers,
 			hooks: func(m *Machine) {
 				m.Guardrails.Input = func(context.Context, []Message) GuardrailResult {
-					env.Cancel.Cancel("deadline reached")
+					env.send(Cancel{Reason: "deadline reached"})
 					return Allow()
 				}
 			},
 			cfg: cfg([]ToolDeclaration{search}, turn("unreachable"))},
 		{name: "cancel_before_tool_execution", wantStatus: StatusCancelled,
 			handlers: map[string]func(ToolCall) (any, error){"ability/search": func(c ToolCall) (any, error) {
-				env.Cancel.Cancel("user pressed stop")
+				env.send(Cancel{Reason: "user pressed stop"})
 				return echo(c)
 			}},
 			cfg: cfg([]ToolDeclaration{search}, turn("", call("call_1", "ability/search", map[string]any{"q": "a"}), call("call_2", "ability/search", map[string]any{"q": "b"}), call("call_3", "ability/search", map[string]any{"q": "c"})), turn("unreachable"))},
@@ -424,7 +424,7 @@ func TestSteerValidation(t *testing.T) {
 		}
 	}
 	out, err := m.Apply(context.Background(), run.State, run.Transcript, Steer{Content: "hi"})
-	if err != nil || out.State.Status != StatusRuntimeToolPending || len(out.State.Queue) != 1 {
+	if err != nil || out.State.Status != StatusRuntimeToolPending || len(out.State.Inbox) != 1 {
 		t.Fatalf("steer while paused: %v %s", err, out.State.Status)
 	}
 }

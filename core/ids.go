@@ -2,6 +2,7 @@ package core
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"sync"
@@ -38,4 +39,9 @@ func (s *SequentialIDs) NewID(prefix string) string {
 	}
 	s.n[prefix]++
 	return fmt.Sprintf("%s-%d", prefix, s.n[prefix])
+}
+
+func derivedID(prefix, runID, callID string) string {
+	sum := sha256.Sum256([]byte(prefix + "\x00" + runID + "\x00" + callID))
+	return prefix + "_" + hex.EncodeToString(sum[:10])
 }

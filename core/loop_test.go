@@ -10,7 +10,7 @@ import (
 
 func num(s string) json.Number { return json.Number(s) }
 
-// TestScenarios covers the loop of the core-engine issue: every scenario
+// TestScenarios covers the step machine's agent loop: every scenario
 // is checked against its golden envelope, and run both in process and one
 // serialized step at a time with identical envelopes.
 func TestScenarios(t *testing.T) {

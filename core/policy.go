@@ -52,32 +52,6 @@ func (p PolicyConfig) mode() string {
 	return p.Mode
 }
 
-// PolicyFragment is what a host tool-policy provider contributes.
-type PolicyFragment struct {
-	Deny                []string
-	DenyCategories      []string
-	MandatoryTools      []string
-	MandatoryCategories []string
-}
-
-// ToolPolicyProvider is a host-provided tool access policy.
-type ToolPolicyProvider func(ctx context.Context, pc PolicyContext) PolicyFragment
-
-// ToolAccessChecker is the caller-owned access check; false hides a tool.
-type ToolAccessChecker func(ctx context.Context, pc PolicyContext, decl ToolDeclaration) bool
-
-// ActionPolicyProvider is a host-provided action policy; "" means no
-// opinion.
-type ActionPolicyProvider func(ctx context.Context, pc PolicyContext, decl ToolDeclaration) string
-
-// PolicyContext is what policy hooks see.
-type PolicyContext struct {
-	RunID     string
-	Agent     string
-	Mode      string
-	Principal *Principal
-}
-
 // HiddenTool records why a declared tool is not visible.
 type HiddenTool struct {
 	Name   string `json:"name"`
@@ -209,24 +183,6 @@ func (m *Machine) hideReason(ctx context.Context, pc PolicyContext, d ToolDeclar
 	return ""
 }
 
-func safeFragment(ctx context.Context, f ToolPolicyProvider, pc PolicyContext) (out PolicyFragment) {
-	defer func() {
-		if recover() != nil {
-			out = PolicyFragment{}
-		}
-	}()
-	return f(ctx, pc)
-}
-
-func safeAccess(ctx context.Context, f ToolAccessChecker, pc PolicyContext, d ToolDeclaration) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false // fail closed
-		}
-	}()
-	return f(ctx, pc, d)
-}
-
 // Action policy levels, reported with the resolved policy.
 const (
 	LevelRuntimeDeny   = "runtime_deny"
@@ -286,23 +242,25 @@ func resolveActionPolicyBase(ctx context.Context, providers []ActionPolicyProvid
 	return ActionDirect, LevelGlobal
 }
 
-func safeActionProvider(ctx context.Context, f ActionPolicyProvider, pc PolicyContext, d ToolDeclaration) (v string) {
-	defer func() {
-		if recover() != nil {
-			v = ActionForbidden // fail closed
+func (st *RunState) isVisible(name string) bool {
+	for _, v := range st.Config.Visible {
+		if v == name {
+			return true
 		}
-	}()
-	return f(ctx, pc, d)
+	}
+	return false
 }
 
-// ActionPolicyFilter is the final say over a resolved action policy.
-type ActionPolicyFilter func(ctx context.Context, pc PolicyContext, d ToolDeclaration, resolved string) string
-
-func safeActionFilter(ctx context.Context, f ActionPolicyFilter, pc PolicyContext, d ToolDeclaration, cur string) (v string) {
-	defer func() {
-		if recover() != nil {
-			v = ActionForbidden
+func (st *RunState) visibleTools() []ToolDeclaration {
+	out := make([]ToolDeclaration, 0, len(st.Config.Visible))
+	for _, name := range st.Config.Visible {
+		if d, ok := st.Tool(name); ok {
+			out = append(out, d)
 		}
-	}()
-	return f(ctx, pc, d, cur)
+	}
+	return out
+}
+
+func (st *RunState) policyContext() PolicyContext {
+	return PolicyContext{RunID: st.RunID, Agent: st.Config.Agent, Mode: st.Config.Policy.mode(), Principal: st.Config.Principal}
 }

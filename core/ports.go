@@ -79,12 +79,6 @@ type Clock interface {
 	Now() time.Time
 }
 
-// ClockFunc adapts a function to Clock.
-type ClockFunc func() time.Time
-
-// Now calls f.
-func (f ClockFunc) Now() time.Time { return f() }
-
 // SystemClock reads the wall clock in UTC.
 type SystemClock struct{}
 

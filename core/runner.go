@@ -2,168 +2,18 @@ package core
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"sync"
-	"sync/atomic"
 )
-
-// ModelRouter picks a provider by ModelSpec.Provider.
-type ModelRouter map[string]ModelProvider
-
-// Complete routes req to the provider its model names.
-func (r ModelRouter) Complete(ctx context.Context, req ModelRequest) (ModelReply, error) {
-	p, ok := r[req.Model.Provider]
-	if !ok {
-		return ModelReply{}, fmt.Errorf("model provider %q is not enabled", req.Model.Provider)
-	}
-	return p.Complete(ctx, req)
-}
-
-// ExecuteTool runs one tool call, turning a panic into an error.
-func ExecuteTool(ctx context.Context, exec ToolExecutor, call ToolCall) (out any, err error) {
-	if exec == nil {
-		return nil, fmt.Errorf("no tool executor is configured for %s", call.ToolName)
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("panic: %v", r)
-		}
-	}()
-	return exec.Execute(ctx, call)
-}
-
-// IO holds the ports a step's I/O uses. Both runners perform steps with
-// it, so a step means the same in process and in a Lambda.
-type IO struct {
-	Model      ModelProvider
-	Tools      ToolExecutor
-	Summarizer Summarizer
-	// Compactor, when set, rewrites the deterministic summary of a
-	// context-trimmed model view; its errors fall back to that summary.
-	Compactor ContextCompactor
-}
-
-// Perform does the one piece of I/O a plan needs and returns the input to
-// apply. It returns nil for PlanSkip.
-func (io IO) Perform(ctx context.Context, step Step, plan Plan) Input {
-	switch plan.Kind {
-	case PlanApply:
-		return plan.Input
-	case PlanModel:
-		req := *plan.Model
-		if req.Trim != nil && io.Compactor != nil {
-			req.Messages = io.compactView(ctx, req)
-		}
-		if io.Model == nil {
-			return ModelReplied{Step: step, Err: fmt.Errorf("no model provider is configured")}
-		}
-		reply, err := io.Model.Complete(ctx, req)
-		return ModelReplied{Step: step, Reply: reply, Err: err}
-	case PlanTool:
-		out, err := ExecuteTool(ctx, io.Tools, *plan.Tool)
-		return ToolExecuted{Step: step, Output: out, Err: err}
-	case PlanCompact:
-		if io.Summarizer == nil {
-			return Compacted{Step: step, Err: fmt.Errorf("compaction is enabled but no summarizer is configured")}
-		}
-		summary, err := safeSummarize(ctx, io.Summarizer, SummaryRequest{RunID: plan.Compaction.RunID, Messages: plan.Compaction.Messages})
-		return Compacted{Step: step, Summary: summary, Err: err}
-	}
-	return nil
-}
-
-func safeSummarize(ctx context.Context, s Summarizer, req SummaryRequest) (out string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			out, err = "", fmt.Errorf("summarizer panicked: %v", r)
-		}
-	}()
-	return s.Summarize(ctx, req)
-}
-
-func (io IO) compactView(ctx context.Context, req ModelRequest) []Message {
-	summary, err := func() (s string, err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("compactor panicked: %v", r)
-			}
-		}()
-		return io.Compactor.CompactContext(ctx, req.Trim.Dropped)
-	}()
-	if err != nil || strings.TrimSpace(summary) == "" {
-		return req.Messages
-	}
-	msgs := append([]Message(nil), req.Messages...)
-	m := msgs[req.Trim.SummaryIndex]
-	m.Content = "[Context summary: " + strings.TrimSpace(summary) + "]"
-	msgs[req.Trim.SummaryIndex] = m
-	return msgs
-}
-
-// Cancellation check points (§13.2).
-const (
-	CheckIteration  = "iteration"    // top of each iteration
-	CheckBeforeLLM  = "before_model" // after steering, trimming and the input guardrail
-	CheckBeforeTool = "before_tool"  // before each tool execution
-)
-
-// CancelToken is a thread-safe cooperative cancellation flag (§13.2).
-type CancelToken struct {
-	cancelled atomic.Bool
-	mu        sync.Mutex
-	reason    string
-}
-
-// Cancel requests cancellation; the first reason wins.
-func (c *CancelToken) Cancel(reason string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.cancelled.Load() {
-		c.reason = reason
-		c.cancelled.Store(true)
-	}
-}
-
-// Cancelled reports whether cancellation was requested, and why.
-func (c *CancelToken) Cancelled() (bool, string) {
-	if c == nil || !c.cancelled.Load() {
-		return false, ""
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return true, c.reason
-}
-
-// SteeringQueue is the §13.5 steering queue: Send is safe from any
-// goroutine and Drain takes every queued message atomically.
-type SteeringQueue struct {
-	mu    sync.Mutex
-	items []string
-}
-
-// Send queues a message for the next iteration.
-func (q *SteeringQueue) Send(msg string) {
-	q.mu.Lock()
-	q.items = append(q.items, msg)
-	q.mu.Unlock()
-}
-
-// Drain removes and returns every queued message.
-func (q *SteeringQueue) Drain() []string {
-	if q == nil {
-		return nil
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	out := q.items
-	q.items = nil
-	return out
-}
 
 // Runner is the in-process runner: it drives a run through the machine
 // until the run pauses or ends, doing the model and tool I/O itself. It is
 // the library API, the test harness and the performance floor.
+//
+// Outside inputs reach a run only through Resume. To steer or cancel a run
+// while it is being driven, cancel the context of the Start, Continue or
+// Resume call that drives it (the runner stops before its next piece of
+// I/O and returns the context's error, leaving the unperformed steps
+// queued), then call Resume with Steer or Cancel.
 type Runner struct {
 	Machine *Machine
 	Model   ModelProvider
@@ -182,20 +32,9 @@ type Run struct {
 	Events      []Event
 	ToolResults []ToolExecutionResult
 	Audit       []AuditEvent
-	// Cancel and Steering, when set, are checked while the run is driven.
-	Cancel   *CancelToken
-	Steering *SteeringQueue
-	queue    []Step
+	// steps are the scheduled steps not yet performed, in order.
+	steps []Step
 }
-
-// RunOption configures a run started by a Runner.
-type RunOption func(*Run)
-
-// WithCancel attaches a cancellation token.
-func WithCancel(c *CancelToken) RunOption { return func(r *Run) { r.Cancel = c } }
-
-// WithSteering attaches a steering queue.
-func WithSteering(q *SteeringQueue) RunOption { return func(r *Run) { r.Steering = q } }
 
 // Envelope returns the run's result envelope.
 func (r *Run) Envelope() Envelope {
@@ -204,12 +43,14 @@ func (r *Run) Envelope() Envelope {
 
 // Start starts a run on a new session and drives it until it pauses or
 // ends.
-func (rn *Runner) Start(ctx context.Context, in StartInput, opts ...RunOption) (*Run, error) {
-	return rn.Continue(ctx, nil, in, opts...)
+func (rn *Runner) Start(ctx context.Context, in StartInput) (*Run, error) {
+	return rn.Continue(ctx, nil, in)
 }
 
 // Continue starts a run on a session whose transcript so far is prior.
-func (rn *Runner) Continue(ctx context.Context, prior []Message, in StartInput, opts ...RunOption) (*Run, error) {
+// When driving the run fails (its context is cancelled), it returns the
+// run with the error.
+func (rn *Runner) Continue(ctx context.Context, prior []Message, in StartInput) (*Run, error) {
 	in.FirstSeq = 1
 	if n := len(prior); n > 0 {
 		in.FirstSeq = prior[n-1].Seq + 1
@@ -219,9 +60,6 @@ func (rn *Runner) Continue(ctx context.Context, prior []Message, in StartInput, 
 		return nil, err
 	}
 	run := &Run{Transcript: append([]Message(nil), prior...)}
-	for _, o := range opts {
-		o(run)
-	}
 	rn.commit(ctx, run, out)
 	return run, rn.drive(ctx, run)
 }
@@ -247,56 +85,30 @@ func (rn *Runner) commit(ctx context.Context, run *Run, out Output) {
 	run.Events = append(run.Events, out.Events...)
 	run.ToolResults = append(run.ToolResults, out.ToolResults...)
 	run.Audit = append(run.Audit, out.Audit...)
-	run.queue = append(run.queue, out.Next...)
+	run.steps = append(run.steps, out.Next...)
 	for _, ev := range out.Events {
 		EmitSafely(ctx, rn.Sink, ev)
 	}
 }
 
-// checkpoint applies a requested cancellation; it reports whether the run
-// was cancelled.
-func (rn *Runner) checkpoint(ctx context.Context, run *Run) (bool, error) {
-	if ok, reason := run.Cancel.Cancelled(); ok && !IsTerminal(run.State.Status) {
-		out, err := rn.Machine.Apply(ctx, run.State, run.Transcript, Cancel{Reason: reason})
-		if err != nil {
-			return false, err
-		}
-		rn.commit(ctx, run, out)
-		run.queue = nil
-		return true, nil
-	}
-	return false, nil
-}
-
-// drive runs queued steps until none is left. Tool steps queued together
-// (parallel tool calls) execute concurrently; their outcomes are applied
-// in call order.
+// drive performs the scheduled steps until none is left. Tool steps
+// scheduled together (parallel tool calls) execute concurrently; their
+// outcomes are applied in call order. It checks ctx before each batch and
+// again after planning it (a hook may have cancelled it), so no I/O
+// starts once ctx is done; the batch then stays scheduled.
 func (rn *Runner) drive(ctx context.Context, run *Run) error {
 	io := rn.io()
-	for len(run.queue) > 0 {
+	for len(run.steps) > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if run.queue[0].Kind == StepModelTurn {
-			if stop, err := rn.checkpoint(ctx, run); stop || err != nil {
-				return err
-			}
-			for _, msg := range run.Steering.Drain() {
-				out, err := rn.Machine.Apply(ctx, run.State, run.Transcript, Steer{Content: msg})
-				if err != nil {
-					return err
-				}
-				rn.commit(ctx, run, out)
-			}
-		}
 		batch := 1
-		if run.queue[0].Kind == StepToolCall {
-			for batch < len(run.queue) && run.queue[batch].Kind == StepToolCall {
+		if run.steps[0].Kind == StepToolCall {
+			for batch < len(run.steps) && run.steps[batch].Kind == StepToolCall {
 				batch++
 			}
 		}
-		steps := run.queue[:batch]
-		run.queue = append([]Step(nil), run.queue[batch:]...)
+		steps := run.steps[:batch]
 		plans := make([]Plan, len(steps))
 		for i, step := range steps {
 			plan, err := rn.Machine.Plan(ctx, run.State, run.Transcript, step)
@@ -304,19 +116,11 @@ func (rn *Runner) drive(ctx context.Context, run *Run) error {
 				return err
 			}
 			plans[i] = plan
-			point := ""
-			switch plan.Kind {
-			case PlanModel:
-				point = CheckBeforeLLM
-			case PlanTool:
-				point = CheckBeforeTool
-			}
-			if point != "" && i == 0 {
-				if stop, err := rn.checkpoint(ctx, run); stop || err != nil {
-					return err
-				}
-			}
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		run.steps = append([]Step(nil), run.steps[batch:]...)
 		inputs := make([]Input, len(steps))
 		var wg sync.WaitGroup
 		for i, step := range steps {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -29,7 +30,7 @@ type scenario struct {
 	hooks        func(m *Machine)
 	resumes      []func(st RunState, clock *FixedClock) Input
 	// wantStatus is asserted besides the golden envelope.
-	wantStatus string
+	wantStatus RunStatus
 	// io adds a summarizer or compactor; model wraps the scripted model.
 	io    func(io *IO)
 	model func(ModelProvider) ModelProvider
@@ -38,13 +39,52 @@ type scenario struct {
 // scenarioEnv is fresh for every run of a scenario; handlers and hooks
 // reach it through env.
 type scenarioEnv struct {
-	Cancel   *CancelToken
-	Steering *SteeringQueue
+	mu sync.Mutex
+	// sent holds the outside inputs (a steer, a cancel) that handlers and
+	// hooks sent while the run was driven, oldest first.
+	sent []Input
+	// stop cancels the context driving the run, as a caller does to get an
+	// input in while the in-process runner drives; nil when stepwise.
+	stop context.CancelFunc
 }
 
 var env *scenarioEnv
 
-func newEnv() { env = &scenarioEnv{Cancel: &CancelToken{}, Steering: &SteeringQueue{}} }
+func newEnv() { env = &scenarioEnv{} }
+
+// send is how a handler or hook gives the run an outside input: the
+// harness applies it before the next step, the in-process one by stopping
+// the drive and calling Runner.Resume.
+func (e *scenarioEnv) send(in Input) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.sent = append(e.sent, in)
+	if e.stop != nil {
+		e.stop()
+	}
+}
+
+// take removes and returns the oldest sent input, or nil.
+func (e *scenarioEnv) take() Input {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.sent) == 0 {
+		return nil
+	}
+	in := e.sent[0]
+	e.sent = e.sent[1:]
+	return in
+}
+
+// driveContext returns a fresh context for one Start or Resume call;
+// send cancels it.
+func (e *scenarioEnv) driveContext() context.Context {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	e.stop = cancel
+	return ctx
+}
 
 func (sc scenario) ports() IO {
 	var model ModelProvider = ScriptedModel{}
@@ -155,13 +195,28 @@ func runInProcess(t *testing.T, sc scenario) Envelope {
 	newEnv()
 	io := sc.ports()
 	rn := &Runner{Machine: sc.machine(clock), Model: io.Model, Tools: io.Tools, Summarizer: io.Summarizer, Compactor: io.Compactor}
-	ctx := context.Background()
-	run, err := rn.Start(ctx, sc.start(), WithCancel(env.Cancel), WithSteering(env.Steering))
-	if err != nil {
+	var run *Run
+	// deliver resumes the run with each input sent while it was driven;
+	// sending one stopped the drive, so err is the context's error then.
+	deliver := func(err error) error {
+		for errors.Is(err, context.Canceled) {
+			in := env.take()
+			if in == nil {
+				break
+			}
+			err = rn.Resume(env.driveContext(), run, in)
+		}
+		return err
+	}
+	run, err := rn.Start(env.driveContext(), sc.start())
+	if run == nil {
+		t.Fatalf("start: %v", err)
+	}
+	if err := deliver(err); err != nil {
 		t.Fatalf("start: %v", err)
 	}
 	for i, r := range sc.resumes {
-		if err := rn.Resume(ctx, run, r(run.State, clock)); err != nil {
+		if err := deliver(rn.Resume(env.driveContext(), run, r(run.State, clock))); err != nil {
 			t.Fatalf("resume %d: %v", i, err)
 		}
 	}
@@ -261,39 +316,35 @@ func runStepwise(t *testing.T, sc scenario) Envelope {
 		}
 		s.commit(t, out)
 	}
-	// checkpoint mirrors the worker: a requested cancel is applied as an
-	// input and the queued steps become stale.
-	checkpoint := func() bool {
-		st, _ := s.load(t)
-		if ok, reason := env.Cancel.Cancelled(); ok && !IsTerminal(st.Status) {
-			apply(Cancel{Reason: reason})
-			return true
+	// deliver applies the inputs sent since it last looked, where the
+	// in-process runner checks its context: before a step and after
+	// planning it. It reports whether it applied any.
+	deliver := func() bool {
+		applied := false
+		for in := env.take(); in != nil; in = env.take() {
+			apply(in)
+			applied = true
 		}
-		return false
+		return applied
 	}
 	drain := func() {
 		for len(s.queue) > 0 {
+			if deliver() {
+				continue
+			}
 			var step Step
 			if err := decodeJSON(s.queue[0], &step); err != nil {
 				t.Fatal(err)
-			}
-			s.queue = s.queue[1:]
-			if step.Kind == StepModelTurn {
-				if checkpoint() {
-					continue
-				}
-				for _, msg := range env.Steering.Drain() {
-					apply(Steer{Content: msg})
-				}
 			}
 			st, tr := s.load(t)
 			plan, err := m.Plan(ctx, st, tr, step)
 			if err != nil {
 				t.Fatalf("plan: %v", err)
 			}
-			if (plan.Kind == PlanModel || plan.Kind == PlanTool) && checkpoint() {
+			if deliver() {
 				continue
 			}
+			s.queue = s.queue[1:]
 			in := io.Perform(ctx, step, plan)
 			if in == nil {
 				continue

@@ -6,27 +6,33 @@ import (
 	"time"
 )
 
-// StateVersion is the version of the serialized RunState shape.
-const StateVersion = 1
+// StateFormat is the version of the serialized RunState shape, stored as
+// RunState.Format. It is not RunState.Version, the optimistic-concurrency
+// version of one run.
+const StateFormat = 1
+
+// RunStatus is the status of a run. Its values are stored in run state
+// and sent in envelopes and views as they are.
+type RunStatus string
 
 // Run statuses.
 const (
-	StatusQueued                   = "queued"
-	StatusRunning                  = "running"
-	StatusRuntimeToolPending       = "runtime_tool_pending"
-	StatusApprovalRequired         = "approval_required"
-	StatusCompleted                = "completed"
-	StatusMaxTurnsReached          = "max_turns_reached"
-	StatusBudgetExceeded           = "budget_exceeded"
-	StatusFailed                   = "failed"
-	StatusCancelled                = "cancelled"
-	StatusInterrupted              = "interrupted"
-	StatusStalled                  = "stalled"
-	StatusTranscriptLockContention = "transcript_lock_contention"
+	StatusQueued                   RunStatus = "queued"
+	StatusRunning                            = "running"
+	StatusRuntimeToolPending                 = "runtime_tool_pending"
+	StatusApprovalRequired                   = "approval_required"
+	StatusCompleted                          = "completed"
+	StatusMaxTurnsReached                    = "max_turns_reached"
+	StatusBudgetExceeded                     = "budget_exceeded"
+	StatusFailed                             = "failed"
+	StatusCancelled                          = "cancelled"
+	StatusInterrupted                        = "interrupted"
+	StatusStalled                            = "stalled"
+	StatusTranscriptLockContention           = "transcript_lock_contention"
 )
 
 // IsTerminal reports whether a status ends a run.
-func IsTerminal(status string) bool {
+func IsTerminal(status RunStatus) bool {
 	switch status {
 	case StatusQueued, StatusRunning, StatusRuntimeToolPending, StatusApprovalRequired:
 		return false
@@ -34,19 +40,17 @@ func IsTerminal(status string) bool {
 	return true
 }
 
-// IsPaused reports whether a status waits for an outside input.
-func IsPaused(status string) bool {
-	return status == StatusRuntimeToolPending || status == StatusApprovalRequired
-}
+// CallStatus is the status of one tool call within a model turn.
+type CallStatus string
 
 // Call statuses within one model turn.
 const (
-	CallPending          = "pending"           // to be mediated; a step is scheduled when StepSeq != 0
-	CallAwaitingClient   = "awaiting_client"   // a client-tool request is pending
-	CallAwaitingApproval = "awaiting_approval" // an approval action is pending
-	CallApproved         = "approved"          // accepted; a step is scheduled to run it
-	CallResolved         = "resolved"          // result recorded, waiting to be appended in order
-	CallDone             = "done"              // result appended to the transcript
+	CallPending          CallStatus = "pending"           // to be mediated; a step is scheduled when StepSeq != 0
+	CallAwaitingClient              = "awaiting_client"   // a client-tool request is pending
+	CallAwaitingApproval            = "awaiting_approval" // an approval action is pending
+	CallApproved                    = "approved"          // accepted; a step is scheduled to run it
+	CallResolved                    = "resolved"          // result recorded, waiting to be appended in order
+	CallDone                        = "done"              // result appended to the transcript
 )
 
 // Duration is a time.Duration that reads and writes Go duration strings
@@ -131,7 +135,8 @@ func (c RunConfig) Validate() error {
 	if c.Model.Provider == "" {
 		return invalid("model.provider is required")
 	}
-	for name, ceiling := range c.Budgets {
+	for _, name := range sortedKeys(c.Budgets) {
+		ceiling := c.Budgets[name]
 		if !validBudgetName(name) {
 			return invalid("unknown budget %q (want turns, tool_calls, tool_calls_<tool> or total_tokens)", name)
 		}
@@ -181,7 +186,7 @@ type CallState struct {
 	ID         string         `json:"id"`
 	Name       string         `json:"name"`
 	Parameters map[string]any `json:"parameters"`
-	Status     string         `json:"status"`
+	Status     CallStatus     `json:"status"`
 	StepSeq    int64          `json:"step_seq,omitempty"`
 	RequestID  string         `json:"request_id,omitempty"`
 	ActionID   string         `json:"action_id,omitempty"`
@@ -199,8 +204,8 @@ type CallState struct {
 
 // stop records why the loop stops once the current turn's calls are in.
 type stop struct {
-	Status string `json:"status"`
-	Reason string `json:"reason"`
+	Status RunStatus `json:"status"`
+	Reason string    `json:"reason"`
 }
 
 // RunError describes why a run failed.
@@ -213,30 +218,61 @@ type RunError struct {
 // its size depends on the configuration and the current turn, never on
 // the transcript's length.
 type RunState struct {
-	V               int             `json:"v"`
-	RunID           string          `json:"run_id"`
-	SessionID       string          `json:"session_id"`
-	Status          string          `json:"status"`
-	Config          RunConfig       `json:"config"`
-	Turn            int             `json:"turn"`
-	Version         int64           `json:"version"`
-	StepSeq         int64           `json:"step_seq"`
-	ModelStep       int64           `json:"model_step,omitempty"`
-	FirstMsgSeq     int64           `json:"first_msg_seq"`
-	NextMsgSeq      int64           `json:"next_msg_seq"`
-	NextEventSeq    int64           `json:"next_event_seq"`
-	Budgets         []BudgetState   `json:"budgets,omitempty"`
-	Usage           map[string]any  `json:"usage"`
-	RequestMetadata map[string]any  `json:"request_metadata"`
-	Calls           []CallState     `json:"calls,omitempty"`
-	Queue           []QueuedMessage `json:"queue,omitempty"`
-	Stop            *stop           `json:"stop,omitempty"`
-	CompactTurn     int             `json:"compact_turn,omitempty"`
-	Budget          string          `json:"budget,omitempty"`
-	Error           *RunError       `json:"error,omitempty"`
-	Interrupted     map[string]any  `json:"interrupted,omitempty"`
-	CreatedAt       time.Time       `json:"created_at"`
-	UpdatedAt       time.Time       `json:"updated_at"`
+	// Format is StateFormat; Version below counts commits.
+	Format    int       `json:"v"`
+	RunID     string    `json:"run_id"`
+	SessionID string    `json:"session_id"`
+	Status    RunStatus `json:"status"`
+	Config    RunConfig `json:"config"`
+	Turn      int       `json:"turn"`
+	// Version counts the run's commits; each commit is conditioned on the
+	// previous Version (optimistic concurrency).
+	Version         int64          `json:"version"`
+	StepSeq         int64          `json:"step_seq"`
+	ModelStep       int64          `json:"model_step,omitempty"`
+	FirstMsgSeq     int64          `json:"first_msg_seq"`
+	NextMsgSeq      int64          `json:"next_msg_seq"`
+	NextEventSeq    int64          `json:"next_event_seq"`
+	Budgets         []BudgetState  `json:"budgets,omitempty"`
+	Usage           map[string]any `json:"usage"`
+	RequestMetadata map[string]any `json:"request_metadata"`
+	Calls           []CallState    `json:"calls,omitempty"`
+	// Inbox holds the user messages waiting for the next iteration; its
+	// JSON name predates the Go name.
+	Inbox       []InboxMessage `json:"queue,omitempty"`
+	Stop        *stop          `json:"stop,omitempty"`
+	CompactTurn int            `json:"compact_turn,omitempty"`
+	Budget      string         `json:"budget,omitempty"`
+	Error       *RunError      `json:"error,omitempty"`
+	Interrupted map[string]any `json:"interrupted,omitempty"`
+	CreatedAt   time.Time      `json:"created_at"`
+	UpdatedAt   time.Time      `json:"updated_at"`
+}
+
+// InboxMessage is a user message waiting in the run's inbox for the top
+// of the next iteration (steering or a completion-policy continuation).
+type InboxMessage struct {
+	Content string `json:"content"`
+	Source  string `json:"source"`
+}
+
+// addToInbox holds a user message for the top of the next iteration; an
+// identical completion-policy message already in the inbox is not added
+// twice.
+func (st *RunState) addToInbox(q InboxMessage) {
+	if q.Source == "completion_policy" {
+		for _, e := range st.Inbox {
+			if e == q {
+				return
+			}
+		}
+	}
+	st.Inbox = append(st.Inbox, q)
+}
+
+// inboxMessage is the transcript message of an inbox message.
+func inboxMessage(q InboxMessage) Message {
+	return Message{Role: RoleUser, Content: q.Content, Metadata: map[string]any{MetaSource: q.Source}}
 }
 
 // MarshalState serializes a run state.
@@ -249,24 +285,10 @@ func UnmarshalState(b []byte) (RunState, error) {
 	if err := decodeJSON(b, &st); err != nil {
 		return RunState{}, fmt.Errorf("decode run state: %w", err)
 	}
-	if st.V != StateVersion {
-		return RunState{}, fmt.Errorf("decode run state: unsupported version %d", st.V)
+	if st.Format != StateFormat {
+		return RunState{}, fmt.Errorf("decode run state: unsupported version %d", st.Format)
 	}
 	return st, nil
-}
-
-// Clone returns a deep copy of st, so a failed Apply never changes the
-// caller's state.
-func (st RunState) Clone() RunState {
-	b, err := MarshalState(st)
-	if err != nil {
-		panic(fmt.Sprintf("clone run state: %v", err))
-	}
-	out, err := UnmarshalState(b)
-	if err != nil {
-		panic(fmt.Sprintf("clone run state: %v", err))
-	}
-	return out
 }
 
 // Tool returns the declaration named name.

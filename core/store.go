@@ -198,11 +198,11 @@ func (st RunState) ScheduledSteps() []Step {
 	}
 	var out []Step
 	if st.ModelStep != 0 {
-		out = append(out, Step{Kind: StepModelTurn, V: StepVersion, RunID: st.RunID, Seq: st.ModelStep})
+		out = append(out, Step{Kind: StepModelTurn, Format: StepFormat, RunID: st.RunID, Seq: st.ModelStep})
 	}
 	for _, c := range st.Calls {
 		if (c.Status == CallPending || c.Status == CallApproved) && c.StepSeq != 0 {
-			out = append(out, Step{Kind: StepToolCall, V: StepVersion, RunID: st.RunID, Seq: c.StepSeq, CallID: c.ID})
+			out = append(out, Step{Kind: StepToolCall, Format: StepFormat, RunID: st.RunID, Seq: c.StepSeq, CallID: c.ID})
 		}
 	}
 	return out

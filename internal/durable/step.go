@@ -23,8 +23,8 @@ type Attempt struct {
 // the message, stale and duplicate deliveries included. A returned error
 // is retryable: the queue delivers the message again.
 func (e *Runner) HandleStep(ctx context.Context, step core.Step, d Attempt) error {
-	if step.V != core.StepVersion || step.RunID == "" || (step.Kind != core.StepModelTurn && step.Kind != core.StepToolCall) {
-		e.Log.ErrorContext(ctx, "dropping malformed step", "kind", step.Kind, "v", step.V, "run_id", step.RunID)
+	if step.Format != core.StepFormat || step.RunID == "" || (step.Kind != core.StepModelTurn && step.Kind != core.StepToolCall) {
+		e.Log.ErrorContext(ctx, "dropping malformed step", "kind", step.Kind, "v", step.Format, "run_id", step.RunID)
 		return nil
 	}
 	log := e.Log.With("run_id", step.RunID, "step_seq", step.Seq, "step_kind", step.Kind)

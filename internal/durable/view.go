@@ -21,7 +21,7 @@ type View struct {
 	RunID     string         `json:"run_id"`
 	SessionID string         `json:"session_id"`
 	Agent     string         `json:"agent"`
-	Status    string         `json:"status"`
+	Status    core.RunStatus `json:"status"`
 	Pending   PendingView    `json:"pending"`
 	Result    core.Envelope  `json:"result"`
 	Metadata  map[string]any `json:"metadata,omitempty"`

@@ -57,7 +57,7 @@ func (s *Store) plan(w core.Write) (*writePlan, error) {
 	p.run["tenant"] = avS(w.Tenant)
 	p.run["session"] = avS(st.SessionID)
 	p.run["version"] = avN(st.Version)
-	p.run["status"] = avS(st.Status)
+	p.run["status"] = avS(string(st.Status))
 	p.run["next_msg"] = avN(st.NextMsgSeq)
 	p.run["next_evt"] = avN(st.NextEventSeq)
 	p.run["cfg_h"] = avS(cfgHash)

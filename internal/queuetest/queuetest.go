@@ -80,11 +80,11 @@ func testEnqueueReceive(t *testing.T, q Queue) {
 		qs   core.QueuedStep
 	}{
 		{"model_turn", core.QueuedStep{
-			Step:  core.Step{Kind: core.StepModelTurn, V: core.StepVersion, RunID: "r-1", Seq: 3},
+			Step:  core.Step{Kind: core.StepModelTurn, Format: core.StepFormat, RunID: "r-1", Seq: 3},
 			Group: "s-1", DedupID: "r-1:3",
 		}},
 		{"tool_call", core.QueuedStep{
-			Step:  core.Step{Kind: core.StepToolCall, V: core.StepVersion, RunID: "r-2", Seq: 7, CallID: "call_1"},
+			Step:  core.Step{Kind: core.StepToolCall, Format: core.StepFormat, RunID: "r-2", Seq: 7, CallID: "call_1"},
 			Group: "r-2:call_1", DedupID: "r-2:7",
 		}},
 	}
@@ -372,7 +372,7 @@ func testLongIDs(t *testing.T, q Queue) {
 func steps(group string, seq int64, n int) []core.QueuedStep {
 	out := make([]core.QueuedStep, 0, n)
 	for i := range int64(n) {
-		s := core.Step{Kind: core.StepModelTurn, V: core.StepVersion, RunID: group, Seq: seq + i}
+		s := core.Step{Kind: core.StepModelTurn, Format: core.StepFormat, RunID: group, Seq: seq + i}
 		out = append(out, core.QueuedStep{Step: s, Group: group, DedupID: fmt.Sprintf("%s:%d", group, s.Seq)})
 	}
 	return out

@@ -93,7 +93,7 @@ func newFake(t *testing.T, f *fakeSQS) *Queue {
 func queued(n int, group string) []core.QueuedStep {
 	var out []core.QueuedStep
 	for i := 1; i <= n; i++ {
-		s := core.Step{Kind: core.StepModelTurn, V: core.StepVersion, RunID: "r-1", Seq: int64(i)}
+		s := core.Step{Kind: core.StepModelTurn, Format: core.StepFormat, RunID: "r-1", Seq: int64(i)}
 		out = append(out, core.QueuedStep{Step: s, Group: group, DedupID: "r-1:" + strconv.Itoa(i)})
 	}
 	return out

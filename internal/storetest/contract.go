@@ -384,7 +384,7 @@ func testCommitWrongVersion(t *testing.T, newStore func(*testing.T) Store) {
 // withEvents returns out with n more status events (a write of more than
 // 100 records when n is large), each naming writer.
 func withEvents(out core.Output, n int, writer string) core.Output {
-	st := out.State.Clone()
+	st := out.State
 	evs := append([]core.Event(nil), out.Events...)
 	for i := 0; i < n; i++ {
 		evs = append(evs, core.Event{Seq: st.NextEventSeq, Type: core.EventStatus, Turn: st.Turn, At: st.UpdatedAt,
@@ -481,7 +481,7 @@ func testCommitReleasesLock(t *testing.T, newStore func(*testing.T) Store) {
 		cfg      core.RunConfig
 		reqTools []any
 		finish   func(h *harness)
-		status   string
+		status   core.RunStatus
 	}{
 		{"completed", config(t, turn("Hello.")), nil, func(h *harness) { h.drive("r-1") }, core.StatusCompleted},
 		{"cancelled while paused",
@@ -535,7 +535,7 @@ func testCommitLarge(t *testing.T, newStore func(*testing.T) Store) {
 			h := newHarness(t, s, "tenant-"+tc.name)
 			first := h.mustStart("r-1", "s-1", config(t, turn("Hello.")), nil, user("Hi")...)
 			prev := h.load("r-1")
-			big := core.Output{State: prev.Clone()}
+			big := core.Output{State: prev}
 			for i := 0; i < tc.bigs; i++ {
 				big.Messages = append(big.Messages, core.Message{Role: core.RoleUser, Content: fmt.Sprintf("%d:%s", i, bigText), Seq: big.State.NextMsgSeq})
 				big.State.NextMsgSeq++

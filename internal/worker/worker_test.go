@@ -37,7 +37,7 @@ func TestBatchFailuresKeepGroupOrder(t *testing.T) {
 	}
 	w := a.Worker
 	step := func(run string, seq int64) string {
-		b, _ := json.Marshal(core.Step{Kind: core.StepModelTurn, V: core.StepVersion, RunID: run, Seq: seq})
+		b, _ := json.Marshal(core.Step{Kind: core.StepModelTurn, Format: core.StepFormat, RunID: run, Seq: seq})
 		return string(b)
 	}
 	ev := events.SQSEvent{Records: []events.SQSMessage{

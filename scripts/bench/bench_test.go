@@ -42,10 +42,10 @@ func TestSmoke(t *testing.T) {
 		}
 		runs := p.reps[c.Runtime][c.Workload.Turns]
 		want := map[string]int{
-			kindName(core.StepModelTurn, classFirst):  runs,
-			kindName(core.StepModelTurn, classSteady): runs * (c.Workload.Turns - 1),
-			kindName(core.StepToolCall, classSteady):  runs * c.Workload.Turns,
-			kindName(core.StepModelTurn, classFinal):  runs,
+			kindName(string(core.StepModelTurn), classFirst):  runs,
+			kindName(string(core.StepModelTurn), classSteady): runs * (c.Workload.Turns - 1),
+			kindName(string(core.StepToolCall), classSteady):  runs * c.Workload.Turns,
+			kindName(string(core.StepModelTurn), classFinal):  runs,
 		}
 		for k, n := range want {
 			if kinds[k] != n {

@@ -172,7 +172,7 @@ func concurrent(ctx context.Context, d *distRuntime, n int) (concResult, error) 
 		if err != nil {
 			return res, fmt.Errorf("concurrency %s: %w", d.name, err)
 		}
-		if err := w.check(final.State.Status, msgs); err != nil {
+		if err := w.check(string(final.State.Status), msgs); err != nil {
 			return res, fmt.Errorf("concurrency %s: %w", d.name, err)
 		}
 	}
@@ -208,10 +208,10 @@ func minRunRT(w workload) float64 {
 			sum += c * n
 		}
 	}
-	add(core.StepModelTurn, classFirst, 1)
-	add(core.StepModelTurn, classSteady, w.Turns-1)
-	add(core.StepToolCall, classSteady, w.Turns)
-	add(core.StepModelTurn, classFinal, 1)
+	add(string(core.StepModelTurn), classFirst, 1)
+	add(string(core.StepModelTurn), classSteady, w.Turns-1)
+	add(string(core.StepToolCall), classSteady, w.Turns)
+	add(string(core.StepModelTurn), classFinal, 1)
 	return float64(sum) / float64(w.steps())
 }
 

@@ -112,11 +112,11 @@ func runInProcess(ctx context.Context, reg *agents.Registry, tools core.ToolExec
 	rn := &core.Runner{
 		Machine: core.NewMachine(core.SystemClock{}),
 		Model: modelFunc(func(ctx context.Context, r core.ModelRequest) (core.ModelReply, error) {
-			mk.mark(core.StepModelTurn)
+			mk.mark(string(core.StepModelTurn))
 			return model.Complete(ctx, r)
 		}),
 		Tools: core.ToolExecutorFunc(func(ctx context.Context, c core.ToolCall) (any, error) {
-			mk.mark(core.StepToolCall)
+			mk.mark(string(core.StepToolCall))
 			return tools.Execute(ctx, c)
 		}),
 	}
@@ -125,7 +125,7 @@ func runInProcess(ctx context.Context, reg *agents.Registry, tools core.ToolExec
 		return nil, fmt.Errorf("in-process %s: %w", w, err)
 	}
 	end := mark{wall: time.Now(), cpu: cpuNow()}
-	if err := w.check(run.State.Status, run.Transcript); err != nil {
+	if err := w.check(string(run.State.Status), run.Transcript); err != nil {
 		return nil, fmt.Errorf("in-process: %w", err)
 	}
 	marks := append(mk.marks, end)
@@ -298,7 +298,7 @@ func (d *distRuntime) run(ctx context.Context, w workload) (runResult, error) {
 	for _, s := range rr.finish() {
 		res.Reload.add(s)
 	}
-	if err := w.check(final.State.Status, msgs); err != nil {
+	if err := w.check(string(final.State.Status), msgs); err != nil {
 		return res, fmt.Errorf("%s: %w", d.name, err)
 	}
 	if len(res.Samples) < w.steps() {
@@ -309,7 +309,7 @@ func (d *distRuntime) run(ctx context.Context, w workload) (runResult, error) {
 
 // sample turns a step's recorders into its sample, with its minimum.
 func sample(step core.Step, first bool, wall, cpu time.Duration, r, esm *recorder) stepSample {
-	s := stepSample{Kind: step.Kind, Class: classSteady, Wall: wall, CPU: cpu, Ops: r.finish(), ESM: esm.finish()}
+	s := stepSample{Kind: string(step.Kind), Class: classSteady, Wall: wall, CPU: cpu, Ops: r.finish(), ESM: esm.finish()}
 	if first {
 		s.Class = classFirst
 	}
@@ -378,7 +378,7 @@ func kb4(n int64) float64 { return float64((n + 4095) / 4096) }
 // once.
 func minOps(kind, class string) map[string]int {
 	m := map[string]int{opStateRead: 1, opCommit: 1, opEnqueue: 1}
-	if kind == core.StepToolCall {
+	if kind == string(core.StepToolCall) {
 		m[opIntentClaim] = 1
 	}
 	if class == classFinal {

@@ -1,0 +1,116 @@
+package core
+
+// Input is one input to Apply.
+type Input interface{ isInput() }
+
+// ModelReplied is the outcome of a model_turn step's model call.
+type ModelReplied struct {
+	Step  Step
+	Reply ModelReply
+	Err   error
+}
+
+// ToolExecuted is the outcome of a tool_call step's execution.
+type ToolExecuted struct {
+	Step   Step
+	Output any
+	Err    error
+}
+
+// ToolDecided is a tool_call step resolved by mediation without
+// execution: a synthetic result or a pause.
+type ToolDecided struct {
+	Step     Step
+	Decision Decision
+}
+
+// DecisionKind is the kind of a mediation decision.
+type DecisionKind string
+
+// Decision kinds of ToolDecided.
+const (
+	DecideResult        DecisionKind = "result"
+	DecideAwaitClient                = "await_client"
+	DecideAwaitApproval              = "await_approval"
+)
+
+// Decision is a mediation outcome that needs no execution.
+type Decision struct {
+	Kind     DecisionKind
+	Result   ToolResult
+	Complete bool
+	// Duplicate marks a duplicate-call correction.
+	Duplicate bool
+}
+
+// ClientResult submits a client tool's result.
+type ClientResult struct {
+	RequestID string
+	Success   bool
+	Result    any
+	Error     string
+}
+
+// ApprovalDecision accepts or rejects a pending action.
+type ApprovalDecision struct {
+	ActionID string
+	Decision string // "accept" or "reject"
+	Reason   string
+}
+
+// Expire expires every pending request and action whose time has come.
+type Expire struct{}
+
+// Compacted is the outcome of a compaction step.
+type Compacted struct {
+	Step    Step
+	Summary string
+	Err     error
+}
+
+// GuardrailDenied is the input guardrail's denial, planned for a model
+// step; applying it fails the run.
+type GuardrailDenied struct {
+	Step   Step
+	Kind   string
+	Reason string
+}
+
+// Steer adds a user message to the run's inbox for the top of its next
+// iteration.
+type Steer struct{ Content string }
+
+// MaxSteeringChars caps one steering message.
+const MaxSteeringChars = 100_000
+
+// Cancel ends the run cooperatively with status cancelled.
+type Cancel struct{ Reason string }
+
+// Interrupt ends the run with status interrupted; Metadata (such as
+// source) is copied into the envelope's interrupted field.
+type Interrupt struct {
+	Reason   string
+	Metadata map[string]any
+}
+
+func (ModelReplied) isInput() {}
+
+func (ToolExecuted) isInput() {}
+
+func (ToolDecided) isInput() {}
+
+func (ClientResult) isInput() {}
+
+func (ApprovalDecision) isInput() {}
+
+func (Expire) isInput() {}
+
+func (Compacted) isInput() {}
+
+func (GuardrailDenied) isInput() {}
+
+func (Steer) isInput() {}
+
+func (Cancel) isInput() {}
+
+func (Interrupt) isInput() {}

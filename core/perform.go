@@ -1,0 +1,79 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// ModelRouter picks a provider by ModelSpec.Provider.
+type ModelRouter map[string]ModelProvider
+
+// Complete routes req to the provider its model names.
+func (r ModelRouter) Complete(ctx context.Context, req ModelRequest) (ModelReply, error) {
+	p, ok := r[req.Model.Provider]
+	if !ok {
+		return ModelReply{}, fmt.Errorf("model provider %q is not enabled", req.Model.Provider)
+	}
+	return p.Complete(ctx, req)
+}
+
+// ExecuteTool runs one tool call, turning a panic into an error.
+func ExecuteTool(ctx context.Context, exec ToolExecutor, call ToolCall) (any, error) {
+	if exec == nil {
+		return nil, fmt.Errorf("no tool executor is configured for %s", call.ToolName)
+	}
+	return guardErr(func() (any, error) { return exec.Execute(ctx, call) }, func(r any) error { return fmt.Errorf("panic: %v", r) })
+}
+
+// IO holds the ports a step's I/O uses. Both runners perform steps with
+// it, so a step means the same in process and in a Lambda.
+type IO struct {
+	Model      ModelProvider
+	Tools      ToolExecutor
+	Summarizer Summarizer
+	// Compactor, when set, rewrites the deterministic summary of a
+	// context-trimmed model view; its errors fall back to that summary.
+	Compactor ContextCompactor
+}
+
+// Perform does the one piece of I/O a plan needs and returns the input to
+// apply. It returns nil for PlanSkip.
+func (io IO) Perform(ctx context.Context, step Step, plan Plan) Input {
+	switch plan.Kind {
+	case PlanApply:
+		return plan.Input
+	case PlanModel:
+		req := *plan.Model
+		if req.Trim != nil && io.Compactor != nil {
+			req.Messages = io.compactView(ctx, req)
+		}
+		if io.Model == nil {
+			return ModelReplied{Step: step, Err: fmt.Errorf("no model provider is configured")}
+		}
+		reply, err := io.Model.Complete(ctx, req)
+		return ModelReplied{Step: step, Reply: reply, Err: err}
+	case PlanTool:
+		out, err := ExecuteTool(ctx, io.Tools, *plan.Tool)
+		return ToolExecuted{Step: step, Output: out, Err: err}
+	case PlanCompact:
+		if io.Summarizer == nil {
+			return Compacted{Step: step, Err: fmt.Errorf("compaction is enabled but no summarizer is configured")}
+		}
+		summary, err := safeSummarize(ctx, io.Summarizer, SummaryRequest{RunID: plan.Compaction.RunID, Messages: plan.Compaction.Messages})
+		return Compacted{Step: step, Summary: summary, Err: err}
+	}
+	return nil
+}
+
+func (io IO) compactView(ctx context.Context, req ModelRequest) []Message {
+	summary, err := safeCompact(ctx, io.Compactor, req.Trim.Dropped)
+	if err != nil || strings.TrimSpace(summary) == "" {
+		return req.Messages
+	}
+	msgs := append([]Message(nil), req.Messages...)
+	m := msgs[req.Trim.SummaryIndex]
+	m.Content = "[Context summary: " + strings.TrimSpace(summary) + "]"
+	msgs[req.Trim.SummaryIndex] = m
+	return msgs
+}

@@ -1,0 +1,765 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Apply folds one input into the run and returns the transition's output.
+// It never changes st; on error the caller's state is untouched and the
+// output is empty.
+func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, in Input) (Output, error) {
+	s := st.cloneMutable()
+	t := &transition{m: m, st: &s, now: m.Clock.Now(), out: &Output{}, transcript: transcript}
+	var err error
+	switch in := in.(type) {
+	case ModelReplied:
+		err = t.modelReplied(ctx, in)
+	case ToolExecuted:
+		err = t.toolExecuted(ctx, in)
+	case ToolDecided:
+		err = t.toolDecided(ctx, in)
+	case ClientResult:
+		err = t.clientResult(ctx, in)
+	case ApprovalDecision:
+		err = t.approval(ctx, in)
+	case Expire:
+		err = t.expire(ctx)
+	case Compacted:
+		err = t.compacted(in)
+	case GuardrailDenied:
+		err = t.guardrailDenied(ctx, in)
+	case Steer:
+		err = t.steer(in)
+	case Cancel:
+		reason := strings.TrimSpace(in.Reason)
+		if reason == "" {
+			reason = "cancelled by the caller"
+		}
+		err = t.cancel(ctx, StatusCancelled, ErrTypeCancelled, reason, nil)
+	case Interrupt:
+		reason := strings.TrimSpace(in.Reason)
+		if reason == "" {
+			reason = "interrupted"
+		}
+		meta := cloneObject(in.Metadata)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta["action"] = "interrupt"
+		meta["reason"] = reason
+		err = t.cancel(ctx, StatusInterrupted, ErrTypeCancelled, reason, meta)
+	case nil:
+		err = invalid("nil input")
+	default:
+		err = invalid("unsupported input %T", in)
+	}
+	if err != nil {
+		return Output{}, err
+	}
+	s.Version++
+	s.UpdatedAt = t.now
+	t.out.State = s
+	return *t.out, nil
+}
+
+// cloneMutable copies the parts of the state a transition mutates.
+func (st RunState) cloneMutable() RunState {
+	st.Calls = append([]CallState(nil), st.Calls...)
+	st.Budgets = append([]BudgetState(nil), st.Budgets...)
+	st.Inbox = append([]InboxMessage(nil), st.Inbox...)
+	u := make(map[string]any, len(st.Usage))
+	for k, v := range st.Usage {
+		u[k] = v
+	}
+	st.Usage = u
+	return st
+}
+
+// transition is one application of an input (or of a start) to a run: it
+// changes its own copy of the run state and accumulates the output. It
+// holds no context.Context; the methods that may call a hook take ctx as
+// their first parameter.
+type transition struct {
+	m  *Machine
+	st *RunState
+	// now is the machine clock's reading, taken once per transition.
+	now time.Time
+	out *Output
+	// transcript is the session transcript the input was applied to.
+	transcript []Message
+	// external marks an outside input (a client result, an approval, a
+	// steer, a cancel, an expiry) rather than the outcome of a step.
+	external bool
+}
+
+func (t *transition) emit(typ string, data map[string]any) {
+	ev := Event{Seq: t.st.NextEventSeq, Type: typ, Turn: t.st.Turn, At: t.now, Data: data}
+	t.st.NextEventSeq++
+	t.out.Events = append(t.out.Events, ev)
+}
+
+func (t *transition) appendMessage(msg Message) {
+	msg.Seq = t.st.NextMsgSeq
+	t.st.NextMsgSeq++
+	t.out.Messages = append(t.out.Messages, msg)
+}
+
+func (t *transition) schedule(kind StepKind, callID string) int64 {
+	t.st.StepSeq++
+	seq := t.st.StepSeq
+	t.out.Next = append(t.out.Next, Step{Kind: kind, Format: StepFormat, RunID: t.st.RunID, Seq: seq, CallID: callID})
+	return seq
+}
+
+// beginTurn starts the iteration of a planned model_turn step: it checks
+// the step is current, counts the turn and drains the inbox's user
+// messages the model saw.
+func (t *transition) beginTurn(step Step) error {
+	s := t.st
+	if IsTerminal(s.Status) {
+		return ErrTerminal
+	}
+	if step.Kind != StepModelTurn || step.Seq != s.ModelStep || s.ModelStep == 0 {
+		return fmt.Errorf("%w: model_turn %d", ErrStaleStep, step.Seq)
+	}
+	s.ModelStep = 0
+	view, trim := s.modelView(t.transcript)
+	s.Turn++
+	t.emit(EventTurnStarted, map[string]any{"turn": s.Turn})
+	t.drainInbox(view, trim)
+	return nil
+}
+
+// drainInbox appends the inbox's user messages at the top of an iteration
+// and reports the mutations, then reports whether the model's view was
+// trimmed to the context budget.
+func (t *transition) drainInbox(view []Message, trim *TrimResult) {
+	s := t.st
+	inbox := s.Inbox
+	s.Inbox = nil
+	steering := 0
+	for _, q := range inbox {
+		t.appendMessage(inboxMessage(q))
+		if q.Source == "steering" {
+			steering++
+		}
+	}
+	if len(inbox) > 0 {
+		t.emit(EventMessagesUpdated, map[string]any{"reason": "queued_messages", "appended": len(inbox)})
+	}
+	if steering > 0 {
+		t.emit(EventStatus, map[string]any{"message": fmt.Sprintf("Injected %d steering message(s)", steering)})
+	}
+	if trim != nil {
+		t.emit(EventMessagesUpdated, map[string]any{"reason": "context_trimmed", "dropped": len(trim.Dropped), "kept": len(view), "budget": s.Config.ContextBudget})
+	}
+}
+
+func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
+	s := t.st
+	if err := t.beginTurn(in.Step); err != nil {
+		return err
+	}
+	if in.Err != nil {
+		t.fail(ctx, "model_error", in.Err.Error())
+		return nil
+	}
+	if g := t.m.Guardrails.Output; g != nil {
+		msg := assistantView(in.Reply)
+		if res := checkGuardrail(func() GuardrailResult { return g(ctx, msg) }); !res.Allowed {
+			t.guardrailFail(ctx, "output", res.Reason)
+			return nil
+		}
+	}
+	accumulateUsage(s.Usage, in.Reply.Usage)
+	if len(in.Reply.RequestMetadata) > 0 {
+		s.RequestMetadata = cloneObject(in.Reply.RequestMetadata)
+	}
+	if b := s.budget(BudgetTurns); b != nil {
+		b.Current++
+	}
+	if b := s.budget(BudgetTotalTokens); b != nil {
+		b.Current = int(numberOf(s.Usage["total_tokens"]))
+	}
+	if strings.TrimSpace(in.Reply.Content) != "" {
+		t.appendMessage(Message{Role: RoleAssistant, Content: in.Reply.Content, Metadata: map[string]any{MetaTurn: s.Turn}})
+	}
+	if len(in.Reply.ToolCalls) == 0 {
+		t.finish(StatusCompleted)
+		return nil
+	}
+	used := map[string]bool{}
+	for _, msg := range t.transcript {
+		if id := msg.ToolCallID(); id != "" {
+			used[id] = true
+		}
+	}
+	s.Calls = make([]CallState, 0, len(in.Reply.ToolCalls))
+	for i, rc := range in.Reply.ToolCalls {
+		id := strings.TrimSpace(rc.ID)
+		if id == "" {
+			id = fmt.Sprintf("call_%d_%d", s.Turn, i+1)
+		}
+		base := id
+		for n := 2; used[id]; n++ {
+			id = base + "_" + strconv.Itoa(n)
+		}
+		used[id] = true
+		params := cloneObject(rc.Parameters)
+		if params == nil {
+			params = map[string]any{}
+		}
+		name := strings.TrimSpace(rc.Name)
+		s.Calls = append(s.Calls, CallState{ID: id, Name: name, Parameters: params, Status: CallPending})
+		msg := toolCallMessage(id, name, params)
+		msg.Metadata[MetaTurn] = s.Turn
+		t.appendMessage(msg)
+		t.emit(EventToolCall, map[string]any{"tool_name": name, "tool_call_id": id, "parameters": RedactedParameters(params)})
+	}
+	if s.Config.ParallelToolCalls {
+		for i := range s.Calls {
+			s.Calls[i].StepSeq = t.schedule(StepToolCall, s.Calls[i].ID)
+		}
+	}
+	t.settle(ctx)
+	return nil
+}
+
+func assistantView(r ModelReply) Message {
+	m := Message{Role: RoleAssistant, Content: r.Content}
+	if len(r.ToolCalls) > 0 {
+		calls := make([]any, len(r.ToolCalls))
+		for i, c := range r.ToolCalls {
+			calls[i] = map[string]any{"id": c.ID, "name": c.Name, "parameters": paramsValue(cloneObject(c.Parameters))}
+		}
+		m.Metadata = map[string]any{"tool_calls": calls}
+	}
+	return m
+}
+
+func (t *transition) guardrailDenied(ctx context.Context, in GuardrailDenied) error {
+	if err := t.beginTurn(in.Step); err != nil {
+		return err
+	}
+	t.guardrailFail(ctx, in.Kind, in.Reason)
+	return nil
+}
+
+func (t *transition) guardrailFail(ctx context.Context, kind, reason string) {
+	msg := fmt.Sprintf("%s guardrail denied: %s", strings.ToUpper(kind[:1])+kind[1:], reason)
+	t.emit(EventError, map[string]any{"message": msg, "guardrail": kind})
+	t.fail(ctx, "guardrail", msg)
+}
+
+func (t *transition) compacted(in Compacted) error {
+	s := t.st
+	if IsTerminal(s.Status) {
+		return ErrTerminal
+	}
+	if in.Step.Kind != StepModelTurn || in.Step.Seq != s.ModelStep || s.ModelStep == 0 {
+		return fmt.Errorf("%w: compaction for model_turn %d", ErrStaleStep, in.Step.Seq)
+	}
+	s.CompactTurn = s.Turn + 1
+	compact, through, retained, ok := compactionPlan(s.Config.Compaction, compactedView(t.transcript))
+	if !ok {
+		return fmt.Errorf("%w: nothing to compact", ErrStaleStep)
+	}
+	t.emit(EventCompactionStarted, map[string]any{"messages": len(compact), "compacted_through": through})
+	summary := strings.TrimSpace(in.Summary)
+	switch {
+	case in.Err != nil:
+		t.emit(EventCompactionFailed, map[string]any{"error": in.Err.Error(), "transcript_preserved": true})
+	case summary == "":
+		t.emit(EventCompactionFailed, map[string]any{"error": "the summarizer returned an empty summary", "transcript_preserved": true})
+	default:
+		meta := map[string]any{"status": "compacted", "compacted_through": through, "compacted_count": len(compact), "retained_count": retained, "summary_chars": utf8.RuneCountInString(summary)}
+		t.appendMessage(Message{Role: RoleUser, Content: "[Conversation summary: " + summary + "]", Metadata: map[string]any{MetaSource: "compaction", MetaCompaction: meta}})
+		t.emit(EventCompactionCompleted, cloneObject(meta))
+	}
+	s.ModelStep = t.schedule(StepModelTurn, "")
+	t.setActiveStatus()
+	return nil
+}
+
+func (t *transition) stepCall(step Step) (*CallState, error) {
+	if IsTerminal(t.st.Status) {
+		return nil, ErrTerminal
+	}
+	_, c := t.st.call(step.CallID)
+	if step.Kind != StepToolCall || c == nil || c.StepSeq != step.Seq || (c.Status != CallPending && c.Status != CallApproved) {
+		return nil, fmt.Errorf("%w: tool_call %d (%s)", ErrStaleStep, step.Seq, step.CallID)
+	}
+	c.StepSeq = 0
+	return c, nil
+}
+
+func (t *transition) toolExecuted(ctx context.Context, in ToolExecuted) error {
+	c, err := t.stepCall(in.Step)
+	if err != nil {
+		return err
+	}
+	decl, _ := t.st.Tool(c.Name)
+	res := NormalizeToolOutput(decl, in.Output, in.Err)
+	t.resolve(c, res)
+	t.settle(ctx)
+	return nil
+}
+
+func (t *transition) toolDecided(ctx context.Context, in ToolDecided) error {
+	c, err := t.stepCall(in.Step)
+	if err != nil {
+		return err
+	}
+	d := in.Decision
+	c.Complete = d.Complete
+	switch d.Kind {
+	case DecideResult:
+		if d.Duplicate {
+			t.emit(EventDuplicateToolCall, map[string]any{"tool_name": c.Name, "tool_call_id": c.ID})
+		}
+		decl, _ := t.st.Tool(c.Name)
+		res := d.Result
+		res.ToolName = c.Name
+		res.Runtime = mergeRuntime(decl.Runtime, res.Runtime)
+		t.resolve(c, res)
+	case DecideAwaitClient:
+		exp := t.now.Add(time.Duration(t.st.Config.PendingTTL))
+		c.Status = CallAwaitingClient
+		c.RequestID = derivedID("treq", t.st.RunID, c.ID)
+		c.ExpiresAt = &exp
+		t.emit(EventRuntimeToolPending, map[string]any{
+			"request_id": c.RequestID, "tool_call_id": c.ID, "tool_name": c.Name,
+			"parameters": RedactedParameters(c.Parameters), "expires_at": exp.Format(time.RFC3339Nano),
+		})
+	case DecideAwaitApproval:
+		exp := t.now.Add(time.Duration(t.st.Config.PendingTTL))
+		decl, _ := t.st.Tool(c.Name)
+		red := RedactedParameters(c.Parameters)
+		c.Status = CallAwaitingApproval
+		c.ActionID = derivedID("act", t.st.RunID, c.ID)
+		c.ExpiresAt = &exp
+		c.Summary = approvalSummary(c.Name, red)
+		c.Preview = map[string]any{"tool_name": c.Name, "description": decl.Description, "parameters": red}
+		t.emit(EventApprovalRequired, map[string]any{
+			"action_id": c.ActionID, "tool_call_id": c.ID, "tool_name": c.Name,
+			"summary": c.Summary, "parameters": red, "expires_at": exp.Format(time.RFC3339Nano),
+		})
+	default:
+		return invalid("unknown decision %q", d.Kind)
+	}
+	t.settle(ctx)
+	return nil
+}
+
+func approvalSummary(name string, redacted map[string]any) string {
+	b, _ := CanonicalJSON(redacted)
+	s := fmt.Sprintf("Call %s with %s", name, b)
+	if len(s) > 500 {
+		s = truncateUTF8(s, 497) + "..."
+	}
+	return s
+}
+
+func (t *transition) clientResult(ctx context.Context, in ClientResult) error {
+	t.external = true
+	if IsTerminal(t.st.Status) {
+		return ErrTerminal
+	}
+	c, err := t.awaiting(CallAwaitingClient, in.RequestID)
+	if err != nil {
+		return err
+	}
+	t.emit(EventRuntimeToolSubmitted, map[string]any{"request_id": c.RequestID, "tool_call_id": c.ID, "tool_name": c.Name, "success": in.Success})
+	if in.Success {
+		decl, _ := t.st.Tool(c.Name)
+		t.resolve(c, NormalizeToolOutput(decl, map[string]any{"success": true, "result": in.Result}, nil))
+	} else {
+		msg := strings.TrimSpace(in.Error)
+		if msg == "" {
+			msg = "The client reported that the tool failed"
+		}
+		t.resolveFailed(c, ErrTypeClientError, msg)
+	}
+	t.settle(ctx)
+	return nil
+}
+
+func (t *transition) approval(ctx context.Context, in ApprovalDecision) error {
+	t.external = true
+	if IsTerminal(t.st.Status) {
+		return ErrTerminal
+	}
+	if in.Decision != "accept" && in.Decision != "reject" {
+		return invalid("decision must be \"accept\" or \"reject\", got %q", in.Decision)
+	}
+	c, err := t.awaiting(CallAwaitingApproval, in.ActionID)
+	if err != nil {
+		return err
+	}
+	data := map[string]any{"action_id": c.ActionID, "tool_call_id": c.ID, "tool_name": c.Name, "decision": in.Decision}
+	if in.Reason != "" {
+		data["reason"] = in.Reason
+	}
+	t.emit(EventApprovalDecided, data)
+	if in.Decision == "accept" {
+		c.Approved = true
+		c.Status = CallApproved
+		c.ExpiresAt = nil
+		c.StepSeq = t.schedule(StepToolCall, c.ID)
+	} else {
+		msg := fmt.Sprintf("The approver rejected the call to '%s'", c.Name)
+		if r := strings.TrimSpace(in.Reason); r != "" {
+			msg += ": " + r
+		}
+		t.resolveFailed(c, ErrTypeRejected, msg)
+	}
+	t.settle(ctx)
+	return nil
+}
+
+func (t *transition) expire(ctx context.Context) error {
+	t.external = true
+	if IsTerminal(t.st.Status) {
+		return ErrTerminal
+	}
+	n := 0
+	for i := range t.st.Calls {
+		c := &t.st.Calls[i]
+		if (c.Status != CallAwaitingClient && c.Status != CallAwaitingApproval) || c.ExpiresAt == nil || t.now.Before(*c.ExpiresAt) {
+			continue
+		}
+		kind, id, msg := "tool_request", c.RequestID, fmt.Sprintf("The client tool request for '%s' expired before a result was submitted", c.Name)
+		if c.Status == CallAwaitingApproval {
+			kind, id, msg = "action", c.ActionID, fmt.Sprintf("The approval request for '%s' expired before a decision was made", c.Name)
+		}
+		t.emit(EventPendingExpired, map[string]any{"kind": kind, "id": id, "tool_call_id": c.ID, "tool_name": c.Name})
+		t.resolveFailed(c, ErrTypeTimedOut, msg)
+		n++
+	}
+	if n == 0 {
+		return ErrNothingToApply
+	}
+	t.settle(ctx)
+	return nil
+}
+
+func (t *transition) steer(in Steer) error {
+	t.external = true
+	if IsTerminal(t.st.Status) {
+		return ErrTerminal
+	}
+	content := strings.TrimSpace(in.Content)
+	if content == "" {
+		return invalid("content must be a non-empty string")
+	}
+	if utf8.RuneCountInString(content) > MaxSteeringChars {
+		return invalid("content is longer than %d characters", MaxSteeringChars)
+	}
+	t.st.addToInbox(InboxMessage{Source: "steering", Content: in.Content})
+	t.emit(EventSteeringQueued, map[string]any{"queued": len(t.st.Inbox)})
+	return nil
+}
+
+func (t *transition) cancel(ctx context.Context, status RunStatus, errType, reason string, interrupted map[string]any) error {
+	t.external = true
+	s := t.st
+	if IsTerminal(s.Status) {
+		return ErrTerminal
+	}
+	if status == StatusInterrupted {
+		s.Interrupted = interrupted
+		t.emit(EventInterruptReceived, cloneObject(interrupted))
+	} else {
+		t.emit(EventCancelled, map[string]any{"reason": reason})
+	}
+	t.closeOpenWith(errType, fmt.Sprintf("Not executed: the run was %s (%s)", status, reason))
+	t.settleClosed(ctx)
+	s.Inbox = nil
+	t.finish(status)
+	return nil
+}
+
+// awaiting finds the call in status (awaiting a client result or an
+// approval) whose request or action id is id, and checks it has not
+// expired.
+func (t *transition) awaiting(status CallStatus, id string) (*CallState, error) {
+	what := "tool request"
+	if status == CallAwaitingApproval {
+		what = "action"
+	}
+	var c *CallState
+	for i := range t.st.Calls {
+		cs := &t.st.Calls[i]
+		key := cs.RequestID
+		if status == CallAwaitingApproval {
+			key = cs.ActionID
+		}
+		if key == id && cs.Status == status {
+			c = cs
+		}
+	}
+	if c == nil {
+		return nil, fmt.Errorf("%w: no pending %s %q", ErrNotFound, what, id)
+	}
+	if !t.now.Before(*c.ExpiresAt) {
+		return nil, fmt.Errorf("%w: %s %q expired at %s", ErrExpired, what, id, c.ExpiresAt.Format(time.RFC3339))
+	}
+	return c, nil
+}
+
+// resolveFailed records a failed result of errType with msg for a call.
+func (t *transition) resolveFailed(c *CallState, errType, msg string) {
+	decl, _ := t.st.Tool(c.Name)
+	t.resolve(c, failedResult(c.Name, decl, errType, msg))
+}
+
+// resolve records a call's result in the state, capping its size.
+func (t *transition) resolve(c *CallState, res ToolResult) {
+	res.ToolName = c.Name
+	if res.Result != nil {
+		if b, err := CanonicalJSON(res.Result); err == nil && len(b) > t.st.Config.ToolResultMaxBytes {
+			limit := t.st.Config.ToolResultMaxBytes
+			res.Result = map[string]any{
+				"truncated":      true,
+				"original_bytes": len(b),
+				"preview":        truncateUTF8(string(b), limit),
+			}
+			t.emit(EventToolResultTruncated, map[string]any{
+				"tool_name": c.Name, "tool_call_id": c.ID, "original_bytes": len(b), "max_bytes": limit,
+			})
+		}
+	}
+	c.Status = CallResolved
+	c.Result = &res
+	c.StepSeq = 0
+	c.ExpiresAt = nil
+}
+
+// closeOpen gives every call that has no result yet a failed, uncounted
+// result, so the transcript never holds a call without a result.
+func (t *transition) closeOpen(reason string) {
+	t.closeOpenWith(ErrTypeSkipped, fmt.Sprintf("Not executed: the run stopped before this call (%s)", reason))
+}
+
+func (t *transition) closeOpenWith(errType, msg string) {
+	for i := range t.st.Calls {
+		c := &t.st.Calls[i]
+		if c.Status == CallDone || c.Status == CallResolved {
+			continue
+		}
+		c.Uncounted = true
+		t.resolveFailed(c, errType, msg)
+	}
+	t.st.ModelStep = 0
+}
+
+// settle appends the results that are in, in call order, and decides
+// what happens next: another call, a pause, the next turn or the end.
+func (t *transition) settle(ctx context.Context) {
+	s := t.st
+	for i := range s.Calls {
+		c := &s.Calls[i]
+		if c.Status == CallDone {
+			continue
+		}
+		if c.Status != CallResolved {
+			break
+		}
+		t.record(ctx, c)
+		c.Status = CallDone
+	}
+	allDone := true
+	for _, c := range s.Calls {
+		if c.Status != CallDone {
+			allDone = false
+			break
+		}
+	}
+	if allDone {
+		s.Calls = nil
+		t.advance()
+		return
+	}
+	if !s.Config.ParallelToolCalls {
+		for i := range s.Calls {
+			c := &s.Calls[i]
+			if c.Status == CallDone {
+				continue
+			}
+			if c.Status == CallPending && c.StepSeq == 0 {
+				c.StepSeq = t.schedule(StepToolCall, c.ID)
+			}
+			break
+		}
+	}
+	t.setActiveStatus()
+}
+
+// setActiveStatus sets running/queued while steps are in flight, or the
+// paused status when only outside inputs can move the run.
+func (t *transition) setActiveStatus() {
+	inFlight, client, approval := false, false, false
+	for _, c := range t.st.Calls {
+		switch c.Status {
+		case CallPending, CallApproved:
+			if c.StepSeq != 0 {
+				inFlight = true
+			}
+		case CallAwaitingClient:
+			client = true
+		case CallAwaitingApproval:
+			approval = true
+		}
+	}
+	switch {
+	case inFlight || t.st.ModelStep != 0:
+		if t.external {
+			t.st.Status = StatusQueued
+		} else {
+			t.st.Status = StatusRunning
+		}
+	case approval:
+		t.st.Status = StatusApprovalRequired
+	case client:
+		t.st.Status = StatusRuntimeToolPending
+	default:
+		t.st.Status = StatusRunning
+	}
+}
+
+// record appends one call's result to the transcript and the result,
+// audit and event records, counts budgets and consults the completion
+// policy.
+func (t *transition) record(ctx context.Context, c *CallState) {
+	s := t.st
+	res := *c.Result
+	decl, _ := s.Tool(c.Name)
+	meta := map[string]any{MetaToolCallID: c.ID, MetaToolName: c.Name, MetaSuccess: res.Success, MetaTurn: s.Turn}
+	if res.ErrorType != "" {
+		meta[MetaErrorType] = res.ErrorType
+	}
+	seq := s.NextMsgSeq
+	t.appendMessage(Message{Role: RoleToolResult, Content: resultText(res), Metadata: meta})
+	t.out.ToolResults = append(t.out.ToolResults, ToolExecutionResult{
+		ToolName: c.Name, ToolCallID: c.ID, Parameters: cloneObject(c.Parameters), Result: res,
+		Runtime: res.Runtime, TurnCount: s.Turn, Seq: seq,
+	})
+	ae := auditEvent(s.Turn, decl, c, res)
+	ae.Seq = seq
+	t.out.Audit = append(t.out.Audit, ae)
+	evData := map[string]any{"tool_name": c.Name, "tool_call_id": c.ID, "success": res.Success}
+	if res.ErrorType != "" {
+		evData["error_type"] = res.ErrorType
+	}
+	t.emit(EventToolResult, evData)
+	if c.Uncounted || s.Stop != nil {
+		return
+	}
+	for _, name := range []string{BudgetToolCalls, budgetToolPrefix + c.Name} {
+		if b := s.budget(name); b != nil {
+			b.Current++
+			if b.Exceeded() && s.Stop == nil {
+				t.tripBudget(b)
+			}
+		}
+	}
+	if s.Stop != nil {
+		t.closeOpen("budget " + s.Budget + " exceeded")
+		return
+	}
+	if c.Complete {
+		s.Stop = &stop{Status: StatusCompleted, Reason: "pre_tool_mediator"}
+		t.emit(EventMediatorComplete, map[string]any{"tool_name": c.Name, "tool_call_id": c.ID})
+		t.closeOpen("the pre-tool mediator completed the run")
+		return
+	}
+	if t.m.CompletionPolicy != nil {
+		d := callCompletion(ctx, t.m.CompletionPolicy, CompletionContext{RunID: s.RunID, Turn: s.Turn, ToolName: c.Name, ToolCallID: c.ID, Result: res})
+		data := map[string]any{"tool_name": c.Name, "turn": s.Turn}
+		if d.Message != "" {
+			data["message"] = d.Message
+		}
+		if len(d.Context) > 0 {
+			data["context"] = cloneObject(d.Context)
+		}
+		if d.Complete {
+			s.Stop = &stop{Status: StatusCompleted, Reason: "completion_policy"}
+			t.emit(EventCompletionPolicyStop, data)
+		} else if strings.TrimSpace(d.Message) != "" {
+			s.addToInbox(InboxMessage{Source: "completion_policy", Content: d.Message})
+			t.emit(EventCompletionPolicyContinue, data)
+		}
+	}
+}
+
+func (t *transition) tripBudget(b *BudgetState) {
+	t.st.Stop = &stop{Status: StatusBudgetExceeded, Reason: "budget " + b.Name}
+	t.st.Budget = b.Name
+	t.emit(EventBudgetExceeded, map[string]any{"budget": b.Name, "current": b.Current, "ceiling": b.Ceiling})
+}
+
+// advance runs between turns: it ends the run when a stop was requested,
+// max_turns is reached or a turn budget trips, and otherwise schedules the
+// next model turn.
+func (t *transition) advance() {
+	s := t.st
+	if s.Stop != nil {
+		t.finish(s.Stop.Status)
+		return
+	}
+	if b := s.budget(BudgetTurns); b != nil {
+		if b.Exceeded() {
+			t.tripBudget(b)
+			t.finish(StatusBudgetExceeded)
+			return
+		}
+	} else if s.Turn >= s.Config.MaxTurns {
+		t.emit(EventMaxTurnsReached, map[string]any{"max_turns": s.Config.MaxTurns, "turn_count": s.Turn})
+		t.finish(StatusMaxTurnsReached)
+		return
+	}
+	if b := s.budget(BudgetTotalTokens); b != nil && b.Exceeded() {
+		t.tripBudget(b)
+		t.finish(StatusBudgetExceeded)
+		return
+	}
+	s.ModelStep = t.schedule(StepModelTurn, "")
+	t.setActiveStatus()
+}
+
+func (t *transition) finish(status RunStatus) {
+	s := t.st
+	s.Status = status
+	s.Calls = nil
+	s.ModelStep = 0
+	s.Stop = nil
+	t.emit(EventCompleted, map[string]any{"status": string(status), "completed": status == StatusCompleted, "turn_count": s.Turn})
+}
+
+func (t *transition) fail(ctx context.Context, code, msg string) {
+	s := t.st
+	t.closeOpen("the run failed")
+	t.settleClosed(ctx)
+	s.Status = StatusFailed
+	s.Error = &RunError{Code: code, Message: msg}
+	s.Calls = nil
+	s.ModelStep = 0
+	s.Stop = nil
+	t.emit(EventFailed, map[string]any{"code": code, "error": msg})
+}
+
+// settleClosed appends the results of calls closed by a failure.
+func (t *transition) settleClosed(ctx context.Context) {
+	for i := range t.st.Calls {
+		c := &t.st.Calls[i]
+		if c.Status == CallResolved {
+			t.record(ctx, c)
+			c.Status = CallDone
+		}
+	}
+}
