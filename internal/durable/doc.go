@@ -1,7 +1,9 @@
-// Package engine is Baton's distributed runner: it drives core's step
-// machine one step per invocation over the storage and queue ports. The
-// API Lambda uses its run operations (start, view, submit, approve,
-// cancel, steer), the worker Lambda its step handler, and the scheduler
-// its sweep (pending expiry and lost-step recovery). It never imports an
-// AWS SDK; adapters are injected.
+// Package durable is Baton's durable runner: it drives core's step machine
+// one step per invocation over the storage and queue ports, so a run
+// survives crashes, duplicate deliveries and pauses of any length. The API
+// Lambda uses its run operations (start, view, submit, approve, cancel,
+// steer), the worker Lambda its step handler, and the scheduler its sweep
+// (pending expiry and lost-step recovery). Start, outside inputs and steps
+// share one reload–apply–commit loop (Runner.commit). It never imports an
+// AWS SDK; adapters are injected through Options.
 package durable

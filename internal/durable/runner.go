@@ -11,7 +11,7 @@ import (
 	"github.com/baton-agents/baton/internal/agents"
 )
 
-// Store is every storage port the engine uses.
+// Store is every storage port the runner uses.
 type Store interface {
 	core.RunStore
 	core.TranscriptReader

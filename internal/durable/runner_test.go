@@ -531,7 +531,7 @@ func TestExpiryBySweeperAndOnRead(t *testing.T) {
 	}
 }
 
-// countingStore counts the messages the engine reads.
+// countingStore counts the messages the runner reads.
 type countingStore struct {
 	durable.Store
 	mu   sync.Mutex

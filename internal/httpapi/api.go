@@ -326,7 +326,7 @@ func (a *API) idempotent(ctx context.Context, r *request, key string, rt *route,
 	return status, body, hdr
 }
 
-// fail writes the error format, mapping engine and core errors.
+// fail writes the error format, mapping runner and core errors.
 func (a *API) fail(ctx context.Context, r *request, err error, hdr map[string]string) (int, []byte, map[string]string) {
 	ae := toAPIError(err)
 	if ae.Status >= 500 {

@@ -16,7 +16,7 @@ import (
 	"github.com/baton-agents/baton/internal/durable"
 )
 
-// pollers is the number of concurrent pollers, each with its own engine
+// pollers is the number of concurrent pollers, each with its own runner
 // (its own transcript cache), as separate Lambda instances would be.
 const pollers = 8
 
@@ -61,7 +61,7 @@ type concResult struct {
 func concurrent(ctx context.Context, d *distRuntime, n int) (concResult, error) {
 	w := workload{Turns: 20, ResultBytes: 100}
 	res := concResult{Runtime: d.name, Sessions: n}
-	starter := d.newEngine()
+	starter := d.newRunner()
 	runs := make([]core.RunRecord, n)
 	for i := range runs {
 		rec, err := d.start(ctx, starter, w)
@@ -99,7 +99,7 @@ func concurrent(ctx context.Context, d *distRuntime, n int) (concResult, error) 
 	}
 	c0, t0 := cpuNow(), time.Now()
 	for p := 0; p < pollers; p++ {
-		eng := d.newEngine()
+		eng := d.newRunner()
 		wg.Add(1)
 		go func(p int) {
 			defer wg.Done()

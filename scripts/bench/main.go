@@ -60,7 +60,7 @@ func main() {
 	flag.BoolVar(&o.coldStart, "coldstart", true, "measure the Lambdas' cold-start proxies (needs make build-lambdas)")
 	flag.BoolVar(&o.concurrency, "concurrency", true, "run the concurrency benchmark")
 	flag.StringVar(&o.repoRoot, "root", ".", "the repository root")
-	verbose := flag.Bool("v", false, "log the engine's warnings")
+	verbose := flag.Bool("v", false, "log the runner's warnings")
 	turns := flag.String("turns", "", "comma-separated turn counts instead of the plan's (for quick runs)")
 	flag.BoolVar(&o.skipCases, "skip-cases", false, "skip the per-step cases (for quick runs of the other parts)")
 	flag.DurationVar(&concurrencyDeadline, "concurrency-deadline", concurrencyDeadline, "how long a concurrency run may take")

@@ -185,9 +185,9 @@ func newDist(ctx context.Context, name string, cfg app.Config, deps app.Deps, lo
 	return &distRuntime{name: name, app: a, store: a.Store, queue: a.Steps, log: log, wait: wait, table: a.Stores.Table, queueURL: a.Stores.QueueURL}, nil
 }
 
-// newEngine wires a fresh engine (an empty transcript cache: a worker
+// newRunner wires a fresh engine (an empty transcript cache: a worker
 // that has not served the session yet).
-func (d *distRuntime) newEngine() *durable.Runner { return d.app.NewRunner() }
+func (d *distRuntime) newRunner() *durable.Runner { return d.app.NewRunner() }
 
 // runResult is one run of the workload on a distributed runtime.
 type runResult struct {
@@ -215,7 +215,7 @@ func (d *distRuntime) start(ctx context.Context, eng *durable.Runner, w workload
 // mapping with batch size 1, and checks the result.
 func (d *distRuntime) run(ctx context.Context, w workload) (runResult, error) {
 	var res runResult
-	eng := d.newEngine()
+	eng := d.newRunner()
 	sr := newRecorder()
 	rec, err := d.start(withRecorder(ctx, sr), eng, w)
 	if err != nil {
