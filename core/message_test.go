@@ -42,14 +42,8 @@ func TestNormalizeMessages(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := NormalizeMessagesJSON([]byte(tc.in))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
-				}
+			if wantedErr(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			gb, wb := mustCanon(t, got), mustCanon(t, tc.want)
 			if gb != wb {
@@ -57,6 +51,23 @@ func TestNormalizeMessages(t *testing.T) {
 			}
 		})
 	}
+}
+
+// wantedErr fails t unless err is as a table case wants: nil when want is
+// empty, else an error containing want. It reports whether an error was
+// wanted, so the case has nothing more to check.
+func wantedErr(t *testing.T, err error, want string) bool {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return false
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want it to contain %q", err, want)
+	}
+	return true
 }
 
 func mustCanon(t *testing.T, v any) string {

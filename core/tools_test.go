@@ -25,14 +25,8 @@ func TestNormalizeClientTool(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d, err := NormalizeClientTool(tc.in)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
+			if wantedErr(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if d.Source != "client" || d.Executor != "client" || d.Scope != "run" || !d.IsClient() {
 				t.Fatalf("defaults not applied: %+v", d)

@@ -49,6 +49,25 @@ func canonical(t *testing.T, b []byte) string {
 	return string(out)
 }
 
+// roundTrip reads the sample at path into a T and fails the test unless
+// the T marshals back to the same JSON.
+func roundTrip[T any](t *testing.T, path string) T {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	back, _ := json.Marshal(v)
+	if canonical(t, back) != canonical(t, raw) {
+		t.Fatalf("sample %s does not round-trip through %T:\n%s\n%s", path, v, canonical(t, raw), canonical(t, back))
+	}
+	return v
+}
+
 var bodySchema = map[string]string{
 	"start-run.json": "start-run", "submit-result.json": "tool-result", "approve.json": "approval",
 	"cancel.json": "cancel", "steer.json": "steer",
@@ -83,18 +102,7 @@ func TestAPISamples(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var req events.APIGatewayProxyRequest
-			if err := json.Unmarshal(raw, &req); err != nil {
-				t.Fatal(err)
-			}
-			back, _ := json.Marshal(req)
-			if canonical(t, back) != canonical(t, raw) {
-				t.Fatalf("sample does not round-trip through events.APIGatewayProxyRequest:\n%s\n%s", canonical(t, raw), canonical(t, back))
-			}
+			req := roundTrip[events.APIGatewayProxyRequest](t, f)
 			if name, ok := bodySchema[filepath.Base(f)]; ok {
 				if err := schema(t, name).Validate(decode(t, []byte(req.Body))); err != nil {
 					t.Fatalf("body does not satisfy %s: %v", name, err)
@@ -150,18 +158,7 @@ func TestSchemasAgreeWithHandler(t *testing.T) {
 
 func TestSQSSample(t *testing.T) {
 	_, w := newAPI(t)
-	raw, err := os.ReadFile("sqs/step-batch.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ev events.SQSEvent
-	if err := json.Unmarshal(raw, &ev); err != nil {
-		t.Fatal(err)
-	}
-	back, _ := json.Marshal(ev)
-	if canonical(t, back) != canonical(t, raw) {
-		t.Fatalf("sample does not round-trip:\n%s\n%s", canonical(t, raw), canonical(t, back))
-	}
+	ev := roundTrip[events.SQSEvent](t, "sqs/step-batch.json")
 	step := schema(t, "step")
 	for _, r := range ev.Records {
 		if err := step.Validate(decode(t, []byte(r.Body))); err != nil {

@@ -225,37 +225,30 @@ func (e *OverrideError) Error() string {
 // Budgets given by the request replace the agent's budget of the same name.
 func (a *Agent) RunConfig(o Overrides) (core.RunConfig, error) {
 	cfg := a.baseConfig()
-	if o.Model != nil {
-		if !a.Allows(OverrideModel) {
-			return cfg, &OverrideError{OverrideModel}
+	// set applies one given override, or records the first one the agent
+	// does not allow and skips the rest.
+	var err error
+	set := func(field string, given bool, apply func()) {
+		if err != nil || !given {
+			return
 		}
-		cfg.Model = *o.Model
+		if !a.Allows(field) {
+			err = &OverrideError{field}
+			return
+		}
+		apply()
 	}
-	if o.MaxTurns != nil {
-		if !a.Allows(OverrideMaxTurns) {
-			return cfg, &OverrideError{OverrideMaxTurns}
-		}
-		cfg.MaxTurns = *o.MaxTurns
-	}
-	if o.Budgets != nil {
-		if !a.Allows(OverrideBudgets) {
-			return cfg, &OverrideError{OverrideBudgets}
-		}
+	set(OverrideModel, o.Model != nil, func() { cfg.Model = *o.Model })
+	set(OverrideMaxTurns, o.MaxTurns != nil, func() { cfg.MaxTurns = *o.MaxTurns })
+	set(OverrideBudgets, o.Budgets != nil, func() {
 		for k, v := range o.Budgets {
 			cfg.Budgets[k] = v
 		}
-	}
-	if o.ParallelToolCalls != nil {
-		if !a.Allows(OverrideParallelToolCalls) {
-			return cfg, &OverrideError{OverrideParallelToolCalls}
-		}
-		cfg.ParallelToolCalls = *o.ParallelToolCalls
-	}
-	if o.ContextBudget != nil {
-		if !a.Allows(OverrideContextBudget) {
-			return cfg, &OverrideError{OverrideContextBudget}
-		}
-		cfg.ContextBudget = *o.ContextBudget
+	})
+	set(OverrideParallelToolCalls, o.ParallelToolCalls != nil, func() { cfg.ParallelToolCalls = *o.ParallelToolCalls })
+	set(OverrideContextBudget, o.ContextBudget != nil, func() { cfg.ContextBudget = *o.ContextBudget })
+	if err != nil {
+		return cfg, err
 	}
 	return cfg, cfg.Validate()
 }

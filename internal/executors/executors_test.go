@@ -3,6 +3,7 @@ package executors
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/baton-agents/baton/core"
@@ -40,4 +41,23 @@ func TestRouter(t *testing.T) {
 	if _, err := NewRouter(lambdaOnly, g, nil); err == nil || !strings.Contains(err.Error(), "not available in this build") {
 		t.Fatalf("lambda without factory: %v", err)
 	}
+}
+
+// callLog is a goroutine-safe record of the requests a fake server saw.
+type callLog[T any] struct {
+	mu    sync.Mutex
+	items []T
+}
+
+func (l *callLog[T]) add(v T) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.items = append(l.items, v)
+}
+
+// all returns a copy of the requests seen so far.
+func (l *callLog[T]) all() []T {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]T(nil), l.items...)
 }

@@ -43,9 +43,14 @@ func agentsWith(t *testing.T, executors ...string) toolspec.Tools {
 // Lambda Invoke (REST).
 type fakeAWS struct {
 	*httptest.Server
-	mu      sync.Mutex
-	targets []string
-	bodies  []map[string]any
+	calls callLog[awsCall]
+}
+
+// awsCall is one request seen by fakeAWS: its X-Amz-Target (or path)
+// and its JSON body.
+type awsCall struct {
+	target string
+	body   map[string]any
 }
 
 func newFakeAWS(t *testing.T) *fakeAWS {
@@ -58,10 +63,7 @@ func newFakeAWS(t *testing.T) *fakeAWS {
 		if target == "" {
 			target = r.URL.Path
 		}
-		f.mu.Lock()
-		f.targets = append(f.targets, target)
-		f.bodies = append(f.bodies, m)
-		f.mu.Unlock()
+		f.calls.add(awsCall{target: target, body: m})
 		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 		switch {
 		case target == "AmazonSSM.GetParameter" && m["Name"] == "/baton/tool-secret":
@@ -86,9 +88,11 @@ func newFakeAWS(t *testing.T) *fakeAWS {
 func nowForTest() time.Time { return time.Now() }
 
 func (f *fakeAWS) seen() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.targets...)
+	var out []string
+	for _, c := range f.calls.all() {
+		out = append(out, c.target)
+	}
+	return out
 }
 
 func TestFactoriesResolveSecretsOnceAtBuild(t *testing.T) {
@@ -139,8 +143,8 @@ func TestFactoriesResolveSecretsOnceAtBuild(t *testing.T) {
 	if s := fmt.Sprint(fa.seen()); s != want {
 		t.Fatalf("AWS calls at build %s, want %s (each secret once)", s, want)
 	}
-	if fa.bodies[0]["WithDecryption"] != true {
-		t.Fatalf("GetParameter without decryption: %v", fa.bodies[0])
+	if body := fa.calls.all()[0].body; body["WithDecryption"] != true {
+		t.Fatalf("GetParameter without decryption: %v", body)
 	}
 	for i := 0; i < 8; i++ {
 		call := testCall

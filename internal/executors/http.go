@@ -50,10 +50,9 @@ type HTTP struct {
 	url     string
 	display string // the URL without user info, query or fragment
 	secret  []byte
-	timeout time.Duration
-	max     int64
-	client  *http.Client
-	now     func() time.Time
+	limits
+	client *http.Client
+	now    func() time.Time
 }
 
 var _ core.ToolExecutor = (*HTTP)(nil)
@@ -74,13 +73,7 @@ func NewHTTP(tool string, c HTTPConfig) (*HTTP, error) {
 		return nil, fmt.Errorf("http executor: a signing secret is required")
 	}
 	h := &HTTP{tool: tool, url: u.String(), display: (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String(),
-		secret: append([]byte(nil), c.Secret...), timeout: c.Timeout, max: c.MaxResponseBytes, now: c.Now}
-	if h.timeout <= 0 {
-		h.timeout = DefaultTimeout
-	}
-	if h.max <= 0 {
-		h.max = DefaultMaxResponseBytes
-	}
+		secret: append([]byte(nil), c.Secret...), limits: newLimits(c.Timeout, c.MaxResponseBytes), now: c.Now}
 	if h.now == nil {
 		h.now = time.Now
 	}
@@ -95,11 +88,10 @@ func NewHTTP(tool string, c HTTPConfig) (*HTTP, error) {
 
 // Execute POSTs the signed call and reads the response.
 func (h *HTTP) Execute(ctx context.Context, call core.ToolCall) (any, error) {
-	body, err := encodePayload(call, false)
+	body, callCtx, cancel, err := h.begin(ctx, call, false)
 	if err != nil {
 		return nil, err
 	}
-	callCtx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(callCtx, http.MethodPost, h.url, bytes.NewReader(body))
 	if err != nil {
@@ -149,7 +141,7 @@ func (h *HTTP) transportError(parent, callCtx context.Context, err error) error 
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	if parent.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) {
+	if timedOut(parent, callCtx) {
 		return fmt.Errorf("POST %s timed out after %s: %w", h.display, h.timeout, context.DeadlineExceeded)
 	}
 	return fmt.Errorf("POST %s: %w", h.display, err)

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,15 +31,10 @@ type recorded struct {
 
 type toolServer struct {
 	*httptest.Server
-	mu   sync.Mutex
-	reqs []recorded
+	reqs callLog[recorded]
 }
 
-func (s *toolServer) requests() []recorded {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]recorded(nil), s.reqs...)
-}
+func (s *toolServer) requests() []recorded { return s.reqs.all() }
 
 // newToolServer serves respond on 127.0.0.1, recording and verifying
 // every request with the toolsig helper.
@@ -50,9 +44,7 @@ func newToolServer(t *testing.T, respond http.HandlerFunc) *toolServer {
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		err := toolsig.Verify([]byte(testSecret), r.Header.Get(toolsig.HeaderTimestamp), r.Header.Get(toolsig.HeaderSignature), b, time.Now())
-		s.mu.Lock()
-		s.reqs = append(s.reqs, recorded{header: r.Header.Clone(), body: b, verify: err})
-		s.mu.Unlock()
+		s.reqs.add(recorded{header: r.Header.Clone(), body: b, verify: err})
 		respond(w, r)
 	}))
 	t.Cleanup(s.Close)

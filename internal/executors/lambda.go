@@ -3,7 +3,6 @@ package executors
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -55,8 +54,7 @@ type Lambda struct {
 	tool     string
 	function string
 	client   LambdaInvoker
-	timeout  time.Duration
-	max      int64
+	limits
 }
 
 var _ core.ToolExecutor = (*Lambda)(nil)
@@ -69,14 +67,7 @@ func NewLambda(tool string, c LambdaConfig) (*Lambda, error) {
 	if c.Client == nil {
 		return nil, fmt.Errorf("lambda executor: no Lambda client (AWS configuration is not available)")
 	}
-	l := &Lambda{tool: tool, function: c.Function, client: c.Client, timeout: c.Timeout, max: c.MaxResponseBytes}
-	if l.timeout <= 0 {
-		l.timeout = DefaultTimeout
-	}
-	if l.max <= 0 {
-		l.max = DefaultMaxResponseBytes
-	}
-	return l, nil
+	return &Lambda{tool: tool, function: c.Function, client: c.Client, limits: newLimits(c.Timeout, c.MaxResponseBytes)}, nil
 }
 
 // lambdaError is the payload of a function error.
@@ -87,11 +78,10 @@ type lambdaError struct {
 
 // Execute invokes the function with the call.
 func (l *Lambda) Execute(ctx context.Context, call core.ToolCall) (any, error) {
-	body, err := encodePayload(call, true)
+	body, callCtx, cancel, err := l.begin(ctx, call, true)
 	if err != nil {
 		return nil, err
 	}
-	callCtx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	out, err := l.client.Invoke(callCtx, &lambda.InvokeInput{
 		FunctionName:   aws.String(l.function),
@@ -99,7 +89,7 @@ func (l *Lambda) Execute(ctx context.Context, call core.ToolCall) (any, error) {
 		Payload:        body,
 	})
 	if err != nil {
-		if ctx.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) {
+		if timedOut(ctx, callCtx) {
 			return nil, fmt.Errorf("invoke lambda %s timed out after %s: %w", l.function, l.timeout, context.DeadlineExceeded)
 		}
 		return nil, fmt.Errorf("invoke lambda %s: %w", l.function, err)

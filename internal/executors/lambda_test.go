@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,8 +25,7 @@ import (
 // bodies with X-Amzn-ErrorType for API errors.
 type fakeLambda struct {
 	*httptest.Server
-	mu    sync.Mutex
-	calls []fakeInvocation
+	calls callLog[fakeInvocation]
 	fn    func(name string, event map[string]any, w http.ResponseWriter, r *http.Request)
 }
 
@@ -53,21 +51,15 @@ func newFakeLambda(t *testing.T, fn func(name string, event map[string]any, w ht
 		b, _ := io.ReadAll(r.Body)
 		var ev map[string]any
 		_ = json.Unmarshal(b, &ev)
-		f.mu.Lock()
-		f.calls = append(f.calls, fakeInvocation{function: name, invocationType: r.Header.Get("X-Amz-Invocation-Type"),
+		f.calls.add(fakeInvocation{function: name, invocationType: r.Header.Get("X-Amz-Invocation-Type"),
 			signed: strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256"), event: ev})
-		f.mu.Unlock()
 		f.fn(name, ev, w, r)
 	}))
 	t.Cleanup(f.Close)
 	return f
 }
 
-func (f *fakeLambda) invocations() []fakeInvocation {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]fakeInvocation(nil), f.calls...)
-}
+func (f *fakeLambda) invocations() []fakeInvocation { return f.calls.all() }
 
 // awsConfigFor points the real SDK at a local endpoint.
 func awsConfigFor(endpoint string) aws.Config {

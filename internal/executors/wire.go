@@ -2,7 +2,9 @@ package executors
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -116,4 +118,41 @@ func excerpt(b []byte, secret []byte) string {
 		s += "…"
 	}
 	return s
+}
+
+// limits bounds one call of an executor: how long it may run and how many
+// response bytes it may return.
+type limits struct {
+	timeout time.Duration
+	max     int64
+}
+
+// newLimits returns the limits, with DefaultTimeout and
+// DefaultMaxResponseBytes standing in for zero or negative values.
+func newLimits(timeout time.Duration, max int64) limits {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	if max <= 0 {
+		max = DefaultMaxResponseBytes
+	}
+	return limits{timeout: timeout, max: max}
+}
+
+// begin encodes call (with the idempotency key in the payload when
+// withKey) and bounds ctx by the call's timeout. The caller must call
+// cancel once the call is done.
+func (l limits) begin(ctx context.Context, call core.ToolCall, withKey bool) ([]byte, context.Context, context.CancelFunc, error) {
+	body, err := encodePayload(call, withKey)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, l.timeout)
+	return body, callCtx, cancel, nil
+}
+
+// timedOut reports whether callCtx ended because its own timeout fired,
+// rather than because the parent context was cancelled.
+func timedOut(parent, callCtx context.Context) bool {
+	return parent.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded)
 }

@@ -143,16 +143,27 @@ func checkRunID(id string) error {
 	return nil
 }
 
-func (a *API) waitParam(r *request) (time.Duration, error) {
+// runWait checks the run id and reads the ?wait= long-poll duration.
+func (a *API) runWait(r *request, id string) (time.Duration, error) {
+	if err := checkRunID(id); err != nil {
+		return 0, err
+	}
 	n, err := intQuery(r, "wait", 0, 0, int(a.Config.MaxWait/time.Second))
 	return time.Duration(n) * time.Second, err
 }
 
-func (a *API) getRun(ctx context.Context, r *request, p []string) (int, any, error) {
-	if err := checkRunID(p[0]); err != nil {
-		return 0, nil, err
+// pageParams reads the ?after= cursor and ?limit= page size of a paged read.
+func pageParams(r *request) (after int64, limit int, err error) {
+	n, err := intQuery(r, "after", 0, 0, 0)
+	if err != nil {
+		return 0, 0, err
 	}
-	wait, err := a.waitParam(r)
+	limit, err = intQuery(r, "limit", 100, 1, 1000)
+	return int64(n), limit, err
+}
+
+func (a *API) getRun(ctx context.Context, r *request, p []string) (int, any, error) {
+	wait, err := a.runWait(r, p[0])
 	if err != nil {
 		return 0, nil, err
 	}
@@ -164,26 +175,19 @@ func (a *API) getRun(ctx context.Context, r *request, p []string) (int, any, err
 }
 
 func (a *API) getEvents(ctx context.Context, r *request, p []string) (int, any, error) {
-	if err := checkRunID(p[0]); err != nil {
-		return 0, nil, err
-	}
-	wait, err := a.waitParam(r)
+	wait, err := a.runWait(r, p[0])
 	if err != nil {
 		return 0, nil, err
 	}
-	after, err := intQuery(r, "after", 0, 0, 0)
+	after, limit, err := pageParams(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	limit, err := intQuery(r, "limit", 100, 1, 1000)
+	evs, err := a.Runner.Events(ctx, r.tenant, p[0], after, limit, wait)
 	if err != nil {
 		return 0, nil, err
 	}
-	evs, err := a.Runner.Events(ctx, r.tenant, p[0], int64(after), limit, wait)
-	if err != nil {
-		return 0, nil, err
-	}
-	next := int64(after)
+	next := after
 	if n := len(evs); n > 0 {
 		next = evs[n-1].Seq
 	}
@@ -211,20 +215,16 @@ func (a *API) getMessages(ctx context.Context, r *request, p []string) (int, any
 	if err := checkRunID(p[0]); err != nil {
 		return 0, nil, err
 	}
-	after, err := intQuery(r, "after", 0, 0, 0)
+	after, limit, err := pageParams(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	limit, err := intQuery(r, "limit", 100, 1, 1000)
-	if err != nil {
-		return 0, nil, err
-	}
-	msgs, err := a.Runner.Messages(ctx, r.tenant, p[0], int64(after), limit)
+	msgs, err := a.Runner.Messages(ctx, r.tenant, p[0], after, limit)
 	if err != nil {
 		return 0, nil, err
 	}
 	out := make([]pagedMessage, len(msgs))
-	next := int64(after)
+	next := after
 	for i, m := range msgs {
 		out[i] = pagedMessage{Seq: m.Seq, Message: m}
 		next = m.Seq

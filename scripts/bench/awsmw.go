@@ -172,6 +172,14 @@ func firstPK(values map[string]types.AttributeValue) string {
 // and did not report ConsumedCapacity (DynamoDB Local may not).
 var consumedSeen, consumedMissing atomic.Int64
 
+// single lists the one ConsumedCapacity of a single-table output, if any.
+func single(cc *types.ConsumedCapacity) []types.ConsumedCapacity {
+	if cc == nil {
+		return nil
+	}
+	return []types.ConsumedCapacity{*cc}
+}
+
 // consumed reads the read and write capacity units from an output.
 func consumed(result any) (rcu, wcu, indexWCU float64) {
 	var ccs []types.ConsumedCapacity
@@ -179,19 +187,13 @@ func consumed(result any) (rcu, wcu, indexWCU float64) {
 	switch o := result.(type) {
 	case *dynamodb.QueryOutput:
 		read = true
-		if o.ConsumedCapacity != nil {
-			ccs = append(ccs, *o.ConsumedCapacity)
-		}
+		ccs = single(o.ConsumedCapacity)
 	case *dynamodb.GetItemOutput:
 		read = true
-		if o.ConsumedCapacity != nil {
-			ccs = append(ccs, *o.ConsumedCapacity)
-		}
+		ccs = single(o.ConsumedCapacity)
 	case *dynamodb.ScanOutput:
 		read = true
-		if o.ConsumedCapacity != nil {
-			ccs = append(ccs, *o.ConsumedCapacity)
-		}
+		ccs = single(o.ConsumedCapacity)
 	case *dynamodb.BatchGetItemOutput:
 		read = true
 		ccs = o.ConsumedCapacity
@@ -199,17 +201,11 @@ func consumed(result any) (rcu, wcu, indexWCU float64) {
 		read = true
 		ccs = o.ConsumedCapacity
 	case *dynamodb.UpdateItemOutput:
-		if o.ConsumedCapacity != nil {
-			ccs = append(ccs, *o.ConsumedCapacity)
-		}
+		ccs = single(o.ConsumedCapacity)
 	case *dynamodb.PutItemOutput:
-		if o.ConsumedCapacity != nil {
-			ccs = append(ccs, *o.ConsumedCapacity)
-		}
+		ccs = single(o.ConsumedCapacity)
 	case *dynamodb.DeleteItemOutput:
-		if o.ConsumedCapacity != nil {
-			ccs = append(ccs, *o.ConsumedCapacity)
-		}
+		ccs = single(o.ConsumedCapacity)
 	case *dynamodb.TransactWriteItemsOutput:
 		ccs = o.ConsumedCapacity
 	case *dynamodb.BatchWriteItemOutput:
