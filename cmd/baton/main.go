@@ -1,7 +1,3 @@
-// Command baton is Baton's command-line tool.
-//
-//	baton dev    run the API and worker on one machine
-//	baton demo   run a scripted agent in process and print its result envelope
 package main
 
 import (

@@ -1,5 +1,3 @@
-// Command api is the API Lambda: API Gateway REST proxy events in, run
-// views and errors out (DESIGN.md §2).
 package main
 
 import (

@@ -1,6 +1,3 @@
-// Command sweeper is the scheduler Lambda, invoked every minute by an
-// EventBridge schedule: it expires pending client-tool requests and
-// approvals whose time has come and sends again the steps of stalled runs.
 package main
 
 import (

@@ -1,5 +1,3 @@
-// Command worker is the worker Lambda: SQS FIFO step batches in, one step
-// per message, partial batch failures out.
 package main
 
 import (

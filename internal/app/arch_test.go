@@ -13,7 +13,8 @@ const module = "github.com/baton-agents/baton"
 
 // imports maps every package of the module (but infra, its own module) to
 // the module packages its non-test files import, for the build tags of
-// this platform plus lambda.norpc.
+// this platform plus lambda.norpc; the mains (cmd/, functions/) count
+// their test files too.
 func imports(t *testing.T) map[string][]string {
 	t.Helper()
 	root, err := filepath.Abs("../..")
@@ -45,8 +46,12 @@ func imports(t *testing.T) map[string][]string {
 		if rel != "." {
 			ip += "/" + filepath.ToSlash(rel)
 		}
+		all := pkg.Imports
+		if under(ip, "cmd", "functions") {
+			all = append(append(append([]string(nil), all...), pkg.TestImports...), pkg.XTestImports...)
+		}
 		var own []string
-		for _, imp := range pkg.Imports {
+		for _, imp := range all {
 			if imp == module || strings.HasPrefix(imp, module+"/") {
 				own = append(own, imp)
 			}

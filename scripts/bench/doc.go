@@ -1,0 +1,23 @@
+// Command bench measures what a step of the agent loop costs: the
+// scripted tool-loop workload (each turn one model call with one tool
+// call returning a result of a configured size, then a final answer) for
+// 1, 20, 100 and 500 turns and results of 100 B, 8 KB and 64 KB, through
+// the in-process runner (core.Runner, the floor), the distributed runtime
+// on the in-memory adapters, and the distributed runtime on DynamoDB Local
+// and fauxqs. Per step it reports wall and CPU time, round trips to
+// DynamoDB and SQS by operation, bytes written and read, DynamoDB capacity
+// units, their ratio to the documented minimum and the projected dollars
+// per 1,000 steps; then a scaling gate (500 vs 20 turns), a concurrency
+// run, and cold-start proxies of the Lambdas. docs/performance.md explains
+// the method.
+//
+//	go run ./scripts/bench -out results            # what make bench runs, inside scripts/emulators.sh run
+//	go run ./scripts/bench -smoke                  # 1 and 3 turns in memory: checks the harness
+//
+// The emulator runs need BATON_TEST_DYNAMODB_ENDPOINT and
+// BATON_TEST_SQS_ENDPOINT (scripts/emulators.sh run sets them); without
+// them they are skipped. The command exits non-zero only when the workload
+// itself is wrong (a run that does not complete with 2T+2 messages and
+// its final answer) or the harness cannot run; slow steps or a failed
+// gate never fail it.
+package main
