@@ -14,21 +14,9 @@ const testKey = "sk-ant-test-SECRET-abcdef0123456789"
 
 var spec = core.ModelSpec{Provider: Name, Model: "claude-sonnet-4-5", Options: map[string]any{"temperature": json.Number("0.2")}}
 
-func checkHeaders(t *testing.T, r providertest.Request) {
-	t.Helper()
-	if r.Path != "/v1/messages" {
-		t.Errorf("path %s, want /v1/messages", r.Path)
-	}
-	if got := r.Header.Get("x-api-key"); got != testKey {
-		t.Errorf("x-api-key header %q", got)
-	}
-	if got := r.Header.Get("anthropic-version"); got != "2023-06-01" {
-		t.Errorf("anthropic-version header %q", got)
-	}
-	if got := r.Header.Get("Authorization"); got != "" {
-		t.Errorf("unexpected Authorization header %q", got)
-	}
-}
+var checkHeaders = providertest.Want("/v1/messages", map[string]string{
+	"x-api-key": testKey, "anthropic-version": "2023-06-01", "Authorization": "",
+})
 
 var suite = providertest.HTTPSuite(New, "", testKey, checkHeaders)
 

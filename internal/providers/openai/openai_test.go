@@ -15,18 +15,9 @@ const testKey = "sk-test-SECRET-0123456789abcdef"
 
 var spec = core.ModelSpec{Provider: Name, Model: "gpt-4o-mini", Options: map[string]any{"max_tokens": json.Number("256"), "temperature": 0.2}}
 
-func checkHeaders(t *testing.T, r providertest.Request) {
-	t.Helper()
-	if r.Path != "/v1/chat/completions" {
-		t.Errorf("path %s, want /v1/chat/completions", r.Path)
-	}
-	if got := r.Header.Get("Authorization"); got != "Bearer "+testKey {
-		t.Errorf("Authorization header %q", got)
-	}
-	if got := r.Header.Get("Content-Type"); got != "application/json" {
-		t.Errorf("Content-Type %q", got)
-	}
-}
+var checkHeaders = providertest.Want("/v1/chat/completions", map[string]string{
+	"Authorization": "Bearer " + testKey, "Content-Type": "application/json",
+})
 
 var suite = providertest.HTTPSuite(New, "/v1", testKey, checkHeaders)
 

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -174,6 +176,22 @@ func HTTPSuite[P core.ModelProvider](newProvider func(providers.ClientConfig) (P
 		},
 		Check:  func(string) func(*testing.T, Request) { return check },
 		Secret: key,
+	}
+}
+
+// Want returns the assertion that a request went to path with header:
+// each named header has its value, and an empty value means absent.
+func Want(path string, header map[string]string) func(t *testing.T, r Request) {
+	return func(t *testing.T, r Request) {
+		t.Helper()
+		if r.Path != path {
+			t.Errorf("path %s, want %s", r.Path, path)
+		}
+		for _, k := range slices.Sorted(maps.Keys(header)) {
+			if got, want := r.Header.Get(k), header[k]; got != want {
+				t.Errorf("%s header %q, want %q", k, got, want)
+			}
+		}
 	}
 }
 
