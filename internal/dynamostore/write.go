@@ -80,40 +80,39 @@ func (s *Store) plan(w core.Write) (*writePlan, error) {
 		return nil, fmt.Errorf("run config: %w", err)
 	}
 
-	writer := nonce()
-	add := func(pk, prefix string, seq int64, v any) error {
-		b, err := core.CanonicalJSON(v)
-		if err != nil {
-			return fmt.Errorf("encode %s%d: %w", prefix, seq, err)
-		}
-		its, err := partItems(pk, prefix, seq, b, writer)
-		if err != nil {
-			return err
-		}
-		p.records = append(p.records, its...)
-		return nil
+	// The records in write order: messages under the session; events,
+	// tool results and audit events under the run.
+	type entry struct {
+		pk, prefix string
+		seq        int64
+		v          any
 	}
+	var recs []entry
 	ses, run := sessionPK(w.Tenant, st.SessionID), runPK(st.RunID)
 	o := w.Output
 	for _, m := range o.Messages {
-		if err := add(ses, prefixMsg, m.Seq, m); err != nil {
-			return nil, err
-		}
+		recs = append(recs, entry{ses, prefixMsg, m.Seq, m})
 	}
 	for _, e := range o.Events {
-		if err := add(run, prefixEvt, e.Seq, e); err != nil {
-			return nil, err
-		}
+		recs = append(recs, entry{run, prefixEvt, e.Seq, e})
 	}
 	for _, x := range o.ToolResults {
-		if err := add(run, prefixRes, x.Seq, x); err != nil {
-			return nil, err
-		}
+		recs = append(recs, entry{run, prefixRes, x.Seq, x})
 	}
 	for _, a := range o.Audit {
-		if err := add(run, prefixAud, a.Seq, a); err != nil {
+		recs = append(recs, entry{run, prefixAud, a.Seq, a})
+	}
+	writer := nonce()
+	for _, r := range recs {
+		b, err := core.CanonicalJSON(r.v)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s%d: %w", r.prefix, r.seq, err)
+		}
+		its, err := partItems(r.pk, r.prefix, r.seq, b, writer)
+		if err != nil {
 			return nil, err
 		}
+		p.records = append(p.records, its...)
 	}
 	if len(w.Pending) > maxPending {
 		return nil, fmt.Errorf("%w: %d pending items in one write, at most %d", core.ErrInvalidInput, len(w.Pending), maxPending)

@@ -65,13 +65,15 @@ func New() *Store {
 	}
 }
 
-func sessionKey(tenant, id string) string { return tenant + "\x00" + id }
+// pairKey is the map key of a pair of ids: a session's tenant and id, an
+// intent's run and tool call, an idempotency key's scope and key.
+func pairKey(a, b string) string { return a + "\x00" + b }
 
 // SessionHead reads a session.
 func (s *Store) SessionHead(_ context.Context, tenant, sessionID string) (core.SessionHead, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ss, ok := s.sessions[sessionKey(tenant, sessionID)]
+	ss, ok := s.sessions[pairKey(tenant, sessionID)]
 	if !ok {
 		return core.SessionHead{NextSeq: 1}, nil
 	}
@@ -90,7 +92,7 @@ func (s *Store) CreateRun(_ context.Context, head core.SessionHead, w core.Write
 	if _, exists := s.runs[st.RunID]; exists {
 		return fmt.Errorf("create run %s: %w: run exists", st.RunID, core.ErrConflict)
 	}
-	key := sessionKey(w.Tenant, st.SessionID)
+	key := pairKey(w.Tenant, st.SessionID)
 	ss, exists := s.sessions[key]
 	switch {
 	case exists && ss.activeRun != "":
@@ -139,7 +141,7 @@ func (s *Store) Commit(_ context.Context, w core.Write) error {
 	if r.version != w.PrevVersion {
 		return fmt.Errorf("commit run %s: %w: version %d, expected %d", st.RunID, core.ErrConflict, r.version, w.PrevVersion)
 	}
-	s.apply(s.sessions[sessionKey(r.tenant, r.session)], r, w, enc)
+	s.apply(s.sessions[pairKey(r.tenant, r.session)], r, w, enc)
 	return nil
 }
 
@@ -224,7 +226,7 @@ func (s *Store) apply(ss *session, r *run, w core.Write, enc encoded) {
 func (s *Store) Messages(_ context.Context, tenant, sessionID string, after, before int64, limit int) ([]core.Message, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ss, ok := s.sessions[sessionKey(tenant, sessionID)]
+	ss, ok := s.sessions[pairKey(tenant, sessionID)]
 	if !ok {
 		return nil, nil
 	}
@@ -350,7 +352,7 @@ func (s *Store) DueRuns(_ context.Context, now time.Time, limit int) ([]string, 
 func (s *Store) ClaimIntent(_ context.Context, runID, toolCallID, owner string, now time.Time, lease time.Duration) (core.Claim, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := runID + "\x00" + toolCallID
+	key := pairKey(runID, toolCallID)
 	in, ok := s.intents[key]
 	if !ok {
 		s.intents[key] = &intent{owner: owner, expires: now.Add(lease), attempt: 1}
@@ -369,7 +371,7 @@ func (s *Store) ClaimIntent(_ context.Context, runID, toolCallID, owner string, 
 func (s *Store) BeginIdempotent(_ context.Context, scope, key, hash string, now time.Time, ttl time.Duration) (*core.IdempotencyRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := scope + "\x00" + key
+	k := pairKey(scope, key)
 	if rec, ok := s.idem[k]; ok && now.Before(rec.ExpiresAt) {
 		cp := *rec
 		cp.Body = bytes.Clone(rec.Body)
@@ -383,7 +385,7 @@ func (s *Store) BeginIdempotent(_ context.Context, scope, key, hash string, now 
 func (s *Store) FinishIdempotent(_ context.Context, scope, key string, rec core.IdempotencyRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := scope + "\x00" + key
+	k := pairKey(scope, key)
 	cur, ok := s.idem[k]
 	if !ok || cur.Hash != rec.Hash {
 		return fmt.Errorf("finish idempotency key %q: %w", key, core.ErrConflict)
@@ -401,7 +403,7 @@ func (s *Store) FinishIdempotent(_ context.Context, scope, key string, rec core.
 func (s *Store) AbortIdempotent(_ context.Context, scope, key string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := scope + "\x00" + key
+	k := pairKey(scope, key)
 	if rec, ok := s.idem[k]; ok && !rec.Done {
 		delete(s.idem, k)
 	}

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+
+	"github.com/baton-agents/baton/core"
 )
 
 // MaxResponseBytes caps the body read from a provider response.
@@ -71,6 +73,25 @@ type Response struct {
 }
 
 func (h *HTTP) scrubber() Scrubber { return Scrubber(h.Secrets) }
+
+// Complete runs one model turn of req on h: build encodes the request
+// with the wire names of its tools, the body is POSTed to path, and parse
+// decodes the response, given the requested model and the same names.
+func (h *HTTP) Complete(ctx context.Context, path string, req core.ModelRequest,
+	build func(core.ModelRequest, *ToolNames) ([]byte, error),
+	parse func(Response, string, *ToolNames) (core.ModelReply, error),
+) (core.ModelReply, error) {
+	names := NewToolNames(req.Tools)
+	body, err := build(req, names)
+	if err != nil {
+		return core.ModelReply{}, err
+	}
+	resp, err := h.PostJSON(ctx, path, body)
+	if err != nil {
+		return core.ModelReply{}, err
+	}
+	return parse(resp, req.Model.Model, names)
+}
 
 // PostJSON POSTs body to BaseURL+path and returns the 2xx response. A
 // non-2xx response is an *Error (retried when transient); see

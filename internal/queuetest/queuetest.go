@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,12 +23,8 @@ const (
 	MaxReceives = 2
 )
 
-// Timings of the suite. quiet is how long a receive waits when the suite
-// expects nothing; patience bounds a wait for something that must come.
-const (
-	quiet    = 250 * time.Millisecond
-	patience = 10 * time.Second
-)
+// patience bounds a wait for something that must come.
+const patience = 10 * time.Second
 
 // Queue is what the suite drives: the step queue port, the poller's
 // receiver, and a look at the dead-letter queue.
@@ -134,14 +131,14 @@ func testEnqueueReceive(t *testing.T, q Queue) {
 			}
 		})
 	}
-	expectEmpty(t, q, quiet)
+	expectEmpty(t, q, patience)
 }
 
 func testEmptyEnqueue(t *testing.T, q Queue) {
 	if err := q.Enqueue(t.Context(), nil); err != nil {
 		t.Fatalf("enqueue of no steps: %v", err)
 	}
-	expectEmpty(t, q, quiet)
+	expectEmpty(t, q, patience)
 }
 
 func testFIFOWithinGroup(t *testing.T, q Queue) {
@@ -152,7 +149,7 @@ func testFIFOWithinGroup(t *testing.T, q Queue) {
 	}
 	got := drain(t, q, 8)
 	assertOrder(t, got, "g", seqRange(1, 8))
-	expectEmpty(t, q, quiet)
+	expectEmpty(t, q, patience)
 }
 
 func testGroupInFlight(t *testing.T, q Queue) {
@@ -172,7 +169,7 @@ func testGroupInFlight(t *testing.T, q Queue) {
 	if err := q.Delete(ctx, other[0].ReceiptHandle); err != nil {
 		t.Fatalf("delete b/10: %v", err)
 	}
-	expectEmpty(t, q, 0)
+	expectEmpty(t, q, Visibility/2)
 	if err := q.Delete(ctx, first[0].ReceiptHandle); err != nil {
 		t.Fatalf("delete a/1: %v", err)
 	}
@@ -181,7 +178,7 @@ func testGroupInFlight(t *testing.T, q Queue) {
 		t.Fatalf("after deleting a/1, received %s; want a/2 (first receive)", describe(next))
 	}
 	deleteAll(t, q, next)
-	expectEmpty(t, q, quiet)
+	expectEmpty(t, q, patience)
 }
 
 func testDedup(t *testing.T, q Queue) {
@@ -195,11 +192,11 @@ func testDedup(t *testing.T, q Queue) {
 	enqueue(t, q, mk(3, "d2"), mk(4, "d2")) // the same call
 	got := drain(t, q, 2)
 	assertOrder(t, got, "g", []int64{1, 3})
-	expectEmpty(t, q, quiet)
+	expectEmpty(t, q, patience)
 	// The window outlives the message: a step sent again after its
 	// message was handled is still a duplicate.
 	enqueue(t, q, mk(5, "d1"))
-	expectEmpty(t, q, quiet)
+	expectEmpty(t, q, patience)
 }
 
 func testRedelivery(t *testing.T, q Queue) {
@@ -208,7 +205,7 @@ func testRedelivery(t *testing.T, q Queue) {
 	if len(first) != 1 || first[0].ReceiveCount != 1 {
 		t.Fatalf("first receive: %s, want g/1 received once", describe(first))
 	}
-	expectEmpty(t, q, 0)
+	expectEmpty(t, q, Visibility/2)
 	sleep(q, Visibility)
 	again := receiveWithin(t, q, 10, Visibility+patience)
 	if len(again) != 1 {
@@ -225,7 +222,7 @@ func testRedelivery(t *testing.T, q Queue) {
 		t.Errorf("receipt handle reused: %q", d.ReceiptHandle)
 	}
 	deleteAll(t, q, again)
-	expectEmpty(t, q, quiet)
+	expectEmpty(t, q, patience)
 }
 
 func testDelete(t *testing.T, q Queue) {
@@ -236,7 +233,7 @@ func testDelete(t *testing.T, q Queue) {
 	}
 	deleteAll(t, q, ds)
 	sleep(q, Visibility)
-	expectEmpty(t, q, quiet)
+	expectEmpty(t, q, patience)
 }
 
 func testDeadLetter(t *testing.T, q Queue) {
@@ -259,7 +256,7 @@ func testDeadLetter(t *testing.T, q Queue) {
 	if got[0].ReceiveCount != 1 {
 		t.Errorf("a/2 receive count %d, want 1", got[0].ReceiveCount)
 	}
-	expectEmpty(t, q, quiet)
+	expectEmpty(t, q, patience)
 
 	deadline := time.Now().Add(patience)
 	var seen []core.ReceivedMessage
@@ -296,7 +293,7 @@ func testBatchOverTen(t *testing.T, q Queue) {
 		}
 		assertOrder(t, got, fmt.Sprintf("g%d", g), want)
 	}
-	expectEmpty(t, q, quiet)
+	expectEmpty(t, q, patience)
 }
 
 func testMissingIDs(t *testing.T, q Queue) {
@@ -323,7 +320,7 @@ func testMissingIDs(t *testing.T, q Queue) {
 			}
 		})
 	}
-	expectEmpty(t, q, quiet)
+	expectEmpty(t, q, patience)
 }
 
 func testLongIDs(t *testing.T, q Queue) {
@@ -364,7 +361,7 @@ func testLongIDs(t *testing.T, q Queue) {
 	if bySeq[1].DedupID == "" || bySeq[1].DedupID == bySeq[2].DedupID {
 		t.Errorf("dedup ids %q, %q: want distinct", bySeq[1].DedupID, bySeq[2].DedupID)
 	}
-	expectEmpty(t, q, quiet)
+	expectEmpty(t, q, patience)
 }
 
 // steps returns n steps of group from seq on, each its own run so that a
@@ -450,15 +447,42 @@ func deleteAll(t *testing.T, q Queue, ds []core.ReceivedMessage) {
 	}
 }
 
-// expectEmpty fails if a receive waiting up to wait returns anything.
-func expectEmpty(t *testing.T, q Queue, wait time.Duration) {
+// barriers numbers the marker groups of expectEmpty, so that each is fresh.
+var barriers atomic.Int64
+
+// expectEmpty fails unless the queue holds nothing it may deliver. It
+// enqueues a marker step in a fresh group and receives until the marker
+// comes, failing if any other message comes before or with it, or if the
+// marker does not come within within. The marker is deleted.
+func expectEmpty(t *testing.T, q Queue, within time.Duration) {
 	t.Helper()
-	ds, err := q.Receive(t.Context(), 10, wait)
-	if err != nil {
-		t.Fatalf("receive: %v", err)
-	}
-	if len(ds) > 0 {
-		t.Fatalf("received %s, want nothing", describe(ds))
+	marker := steps(fmt.Sprintf("barrier-%d", barriers.Add(1)), 1, 1)[0]
+	enqueue(t, q, marker)
+	deadline := time.Now().Add(within)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			t.Fatalf("the marker %s was not received within %v", marker.Group, within)
+		}
+		ds, err := q.Receive(t.Context(), 10, min(left, 2*time.Second))
+		if err != nil {
+			t.Fatalf("receive: %v", err)
+		}
+		var got, others []core.ReceivedMessage
+		for _, d := range ds {
+			if decode(t, d) == marker.Step {
+				got = append(got, d)
+			} else {
+				others = append(others, d)
+			}
+		}
+		if len(others) > 0 {
+			t.Fatalf("received %s before the marker %s, want nothing", describe(others), marker.Group)
+		}
+		if len(got) > 0 {
+			deleteAll(t, q, got)
+			return
+		}
 	}
 }
 

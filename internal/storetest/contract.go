@@ -87,10 +87,7 @@ func testCreateRunNewSession(t *testing.T, newStore func(*testing.T) Store) {
 	h := newHarness(t, s, "tenant-a")
 	out := h.mustStart("r-1", "s-1", config(t, turn("Hello.")), nil, user("Hi", "Plan my week")...)
 	wantHead(t, h.head("s-1"), core.SessionHead{Exists: true, NextSeq: out.State.NextMsgSeq, ActiveRun: "r-1"})
-	rec, err := s.LoadRun(h.ctx, "r-1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := h.record("r-1")
 	if rec.Tenant != "tenant-a" {
 		t.Fatalf("tenant: got %q, want tenant-a", rec.Tenant)
 	}
@@ -198,10 +195,7 @@ func testCreateRunDuplicateID(t *testing.T, newStore func(*testing.T) Store) {
 			}
 		})
 	}
-	rec, err := s.LoadRun(h.ctx, "r-1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := h.record("r-1")
 	if rec.Tenant != "tenant-a" {
 		t.Fatalf("tenant changed to %q", rec.Tenant)
 	}

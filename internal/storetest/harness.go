@@ -174,13 +174,18 @@ func (h *harness) mustStart(runID, session string, cfg core.RunConfig, reqTools 
 	return out
 }
 
-func (h *harness) load(runID string) core.RunState {
+func (h *harness) record(runID string) core.RunRecord {
 	h.t.Helper()
 	rec, err := h.s.LoadRun(h.ctx, runID)
 	if err != nil {
 		h.t.Fatalf("load run %s: %v", runID, err)
 	}
-	return rec.State
+	return rec
+}
+
+func (h *harness) load(runID string) core.RunState {
+	h.t.Helper()
+	return h.record(runID).State
 }
 
 func (h *harness) messages(session string, after, before int64, limit int) []core.Message {

@@ -246,11 +246,7 @@ func markdown(r *results) string {
 				continue
 			}
 			steps += c.Steps
-			for op, o := range c.ESM {
-				t := esm[op]
-				t.add(o)
-				esm[op] = t
-			}
+			addOps(esm, c.ESM)
 		}
 		if steps > 0 {
 			p("\nPer message, by the event source mapping (not in the step's count): %s %.2f, %s %.2f.\n",

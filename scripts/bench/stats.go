@@ -181,16 +181,8 @@ func aggregate(runtime string, w workload, runs []runResult, inproc [][]stepSamp
 			steadyR += float64(bri)
 			steadyN++
 		}
-		for op, o := range s.Ops {
-			t := c.Ops[op]
-			t.add(o)
-			c.Ops[op] = t
-		}
-		for op, o := range s.ESM {
-			t := esm[op]
-			t.add(o)
-			esm[op] = t
-		}
+		addOps(c.Ops, s.Ops)
+		addOps(esm, s.ESM)
 	}
 	c.WallMS, c.CPUMS = distOf(wall), distOf(cpu)
 	if runtime == rtInProcess {
@@ -356,4 +348,13 @@ func projectCost(c caseResult, all []stepSample) *cost {
 	}
 	out.Total = out.DynamoDBWrites + out.DynamoDBReads + out.SQS + out.Lambda
 	return out
+}
+
+// addOps adds each operation's totals in src to those of dst.
+func addOps(dst, src map[string]opStat) {
+	for op, o := range src {
+		t := dst[op]
+		t.add(o)
+		dst[op] = t
+	}
 }

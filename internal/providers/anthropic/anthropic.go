@@ -98,16 +98,7 @@ type (
 
 // Complete runs one model turn.
 func (p *Provider) Complete(ctx context.Context, req core.ModelRequest) (core.ModelReply, error) {
-	names := providers.NewToolNames(req.Tools)
-	body, err := buildRequest(req, names)
-	if err != nil {
-		return core.ModelReply{}, err
-	}
-	resp, err := p.http.PostJSON(ctx, "/v1/messages", body)
-	if err != nil {
-		return core.ModelReply{}, err
-	}
-	return parseResponse(resp, req.Model.Model, names)
+	return p.http.Complete(ctx, "/v1/messages", req, buildRequest, parseResponse)
 }
 
 func buildRequest(req core.ModelRequest, names *providers.ToolNames) ([]byte, error) {

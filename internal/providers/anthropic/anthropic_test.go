@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -15,36 +14,14 @@ const testKey = "sk-ant-test-SECRET-abcdef0123456789"
 
 var spec = core.ModelSpec{Provider: Name, Model: "claude-sonnet-4-5", Options: map[string]any{"temperature": json.Number("0.2")}}
 
-func checkHeaders(t *testing.T, r providertest.Request) {
-	t.Helper()
-	if r.Path != "/v1/messages" {
-		t.Errorf("path %s, want /v1/messages", r.Path)
-	}
-	if got := r.Header.Get("x-api-key"); got != testKey {
-		t.Errorf("x-api-key header %q", got)
-	}
-	if got := r.Header.Get("anthropic-version"); got != "2023-06-01" {
-		t.Errorf("anthropic-version header %q", got)
-	}
-	if got := r.Header.Get("Authorization"); got != "" {
-		t.Errorf("unexpected Authorization header %q", got)
-	}
-}
+var checkHeaders = providertest.Want("/v1/messages", map[string]string{
+	"x-api-key": testKey, "anthropic-version": "2023-06-01", "Authorization": "",
+})
 
-var suite = providertest.Suite{
-	New: func(url string, sleeps *providertest.Sleeps, log *slog.Logger) (core.ModelProvider, error) {
-		return New(Config{BaseURL: url, APIKey: testKey, Retry: providertest.Policy(sleeps), Log: log})
-	},
-	Check:  func(string) func(*testing.T, providertest.Request) { return checkHeaders },
-	Secret: testKey,
-}
+var suite = providertest.HTTPSuite(New, "", testKey, checkHeaders)
 
 func meta(model, reqID, msgID string) map[string]any {
-	return map[string]any{"provider": "anthropic", "model": model, "request_id": reqID, "response_id": msgID}
-}
-
-func usage(p, c int64) map[string]any {
-	return map[string]any{"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+	return providertest.Meta("anthropic", model, reqID, msgID)
 }
 
 const sonnet = "claude-sonnet-4-5-20250929"
@@ -70,31 +47,31 @@ func TestReplies(t *testing.T) {
 	}
 	suite.Replies(t, []providertest.ReplyCase{
 		{Name: "plain", Req: providertest.Plain(withMax), Want: core.ModelReply{
-			Content: "The capital of France is Paris.", StopReason: "end_turn", Usage: usage(21, 10), RequestMetadata: meta(sonnet, "req_011plain", "msg_01Plain")}},
+			Content: "The capital of France is Paris.", StopReason: "end_turn", Usage: providertest.Usage(21, 10), RequestMetadata: meta(sonnet, "req_011plain", "msg_01Plain")}},
 		{Name: "tool_call", Req: providertest.ToolRequest(spec, false), Want: core.ModelReply{
 			Content: "I'll look at Monday first.", StopReason: "tool_use",
 			ToolCalls: []core.ToolCallRequest{{ID: "toolu_01A09q90qw90lq917835lq9", Name: "client/get_calendar", Parameters: map[string]any{"day": "monday"}}},
-			Usage:     usage(412, 61), RequestMetadata: meta(sonnet, "req_011tool", "msg_01Tool")}},
+			Usage:     providertest.Usage(412, 61), RequestMetadata: meta(sonnet, "req_011tool", "msg_01Tool")}},
 		{Name: "parallel", Req: providertest.ToolRequest(spec, true), Want: core.ModelReply{
 			StopReason: "tool_use",
 			ToolCalls: []core.ToolCallRequest{
 				{ID: "toolu_01mon", Name: "client/get_calendar", Parameters: map[string]any{"day": "monday"}},
 				{ID: "toolu_01tue", Name: "client/get_calendar", Parameters: map[string]any{"day": "tuesday", "limit": json.Number("10")}},
 			},
-			Usage: usage(412, 90), RequestMetadata: meta(sonnet, "req_011par", "msg_01Par")}},
+			Usage: providertest.Usage(412, 90), RequestMetadata: meta(sonnet, "req_011par", "msg_01Par")}},
 		{Name: "tool_result", Req: providertest.Transcript(spec), Want: core.ModelReply{
 			Content: "You have standup at 09:00 on Monday. I did not email Bob.", StopReason: "end_turn",
-			Usage: usage(640, 22), RequestMetadata: meta(sonnet, "req_011res", "msg_01Res")}},
+			Usage: providertest.Usage(640, 22), RequestMetadata: meta(sonnet, "req_011res", "msg_01Res")}},
 		{Name: "usage", Req: providertest.Plain(spec), Want: core.ModelReply{
 			Content: "Paris.", StopReason: "end_turn",
 			Usage: map[string]any{"prompt_tokens": int64(4250), "completion_tokens": int64(5), "total_tokens": int64(4255),
 				"cache_write_tokens": int64(1200), "cache_read_tokens": int64(3000)},
 			RequestMetadata: meta(sonnet, "req_011usage", "msg_01Usage")}},
 		{Name: "throttled", Req: providertest.Plain(spec), Sleeps: []time.Duration{3 * time.Second, time.Second}, Want: core.ModelReply{
-			Content: "The capital of France is Paris.", StopReason: "end_turn", Usage: usage(21, 10),
+			Content: "The capital of France is Paris.", StopReason: "end_turn", Usage: providertest.Usage(21, 10),
 			RequestMetadata: map[string]any{"provider": "anthropic", "model": sonnet, "request_id": "req_011ok", "response_id": "msg_01Thr", "attempts": int64(3)}}},
 		{Name: "leading_assistant", Req: leading, Want: core.ModelReply{
-			Content: "Done.", StopReason: "end_turn", Usage: usage(90, 2), RequestMetadata: meta("claude-haiku-4-5", "req_011lead", "msg_01Lead")}},
+			Content: "Done.", StopReason: "end_turn", Usage: providertest.Usage(90, 2), RequestMetadata: meta("claude-haiku-4-5", "req_011lead", "msg_01Lead")}},
 	})
 }
 

@@ -54,43 +54,39 @@ var suite = providertest.Suite{
 }
 
 func meta(reqID string) map[string]any {
-	return map[string]any{"provider": "bedrock", "model": claude, "request_id": reqID}
-}
-
-func usage(p, c int64) map[string]any {
-	return map[string]any{"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+	return providertest.Meta("bedrock", claude, reqID, "")
 }
 
 func TestReplies(t *testing.T) {
 	llama := core.ModelSpec{Provider: Name, Model: "meta.llama3-1-70b-instruct-v1:0"}
 	suite.Replies(t, []providertest.ReplyCase{
 		{Name: "plain", Req: providertest.Plain(spec), Want: core.ModelReply{
-			Content: "The capital of France is Paris.", StopReason: "end_turn", Usage: usage(21, 10), RequestMetadata: meta("2f1c2c1e-0000-4000-8000-000000000001")}},
+			Content: "The capital of France is Paris.", StopReason: "end_turn", Usage: providertest.Usage(21, 10), RequestMetadata: meta("2f1c2c1e-0000-4000-8000-000000000001")}},
 		{Name: "tool_call", Req: providertest.ToolRequest(spec, false), Want: core.ModelReply{
 			Content: "I'll look at Monday first.", StopReason: "tool_use",
 			ToolCalls: []core.ToolCallRequest{{ID: "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", Name: "client/get_calendar", Parameters: map[string]any{"day": "monday"}}},
-			Usage:     usage(412, 61), RequestMetadata: meta("2f1c2c1e-0000-4000-8000-000000000002")}},
+			Usage:     providertest.Usage(412, 61), RequestMetadata: meta("2f1c2c1e-0000-4000-8000-000000000002")}},
 		{Name: "parallel", Req: providertest.ToolRequest(spec, true), Want: core.ModelReply{
 			StopReason: "tool_use",
 			ToolCalls: []core.ToolCallRequest{
 				{ID: "tooluse_mon", Name: "client/get_calendar", Parameters: map[string]any{"day": "monday"}},
 				{ID: "tooluse_tue", Name: "client/get_calendar", Parameters: map[string]any{"day": "tuesday", "limit": json.Number("10")}},
 			},
-			Usage: usage(412, 90), RequestMetadata: meta("2f1c2c1e-0000-4000-8000-000000000003")}},
+			Usage: providertest.Usage(412, 90), RequestMetadata: meta("2f1c2c1e-0000-4000-8000-000000000003")}},
 		{Name: "tool_result", Req: providertest.Transcript(spec), Want: core.ModelReply{
 			Content: "You have standup at 09:00 on Monday. I did not email Bob.", StopReason: "end_turn",
-			Usage: usage(640, 22), RequestMetadata: meta("2f1c2c1e-0000-4000-8000-000000000004")}},
+			Usage: providertest.Usage(640, 22), RequestMetadata: meta("2f1c2c1e-0000-4000-8000-000000000004")}},
 		{Name: "usage", Req: providertest.Plain(spec), Want: core.ModelReply{
 			Content: "Paris.", StopReason: "end_turn",
 			Usage: map[string]any{"prompt_tokens": int64(4250), "completion_tokens": int64(5), "total_tokens": int64(4255),
 				"cache_read_tokens": int64(3000), "cache_write_tokens": int64(1200)},
 			RequestMetadata: meta("2f1c2c1e-0000-4000-8000-000000000005")}},
 		{Name: "throttled", Req: providertest.Plain(spec), Sleeps: []time.Duration{500 * time.Millisecond, time.Second}, Want: core.ModelReply{
-			Content: "The capital of France is Paris.", StopReason: "end_turn", Usage: usage(21, 10),
+			Content: "The capital of France is Paris.", StopReason: "end_turn", Usage: providertest.Usage(21, 10),
 			RequestMetadata: map[string]any{"provider": "bedrock", "model": claude, "request_id": "thr-ok", "attempts": int64(3)}}},
 		{Name: "llama_result", Req: providertest.Transcript(llama), Want: core.ModelReply{
-			Content: "OK.", StopReason: "end_turn", Usage: usage(300, 2),
-			RequestMetadata: map[string]any{"provider": "bedrock", "model": llama.Model, "request_id": "llama-1"}}},
+			Content: "OK.", StopReason: "end_turn", Usage: providertest.Usage(300, 2),
+			RequestMetadata: providertest.Meta("bedrock", llama.Model, "llama-1", "")}},
 	})
 }
 

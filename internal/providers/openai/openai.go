@@ -102,16 +102,7 @@ var allowedOptions = append([]string{providers.OptMaxCompletionTokens}, provider
 
 // Complete runs one model turn.
 func (p *Provider) Complete(ctx context.Context, req core.ModelRequest) (core.ModelReply, error) {
-	names := providers.NewToolNames(req.Tools)
-	body, err := p.buildRequest(req, names)
-	if err != nil {
-		return core.ModelReply{}, err
-	}
-	resp, err := p.http.PostJSON(ctx, "/chat/completions", body)
-	if err != nil {
-		return core.ModelReply{}, err
-	}
-	return parseResponse(resp, req.Model.Model, names)
+	return p.http.Complete(ctx, "/chat/completions", req, p.buildRequest, parseResponse)
 }
 
 func (p *Provider) buildRequest(req core.ModelRequest, names *providers.ToolNames) ([]byte, error) {

@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -16,25 +15,14 @@ const testKey = "sk-test-SECRET-0123456789abcdef"
 
 var spec = core.ModelSpec{Provider: Name, Model: "gpt-4o-mini", Options: map[string]any{"max_tokens": json.Number("256"), "temperature": 0.2}}
 
-func checkHeaders(t *testing.T, r providertest.Request) {
-	t.Helper()
-	if r.Path != "/v1/chat/completions" {
-		t.Errorf("path %s, want /v1/chat/completions", r.Path)
-	}
-	if got := r.Header.Get("Authorization"); got != "Bearer "+testKey {
-		t.Errorf("Authorization header %q", got)
-	}
-	if got := r.Header.Get("Content-Type"); got != "application/json" {
-		t.Errorf("Content-Type %q", got)
-	}
-}
+var checkHeaders = providertest.Want("/v1/chat/completions", map[string]string{
+	"Authorization": "Bearer " + testKey, "Content-Type": "application/json",
+})
 
-var suite = providertest.Suite{
-	New: func(url string, sleeps *providertest.Sleeps, log *slog.Logger) (core.ModelProvider, error) {
-		return New(Config{BaseURL: url + "/v1", APIKey: testKey, Retry: providertest.Policy(sleeps), Log: log})
-	},
-	Check:  func(string) func(*testing.T, providertest.Request) { return checkHeaders },
-	Secret: testKey,
+var suite = providertest.HTTPSuite(New, "/v1", testKey, checkHeaders)
+
+func meta(model, reqID, respID string) map[string]any {
+	return providertest.Meta("openai", model, reqID, respID)
 }
 
 func TestReplies(t *testing.T) {
@@ -43,8 +31,8 @@ func TestReplies(t *testing.T) {
 			Name: "plain", Req: providertest.Plain(spec),
 			Want: core.ModelReply{
 				Content: "The capital of France is Paris.", StopReason: "end_turn",
-				Usage:           map[string]any{"prompt_tokens": int64(25), "completion_tokens": int64(8), "total_tokens": int64(33)},
-				RequestMetadata: map[string]any{"provider": "openai", "model": "gpt-4o-mini-2024-07-18", "request_id": "req_plain_1", "response_id": "chatcmpl-plain1"},
+				Usage:           providertest.Usage(25, 8),
+				RequestMetadata: meta("gpt-4o-mini-2024-07-18", "req_plain_1", "chatcmpl-plain1"),
 			},
 		},
 		{
@@ -52,8 +40,8 @@ func TestReplies(t *testing.T) {
 			Want: core.ModelReply{
 				StopReason:      "tool_use",
 				ToolCalls:       []core.ToolCallRequest{{ID: "call_Ab12", Name: "client/get_calendar", Parameters: map[string]any{"day": "monday"}}},
-				Usage:           map[string]any{"prompt_tokens": int64(80), "completion_tokens": int64(15), "total_tokens": int64(95)},
-				RequestMetadata: map[string]any{"provider": "openai", "model": "gpt-4o-mini-2024-07-18", "request_id": "req_tool_1", "response_id": "chatcmpl-tool1"},
+				Usage:           providertest.Usage(80, 15),
+				RequestMetadata: meta("gpt-4o-mini-2024-07-18", "req_tool_1", "chatcmpl-tool1"),
 			},
 		},
 		{
@@ -64,16 +52,16 @@ func TestReplies(t *testing.T) {
 					{ID: "call_mon", Name: "client/get_calendar", Parameters: map[string]any{"day": "monday"}},
 					{ID: "call_tue", Name: "client/get_calendar", Parameters: map[string]any{"day": "tuesday", "limit": json.Number("10.5")}},
 				},
-				Usage:           map[string]any{"prompt_tokens": int64(80), "completion_tokens": int64(30), "total_tokens": int64(110)},
-				RequestMetadata: map[string]any{"provider": "openai", "model": "gpt-4o-mini-2024-07-18", "request_id": "req_par_1", "response_id": "chatcmpl-par1"},
+				Usage:           providertest.Usage(80, 30),
+				RequestMetadata: meta("gpt-4o-mini-2024-07-18", "req_par_1", "chatcmpl-par1"),
 			},
 		},
 		{
 			Name: "tool_result", Req: providertest.Transcript(spec),
 			Want: core.ModelReply{
 				Content: "You have standup at 09:00 on Monday. I did not email Bob.", StopReason: "end_turn",
-				Usage:           map[string]any{"prompt_tokens": int64(210), "completion_tokens": int64(18), "total_tokens": int64(228)},
-				RequestMetadata: map[string]any{"provider": "openai", "model": "gpt-4o-mini-2024-07-18", "request_id": "req_res_1", "response_id": "chatcmpl-res1"},
+				Usage:           providertest.Usage(210, 18),
+				RequestMetadata: meta("gpt-4o-mini-2024-07-18", "req_res_1", "chatcmpl-res1"),
 			},
 		},
 		{
@@ -82,7 +70,7 @@ func TestReplies(t *testing.T) {
 				Content: "Paris.", StopReason: "end_turn",
 				Usage: map[string]any{"prompt_tokens": int64(2048), "completion_tokens": int64(320), "total_tokens": int64(2368),
 					"cache_read_tokens": int64(1920), "reasoning_tokens": int64(256), "completion_rejected_prediction_tokens": int64(3)},
-				RequestMetadata: map[string]any{"provider": "openai", "model": "o4-mini-2025-04-16", "request_id": "req_usage_1", "response_id": "chatcmpl-usage1"},
+				RequestMetadata: meta("o4-mini-2025-04-16", "req_usage_1", "chatcmpl-usage1"),
 			},
 		},
 		{
@@ -92,7 +80,7 @@ func TestReplies(t *testing.T) {
 			Sleeps: []time.Duration{2 * time.Second, 1 * time.Second},
 			Want: core.ModelReply{
 				Content: "The capital of France is Paris.", StopReason: "end_turn",
-				Usage:           map[string]any{"prompt_tokens": int64(25), "completion_tokens": int64(8), "total_tokens": int64(33)},
+				Usage:           providertest.Usage(25, 8),
 				RequestMetadata: map[string]any{"provider": "openai", "model": "gpt-4o-mini-2024-07-18", "request_id": "req_429_ok", "response_id": "chatcmpl-thr1", "attempts": int64(3)},
 			},
 		},

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -157,4 +159,55 @@ func RefusesOptions(t *testing.T, p core.ModelProvider, spec core.ModelSpec, opt
 			t.Errorf("options %v: want a permanent error, got %v", o, err)
 		}
 	}
+}
+
+// HTTPSuite is the Suite of a provider that newProvider builds on a
+// providers.ClientConfig: its BaseURL is the replay server's URL followed
+// by path, its APIKey is key (the secret that must not leak), and every
+// request must pass check.
+func HTTPSuite[P core.ModelProvider](newProvider func(providers.ClientConfig) (P, error), path, key string, check func(*testing.T, Request)) Suite {
+	return Suite{
+		New: func(url string, sleeps *Sleeps, log *slog.Logger) (core.ModelProvider, error) {
+			p, err := newProvider(providers.ClientConfig{BaseURL: url + path, APIKey: key, Retry: Policy(sleeps), Log: log})
+			if err != nil {
+				return nil, err
+			}
+			return p, nil
+		},
+		Check:  func(string) func(*testing.T, Request) { return check },
+		Secret: key,
+	}
+}
+
+// Want returns the assertion that a request went to path with header:
+// each named header has its value, and an empty value means absent.
+func Want(path string, header map[string]string) func(t *testing.T, r Request) {
+	return func(t *testing.T, r Request) {
+		t.Helper()
+		if r.Path != path {
+			t.Errorf("path %s, want %s", r.Path, path)
+		}
+		for _, k := range slices.Sorted(maps.Keys(header)) {
+			if got, want := r.Header.Get(k), header[k]; got != want {
+				t.Errorf("%s header %q, want %q", k, got, want)
+			}
+		}
+	}
+}
+
+// Usage is the usage of a reply that reports prompt and completion tokens
+// and nothing else.
+func Usage(prompt, completion int64) map[string]any {
+	return map[string]any{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+}
+
+// Meta is the request metadata of a reply that took one attempt: the
+// provider, the model and the request id, and the response id when not
+// empty.
+func Meta(provider, model, requestID, responseID string) map[string]any {
+	m := map[string]any{"provider": provider, "model": model, "request_id": requestID}
+	if responseID != "" {
+		m["response_id"] = responseID
+	}
+	return m
 }
