@@ -122,6 +122,13 @@ func buildRequest(req core.ModelRequest, names *providers.ToolNames) ([]byte, er
 	if opts.MaxTokens != nil {
 		out.MaxTokens = *opts.MaxTokens
 	}
+	if len(req.Tools) == 0 {
+		// The API refuses tool_use and tool_result blocks in a request
+		// that defines no tools.
+		if conv, err = conv.ToolHistoryAsText(); err != nil {
+			return nil, fmt.Errorf("anthropic: %w", err)
+		}
+	}
 	for _, m := range conv.Alternate() {
 		msg := message{Role: m.Role}
 		for _, part := range m.Parts {

@@ -14,7 +14,10 @@
 // steering text after them; adjacent messages of the same role are merged.
 // Tool-call ids that the API would refuse are mapped by providers.WireID,
 // the same way in tool_use and tool_result blocks. Declared tools are sent
-// with their mapped names and their parameter schema as input_schema.
+// with their mapped names and their parameter schema as input_schema. A
+// request that declares no tools sends no tools field and renders past
+// tool calls and results as text (Conversation.ToolHistoryAsText), since
+// the API refuses tool_use and tool_result blocks without tools.
 //
 // The reply's text blocks are joined into the content, tool_use blocks
 // become tool calls (names mapped back), and stop_reason is kept
