@@ -3,6 +3,7 @@ package anthropic
 import (
 	"encoding/json"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +97,10 @@ func TestReplies(t *testing.T) {
 		{Name: "throttled", Req: providertest.Plain(spec), Sleeps: []time.Duration{3 * time.Second, time.Second}, Want: core.ModelReply{
 			Content: "The capital of France is Paris.", StopReason: "end_turn", Usage: usage(21, 10),
 			RequestMetadata: map[string]any{"provider": "anthropic", "model": sonnet, "request_id": "req_011ok", "response_id": "msg_01Thr", "attempts": int64(3)}}},
+		{Name: "server_blocks", Req: providertest.ToolRequest(spec, false), Want: core.ModelReply{
+			Content: "Monday is not a public holiday, so I'll look at your calendar.", StopReason: "tool_use",
+			ToolCalls: []core.ToolCallRequest{{ID: "toolu_01Srv", Name: "client/get_calendar", Parameters: map[string]any{"day": "monday"}}},
+			Usage:     usage(2100, 350), RequestMetadata: meta(sonnet, "req_011srv", "msg_01Srv")}},
 		{Name: "tool_history", Req: noTools, Want: core.ModelReply{
 			Content: "Understood, no email.", StopReason: "end_turn", Usage: usage(310, 6), RequestMetadata: meta(sonnet, "req_011hist", "msg_01Hist")}},
 		{Name: "leading_assistant", Req: leading, Want: core.ModelReply{
@@ -195,6 +200,46 @@ func TestToolHistoryWithoutTools(t *testing.T) {
 			}
 			if roles := len(got.Messages); roles != 3 || got.Messages[0].Role != "user" || got.Messages[1].Role != "assistant" {
 				t.Errorf("messages do not alternate user/assistant/user:\n%s", body)
+			}
+		})
+	}
+}
+
+// TestContentBlocks checks that content blocks are decoded by type: text
+// and tool_use are read, every other type is skipped whatever its shape,
+// and a malformed text or tool_use block fails the reply.
+func TestContentBlocks(t *testing.T) {
+	cases := []struct {
+		name    string
+		content string
+		want    core.ModelReply
+		wantErr string
+	}{
+		{name: "thinking only", content: `[{"type":"thinking","thinking":"hmm","signature":"x"},{"type":"redacted_thinking","data":"y"}]`,
+			want: core.ModelReply{StopReason: "end_turn"}},
+		{name: "unknown blocks of any shape", content: `[{"type":"future","content":{"a":[1,2]}},{"type":"other","content":"s","text":7},"odd",42,{"type":"text","text":"hi"}]`,
+			want: core.ModelReply{Content: "hi", StopReason: "end_turn"}},
+		{name: "server tool use is not a call", content: `[{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"q"}},{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","url":"u"}]}]`,
+			want: core.ModelReply{StopReason: "end_turn"}},
+		{name: "malformed text block", content: `[{"type":"text","text":{"not":"a string"}}]`, wantErr: "content[0] is not a valid text block"},
+		{name: "malformed tool_use block", content: `[{"type":"text","text":"a"},{"type":"tool_use","id":7,"name":"x","input":{}}]`, wantErr: "content[1] is not a valid tool_use block"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body := `{"id":"msg_1","type":"message","role":"assistant","model":"m","stop_reason":"end_turn","content":` + tc.content + `}`
+			got, err := parseResponse(providers.Response{Status: 200, Body: []byte(body), RequestID: "req_1", Attempts: 1}, "m", providers.NewToolNames(nil))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "request id req_1") {
+					t.Fatalf("error %v, want one containing %q and the request id", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseResponse: %v", err)
+			}
+			tc.want.RequestMetadata = meta("m", "req_1", "msg_1")
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("reply\n got %#v\nwant %#v", got, tc.want)
 			}
 		})
 	}
