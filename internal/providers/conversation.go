@@ -239,3 +239,69 @@ func ToolSchema(params map[string]any) map[string]any {
 	}
 	return out
 }
+
+// EmptyToolResult is the text that stands for a tool result with no
+// content when tool history is rendered as text.
+const EmptyToolResult = "(empty)"
+
+// ToolHistoryAsText returns a copy of c in which past tool calls and tool
+// results are plain text, for a request that declares no tools: Anthropic
+// and Bedrock refuse tool_use and tool_result blocks without tool
+// definitions, while a run may continue a session whose transcript has
+// them. Each call becomes a line of its assistant turn,
+// "[called tool NAME (call ID) with ARGS]", ARGS being the arguments as
+// compact JSON with sorted keys. Each group of results becomes one user
+// turn whose text has, per result, a header line
+// "[result of tool NAME (call ID): ok]" (or "failed") followed by the
+// content, or EmptyToolResult when it is empty. A result without a tool
+// name takes the name of the call with its id. c is not modified.
+func (c Conversation) ToolHistoryAsText() (Conversation, error) {
+	out := Conversation{System: append([]string(nil), c.System...)}
+	names := map[string]string{}
+	for _, t := range c.Turns {
+		for _, call := range t.Calls {
+			names[call.ID] = call.Name
+		}
+	}
+	for _, t := range c.Turns {
+		switch {
+		case t.Kind == TurnAssistant && len(t.Calls) > 0:
+			var lines []string
+			if strings.TrimSpace(t.Text) != "" {
+				lines = append(lines, t.Text)
+			}
+			for _, call := range t.Calls {
+				args, err := Marshal(call.Arguments)
+				if err != nil {
+					return Conversation{}, fmt.Errorf("render the arguments of tool call %s (%s) as text: %w", call.ID, call.Name, err)
+				}
+				lines = append(lines, fmt.Sprintf("[called tool %s (call %s) with %s]", call.Name, call.ID, args))
+			}
+			out.Turns = append(out.Turns, Turn{Kind: TurnAssistant, Text: strings.Join(lines, "\n")})
+		case t.Kind == TurnResults:
+			parts := make([]string, 0, len(t.Results))
+			for _, r := range t.Results {
+				name := r.Name
+				if name == "" {
+					name = names[r.ID]
+				}
+				if name == "" {
+					name = "(unknown)"
+				}
+				outcome := "ok"
+				if r.IsError {
+					outcome = "failed"
+				}
+				content := r.Content
+				if strings.TrimSpace(content) == "" {
+					content = EmptyToolResult
+				}
+				parts = append(parts, fmt.Sprintf("[result of tool %s (call %s): %s]\n%s", name, r.ID, outcome, content))
+			}
+			out.Turns = append(out.Turns, Turn{Kind: TurnUser, Text: strings.Join(parts, "\n\n")})
+		default:
+			out.Turns = append(out.Turns, Turn{Kind: t.Kind, Text: t.Text})
+		}
+	}
+	return out, nil
+}

@@ -107,3 +107,76 @@ func TestToolSchema(t *testing.T) {
 		t.Errorf("schema changed: %v", got)
 	}
 }
+
+func TestToolHistoryAsText(t *testing.T) {
+	named := result("c2", false, "boom")
+	named.Metadata[core.MetaToolName] = "a/y"
+	cases := []struct {
+		name string
+		msgs []core.Message
+		want []Turn
+	}{
+		{
+			name: "calls and results become text",
+			msgs: []core.Message{
+				{Role: core.RoleUser, Content: "hi"},
+				{Role: core.RoleAssistant, Content: "checking"},
+				call("c1", "a/x"), call("c2", "a/y"),
+				result("c1", true, `{"n":1}`), named,
+				{Role: core.RoleUser, Content: "thanks"},
+			},
+			want: []Turn{
+				{Kind: TurnUser, Text: "hi"},
+				{Kind: TurnAssistant, Text: "checking\n[called tool a/x (call c1) with {\"x\":\"c1\"}]\n[called tool a/y (call c2) with {\"x\":\"c2\"}]"},
+				{Kind: TurnUser, Text: "[result of tool a/x (call c1): ok]\n{\"n\":1}\n\n[result of tool a/y (call c2): failed]\nboom"},
+				{Kind: TurnUser, Text: "thanks"},
+			},
+		},
+		{
+			name: "a call with no text, an empty result, a result of an unknown call",
+			msgs: []core.Message{
+				call("c3", "a/z"),
+				result("c3", true, " "),
+				result("gone", true, "late"),
+			},
+			want: []Turn{
+				{Kind: TurnAssistant, Text: "[called tool a/z (call c3) with {\"x\":\"c3\"}]"},
+				{Kind: TurnUser, Text: "[result of tool a/z (call c3): ok]\n(empty)\n\n[result of tool (unknown) (call gone): ok]\nlate"},
+			},
+		},
+		{
+			name: "no tool history is unchanged",
+			msgs: []core.Message{{Role: core.RoleUser, Content: "hi"}, {Role: core.RoleAssistant, Content: "hello"}},
+			want: []Turn{{Kind: TurnUser, Text: "hi"}, {Kind: TurnAssistant, Text: "hello"}},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := BuildConversation(core.ModelRequest{System: "sys", Messages: tc.msgs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			orig, _ := BuildConversation(core.ModelRequest{System: "sys", Messages: tc.msgs})
+			got, err := c.ToolHistoryAsText()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Turns, tc.want) {
+				t.Errorf("turns\n got %#v\nwant %#v", got.Turns, tc.want)
+			}
+			if !reflect.DeepEqual(got.System, []string{"sys"}) {
+				t.Errorf("system %v", got.System)
+			}
+			if !reflect.DeepEqual(c, orig) {
+				t.Errorf("the conversation was modified:\n got %+v\nwant %+v", c, orig)
+			}
+			for _, m := range got.Alternate() {
+				for _, p := range m.Parts {
+					if p.Call != nil || p.Result != nil {
+						t.Errorf("alternate still has a tool block: %+v", p)
+					}
+				}
+			}
+		})
+	}
+}

@@ -33,6 +33,21 @@
 // and starts the conversation with a placeholder user message when the
 // transcript starts with the assistant.
 //
+// Tool history without tools. A later run of a session may carry tool
+// calls and results in its transcript while declaring no tools itself.
+// Anthropic refuses tool_use and tool_result blocks in a request that
+// defines no tools, and Bedrock Converse refuses toolUse and toolResult
+// blocks without a toolConfig, so for a request that declares no tools
+// both render that history as text with Conversation.ToolHistoryAsText:
+// each call is a line of its assistant message,
+// "[called tool NAME (call ID) with ARGS]" (ARGS the arguments as compact
+// JSON), and each group of results a user message whose results read
+// "[result of tool NAME (call ID): ok]" or "...: failed" followed by the
+// content. The model still sees what was called and what came back, but
+// cannot mistake the history for tools it may call now. With tools
+// declared, the native blocks are sent. OpenAI accepts tool history
+// without tools, so it always sends native tool calls and tool messages.
+//
 // Errors and retries. HTTP is POSTed with a per-attempt timeout and retried
 // with exponential backoff and full jitter on 408, 429, 5xx and network
 // errors, up to RetryPolicy.MaxAttempts attempts (4 by default), honouring

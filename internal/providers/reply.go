@@ -24,7 +24,9 @@ const (
 // Usage keys of ModelReply.Usage. prompt_tokens counts every input token
 // (cached ones included), completion_tokens every output token (reasoning
 // included), total_tokens their sum. The extras are reported only when
-// non-zero.
+// non-zero, and only by providers that count them separately: Anthropic,
+// for one, includes extended-thinking tokens in its output count and
+// reports no reasoning figure.
 const (
 	UsagePrompt     = "prompt_tokens"
 	UsageCompletion = "completion_tokens"

@@ -76,17 +76,30 @@ type (
 		Content   string `json:"content,omitempty"`
 		IsError   bool   `json:"is_error,omitempty"`
 	}
+	// replyBlock is a content block of a reply: only text and tool_use
+	// blocks are read.
+	replyBlock struct {
+		Type  string          `json:"type"`
+		Text  string          `json:"text"`
+		ID    string          `json:"id"`
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
+	}
 	tool struct {
 		Name        string         `json:"name"`
 		Description string         `json:"description,omitempty"`
 		InputSchema map[string]any `json:"input_schema"`
 	}
+	// messagesResponse keeps each content block raw: blocks are decoded
+	// one by one, by type, so a block of a type the provider does not
+	// know (whose content may be an array or an object) cannot fail the
+	// reply.
 	messagesResponse struct {
-		ID         string  `json:"id"`
-		Type       string  `json:"type"`
-		Model      string  `json:"model"`
-		Content    []block `json:"content"`
-		StopReason string  `json:"stop_reason"`
+		ID         string            `json:"id"`
+		Type       string            `json:"type"`
+		Model      string            `json:"model"`
+		Content    []json.RawMessage `json:"content"`
+		StopReason string            `json:"stop_reason"`
 		Usage      *struct {
 			InputTokens              int64 `json:"input_tokens"`
 			OutputTokens             int64 `json:"output_tokens"`
@@ -112,6 +125,13 @@ func buildRequest(req core.ModelRequest, names *providers.ToolNames) ([]byte, er
 	}
 	if opts.MaxTokens != nil {
 		out.MaxTokens = *opts.MaxTokens
+	}
+	if len(req.Tools) == 0 {
+		// The API refuses tool_use and tool_result blocks in a request
+		// that defines no tools.
+		if conv, err = conv.ToolHistoryAsText(); err != nil {
+			return nil, fmt.Errorf("anthropic: %w", err)
+		}
 	}
 	for _, m := range conv.Alternate() {
 		msg := message{Role: m.Role}
@@ -147,7 +167,24 @@ func parseResponse(resp providers.Response, model string, names *providers.ToolN
 	}
 	reply := core.ModelReply{StopReason: mr.StopReason}
 	var text []string
-	for _, b := range mr.Content {
+	for i, raw := range mr.Content {
+		var kind struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(raw, &kind); err != nil {
+			// Not even an object with a type: nothing Baton can use.
+			continue
+		}
+		if kind.Type != "text" && kind.Type != "tool_use" {
+			// thinking, redacted_thinking, server_tool_use,
+			// web_search_tool_result and any future block type: not
+			// content and not a call for Baton to run.
+			continue
+		}
+		var b replyBlock
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return core.ModelReply{}, providers.ReplyError(Name, resp.RequestID, "content[%d] is not a valid %s block: %v", i, kind.Type, err)
+		}
 		switch b.Type {
 		case "text":
 			text = append(text, b.Text)

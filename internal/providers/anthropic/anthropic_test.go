@@ -2,11 +2,13 @@ package anthropic
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/providers"
 	"github.com/baton-agents/baton/internal/providers/providertest"
 )
 
@@ -45,6 +47,8 @@ func TestReplies(t *testing.T) {
 		},
 		Tools: providertest.Tools(),
 	}
+	noTools := providertest.Transcript(spec)
+	noTools.Tools = nil
 	suite.Replies(t, []providertest.ReplyCase{
 		{Name: "plain", Req: providertest.Plain(withMax), Want: core.ModelReply{
 			Content: "The capital of France is Paris.", StopReason: "end_turn", Usage: providertest.Usage(21, 10), RequestMetadata: meta(sonnet, "req_011plain", "msg_01Plain")}},
@@ -70,6 +74,12 @@ func TestReplies(t *testing.T) {
 		{Name: "throttled", Req: providertest.Plain(spec), Sleeps: []time.Duration{3 * time.Second, time.Second}, Want: core.ModelReply{
 			Content: "The capital of France is Paris.", StopReason: "end_turn", Usage: providertest.Usage(21, 10),
 			RequestMetadata: map[string]any{"provider": "anthropic", "model": sonnet, "request_id": "req_011ok", "response_id": "msg_01Thr", "attempts": int64(3)}}},
+		{Name: "server_blocks", Req: providertest.ToolRequest(spec, false), Want: core.ModelReply{
+			Content: "Monday is not a public holiday, so I'll look at your calendar.", StopReason: "tool_use",
+			ToolCalls: []core.ToolCallRequest{{ID: "toolu_01Srv", Name: "client/get_calendar", Parameters: map[string]any{"day": "monday"}}},
+			Usage:     providertest.Usage(2100, 350), RequestMetadata: meta(sonnet, "req_011srv", "msg_01Srv")}},
+		{Name: "tool_history", Req: noTools, Want: core.ModelReply{
+			Content: "Understood, no email.", StopReason: "end_turn", Usage: providertest.Usage(310, 6), RequestMetadata: meta(sonnet, "req_011hist", "msg_01Hist")}},
 		{Name: "leading_assistant", Req: leading, Want: core.ModelReply{
 			Content: "Done.", StopReason: "end_turn", Usage: providertest.Usage(90, 2), RequestMetadata: meta("claude-haiku-4-5", "req_011lead", "msg_01Lead")}},
 	})
@@ -100,4 +110,114 @@ func TestConfigAndOptions(t *testing.T) {
 	}
 	providertest.RefusesOptions(t, p, spec, map[string]any{"base_url": "https://attacker.example"}, map[string]any{"api_key": "x"},
 		map[string]any{"top_k": 5}, map[string]any{"temperature": "hot"})
+}
+
+// TestToolHistoryWithoutTools checks that a transcript with tool calls and
+// results is sent as text when the request declares no tools (the API
+// refuses tool_use and tool_result blocks without tools), and natively
+// when it declares them.
+func TestToolHistoryWithoutTools(t *testing.T) {
+	noTools := providertest.Transcript(spec)
+	noTools.Tools = nil
+	cases := []struct {
+		name       string
+		req        core.ModelRequest
+		wantNative bool
+		wantText   []string
+	}{
+		{name: "no tools declared", req: noTools, wantText: []string{
+			`[called tool client/get_calendar (call call_cal) with {"day":"monday"}]`,
+			`[called tool ability/send_email (call call_mail) with {"body":"Standup at 9","priority":2,"to":"bob@example.com"}]`,
+			"[result of tool client/get_calendar (call call_cal): ok]\n{\"events\":[\"09:00 standup\"]}",
+			"[result of tool ability/send_email (call call_mail): failed]\nThe approver rejected this action: not now",
+		}},
+		{name: "tools declared", req: providertest.Transcript(spec), wantNative: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body, err := buildRequest(tc.req, providers.NewToolNames(tc.req.Tools))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got struct {
+				Messages []struct {
+					Role    string           `json:"role"`
+					Content []map[string]any `json:"content"`
+				} `json:"messages"`
+				Tools []any `json:"tools"`
+			}
+			if err := json.Unmarshal(body, &got); err != nil {
+				t.Fatal(err)
+			}
+			var native int
+			var text strings.Builder
+			for _, m := range got.Messages {
+				for _, b := range m.Content {
+					switch b["type"] {
+					case "tool_use", "tool_result":
+						native++
+					case "text":
+						text.WriteString(b["text"].(string) + "\n")
+					}
+				}
+			}
+			if tc.wantNative {
+				if native != 4 || len(got.Tools) != 2 {
+					t.Errorf("%d tool blocks and %d tools, want 4 and 2:\n%s", native, len(got.Tools), body)
+				}
+				return
+			}
+			if native != 0 || got.Tools != nil || strings.Contains(string(body), `"tools"`) {
+				t.Errorf("request without tools has %d tool blocks or a tools field:\n%s", native, body)
+			}
+			for _, w := range tc.wantText {
+				if !strings.Contains(text.String(), w) {
+					t.Errorf("text of the request lacks %q:\n%s", w, text.String())
+				}
+			}
+			if roles := len(got.Messages); roles != 3 || got.Messages[0].Role != "user" || got.Messages[1].Role != "assistant" {
+				t.Errorf("messages do not alternate user/assistant/user:\n%s", body)
+			}
+		})
+	}
+}
+
+// TestContentBlocks checks that content blocks are decoded by type: text
+// and tool_use are read, every other type is skipped whatever its shape,
+// and a malformed text or tool_use block fails the reply.
+func TestContentBlocks(t *testing.T) {
+	cases := []struct {
+		name    string
+		content string
+		want    core.ModelReply
+		wantErr string
+	}{
+		{name: "thinking only", content: `[{"type":"thinking","thinking":"hmm","signature":"x"},{"type":"redacted_thinking","data":"y"}]`,
+			want: core.ModelReply{StopReason: "end_turn"}},
+		{name: "unknown blocks of any shape", content: `[{"type":"future","content":{"a":[1,2]}},{"type":"other","content":"s","text":7},"odd",42,{"type":"text","text":"hi"}]`,
+			want: core.ModelReply{Content: "hi", StopReason: "end_turn"}},
+		{name: "server tool use is not a call", content: `[{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"q"}},{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","url":"u"}]}]`,
+			want: core.ModelReply{StopReason: "end_turn"}},
+		{name: "malformed text block", content: `[{"type":"text","text":{"not":"a string"}}]`, wantErr: "content[0] is not a valid text block"},
+		{name: "malformed tool_use block", content: `[{"type":"text","text":"a"},{"type":"tool_use","id":7,"name":"x","input":{}}]`, wantErr: "content[1] is not a valid tool_use block"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body := `{"id":"msg_1","type":"message","role":"assistant","model":"m","stop_reason":"end_turn","content":` + tc.content + `}`
+			got, err := parseResponse(providers.Response{Status: 200, Body: []byte(body), RequestID: "req_1", Attempts: 1}, "m", providers.NewToolNames(nil))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "request id req_1") {
+					t.Fatalf("error %v, want one containing %q and the request id", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseResponse: %v", err)
+			}
+			tc.want.RequestMetadata = meta("m", "req_1", "msg_1")
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("reply\n got %#v\nwant %#v", got, tc.want)
+			}
+		})
+	}
 }

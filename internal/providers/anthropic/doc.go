@@ -14,16 +14,29 @@
 // steering text after them; adjacent messages of the same role are merged.
 // Tool-call ids that the API would refuse are mapped by providers.WireID,
 // the same way in tool_use and tool_result blocks. Declared tools are sent
-// with their mapped names and their parameter schema as input_schema.
+// with their mapped names and their parameter schema as input_schema. A
+// request that declares no tools sends no tools field and renders past
+// tool calls and results as text (Conversation.ToolHistoryAsText), since
+// the API refuses tool_use and tool_result blocks without tools.
 //
-// The reply's text blocks are joined into the content, tool_use blocks
-// become tool calls (names mapped back), and stop_reason is kept
-// (end_turn, tool_use, max_tokens, stop_sequence…). Usage reports
-// prompt_tokens as input_tokens plus cache_creation_input_tokens plus
-// cache_read_input_tokens, completion_tokens as output_tokens, their sum
-// as total_tokens, and the cache counts as cache_write_tokens and
-// cache_read_tokens. RequestMetadata holds provider, model, the
-// request-id header as request_id and the message id as response_id.
+// The reply's content blocks are decoded one at a time by type: text
+// blocks are joined into the content, tool_use blocks become tool calls
+// (names mapped back), and every other block is skipped without failing
+// the reply: thinking and redacted_thinking (the model's reasoning is not
+// content), server_tool_use and web_search_tool_result (tools the API ran
+// itself, whose content may be an array or an object; their outcome
+// reaches the reply through the text blocks), and any type added later. A
+// text or tool_use block that does not decode is a reply error.
+// stop_reason is kept (end_turn, tool_use, max_tokens, stop_sequence,
+// pause_turn…). Usage reports prompt_tokens as input_tokens plus
+// cache_creation_input_tokens plus cache_read_input_tokens,
+// completion_tokens as output_tokens, their sum as total_tokens, and the
+// cache counts as cache_write_tokens and cache_read_tokens. There is no
+// reasoning_tokens: the API counts extended-thinking tokens in
+// output_tokens and reports no separate figure (usage.server_tool_use
+// counts web searches, not tokens, and is not reported). RequestMetadata
+// holds provider, model, the request-id header as request_id and the
+// message id as response_id.
 //
 // The model spec's options may set max_tokens, temperature, top_p and
 // stop (sent as stop_sequences); anything else is refused. Retries and

@@ -95,6 +95,13 @@ func buildInput(req core.ModelRequest, names *providers.ToolNames) (*bedrockrunt
 	if err != nil {
 		return nil, err
 	}
+	if len(req.Tools) == 0 {
+		// Converse refuses toolUse and toolResult blocks without a
+		// toolConfig.
+		if conv, err = conv.ToolHistoryAsText(); err != nil {
+			return nil, fmt.Errorf("bedrock: %w", err)
+		}
+	}
 	model := strings.TrimSpace(req.Model.Model)
 	in := &bedrockruntime.ConverseInput{ModelId: aws.String(model)}
 	for _, s := range conv.System {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/providers"
@@ -59,6 +61,8 @@ func meta(reqID string) map[string]any {
 
 func TestReplies(t *testing.T) {
 	llama := core.ModelSpec{Provider: Name, Model: "meta.llama3-1-70b-instruct-v1:0"}
+	noTools := providertest.Transcript(spec)
+	noTools.Tools = nil
 	suite.Replies(t, []providertest.ReplyCase{
 		{Name: "plain", Req: providertest.Plain(spec), Want: core.ModelReply{
 			Content: "The capital of France is Paris.", StopReason: "end_turn", Usage: providertest.Usage(21, 10), RequestMetadata: meta("2f1c2c1e-0000-4000-8000-000000000001")}},
@@ -84,6 +88,8 @@ func TestReplies(t *testing.T) {
 		{Name: "throttled", Req: providertest.Plain(spec), Sleeps: []time.Duration{500 * time.Millisecond, time.Second}, Want: core.ModelReply{
 			Content: "The capital of France is Paris.", StopReason: "end_turn", Usage: providertest.Usage(21, 10),
 			RequestMetadata: map[string]any{"provider": "bedrock", "model": claude, "request_id": "thr-ok", "attempts": int64(3)}}},
+		{Name: "tool_history", Req: noTools, Want: core.ModelReply{
+			Content: "Understood, no email.", StopReason: "end_turn", Usage: providertest.Usage(310, 6), RequestMetadata: meta("hist-1")}},
 		{Name: "llama_result", Req: providertest.Transcript(llama), Want: core.ModelReply{
 			Content: "OK.", StopReason: "end_turn", Usage: providertest.Usage(300, 2),
 			RequestMetadata: providertest.Meta("bedrock", llama.Model, "llama-1", "")}},
@@ -122,5 +128,73 @@ func TestNetworkErrorIsRetried(t *testing.T) {
 	}
 	if len(sleeps.Delays()) != 3 {
 		t.Errorf("sleeps %v, want 3 retries", sleeps.Delays())
+	}
+}
+
+// TestToolHistoryWithoutTools checks that a transcript with tool calls and
+// results is sent as text when the request declares no tools (Converse
+// refuses toolUse and toolResult blocks without a toolConfig), and
+// natively when it declares them.
+func TestToolHistoryWithoutTools(t *testing.T) {
+	noTools := providertest.Transcript(spec)
+	noTools.Tools = nil
+	cases := []struct {
+		name       string
+		req        core.ModelRequest
+		wantNative bool
+		wantText   []string
+	}{
+		{name: "no tools declared", req: noTools, wantText: []string{
+			`[called tool client/get_calendar (call call_cal) with {"day":"monday"}]`,
+			`[called tool ability/send_email (call call_mail) with {"body":"Standup at 9","priority":2,"to":"bob@example.com"}]`,
+			"[result of tool client/get_calendar (call call_cal): ok]\n{\"events\":[\"09:00 standup\"]}",
+			"[result of tool ability/send_email (call call_mail): failed]\nThe approver rejected this action: not now",
+		}},
+		{name: "tools declared", req: providertest.Transcript(spec), wantNative: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in, err := buildInput(tc.req, providers.NewToolNames(tc.req.Tools))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var uses, results int
+			var text strings.Builder
+			for _, m := range in.Messages {
+				for _, b := range m.Content {
+					switch v := b.(type) {
+					case *types.ContentBlockMemberToolUse:
+						uses++
+					case *types.ContentBlockMemberToolResult:
+						results++
+					case *types.ContentBlockMemberText:
+						text.WriteString(v.Value + "\n")
+					default:
+						t.Errorf("unexpected content block %T", b)
+					}
+				}
+			}
+			if tc.wantNative {
+				if uses != 2 || results != 2 || in.ToolConfig == nil || len(in.ToolConfig.Tools) != 2 {
+					t.Errorf("%d toolUse, %d toolResult blocks and tool config %+v; want 2, 2 and two tools", uses, results, in.ToolConfig)
+				}
+				return
+			}
+			if uses != 0 || results != 0 || in.ToolConfig != nil {
+				t.Errorf("input without tools has %d toolUse, %d toolResult blocks and tool config %+v", uses, results, in.ToolConfig)
+			}
+			for _, w := range tc.wantText {
+				if !strings.Contains(text.String(), w) {
+					t.Errorf("text of the input lacks %q:\n%s", w, text.String())
+				}
+			}
+			roles := []types.ConversationRole{}
+			for _, m := range in.Messages {
+				roles = append(roles, m.Role)
+			}
+			if want := []types.ConversationRole{types.ConversationRoleUser, types.ConversationRoleAssistant, types.ConversationRoleUser}; !reflect.DeepEqual(roles, want) {
+				t.Errorf("roles %v, want %v", roles, want)
+			}
+		})
 	}
 }

@@ -19,7 +19,10 @@
 // so for them the error text alone says what went wrong. Tool-call ids
 // are mapped by providers.WireID; tool names follow the mapping of
 // package providers, and declared tools go into toolConfig as toolSpec
-// entries whose inputSchema is the parameter schema as a document.
+// entries whose inputSchema is the parameter schema as a document. A
+// request that declares no tools sends no toolConfig and renders past tool
+// calls and results as text (Conversation.ToolHistoryAsText), since
+// Converse refuses toolUse and toolResult blocks without a toolConfig.
 //
 // The reply's text blocks are joined into the content, toolUse blocks
 // become tool calls (names mapped back), and stopReason is kept
