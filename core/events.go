@@ -34,6 +34,14 @@ const (
 	EventInterruptReceived        = "interrupt_received"
 	EventCompleted                = "completed"
 	EventFailed                   = "failed"
+	// EventModelRetry: a model call failed transiently (throttling, 5xx, a
+	// network error) and the provider retries it after a wait. Data:
+	// provider, attempt (the number of the attempt that failed, 1 for the
+	// first), status (the HTTP status, 0 when no response arrived), code
+	// (the provider's error code, "" when none) and wait (the backoff
+	// before the next attempt, a Go duration string such as "1.5s").
+	// Turn is the turn the call is for.
+	EventModelRetry = "model_retry"
 )
 
 // Event is one lifecycle event. Seq increases within a run in commit

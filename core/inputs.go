@@ -93,7 +93,30 @@ type Interrupt struct {
 	Metadata map[string]any
 }
 
+// ModelRetrying reports that the model call of the current model_turn
+// step failed transiently and that the provider is waiting Retry.Wait
+// before trying again in the same call. Applying it emits a model_retry
+// event and moves the run's UpdatedAt (and so the time a sweeper treats
+// the step as stalled); the step stays current, so the call's
+// ModelReplied still applies. A step that is no longer current is
+// ErrStaleStep, a finished run ErrTerminal.
+type ModelRetrying struct {
+	Step  Step
+	Retry ModelRetry
+}
+
+// Heartbeat reports that the I/O of a current model_turn or tool_call
+// step is still running. Applying it changes nothing but the run's
+// version and UpdatedAt, so a sweeper does not send a step again whose
+// worker is alive; it emits no event. A step that is no longer current
+// is ErrStaleStep, a finished run ErrTerminal.
+type Heartbeat struct{ Step Step }
+
 func (ModelReplied) isInput() {}
+
+func (ModelRetrying) isInput() {}
+
+func (Heartbeat) isInput() {}
 
 func (ToolExecuted) isInput() {}
 

@@ -27,6 +27,45 @@ type ModelRequest struct {
 	Trim *TrimResult `json:"-"`
 }
 
+// ModelRetry describes one in-process retry of a model call: the attempt
+// that failed (1 for the first), its HTTP status (0 when no response
+// arrived), the provider's error code, and the wait before the next
+// attempt.
+type ModelRetry struct {
+	Provider string
+	Attempt  int
+	Status   int
+	Code     string
+	Wait     time.Duration
+}
+
+// modelRetryKey is the context key of a model retry observer.
+type modelRetryKey struct{}
+
+// WithModelRetryObserver returns a context that carries observe: a
+// provider's retry loop calls it (through NotifyModelRetry) before each
+// wait between attempts of one model call. Like net/http/httptrace, the
+// observer travels in the context of the call because the retry loop
+// sees only that context. observe runs synchronously on the caller's
+// goroutine and must not block for long.
+func WithModelRetryObserver(ctx context.Context, observe func(ModelRetry)) context.Context {
+	if observe == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, modelRetryKey{}, observe)
+}
+
+// NotifyModelRetry calls the observer ctx carries, if any, swallowing
+// its panics: observers never change a model call.
+func NotifyModelRetry(ctx context.Context, r ModelRetry) {
+	observe, _ := ctx.Value(modelRetryKey{}).(func(ModelRetry))
+	if observe == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	observe(r)
+}
+
 // ModelReply is the outcome of one model turn.
 type ModelReply struct {
 	Content         string            `json:"content"`

@@ -91,6 +91,18 @@ func (rn *Runner) commit(ctx context.Context, run *Run, out Output) {
 	}
 }
 
+// modelRetrying applies a provider's notice that the model call of step
+// is being retried, so the run's events and its sink show a model_retry
+// event while the call goes on. The provider calls it on the goroutine
+// that drive performs the model step on, so it never races drive.
+func (rn *Runner) modelRetrying(ctx context.Context, run *Run, step Step, r ModelRetry) {
+	out, err := rn.Machine.Apply(ctx, run.State, run.Transcript, ModelRetrying{Step: step, Retry: r})
+	if err != nil {
+		return
+	}
+	rn.commit(ctx, run, out)
+}
+
 // drive performs the scheduled steps until none is left. Tool steps
 // scheduled together (parallel tool calls) execute concurrently; their
 // outcomes are applied in call order. It checks ctx before each batch and
@@ -132,7 +144,11 @@ func (rn *Runner) drive(ctx context.Context, run *Run) error {
 				}(i, step)
 				continue
 			}
-			inputs[i] = io.Perform(ctx, step, plans[i])
+			pctx := ctx
+			if plans[i].Kind == PlanModel {
+				pctx = WithModelRetryObserver(ctx, func(r ModelRetry) { rn.modelRetrying(ctx, run, step, r) })
+			}
+			inputs[i] = io.Perform(pctx, step, plans[i])
 		}
 		wg.Wait()
 		for _, in := range inputs {

@@ -19,6 +19,10 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 	switch in := in.(type) {
 	case ModelReplied:
 		err = t.modelReplied(ctx, in)
+	case ModelRetrying:
+		err = t.modelRetrying(in)
+	case Heartbeat:
+		err = t.heartbeat(in)
 	case ToolExecuted:
 		err = t.toolExecuted(ctx, in)
 	case ToolDecided:
@@ -228,6 +232,48 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 	}
 	t.settle(ctx)
 	return nil
+}
+
+// currentStep checks that step is the run's current model_turn step or a
+// current tool_call step, without claiming it.
+func (t *transition) currentStep(step Step) error {
+	s := t.st
+	if IsTerminal(s.Status) {
+		return ErrTerminal
+	}
+	switch step.Kind {
+	case StepModelTurn:
+		if step.Seq == s.ModelStep && s.ModelStep != 0 {
+			return nil
+		}
+	case StepToolCall:
+		if _, c := s.call(step.CallID); c != nil && c.StepSeq == step.Seq && (c.Status == CallPending || c.Status == CallApproved) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %s %d", ErrStaleStep, step.Kind, step.Seq)
+}
+
+// modelRetrying records an in-process retry of the current model call.
+// The step stays current and the status unchanged.
+func (t *transition) modelRetrying(in ModelRetrying) error {
+	if in.Step.Kind != StepModelTurn {
+		return invalid("model_retry for a %s step", in.Step.Kind)
+	}
+	if err := t.currentStep(in.Step); err != nil {
+		return err
+	}
+	r := in.Retry
+	t.emit(EventModelRetry, map[string]any{"provider": r.Provider, "attempt": r.Attempt, "status": r.Status, "code": r.Code, "wait": r.Wait.String()})
+	// The event belongs to the turn the call is for, which beginTurn
+	// counts only when the reply is applied.
+	t.out.Events[len(t.out.Events)-1].Turn = t.st.Turn + 1
+	return nil
+}
+
+// heartbeat records that the current step's I/O is still running.
+func (t *transition) heartbeat(in Heartbeat) error {
+	return t.currentStep(in.Step)
 }
 
 func assistantView(r ModelReply) Message {

@@ -4,6 +4,10 @@
 // Lambda uses its run operations (start, view, submit, approve, cancel,
 // steer), the worker Lambda its step handler, and the scheduler its sweep
 // (pending expiry and lost-step recovery). Start, outside inputs and steps
-// share one reload–apply–commit loop (Runner.commit). It never imports an
+// share one reload–apply–commit loop (Runner.commit). While a step's
+// model or tool call runs, the worker commits each model call retry (a
+// model_retry event) and, when half of Limits.StallAfter passes without
+// one, a heartbeat, so the sweeper sends again only the steps of workers
+// that died (progress.go). It never imports an
 // AWS SDK; adapters are injected through Options.
 package durable

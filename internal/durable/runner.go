@@ -45,7 +45,11 @@ type Options struct {
 // Limits holds the runner's tunables; zero values take the defaults.
 type Limits struct {
 	// StallAfter is how long a scheduled step may go unprocessed before the
-	// sweeper sends it again (default 2m).
+	// sweeper sends it again (default 2m). A worker performing a step
+	// proves it is alive by committing each model call retry (a
+	// model_retry event) and, when StallAfter/2 passes without one, a
+	// heartbeat; each moves the run's UpdatedAt, so a step whose worker
+	// lives is never sent again (see progress).
 	StallAfter time.Duration
 	// IntentLease is how long a claimed tool execution is exclusive; after
 	// it, a retry treats the earlier attempt's outcome as unknown (default
@@ -96,6 +100,8 @@ type Runner struct {
 	Log     *slog.Logger
 	Limits  Limits
 	cache   *transcriptCache
+	// after paces the heartbeats of a step's I/O (time.After).
+	after func(time.Duration) <-chan time.Time
 }
 
 // New wires a runner from o.
@@ -117,7 +123,7 @@ func New(o Options) *Runner {
 	lim := o.Limits.withDefaults()
 	return &Runner{Machine: &m, Store: o.Store, Queue: o.Queue, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim,
 		IO:    core.IO{Model: o.Model, Tools: o.Tools, Summarizer: o.Summarizer, Compactor: o.Compactor},
-		cache: newTranscriptCache(lim.TranscriptCacheBytes)}
+		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter}
 }
 
 // Errors the API maps to statuses.

@@ -17,8 +17,9 @@ type Attempt struct {
 	Owner string
 }
 
-// HandleStep runs one step: load, plan, do the step's one piece of I/O,
-// apply and commit (reloading and re-applying the same outcome on a
+// HandleStep runs one step: load, plan, do the step's one piece of I/O
+// (committing its model call retries and heartbeats while it runs, see
+// progress), apply and commit (reloading and re-applying the same outcome on a
 // version conflict), then send the next steps. A nil error acknowledges
 // the message, stale and duplicate deliveries included. A returned error
 // is retryable: the queue delivers the message again.
@@ -51,13 +52,25 @@ func (e *Runner) HandleStep(ctx context.Context, step core.Step, d Attempt) erro
 	case core.PlanSkip:
 		log.DebugContext(ctx, "stale step acknowledged", "reason", plan.Reason)
 		return nil
-	case core.PlanTool:
-		in, err = e.executeTool(ctx, rec.State, step, plan, d)
+	case core.PlanApply:
+		in = plan.Input
+	default:
+		// The I/O may take minutes (a throttled model call, a slow tool):
+		// its retries and heartbeats keep the run from looking stalled.
+		p := e.watch(ctx, rec, tr, step, log)
+		ioctx := ctx
+		if plan.Kind == core.PlanModel {
+			ioctx = core.WithModelRetryObserver(ctx, p.observe(ctx))
+		}
+		if plan.Kind == core.PlanTool {
+			in, err = e.executeTool(ioctx, rec.State, step, plan, d)
+		} else {
+			in = e.IO.Perform(ioctx, step, plan)
+		}
+		rec = p.stop()
 		if err != nil {
 			return err
 		}
-	default:
-		in = e.IO.Perform(ctx, step, plan)
 	}
 	if mr, ok := in.(core.ModelReplied); ok && mr.Err != nil && core.IsRetryable(mr.Err) {
 		if d.ReceiveCount < e.Limits.MaxReceives {

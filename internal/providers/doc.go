@@ -51,7 +51,12 @@
 // Errors and retries. HTTP is POSTed with a per-attempt timeout and retried
 // with exponential backoff and full jitter on 408, 429, 5xx and network
 // errors, up to RetryPolicy.MaxAttempts attempts (4 by default), honouring
-// Retry-After. When retries are exhausted the error is wrapped with
+// Retry-After. A 429 whose error code no wait can fix (OpenAI's
+// insufficient_quota, see PermanentCode) fails at once with the provider's
+// message. Before each wait the retry loop tells the observer the call's
+// context carries (core.WithModelRetryObserver) the attempt, status, code
+// and wait, so runners can show a model_retry event while a call is
+// throttled. When retries are exhausted the error is wrapped with
 // core.Retryable, so the worker retries the step later. Any other 4xx is a
 // non-retryable *Error that carries the provider's own error message from
 // the response body, trimmed. API keys never appear in errors or logs: they

@@ -81,6 +81,25 @@ func TransientStatus(status int) bool {
 	return status == 408 || status == 429 || status >= 500
 }
 
+// permanentCodes are provider error codes that waiting cannot fix, even
+// when they come with a status that is otherwise worth retrying: OpenAI
+// answers 429 insufficient_quota when the account is out of credit or
+// over its billing limit.
+var permanentCodes = map[string]bool{
+	"insufficient_quota": true,
+}
+
+// PermanentCode reports whether a provider error code means a retry
+// cannot succeed, whatever the HTTP status.
+func PermanentCode(code string) bool { return permanentCodes[code] }
+
+// Transient reports whether a response with status and the provider's
+// error code is worth retrying: a transient status (TransientStatus)
+// whose code is not permanent (PermanentCode).
+func Transient(status int, code string) bool {
+	return TransientStatus(status) && !PermanentCode(code)
+}
+
 // ErrorFromBody reads the error type and message out of an error response
 // body in the shapes providers use: {"error": {"type", "code",
 // "message"}} (OpenAI, Anthropic), {"error": "text"} (Ollama),

@@ -63,3 +63,25 @@ func TestScrub(t *testing.T) {
 		t.Error("an empty secret must not change the text")
 	}
 }
+
+func TestTransient(t *testing.T) {
+	cases := []struct {
+		status int
+		code   string
+		want   bool
+	}{
+		{429, "rate_limit_exceeded", true},
+		{429, "requests", true},
+		{429, "insufficient_quota", false},
+		{503, "", true},
+		{529, "overloaded_error", true},
+		{408, "", true},
+		{400, "invalid_request_error", false},
+		{401, "", false},
+	}
+	for _, tc := range cases {
+		if got := Transient(tc.status, tc.code); got != tc.want {
+			t.Errorf("Transient(%d, %q) = %v, want %v", tc.status, tc.code, got, tc.want)
+		}
+	}
+}

@@ -83,7 +83,12 @@ func (p RetryPolicy) WithDefaults() RetryPolicy {
 // other error is returned as is. When the attempts run out, when the
 // provider asks to wait longer than MaxRetryAfter, when the backoff would
 // outlast ctx's deadline, or when ctx ends, the last error is returned
-// wrapped with core.Retryable. Do returns the number of attempts made.
+// wrapped with core.Retryable. Before each wait between attempts Do calls
+// the model retry observer ctx carries (core.WithModelRetryObserver) with
+// the failed attempt's number, status and code and the wait. An error
+// whose code no wait can fix (PermanentCode, such as OpenAI's 429
+// insufficient_quota) is returned at once. Do returns the number of
+// attempts made.
 func (p RetryPolicy) Do(ctx context.Context, log *slog.Logger, provider string, op func(ctx context.Context) error) (int, error) {
 	p = p.WithDefaults()
 	var last error
@@ -99,7 +104,7 @@ func (p RetryPolicy) Do(ctx context.Context, log *slog.Logger, provider string, 
 			return attempt, core.Retryable(fmt.Errorf("%s: model call interrupted: %w", provider, err))
 		}
 		var pe *Error
-		if !errors.As(err, &pe) || !pe.Transient {
+		if !errors.As(err, &pe) || !pe.Transient || PermanentCode(pe.Code) {
 			return attempt, err
 		}
 		if attempt >= p.MaxAttempts {
@@ -119,6 +124,7 @@ func (p RetryPolicy) Do(ctx context.Context, log *slog.Logger, provider string, 
 			log.WarnContext(ctx, "model call failed; retrying", "provider", provider, "attempt", attempt,
 				"status", pe.Status, "code", pe.Code, "request_id", pe.RequestID, "delay", delay.String())
 		}
+		core.NotifyModelRetry(ctx, core.ModelRetry{Provider: provider, Attempt: attempt, Status: pe.Status, Code: pe.Code, Wait: delay})
 		if serr := p.Sleep(ctx, delay); serr != nil {
 			return attempt, core.Retryable(fmt.Errorf("%s: model call interrupted: %w", provider, err))
 		}

@@ -36,6 +36,7 @@ func TestDo(t *testing.T) {
 			sleeps: []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}},
 		{name: "permanent", errs: []error{&Error{Provider: "p", Status: 400}}, attempts: 1},
 		{name: "other error", errs: []error{errors.New("decode")}, attempts: 1},
+		{name: "429 insufficient_quota is permanent", errs: []error{&Error{Provider: "p", Status: 429, Code: "insufficient_quota", Transient: true}}, attempts: 1},
 		{name: "retry-after honoured", errs: []error{&Error{Provider: "p", Status: 429, Transient: true, RetryAfter: 7 * time.Second}, nil},
 			attempts: 2, ok: true, sleeps: []time.Duration{7 * time.Second}},
 		{name: "retry-after too long", errs: []error{&Error{Provider: "p", Status: 429, Transient: true, RetryAfter: time.Minute}},
@@ -45,7 +46,9 @@ func TestDo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var s sleeps
 			i := 0
-			n, err := policy(&s).Do(context.Background(), nil, "p", func(ctx context.Context) error {
+			var seen []core.ModelRetry
+			ctx := core.WithModelRetryObserver(context.Background(), func(r core.ModelRetry) { seen = append(seen, r) })
+			n, err := policy(&s).Do(ctx, nil, "p", func(ctx context.Context) error {
 				if _, ok := ctx.Deadline(); !ok {
 					t.Error("attempt has no deadline")
 				}
@@ -68,6 +71,18 @@ func TestDo(t *testing.T) {
 			for j := range s {
 				if s[j] != tc.sleeps[j] {
 					t.Errorf("sleeps %v, want %v", s, tc.sleeps)
+				}
+			}
+			// The observer hears of every wait, before it, with the
+			// failed attempt's number, status and code.
+			if len(seen) != len(s) {
+				t.Fatalf("observer saw %+v, want one per sleep %v", seen, s)
+			}
+			for j, r := range seen {
+				var pe *Error
+				errors.As(tc.errs[j], &pe)
+				if r.Provider != "p" || r.Attempt != j+1 || r.Status != pe.Status || r.Code != pe.Code || r.Wait != s[j] {
+					t.Errorf("retry %d: %+v", j, r)
 				}
 			}
 		})

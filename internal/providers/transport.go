@@ -131,7 +131,7 @@ func (h *HTTP) PostJSON(ctx context.Context, path string, body []byte) (Response
 			code, msg := ErrorFromBody([]byte(scrub.Scrub(string(data))))
 			return &Error{
 				Provider: h.Provider, Status: resp.StatusCode, Code: code, Message: msg,
-				RequestID: reqID, Transient: TransientStatus(resp.StatusCode), RetryAfter: RetryAfter(resp.Header),
+				RequestID: reqID, Transient: Transient(resp.StatusCode, code), RetryAfter: RetryAfter(resp.Header),
 			}
 		}
 		out = Response{Status: resp.StatusCode, Header: resp.Header, Body: data, RequestID: reqID}

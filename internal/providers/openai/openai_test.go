@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -95,11 +96,48 @@ func TestErrors(t *testing.T) {
 			Contains: []string{"after 4 attempts", "HTTP 500 (server_error)", "request id req_500_4"},
 			// Full jitter bounds 0.5s, 1s, 2s (jitter picks the bound in tests).
 			Sleeps: []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}},
+		{Name: "insufficient_quota", Req: providertest.Plain(spec), Requests: 1,
+			Contains: []string{"openai: HTTP 429 (insufficient_quota)", "You exceeded your current quota", "request id req_quota_1"}},
 		{Name: "unauthorized", Req: providertest.Plain(spec), Requests: 1,
 			Contains: []string{"HTTP 401", "Incorrect API key provided: [redacted]", "check the API key"}},
 		{Name: "invalid_arguments", Req: providertest.ToolRequest(spec, false), Retryable: true, Requests: 1, ReplyError: true,
 			Contains: []string{"tool call call_bad (client/get_calendar)", "not a JSON object"}},
 	})
+}
+
+// TestRetryObserver replays recorded 429s and checks that the observer
+// in the call's context hears of each retry before its wait.
+func TestRetryObserver(t *testing.T) {
+	cases := []struct {
+		name string
+		want []core.ModelRetry
+	}{
+		{name: "throttled", want: []core.ModelRetry{
+			{Provider: Name, Attempt: 1, Status: 429, Code: "requests", Wait: 2 * time.Second},
+			{Provider: Name, Attempt: 2, Status: 429, Code: "requests", Wait: time.Second},
+		}},
+		{name: "plain"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := providertest.Replay(t, tc.name, checkHeaders)
+			var sleeps providertest.Sleeps
+			p := suite.Provider(t, srv.URL, &sleeps, nil)
+			var got []core.ModelRetry
+			ctx := core.WithModelRetryObserver(context.Background(), func(r core.ModelRetry) {
+				if n := len(sleeps.Delays()); n != len(got) {
+					t.Errorf("observer called after %d waits, want before wait %d", n, len(got)+1)
+				}
+				got = append(got, r)
+			})
+			if _, err := p.Complete(ctx, providertest.Plain(spec)); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("retries %+v, want %+v", got, tc.want)
+			}
+		})
+	}
 }
 
 // TestKeyNeverLeaks drives retries whose error bodies echo the key and

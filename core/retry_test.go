@@ -1,0 +1,148 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// startedRun returns a run's state and transcript right after Start: its
+// first model_turn step is scheduled and not yet performed.
+func startedRun(t *testing.T, clock *FixedClock) (*Machine, RunState, []Message, Step) {
+	t.Helper()
+	m := NewMachine(clock)
+	out, err := m.Start(context.Background(), StartInput{RunID: "r-1", SessionID: "s-1", FirstSeq: 1,
+		Config: RunConfig{Model: scripted(turn("done"))}, Messages: user("hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Next) != 1 || out.Next[0].Kind != StepModelTurn {
+		t.Fatalf("next steps %+v", out.Next)
+	}
+	return m, out.State, out.Messages, out.Next[0]
+}
+
+func TestModelRetryingAndHeartbeat(t *testing.T) {
+	retry := ModelRetry{Provider: "openai", Attempt: 2, Status: 429, Code: "rate_limit_exceeded", Wait: 1500 * time.Millisecond}
+	cases := []struct {
+		name string
+		// input builds the input from the run's current model step.
+		input   func(step Step) Input
+		cancel  bool
+		wantErr error
+		// event is the event type the input must emit ("" for none).
+		event string
+	}{
+		{name: "model_retry on the current step", input: func(s Step) Input { return ModelRetrying{Step: s, Retry: retry} }, event: EventModelRetry},
+		{name: "heartbeat on the current step", input: func(s Step) Input { return Heartbeat{Step: s} }},
+		{name: "model_retry on a stale step", input: func(s Step) Input { s.Seq++; return ModelRetrying{Step: s, Retry: retry} }, wantErr: ErrStaleStep},
+		{name: "heartbeat on a stale step", input: func(s Step) Input { s.Seq++; return Heartbeat{Step: s} }, wantErr: ErrStaleStep},
+		{name: "heartbeat on an unknown tool step", input: func(s Step) Input {
+			return Heartbeat{Step: Step{Kind: StepToolCall, RunID: s.RunID, Seq: s.Seq, CallID: "c9"}}
+		}, wantErr: ErrStaleStep},
+		{name: "model_retry on a tool step", input: func(s Step) Input { s.Kind = StepToolCall; return ModelRetrying{Step: s, Retry: retry} }, wantErr: ErrInvalidInput},
+		{name: "model_retry on a finished run", input: func(s Step) Input { return ModelRetrying{Step: s, Retry: retry} }, cancel: true, wantErr: ErrTerminal},
+		{name: "heartbeat on a finished run", input: func(s Step) Input { return Heartbeat{Step: s} }, cancel: true, wantErr: ErrTerminal},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			clock := &FixedClock{T: t0}
+			m, st, tr, step := startedRun(t, clock)
+			if tc.cancel {
+				out, err := m.Apply(ctx, st, tr, Cancel{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				st = out.State
+			}
+			clock.T = clock.T.Add(time.Minute)
+			before := st
+			out, err := m.Apply(ctx, st, tr, tc.input(step))
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("err %v, want %v", err, tc.wantErr)
+				}
+				if st.Version != before.Version || len(out.Events) != 0 {
+					t.Fatalf("a refused input changed something: %+v", out)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := out.State
+			if s.Status != st.Status || s.ModelStep != step.Seq || s.Turn != st.Turn || s.Version != st.Version+1 || !s.UpdatedAt.Equal(clock.T) {
+				t.Fatalf("state: status %s model step %d turn %d version %d updated %s", s.Status, s.ModelStep, s.Turn, s.Version, s.UpdatedAt)
+			}
+			if len(out.Messages) != 0 || len(out.Next) != 0 {
+				t.Fatalf("messages %+v, next %+v", out.Messages, out.Next)
+			}
+			if tc.event == "" {
+				if len(out.Events) != 0 {
+					t.Fatalf("events %+v", out.Events)
+				}
+			} else {
+				if len(out.Events) != 1 || out.Events[0].Type != tc.event || out.Events[0].Seq != st.NextEventSeq || out.Events[0].Turn != st.Turn+1 {
+					t.Fatalf("events %+v", out.Events)
+				}
+				d := out.Events[0].Data
+				if d["provider"] != "openai" || d["attempt"] != 2 || d["status"] != 429 || d["code"] != "rate_limit_exceeded" || d["wait"] != "1.5s" {
+					t.Fatalf("event data %v", d)
+				}
+			}
+			// The step is still current: its reply applies and ends the run.
+			done, err := m.Apply(ctx, s, tr, ModelReplied{Step: step, Reply: ModelReply{Content: "done"}})
+			if err != nil || done.State.Status != StatusCompleted {
+				t.Fatalf("reply after %s: %v %s", tc.name, err, done.State.Status)
+			}
+		})
+	}
+}
+
+// retryingModel notifies its observer of n retries, then replies.
+type retryingModel struct{ n int }
+
+func (m retryingModel) Complete(ctx context.Context, req ModelRequest) (ModelReply, error) {
+	for i := 1; i <= m.n; i++ {
+		NotifyModelRetry(ctx, ModelRetry{Provider: "fake", Attempt: i, Status: 503, Wait: time.Second})
+	}
+	return ModelReply{Content: "done"}, nil
+}
+
+func TestRunnerEmitsModelRetry(t *testing.T) {
+	var sunk []string
+	rn := &Runner{Machine: NewMachine(&FixedClock{T: t0}), Model: retryingModel{n: 2},
+		Sink: EventSinkFunc(func(_ context.Context, ev Event) error { sunk = append(sunk, ev.Type); return nil })}
+	run, err := rn.Start(context.Background(), StartInput{RunID: "r-1", SessionID: "s-1", Config: RunConfig{Model: scripted(turn("done"))}, Messages: user("hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.State.Status != StatusCompleted {
+		t.Fatalf("status %s", run.State.Status)
+	}
+	var retries []Event
+	for _, ev := range run.Events {
+		if ev.Type == EventModelRetry {
+			retries = append(retries, ev)
+		}
+	}
+	if len(retries) != 2 || retries[0].Data["attempt"] != 1 || retries[1].Data["attempt"] != 2 || retries[0].Turn != 1 {
+		t.Fatalf("model_retry events %+v", retries)
+	}
+	n := 0
+	for _, typ := range sunk {
+		if typ == EventModelRetry {
+			n++
+		}
+	}
+	if n != 2 || len(sunk) != len(run.Events) {
+		t.Fatalf("sink saw %v", sunk)
+	}
+	for i := 1; i < len(run.Events); i++ {
+		if run.Events[i].Seq != run.Events[i-1].Seq+1 {
+			t.Fatalf("event seqs not contiguous: %+v", run.Events)
+		}
+	}
+}
