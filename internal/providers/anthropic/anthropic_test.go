@@ -117,69 +117,40 @@ func TestConfigAndOptions(t *testing.T) {
 // refuses tool_use and tool_result blocks without tools), and natively
 // when it declares them.
 func TestToolHistoryWithoutTools(t *testing.T) {
-	noTools := providertest.Transcript(spec)
-	noTools.Tools = nil
-	cases := []struct {
-		name       string
-		req        core.ModelRequest
-		wantNative bool
-		wantText   []string
-	}{
-		{name: "no tools declared", req: noTools, wantText: []string{
-			`[called tool client/get_calendar (call call_cal) with {"day":"monday"}]`,
-			`[called tool ability/send_email (call call_mail) with {"body":"Standup at 9","priority":2,"to":"bob@example.com"}]`,
-			"[result of tool client/get_calendar (call call_cal): ok]\n{\"events\":[\"09:00 standup\"]}",
-			"[result of tool ability/send_email (call call_mail): failed]\nThe approver rejected this action: not now",
-		}},
-		{name: "tools declared", req: providertest.Transcript(spec), wantNative: true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			body, err := buildRequest(tc.req, providers.NewToolNames(tc.req.Tools))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got struct {
-				Messages []struct {
-					Role    string           `json:"role"`
-					Content []map[string]any `json:"content"`
-				} `json:"messages"`
-				Tools []any `json:"tools"`
-			}
-			if err := json.Unmarshal(body, &got); err != nil {
-				t.Fatal(err)
-			}
-			var native int
-			var text strings.Builder
-			for _, m := range got.Messages {
-				for _, b := range m.Content {
-					switch b["type"] {
-					case "tool_use", "tool_result":
-						native++
-					case "text":
-						text.WriteString(b["text"].(string) + "\n")
-					}
+	providertest.ToolHistory(t, spec, func(t *testing.T, req core.ModelRequest) providertest.Encoded {
+		body, err := buildRequest(req, providers.NewToolNames(req.Tools))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Messages []struct {
+				Role    string           `json:"role"`
+				Content []map[string]any `json:"content"`
+			} `json:"messages"`
+			Tools []any `json:"tools"`
+		}
+		if err := json.Unmarshal(body, &got); err != nil {
+			t.Fatal(err)
+		}
+		enc := providertest.Encoded{Tools: len(got.Tools), Dump: string(body)}
+		if got.Tools == nil && strings.Contains(string(body), `"tools"`) {
+			enc.Tools = -1 // an empty tools field is still a tools field
+		}
+		var text strings.Builder
+		for _, m := range got.Messages {
+			enc.Roles = append(enc.Roles, m.Role)
+			for _, b := range m.Content {
+				switch b["type"] {
+				case "tool_use", "tool_result":
+					enc.ToolBlocks++
+				case "text":
+					text.WriteString(b["text"].(string) + "\n")
 				}
 			}
-			if tc.wantNative {
-				if native != 4 || len(got.Tools) != 2 {
-					t.Errorf("%d tool blocks and %d tools, want 4 and 2:\n%s", native, len(got.Tools), body)
-				}
-				return
-			}
-			if native != 0 || got.Tools != nil || strings.Contains(string(body), `"tools"`) {
-				t.Errorf("request without tools has %d tool blocks or a tools field:\n%s", native, body)
-			}
-			for _, w := range tc.wantText {
-				if !strings.Contains(text.String(), w) {
-					t.Errorf("text of the request lacks %q:\n%s", w, text.String())
-				}
-			}
-			if roles := len(got.Messages); roles != 3 || got.Messages[0].Role != "user" || got.Messages[1].Role != "assistant" {
-				t.Errorf("messages do not alternate user/assistant/user:\n%s", body)
-			}
-		})
-	}
+		}
+		enc.Text = text.String()
+		return enc
+	})
 }
 
 // TestContentBlocks checks that content blocks are decoded by type: text

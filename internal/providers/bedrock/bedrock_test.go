@@ -3,9 +3,9 @@ package bedrock
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/url"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -136,65 +136,33 @@ func TestNetworkErrorIsRetried(t *testing.T) {
 // refuses toolUse and toolResult blocks without a toolConfig), and
 // natively when it declares them.
 func TestToolHistoryWithoutTools(t *testing.T) {
-	noTools := providertest.Transcript(spec)
-	noTools.Tools = nil
-	cases := []struct {
-		name       string
-		req        core.ModelRequest
-		wantNative bool
-		wantText   []string
-	}{
-		{name: "no tools declared", req: noTools, wantText: []string{
-			`[called tool client/get_calendar (call call_cal) with {"day":"monday"}]`,
-			`[called tool ability/send_email (call call_mail) with {"body":"Standup at 9","priority":2,"to":"bob@example.com"}]`,
-			"[result of tool client/get_calendar (call call_cal): ok]\n{\"events\":[\"09:00 standup\"]}",
-			"[result of tool ability/send_email (call call_mail): failed]\nThe approver rejected this action: not now",
-		}},
-		{name: "tools declared", req: providertest.Transcript(spec), wantNative: true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			in, err := buildInput(tc.req, providers.NewToolNames(tc.req.Tools))
-			if err != nil {
-				t.Fatal(err)
+	providertest.ToolHistory(t, spec, func(t *testing.T, req core.ModelRequest) providertest.Encoded {
+		in, err := buildInput(req, providers.NewToolNames(req.Tools))
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc := providertest.Encoded{Dump: fmt.Sprintf("%+v", in)}
+		if in.ToolConfig != nil {
+			enc.Tools = len(in.ToolConfig.Tools)
+			if enc.Tools == 0 {
+				enc.Tools = -1 // an empty tool config is still a tool config
 			}
-			var uses, results int
-			var text strings.Builder
-			for _, m := range in.Messages {
-				for _, b := range m.Content {
-					switch v := b.(type) {
-					case *types.ContentBlockMemberToolUse:
-						uses++
-					case *types.ContentBlockMemberToolResult:
-						results++
-					case *types.ContentBlockMemberText:
-						text.WriteString(v.Value + "\n")
-					default:
-						t.Errorf("unexpected content block %T", b)
-					}
+		}
+		var text strings.Builder
+		for _, m := range in.Messages {
+			enc.Roles = append(enc.Roles, string(m.Role))
+			for _, b := range m.Content {
+				switch v := b.(type) {
+				case *types.ContentBlockMemberToolUse, *types.ContentBlockMemberToolResult:
+					enc.ToolBlocks++
+				case *types.ContentBlockMemberText:
+					text.WriteString(v.Value + "\n")
+				default:
+					t.Errorf("unexpected content block %T", b)
 				}
 			}
-			if tc.wantNative {
-				if uses != 2 || results != 2 || in.ToolConfig == nil || len(in.ToolConfig.Tools) != 2 {
-					t.Errorf("%d toolUse, %d toolResult blocks and tool config %+v; want 2, 2 and two tools", uses, results, in.ToolConfig)
-				}
-				return
-			}
-			if uses != 0 || results != 0 || in.ToolConfig != nil {
-				t.Errorf("input without tools has %d toolUse, %d toolResult blocks and tool config %+v", uses, results, in.ToolConfig)
-			}
-			for _, w := range tc.wantText {
-				if !strings.Contains(text.String(), w) {
-					t.Errorf("text of the input lacks %q:\n%s", w, text.String())
-				}
-			}
-			roles := []types.ConversationRole{}
-			for _, m := range in.Messages {
-				roles = append(roles, m.Role)
-			}
-			if want := []types.ConversationRole{types.ConversationRoleUser, types.ConversationRoleAssistant, types.ConversationRoleUser}; !reflect.DeepEqual(roles, want) {
-				t.Errorf("roles %v, want %v", roles, want)
-			}
-		})
-	}
+		}
+		enc.Text = text.String()
+		return enc
+	})
 }

@@ -211,3 +211,49 @@ func Meta(provider, model, requestID, responseID string) map[string]any {
 	}
 	return m
 }
+
+// Encoded is what ToolHistory reads from a provider's encoded request:
+// its native tool blocks (calls and results), the tools it declares, its
+// text, its message roles, and a dump for failure messages.
+type Encoded struct {
+	ToolBlocks int
+	Tools      int
+	Text       string
+	Roles      []string
+	Dump       string
+}
+
+// ToolHistory checks that a transcript with tool calls and results (the
+// Transcript request) is sent as text when the request declares no tools,
+// and with native tool blocks (two calls, two results, two tools) when it
+// declares them. encode builds the provider's request and reads it.
+func ToolHistory(t *testing.T, spec core.ModelSpec, encode func(t *testing.T, req core.ModelRequest) Encoded) {
+	t.Helper()
+	t.Run("no tools declared", func(t *testing.T) {
+		req := Transcript(spec)
+		req.Tools = nil
+		got := encode(t, req)
+		if got.ToolBlocks != 0 || got.Tools != 0 {
+			t.Errorf("request without tools has %d tool blocks and %d tools:\n%s", got.ToolBlocks, got.Tools, got.Dump)
+		}
+		for _, w := range []string{
+			`[called tool client/get_calendar (call call_cal) with {"day":"monday"}]`,
+			`[called tool ability/send_email (call call_mail) with {"body":"Standup at 9","priority":2,"to":"bob@example.com"}]`,
+			"[result of tool client/get_calendar (call call_cal): ok]\n{\"events\":[\"09:00 standup\"]}",
+			"[result of tool ability/send_email (call call_mail): failed]\nThe approver rejected this action: not now",
+		} {
+			if !strings.Contains(got.Text, w) {
+				t.Errorf("text of the request lacks %q:\n%s", w, got.Text)
+			}
+		}
+		if want := []string{"user", "assistant", "user"}; !slices.Equal(got.Roles, want) {
+			t.Errorf("roles %v, want %v:\n%s", got.Roles, want, got.Dump)
+		}
+	})
+	t.Run("tools declared", func(t *testing.T) {
+		got := encode(t, Transcript(spec))
+		if got.ToolBlocks != 4 || got.Tools != 2 {
+			t.Errorf("%d tool blocks and %d tools, want 4 and 2:\n%s", got.ToolBlocks, got.Tools, got.Dump)
+		}
+	})
+}
