@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/baton-agents/baton/internal/httpapi"
 	"github.com/baton-agents/baton/internal/local"
 )
 
@@ -23,7 +24,8 @@ type ServeOptions struct {
 func (a *App) Serve(ctx context.Context, o ServeOptions) error {
 	return local.Serve(ctx, local.Options{
 		Addr: o.Addr, API: a.API.Handle, MaxBody: a.API.Config.MaxBodyBytes,
-		Worker: a.Worker.Handle, Receiver: a.Steps, Pollers: o.Pollers,
+		Streams: local.Streams{Match: httpapi.IsStream, Handler: a.API.Stream},
+		Worker:  a.Worker.Handle, Receiver: a.Steps, Pollers: o.Pollers,
 		Sweep: func(ctx context.Context) error { _, err := a.Runner.Sweep(ctx, 100); return err },
 		Log:   a.Log, Ready: o.Ready,
 	})

@@ -149,6 +149,7 @@ func (a *API) routes() []route {
 		{http.MethodGet, []string{"v1", "runs", "{}"}, ScopeRunsRead, a.getRun, false},
 		{http.MethodGet, []string{"v1", "runs", "{}", "events"}, ScopeRunsRead, a.getEvents, false},
 		{http.MethodGet, []string{"v1", "runs", "{}", "messages"}, ScopeRunsRead, a.getMessages, false},
+		{http.MethodGet, []string{"v1", "runs", "{}", "stream"}, ScopeRunsRead, a.getStream, false},
 		{http.MethodPost, []string{"v1", "runs", "{}", "messages"}, ScopeRunsWrite, a.steer, true},
 		{http.MethodPost, []string{"v1", "runs", "{}", "tool-results"}, ScopeResultsSubmit, a.submitResult, true},
 		{http.MethodPost, []string{"v1", "runs", "{}", "approvals", "{}"}, ScopeApprovalDecide, a.approve, true},
@@ -233,6 +234,9 @@ func (a *API) run(ctx context.Context, r *request, rt *route, params []string) (
 	status, v, err := rt.handle(ctx, r, params)
 	if err != nil {
 		return a.fail(ctx, r, err, nil)
+	}
+	if raw, ok := v.(rawBody); ok {
+		return status, raw.body, raw.headers
 	}
 	b, merr := json.Marshal(v)
 	if merr != nil {

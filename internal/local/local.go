@@ -23,46 +23,84 @@ import (
 // APIHandler is the API Lambda's handler.
 type APIHandler func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error)
 
+// StreamHandler serves a streamed route: either a complete (error)
+// response and a nil body, or the stream's status and headers and a body
+// that writes the stream, calling flush after each event.
+type StreamHandler func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, func(ctx context.Context, w io.Writer, flush func()) error)
+
+// Streams routes the requests a streamed handler serves.
+type Streams struct {
+	Match   func(method, path string) bool
+	Handler StreamHandler
+}
+
 // WorkerHandler is the worker Lambda's handler.
 type WorkerHandler func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 
 // Proxy translates HTTP requests into API Gateway proxy events and the
 // handler's responses back, as API Gateway does. Bodies are read up to
 // maxBody+1 bytes, so the handler sees and rejects an oversized one.
-func Proxy(api APIHandler, maxBody int) http.Handler {
+// Requests streams matches are served by its handler, flushing the
+// response after each event (streams may be zero: nothing is streamed).
+func Proxy(api APIHandler, streams Streams, maxBody int) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, int64(maxBody)+1))
 		if err != nil {
 			http.Error(w, "read body", http.StatusBadRequest)
 			return
 		}
-		req := events.APIGatewayProxyRequest{
-			Resource: "/v1/{proxy+}", Path: r.URL.Path, HTTPMethod: r.Method,
-			Headers: map[string]string{}, MultiValueHeaders: map[string][]string{},
-			QueryStringParameters: map[string]string{}, MultiValueQueryStringParameters: map[string][]string{},
-			PathParameters: map[string]string{"proxy": strings.TrimPrefix(r.URL.Path, "/v1/")},
-			RequestContext: events.APIGatewayProxyRequestContext{RequestID: core.RandomIDs{}.NewID("req"), Stage: "dev", HTTPMethod: r.Method, Path: r.URL.Path},
-		}
-		for k, vs := range r.Header {
-			req.Headers[k] = vs[0]
-			req.MultiValueHeaders[k] = vs
-		}
-		for k, vs := range r.URL.Query() {
-			req.QueryStringParameters[k] = vs[0]
-			req.MultiValueQueryStringParameters[k] = vs
-		}
-		if utf8.Valid(body) {
-			req.Body = string(body)
-		} else {
-			req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true
+		req := proxyRequest(r, body)
+		if streams.Match != nil && streams.Match(r.Method, r.URL.Path) {
+			resp, stream := streams.Handler(r.Context(), req)
+			writeHead(w, resp)
+			if stream == nil {
+				_, _ = io.WriteString(w, resp.Body)
+				return
+			}
+			flush := func() {}
+			if f, ok := w.(http.Flusher); ok {
+				flush = f.Flush
+				flush() // the headers, at once
+			}
+			_ = stream(r.Context(), w, flush)
+			return
 		}
 		resp, _ := api(r.Context(), req)
-		for k, v := range resp.Headers {
-			w.Header().Set(k, v)
-		}
-		w.WriteHeader(resp.StatusCode)
+		writeHead(w, resp)
 		_, _ = io.WriteString(w, resp.Body)
 	})
+}
+
+// proxyRequest is the API Gateway proxy event of r.
+func proxyRequest(r *http.Request, body []byte) events.APIGatewayProxyRequest {
+	req := events.APIGatewayProxyRequest{
+		Resource: "/v1/{proxy+}", Path: r.URL.Path, HTTPMethod: r.Method,
+		Headers: map[string]string{}, MultiValueHeaders: map[string][]string{},
+		QueryStringParameters: map[string]string{}, MultiValueQueryStringParameters: map[string][]string{},
+		PathParameters: map[string]string{"proxy": strings.TrimPrefix(r.URL.Path, "/v1/")},
+		RequestContext: events.APIGatewayProxyRequestContext{RequestID: core.RandomIDs{}.NewID("req"), Stage: "dev", HTTPMethod: r.Method, Path: r.URL.Path},
+	}
+	for k, vs := range r.Header {
+		req.Headers[k] = vs[0]
+		req.MultiValueHeaders[k] = vs
+	}
+	for k, vs := range r.URL.Query() {
+		req.QueryStringParameters[k] = vs[0]
+		req.MultiValueQueryStringParameters[k] = vs
+	}
+	if utf8.Valid(body) {
+		req.Body = string(body)
+	} else {
+		req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true
+	}
+	return req
+}
+
+func writeHead(w http.ResponseWriter, resp events.APIGatewayProxyResponse) {
+	for k, v := range resp.Headers {
+		w.Header().Set(k, v)
+	}
+	w.WriteHeader(resp.StatusCode)
 }
 
 // Poll behaves like the Lambda SQS event source mapping until ctx ends:
@@ -108,6 +146,7 @@ func Poll(ctx context.Context, rcv core.StepReceiver, worker WorkerHandler, log 
 type Options struct {
 	Addr     string
 	API      APIHandler
+	Streams  Streams
 	MaxBody  int
 	Worker   WorkerHandler
 	Receiver core.StepReceiver
@@ -128,9 +167,11 @@ func Serve(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.Addr, err)
 	}
-	srv := &http.Server{Handler: Proxy(o.API, o.MaxBody), ReadHeaderTimeout: 10 * time.Second}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Streams end when Serve does: their requests' context is ctx's.
+	srv := &http.Server{Handler: Proxy(o.API, o.Streams, o.MaxBody), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	var wg sync.WaitGroup
 	for i := 0; i < o.Pollers; i++ {
 		wg.Add(1)

@@ -1,0 +1,168 @@
+package httpapi_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/baton-agents/baton/internal/httpapi"
+)
+
+// sseEvent is one parsed server-sent event.
+type sseEvent struct {
+	id, event, data string
+}
+
+func parseSSE(t *testing.T, s string) (evs []sseEvent, comments int) {
+	t.Helper()
+	var cur sseEvent
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Buffer(make([]byte, 1<<20), 1<<22)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur != (sseEvent{}) {
+				evs = append(evs, cur)
+			}
+			cur = sseEvent{}
+		case strings.HasPrefix(line, ":"):
+			comments++
+		case strings.HasPrefix(line, "id: "):
+			cur.id = strings.TrimPrefix(line, "id: ")
+		case strings.HasPrefix(line, "event: "):
+			cur.event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			cur.data = strings.TrimPrefix(line, "data: ")
+		default:
+			t.Fatalf("not an SSE line: %q", line)
+		}
+	}
+	return evs, comments
+}
+
+// stream opens the stream route through API.Stream and reads it whole.
+func (e *env) stream(t *testing.T, runID, token string, hdr map[string]string) (events.APIGatewayProxyResponse, []sseEvent) {
+	t.Helper()
+	req := events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: "/v1/runs/" + runID + "/stream", Headers: map[string]string{"Authorization": "Bearer " + token}}
+	for k, v := range hdr {
+		req.Headers[k] = v
+	}
+	resp, body := e.api.Stream(context.Background(), req)
+	if body == nil {
+		return resp, nil
+	}
+	var b strings.Builder
+	flushes := 0
+	if err := body(context.Background(), &b, func() { flushes++ }); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := parseSSE(t, b.String())
+	if len(evs) > 0 && flushes == 0 {
+		t.Fatal("the stream never flushed")
+	}
+	return resp, evs
+}
+
+func TestStreamOfARun(t *testing.T) {
+	e := newEnv(t)
+	st, v, _ := e.do(t, "POST", "/v1/runs", "tok-acme-123", `{"agent":"demo","messages":[{"role":"user","content":"mail bob"}],"model":{"provider":"scripted","turns":[
+		{"tool_calls":[{"id":"c1","name":"ability/echo","parameters":{"x":1}}]},
+		{"tool_calls":[{"id":"c2","name":"ability/send_email","parameters":{"to":"bob"}}]},
+		{"content":"sent"}]}}`, nil)
+	if st != 202 {
+		t.Fatalf("start: %d %v", st, v)
+	}
+	runID := v["run_id"].(string)
+	e.pump(t)
+
+	// Another tenant: 404 before any stream starts; no token: 401.
+	if resp, body := e.stream(t, runID, "tok-globex-1", nil); body != nil || resp.StatusCode != 404 {
+		t.Fatalf("another tenant: %d %q", resp.StatusCode, resp.Body)
+	}
+	if resp, body := e.stream(t, runID, "nope", nil); body != nil || resp.StatusCode != 401 {
+		t.Fatalf("bad token: %d", resp.StatusCode)
+	}
+	if resp, body := e.stream(t, runID, "tok-acme-123", map[string]string{"Last-Event-ID": "x"}); body != nil || resp.StatusCode != 400 {
+		t.Fatalf("bad Last-Event-ID: %d", resp.StatusCode)
+	}
+
+	// Paused for approval: every committed event, then end with the view.
+	resp, evs := e.stream(t, runID, "tok-acme-123", nil)
+	if resp.StatusCode != 200 || resp.Headers["Content-Type"] != "text/event-stream" {
+		t.Fatalf("stream response %d %v", resp.StatusCode, resp.Headers)
+	}
+	_, ev, _ := e.do(t, "GET", "/v1/runs/"+runID+"/events?limit=1000", "tok-acme-123", "", nil)
+	stored := ev["events"].([]any)
+	if len(evs) != len(stored)+1 {
+		t.Fatalf("%d stream events for %d stored events", len(evs), len(stored))
+	}
+	for i, s := range stored {
+		want, _ := json.Marshal(s)
+		var got any
+		_ = json.Unmarshal([]byte(evs[i].data), &got)
+		gotJSON, _ := json.Marshal(got)
+		m := s.(map[string]any)
+		if evs[i].id != strconv.FormatInt(int64(m["seq"].(float64)), 10) || evs[i].event != m["type"] || string(gotJSON) != string(want) {
+			t.Fatalf("event %d: %+v, want %s", i, evs[i], want)
+		}
+	}
+	end := evs[len(evs)-1]
+	var view map[string]any
+	if err := json.Unmarshal([]byte(end.data), &view); err != nil || end.event != "end" || end.id != "" || view["status"] != "approval_required" {
+		t.Fatalf("last event %+v", end)
+	}
+
+	// Resume after the third event: exactly the rest.
+	_, rest := e.stream(t, runID, "tok-acme-123", map[string]string{"Last-Event-ID": evs[2].id})
+	if len(rest) != len(evs)-3 || rest[0].id != evs[3].id {
+		t.Fatalf("resumed after %s: %d events from %s; want %d from %s", evs[2].id, len(rest), rest[0].id, len(evs)-3, evs[3].id)
+	}
+	_, rest = e.stream(t, runID, "tok-acme-123", map[string]string{"Last-Event-ID": evs[len(evs)-2].id})
+	if len(rest) != 1 || rest[0].event != "end" {
+		t.Fatalf("resumed after the last event: %+v", rest)
+	}
+
+	// Approve; the stream after the pause ends with the completed view.
+	actions := view["pending"].(map[string]any)["actions"].([]any)
+	actionID := actions[0].(map[string]any)["action_id"].(string)
+	if st, b, _ := e.do(t, "POST", "/v1/runs/"+runID+"/approvals/"+actionID, "tok-acme-123", `{"decision":"accept"}`, nil); st != 202 {
+		t.Fatalf("approve: %d %v", st, b)
+	}
+	e.pump(t)
+	_, rest = e.stream(t, runID, "tok-acme-123", map[string]string{"Last-Event-ID": evs[len(evs)-2].id})
+	last := rest[len(rest)-1]
+	if len(rest) < 2 || last.event != "end" || !strings.Contains(last.data, `"status":"completed"`) {
+		t.Fatalf("after approval: %+v", rest)
+	}
+
+	// The buffered integration serves the same stream in one response.
+	st2, _, buffered := e.doRaw(t, "/v1/runs/"+runID+"/stream?after="+evs[2].id)
+	got, _ := parseSSE(t, buffered.Body)
+	if st2 != 200 || buffered.Headers["Content-Type"] != "text/event-stream" || len(got) != len(rest)+len(evs)-3-1 || got[len(got)-1].event != "end" {
+		t.Fatalf("buffered stream: %d %v %d events", st2, buffered.Headers, len(got))
+	}
+	if !httpapi.IsStream("GET", "/v1/runs/r-1/stream") || httpapi.IsStream("POST", "/v1/runs/r-1/stream") || httpapi.IsStream("GET", "/v1/runs/r-1") {
+		t.Fatal("IsStream")
+	}
+}
+
+// doRaw is a GET through Handle whose body is not JSON.
+func (e *env) doRaw(t *testing.T, path string) (int, string, events.APIGatewayProxyResponse) {
+	t.Helper()
+	p, query, _ := strings.Cut(path, "?")
+	req := events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: p, Headers: map[string]string{"authorization": "Bearer tok-acme-123"}, QueryStringParameters: map[string]string{}}
+	if k, v, ok := strings.Cut(query, "="); ok {
+		req.QueryStringParameters[k] = v
+	}
+	resp, err := e.api.Handle(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Body, resp
+}

@@ -1,0 +1,174 @@
+//go:build e2e
+
+package tests
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+type sse struct{ id, event, data string }
+
+// openStream opens GET /v1/runs/{id}/stream; events come on the channel
+// as they are read, which closes when the stream ends.
+func openStream(t *testing.T, d *dev, runID, lastEventID string) <-chan sse {
+	t.Helper()
+	req, err := http.NewRequest("GET", d.base+"/v1/runs/"+runID+"/stream", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+tokAcme)
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	// Do returns once the headers arrive: the server flushes them at once.
+	resp, err := (&http.Client{Timeout: 90 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("stream: %d %v", resp.StatusCode, resp.Header)
+	}
+	out := make(chan sse, 100)
+	go func() {
+		defer close(out)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<22)
+		var cur sse
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if cur != (sse{}) {
+					out <- cur
+				}
+				cur = sse{}
+			case strings.HasPrefix(line, "id: "):
+				cur.id = line[4:]
+			case strings.HasPrefix(line, "event: "):
+				cur.event = line[7:]
+			case strings.HasPrefix(line, "data: "):
+				cur.data = line[6:]
+			}
+		}
+	}()
+	return out
+}
+
+// readAll reads a stream until it ends (or a minute passes).
+func readAll(t *testing.T, ch <-chan sse) []sse {
+	t.Helper()
+	var evs []sse
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				return evs
+			}
+			evs = append(evs, ev)
+		case <-timeout:
+			t.Fatalf("the stream did not end; got %+v", evs)
+		}
+	}
+}
+
+func endStatus(t *testing.T, evs []sse) string {
+	t.Helper()
+	if len(evs) == 0 || evs[len(evs)-1].event != "end" {
+		t.Fatalf("the stream did not end with end: %+v", evs)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(evs[len(evs)-1].data), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v["status"].(string)
+}
+
+// TestStreamEndToEnd follows runs over baton dev's HTTP server: a
+// tool_call event arrives while the tool is still running (the tool
+// blocks until the test has seen it), Last-Event-ID resumes with exactly
+// the remaining events, and a run that pauses for approval ends its
+// stream with end and approval_required.
+func TestStreamEndToEnd(t *testing.T) {
+	release := make(chan struct{})
+	var released atomic.Bool
+	tool := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"in_stock":3}`)
+	}))
+	defer tool.Close()
+	defer func() {
+		if !released.Load() {
+			close(release)
+		}
+	}()
+	const env = "BATON_E2E_STREAM_TOOL_SECRET"
+	t.Setenv(env, "stream-tool-secret-"+randomSuffix()+randomSuffix())
+	d := startDev(t, withAgentsFile(devArgs(t), writeHTTPToolAgents(t, tool.URL, env)))
+
+	t.Run("events arrive while the tool runs; resume", func(t *testing.T) {
+		id := start(t, d, `{"agent":"e2e-http","messages":[{"role":"user","content":"stock?"}],"model":{"provider":"scripted","turns":[
+			{"tool_calls":[{"id":"call_a","name":"inventory/check_stock","parameters":{"sku":"A-1"}}]},{"content":"In stock."}]}}`)
+		ch := openStream(t, d, id, "")
+		var evs []sse
+		timeout := time.After(time.Minute)
+		for len(evs) == 0 || evs[len(evs)-1].event != "tool_call" {
+			select {
+			case ev, ok := <-ch:
+				if !ok {
+					t.Fatalf("the stream ended before the tool call: %+v", evs)
+				}
+				evs = append(evs, ev)
+			case <-timeout:
+				t.Fatalf("no tool_call event while the tool runs; got %+v", evs)
+			}
+		}
+		// The tool is still blocked: the event came live, before it finished.
+		released.Store(true)
+		close(release)
+		evs = append(evs, readAll(t, ch)...)
+		if st := endStatus(t, evs); st != "completed" {
+			t.Fatalf("stream ended with %s", st)
+		}
+		for i := 1; i < len(evs)-1; i++ {
+			a, _ := strconv.Atoi(evs[i-1].id)
+			b, _ := strconv.Atoi(evs[i].id)
+			if b != a+1 {
+				t.Fatalf("ids not consecutive: %+v", evs)
+			}
+		}
+		r := d.call(t, "GET", "/v1/runs/"+id+"/events?after="+evs[2].id+"&limit=1000", tokAcme, "")
+		want := r.body["events"].([]any)
+		resumed := readAll(t, openStream(t, d, id, evs[2].id))
+		if endStatus(t, resumed) != "completed" || len(resumed) != len(want)+1 || len(want) != len(evs)-4 {
+			t.Fatalf("resumed after %s: %d events, want %d and end", evs[2].id, len(resumed), len(evs)-4)
+		}
+		for i, w := range want {
+			m := w.(map[string]any)
+			if resumed[i].id != strconv.Itoa(int(m["seq"].(float64))) || resumed[i].event != m["type"] || resumed[i] != evs[i+3] {
+				t.Fatalf("resumed event %d: %+v, want %v", i, resumed[i], m)
+			}
+		}
+	})
+
+	t.Run("a pause for approval ends the stream", func(t *testing.T) {
+		d := startDev(t, devArgs(t)) // the e2e agent, whose send_email needs approval
+		id := start(t, d, `{"agent":"e2e","messages":[{"role":"user","content":"mail ann"}],"model":{"provider":"scripted","turns":[
+			{"tool_calls":[{"id":"c1","name":"ability/send_email","parameters":{"to":"ann@example.com"}}]},{"content":"Done."}]}}`)
+		evs := readAll(t, openStream(t, d, id, ""))
+		if st := endStatus(t, evs); st != "approval_required" || evs[len(evs)-2].event != "approval_required" {
+			t.Fatalf("ended with %s after %+v", st, evs[len(evs)-2])
+		}
+	})
+}
