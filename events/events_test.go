@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -97,8 +98,8 @@ func TestAPISamples(t *testing.T) {
 	api, _ := newAPI(t)
 	errSchema := schema(t, "error")
 	files, _ := filepath.Glob("api/*.json")
-	if len(files) != 8 {
-		t.Fatalf("want a sample per route (8), have %d", len(files))
+	if len(files) != 9 {
+		t.Fatalf("want a sample per route (9), have %d", len(files))
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -176,5 +177,89 @@ func TestSQSSample(t *testing.T) {
 		if err := step.Validate(decode(t, []byte(bad))); err == nil {
 			t.Errorf("step schema accepts %s", bad)
 		}
+	}
+}
+
+// TestStreamEventsSatisfySchema: every event of a run's stream satisfies
+// the stream-event schema, carries its seq as id and its type as event
+// name, and the stream ends with the run view.
+func TestStreamEventsSatisfySchema(t *testing.T) {
+	b, err := os.ReadFile("../cmd/baton/agents.demo.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.Build(context.Background(), app.Config{Stores: app.Stores{Memory: true, Visibility: time.Minute}, Agents: app.Agents{Bytes: b},
+		Providers: []string{"scripted"}, ExecuteTools: true}, app.Deps{Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PutToken(context.Background(), app.Token{Token: "sample-token-0000001", Tenant: "sample"}); err != nil {
+		t.Fatal(err)
+	}
+	start := roundTrip[events.APIGatewayProxyRequest](t, "api/start-run.json")
+	resp, _ := a.API.Handle(context.Background(), start)
+	var view map[string]any
+	if err := json.Unmarshal([]byte(resp.Body), &view); err != nil || resp.StatusCode != 202 {
+		t.Fatalf("start: %d %s", resp.StatusCode, resp.Body)
+	}
+	for i := 0; i < 10; i++ {
+		ds, _ := a.Steps.Receive(context.Background(), 10, 0)
+		if len(ds) == 0 {
+			break
+		}
+		var ev events.SQSEvent
+		for _, d := range ds {
+			ev.Records = append(ev.Records, events.SQSMessage{MessageId: d.MessageID, ReceiptHandle: d.ReceiptHandle, Body: string(d.Body), Attributes: map[string]string{"ApproximateReceiveCount": "1"}})
+			_ = a.Steps.Delete(context.Background(), d.ReceiptHandle)
+		}
+		_, _ = a.Worker.Handle(context.Background(), ev)
+	}
+	req := roundTrip[events.APIGatewayProxyRequest](t, "api/get-stream.json")
+	req.Path = strings.Replace(req.Path, "r-00000000000000000000000001", view["run_id"].(string), 1)
+	req.Headers["Last-Event-ID"] = "0"
+	head, body := a.API.Stream(context.Background(), req)
+	if body == nil || head.Headers["Content-Type"] != "text/event-stream" {
+		t.Fatalf("stream: %d %s", head.StatusCode, head.Body)
+	}
+	var out strings.Builder
+	if err := body(context.Background(), &out, func() {}); err != nil {
+		t.Fatal(err)
+	}
+	s := schema(t, "stream-event")
+	blocks := strings.Split(strings.TrimSuffix(out.String(), "\n\n"), "\n\n")
+	for i, block := range blocks {
+		fields := map[string]string{}
+		for _, line := range strings.Split(block, "\n") {
+			k, v, _ := strings.Cut(line, ": ")
+			fields[k] = v
+		}
+		if i == len(blocks)-1 {
+			if fields["event"] != "end" || !strings.Contains(fields["data"], `"status":"runtime_tool_pending"`) {
+				t.Fatalf("last stream event %q", block)
+			}
+			continue
+		}
+		if err := s.Validate(decode(t, []byte(fields["data"]))); err != nil {
+			t.Fatalf("stream event %q: %v", block, err)
+		}
+		var ev core.Event
+		_ = json.Unmarshal([]byte(fields["data"]), &ev)
+		if fields["id"] != fmt.Sprint(ev.Seq) || fields["event"] != ev.Type {
+			t.Fatalf("stream event %q: id/event do not match the data", block)
+		}
+	}
+	if len(blocks) < 3 {
+		t.Fatalf("%d stream events", len(blocks))
+	}
+	for _, bad := range []string{`{"seq":0,"type":"run_started","turn":0,"at":"2026-01-01T00:00:00Z"}`,
+		`{"seq":1,"type":"run_started","turn":0}`, `{"seq":1,"type":"Run Started","turn":0,"at":"2026-01-01T00:00:00Z"}`} {
+		if err := s.Validate(decode(t, []byte(bad))); err == nil {
+			t.Errorf("stream-event schema accepts %s", bad)
+		}
+	}
+	// The sample itself names a run the fresh store lacks: 404 on both paths.
+	sample := roundTrip[events.APIGatewayProxyRequest](t, "api/get-stream.json")
+	if r, b := a.API.Stream(context.Background(), sample); b != nil || r.StatusCode != 404 {
+		t.Fatalf("stream of the sample run: %d", r.StatusCode)
 	}
 }
