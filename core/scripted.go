@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // ProviderScripted is the provider name of the scripted model.
@@ -17,6 +18,10 @@ type ScriptedTurn struct {
 	RequestMetadata map[string]any    `json:"request_metadata,omitempty"`
 	// Error makes the turn fail with this message, as a provider error.
 	Error string `json:"error,omitempty"`
+	// Thinking is reasoning text the turn streams (as thinking deltas,
+	// before its content) when tokens are streamed; it is never part of
+	// the reply, as providers keep reasoning out of the transcript.
+	Thinking string `json:"thinking,omitempty"`
 }
 
 // ScriptedModel replays the turns in the request's ModelSpec: model turn N
@@ -26,8 +31,17 @@ type ScriptedModel struct{}
 
 var _ ModelProvider = ScriptedModel{}
 
+// Scripted model options: with chunk_chars > 0 and a token sink in the
+// call's context (StreamsTokens), a turn streams its thinking and content
+// in pieces of that many characters, waiting chunk_delay (a Go duration
+// such as "50ms") before each, as a provider streaming its output would.
+const (
+	ScriptedChunkChars = "chunk_chars"
+	ScriptedChunkDelay = "chunk_delay"
+)
+
 // Complete returns the scripted reply for req.Turn.
-func (ScriptedModel) Complete(_ context.Context, req ModelRequest) (ModelReply, error) {
+func (ScriptedModel) Complete(ctx context.Context, req ModelRequest) (ModelReply, error) {
 	turns := req.Model.Turns
 	if req.Turn < 1 || req.Turn > len(turns) {
 		return ModelReply{}, fmt.Errorf("scripted model exhausted: turn %d was requested but the script has %d turn(s)", req.Turn, len(turns))
@@ -35,6 +49,9 @@ func (ScriptedModel) Complete(_ context.Context, req ModelRequest) (ModelReply, 
 	t := turns[req.Turn-1]
 	if t.Error != "" {
 		return ModelReply{}, fmt.Errorf("scripted model error: %s", t.Error)
+	}
+	if err := streamScripted(ctx, req.Model.Options, t); err != nil {
+		return ModelReply{}, err
 	}
 	calls := make([]ToolCallRequest, len(t.ToolCalls))
 	for i, c := range t.ToolCalls {
@@ -72,4 +89,63 @@ func (c *ToolCallRequest) UnmarshalJSON(b []byte) error {
 	}
 	*c = ToolCallRequest(w)
 	return nil
+}
+
+// streamScripted emits a turn's thinking and content as deltas when the
+// model options ask for chunks and ctx carries a token sink.
+func streamScripted(ctx context.Context, opts map[string]any, t ScriptedTurn) error {
+	if !StreamsTokens(ctx) {
+		return nil
+	}
+	n, delay, err := scriptedChunking(opts)
+	if err != nil || n <= 0 {
+		return err
+	}
+	for _, part := range []TokenDelta{{Kind: DeltaThinking, Text: t.Thinking}, {Kind: DeltaToken, Text: t.Content}} {
+		runes := []rune(part.Text)
+		for i := 0; i < len(runes); i += n {
+			if delay > 0 {
+				timer := time.NewTimer(delay)
+				select {
+				case <-ctx.Done():
+					timer.Stop()
+					return Retryable(ctx.Err())
+				case <-timer.C:
+				}
+			}
+			EmitToken(ctx, TokenDelta{Kind: part.Kind, Text: string(runes[i:min(i+n, len(runes))])})
+		}
+	}
+	return nil
+}
+
+// scriptedChunking reads chunk_chars and chunk_delay from the model
+// options.
+func scriptedChunking(opts map[string]any) (int, time.Duration, error) {
+	var n int
+	switch v := opts[ScriptedChunkChars].(type) {
+	case nil:
+		return 0, 0, nil
+	case float64:
+		n = int(v)
+	case int:
+		n = v
+	case json.Number:
+		i, err := v.Int64()
+		if err != nil {
+			return 0, 0, fmt.Errorf("scripted model: %s must be a whole number, got %s", ScriptedChunkChars, v)
+		}
+		n = int(i)
+	default:
+		return 0, 0, fmt.Errorf("scripted model: %s must be a number, got %T", ScriptedChunkChars, v)
+	}
+	var delay time.Duration
+	if s, ok := opts[ScriptedChunkDelay].(string); ok && s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return 0, 0, fmt.Errorf("scripted model: %s must be a duration such as \"50ms\", got %q", ScriptedChunkDelay, s)
+		}
+		delay = d
+	}
+	return n, delay, nil
 }

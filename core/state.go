@@ -109,6 +109,10 @@ type RunConfig struct {
 	Policy             PolicyConfig      `json:"policy"`
 	Compaction         *CompactionPolicy `json:"compaction,omitempty"`
 	Principal          *Principal        `json:"principal,omitempty"`
+	// NoTokenStream turns off streaming the model's tokens to live
+	// streams (stream_tokens: false on the agent or the request); the
+	// committed run is the same either way.
+	NoTokenStream bool `json:"no_token_stream,omitempty"`
 	// Visible lists the tools the model sees; it is resolved by Start.
 	Visible []string `json:"visible_tools"`
 }
