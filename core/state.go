@@ -139,6 +139,11 @@ func (c RunConfig) Validate() error {
 	if c.Model.Provider == "" {
 		return invalid("model.provider is required")
 	}
+	if c.Model.Provider == ProviderScripted {
+		if _, _, err := scriptedChunking(c.Model.Options); err != nil {
+			return invalid("model.options: %v", err)
+		}
+	}
 	for _, name := range sortedKeys(c.Budgets) {
 		ceiling := c.Budgets[name]
 		if !validBudgetName(name) {

@@ -262,3 +262,49 @@ func PendingItems(prev, next RunState) []PendingItem {
 	}
 	return out
 }
+
+// DeltaPos orders a run's streamed delta batches: by turn, then by the
+// attempt of the turn's model call (attempts start later than earlier
+// ones: Attempt is the attempt's start in Unix milliseconds), then by
+// batch within the attempt. The zero Batch of a position is its first
+// batch; positions compare with Before.
+type DeltaPos struct {
+	Turn    int   `json:"turn"`
+	Attempt int64 `json:"attempt"`
+	Batch   int   `json:"batch"`
+}
+
+// Before reports whether p sorts before q.
+func (p DeltaPos) Before(q DeltaPos) bool {
+	if p.Turn != q.Turn {
+		return p.Turn < q.Turn
+	}
+	if p.Attempt != q.Attempt {
+		return p.Attempt < q.Attempt
+	}
+	return p.Batch < q.Batch
+}
+
+// DeltaBatch is a batch of the token deltas one attempt of a model turn
+// streamed, written by the worker performing the turn and tailed by live
+// streams. Batches are ephemeral: they expire at ExpiresAt (minutes after
+// they were written) and are never part of the run, its transcript or
+// its envelope.
+type DeltaBatch struct {
+	RunID string
+	Pos   DeltaPos
+	// Index is the position of the batch's first delta among the deltas
+	// of its attempt.
+	Index     int
+	Deltas    []TokenDelta
+	ExpiresAt time.Time
+}
+
+// DeltaStore keeps the streamed deltas of model turns for live streams.
+type DeltaStore interface {
+	// PutDeltas stores a batch; a batch at the same position is replaced.
+	PutDeltas(ctx context.Context, b DeltaBatch) error
+	// Deltas returns the run's unexpired batches at or after from, in
+	// order, at most limit.
+	Deltas(ctx context.Context, runID string, from DeltaPos, now time.Time, limit int) ([]DeltaBatch, error)
+}

@@ -62,3 +62,14 @@ func TestEmitTokenSwallowsSinkPanics(t *testing.T) {
 	}
 	EmitToken(ctx, TokenDelta{Kind: DeltaToken, Text: "x"})
 }
+
+func TestRunConfigRejectsBadScriptedChunking(t *testing.T) {
+	cfg := RunConfig{Model: ModelSpec{Provider: ProviderScripted, Options: map[string]any{ScriptedChunkChars: float64(3), ScriptedChunkDelay: "-1s"}}}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "chunk_delay") {
+		t.Fatalf("err %v", err)
+	}
+	cfg.Model.Options[ScriptedChunkDelay] = "10ms"
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -20,7 +20,10 @@ const (
 	OverrideMaxTurns          = "max_turns"
 	OverrideBudgets           = "budgets"
 	OverrideParallelToolCalls = "parallel_tool_calls"
-	OverrideContextBudget     = "context_budget"
+	// OverrideStreamTokens is not in allow_overrides: any request may turn
+	// token streaming off, none may turn it on against the agent.
+	OverrideStreamTokens  = "stream_tokens"
+	OverrideContextBudget = "context_budget"
 )
 
 var overridable = map[string]bool{OverrideModel: true, OverrideMaxTurns: true, OverrideBudgets: true, OverrideParallelToolCalls: true, OverrideContextBudget: true}
@@ -50,6 +53,9 @@ type Spec struct {
 	Categories         []string                 `json:"categories,omitempty"`
 	Mode               string                   `json:"mode,omitempty"`
 	Compaction         *core.CompactionPolicy   `json:"compaction,omitempty"`
+	// StreamTokens false turns off streaming the model's tokens to live
+	// streams (default on).
+	StreamTokens *bool `json:"stream_tokens,omitempty"`
 }
 
 // Agent is a validated agent.
@@ -201,7 +207,7 @@ func (a *Agent) baseConfig() core.RunConfig {
 		MaxTurns: s.MaxTurns, Budgets: budgets, PendingTTL: core.Duration(a.PendingTTL),
 		ParallelToolCalls: s.ParallelToolCalls, ContextBudget: s.ContextBudget, ToolResultMaxBytes: s.ToolResultMaxBytes,
 		Policy:     core.PolicyConfig{Mode: s.Mode, ToolPolicy: s.ToolPolicy, ActionPolicy: s.ActionPolicy, Deny: s.Deny, Categories: s.Categories},
-		Compaction: s.Compaction,
+		Compaction: s.Compaction, NoTokenStream: s.StreamTokens != nil && !*s.StreamTokens,
 	}
 }
 
@@ -212,6 +218,10 @@ type Overrides struct {
 	Budgets           map[string]int
 	ParallelToolCalls *bool
 	ContextBudget     *int
+	// StreamTokens false turns token streaming off for the run; true
+	// keeps the agent's setting and is refused when the agent turns it
+	// off. Any caller may set it: it never changes the run's outcome.
+	StreamTokens *bool
 }
 
 // OverrideError names a field the agent does not let callers set.
@@ -247,6 +257,12 @@ func (a *Agent) RunConfig(o Overrides) (core.RunConfig, error) {
 	})
 	set(OverrideParallelToolCalls, o.ParallelToolCalls != nil, func() { cfg.ParallelToolCalls = *o.ParallelToolCalls })
 	set(OverrideContextBudget, o.ContextBudget != nil, func() { cfg.ContextBudget = *o.ContextBudget })
+	if err == nil && o.StreamTokens != nil {
+		if *o.StreamTokens && cfg.NoTokenStream {
+			err = &OverrideError{OverrideStreamTokens}
+		}
+		cfg.NoTokenStream = !*o.StreamTokens
+	}
 	if err != nil {
 		return cfg, err
 	}

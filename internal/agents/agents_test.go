@@ -64,3 +64,33 @@ func TestOverrides(t *testing.T) {
 		t.Fatal("zero budget accepted")
 	}
 }
+
+func TestStreamTokens(t *testing.T) {
+	r, err := Parse([]byte(`{"agents":[
+		{"slug":"on","model":{"provider":"scripted"}},
+		{"slug":"off","model":{"provider":"scripted"},"stream_tokens":false}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	on, _ := r.Get("on")
+	off, _ := r.Get("off")
+	yes, no := true, false
+	for _, tc := range []struct {
+		agent    *Agent
+		o        *bool
+		noStream bool
+		refused  bool
+	}{
+		{on, nil, false, false}, {on, &no, true, false}, {on, &yes, false, false},
+		{off, nil, true, false}, {off, &no, true, false}, {off, &yes, true, true},
+	} {
+		cfg, err := tc.agent.RunConfig(Overrides{StreamTokens: tc.o})
+		var oe *OverrideError
+		if refused := errors.As(err, &oe) && oe.Field == OverrideStreamTokens; refused != tc.refused || (!tc.refused && err != nil) {
+			t.Fatalf("%s, stream_tokens %v: err %v", tc.agent.Spec.Slug, tc.o, err)
+		}
+		if !tc.refused && cfg.NoTokenStream != tc.noStream {
+			t.Fatalf("%s, stream_tokens %v: NoTokenStream %v", tc.agent.Spec.Slug, tc.o, cfg.NoTokenStream)
+		}
+	}
+}

@@ -33,6 +33,9 @@ type Options struct {
 	Tools      core.ToolExecutor
 	Summarizer core.Summarizer
 	Compactor  core.ContextCompactor
+	// Deltas keeps the token deltas of streamed model turns for live
+	// streams (nil: tokens are not streamed).
+	Deltas core.DeltaStore
 	// Machine carries the step machine's hooks (nil: none). The runner
 	// sets its clock to Clock, so the one clock rules both.
 	Machine *core.Machine
@@ -65,6 +68,13 @@ type Limits struct {
 	// TranscriptCacheBytes bounds the per-process transcript cache
 	// (default 64 MiB; negative disables it).
 	TranscriptCacheBytes int64
+	// DeltaWindow is how long streamed token deltas gather before they
+	// are written as one batch (default 250ms); DeltaBatchBytes writes a
+	// batch sooner once its text reaches this size (default 4 KiB);
+	// DeltaTTL is how long a batch is kept for streams (default 10m).
+	DeltaWindow     time.Duration
+	DeltaBatchBytes int
+	DeltaTTL        time.Duration
 }
 
 func (c Limits) withDefaults() Limits {
@@ -83,6 +93,15 @@ func (c Limits) withDefaults() Limits {
 	if c.TranscriptCacheBytes == 0 {
 		c.TranscriptCacheBytes = 64 << 20
 	}
+	if c.DeltaWindow <= 0 {
+		c.DeltaWindow = 250 * time.Millisecond
+	}
+	if c.DeltaBatchBytes <= 0 {
+		c.DeltaBatchBytes = 4 << 10
+	}
+	if c.DeltaTTL <= 0 {
+		c.DeltaTTL = 10 * time.Minute
+	}
 	return c
 }
 
@@ -93,6 +112,7 @@ type Runner struct {
 	Machine *core.Machine
 	Store   Store
 	Queue   core.StepQueue
+	Deltas  core.DeltaStore
 	IO      core.IO
 	Clock   core.Clock
 	IDs     core.IDSource
@@ -121,7 +141,7 @@ func New(o Options) *Runner {
 	}
 	m.Clock = o.Clock
 	lim := o.Limits.withDefaults()
-	return &Runner{Machine: &m, Store: o.Store, Queue: o.Queue, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim,
+	return &Runner{Machine: &m, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim,
 		IO:    core.IO{Model: o.Model, Tools: o.Tools, Summarizer: o.Summarizer, Compactor: o.Compactor},
 		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter}
 }

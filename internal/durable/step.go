@@ -58,15 +58,17 @@ func (e *Runner) HandleStep(ctx context.Context, step core.Step, d Attempt) erro
 		// The I/O may take minutes (a throttled model call, a slow tool):
 		// its retries and heartbeats keep the run from looking stalled.
 		p := e.watch(ctx, rec, tr, step, log)
-		ioctx := ctx
+		ioctx, published := ctx, func() {}
 		if plan.Kind == core.PlanModel {
 			ioctx = core.WithModelRetryObserver(ctx, p.observe(ctx))
+			ioctx, published = e.publish(ioctx, rec.State, plan, log)
 		}
 		if plan.Kind == core.PlanTool {
 			in, err = e.executeTool(ioctx, rec.State, step, plan, d)
 		} else {
 			in = e.IO.Perform(ioctx, step, plan)
 		}
+		published()
 		rec = p.stop()
 		if err != nil {
 			return err

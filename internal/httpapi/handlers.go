@@ -36,6 +36,7 @@ type startBody struct {
 	Budgets           map[string]int   `json:"budgets"`
 	ContextBudget     *int             `json:"context_budget"`
 	ParallelToolCalls *bool            `json:"parallel_tool_calls"`
+	StreamTokens      *bool            `json:"stream_tokens"`
 	Metadata          map[string]any   `json:"metadata"`
 }
 
@@ -90,6 +91,7 @@ func (a *API) startRun(ctx context.Context, r *request, _ []string) (int, any, e
 	req.Overrides.Budgets = b.Budgets
 	req.Overrides.ContextBudget = b.ContextBudget
 	req.Overrides.ParallelToolCalls = b.ParallelToolCalls
+	req.Overrides.StreamTokens = b.StreamTokens
 	if b.MaxTurns != nil && (*b.MaxTurns < 1 || *b.MaxTurns > 1000) {
 		return 0, nil, errf(400, "invalid_request", "max_turns must be between 1 and 1000")
 	}

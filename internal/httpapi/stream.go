@@ -131,13 +131,21 @@ type rawBody struct {
 }
 
 // stream writes the run's events after after to w until the run finishes
-// or pauses (then "end" with the run view), max passes or ctx ends. It
-// reads the store sparingly: at once, then backing off from 100 ms to 1 s
-// while nothing happens.
+// or pauses (then "end" with the run view), max passes or ctx ends,
+// interleaving the token deltas of the run's model turns from the turn in
+// flight when it starts. Each poll reads the run, then its new delta
+// batches up to the turn in flight, then its new events up to the run it
+// read. A turn's deltas are all written before its reply is committed
+// (durable's publisher), so they come out before the events of that
+// reply: each batch is written before the first event of a later turn,
+// or of its own turn but for turn_started and model_retry (committed
+// before and during the model call). It reads the store sparingly: at
+// once, then backing off from 100 ms to 1 s while nothing happens.
 func (a *API) stream(ctx context.Context, tenant, runID string, after int64, w io.Writer, flush func(), max time.Duration) error {
 	start := time.Now()
 	lastWrite := start
 	delay := 100 * time.Millisecond
+	var cursor *core.DeltaPos
 	for {
 		snap, err := a.Runner.Get(ctx, tenant, runID)
 		if err != nil {
@@ -146,6 +154,10 @@ func (a *API) stream(ctx context.Context, tenant, runID string, after int64, w i
 			}
 			return err
 		}
+		if cursor == nil {
+			cursor = &core.DeltaPos{Turn: snap.State.Turn + 1}
+		}
+		batches := a.deltaBatches(ctx, runID, snap.State.Turn+1, cursor)
 		evs, err := a.Runner.Store.Events(ctx, runID, after, snap.State.NextEventSeq, streamPage)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -153,7 +165,17 @@ func (a *API) stream(ctx context.Context, tenant, runID string, after int64, w i
 			}
 			return err
 		}
+		wrote := 0
 		for _, ev := range evs {
+			// The deltas of a turn go before the events of its reply:
+			// every event of the turn but its turn_started and
+			// model_retry, which are committed before or during the call.
+			for len(batches) > 0 && (batches[0].Pos.Turn < ev.Turn || batches[0].Pos.Turn == ev.Turn && ev.Type != core.EventTurnStarted && ev.Type != core.EventModelRetry) {
+				if wrote, err = writeBatch(w, batches[0], wrote); err != nil || wrote < 0 {
+					return err
+				}
+				batches = batches[1:]
+			}
 			b, err := json.Marshal(ev)
 			if err != nil {
 				return err
@@ -163,7 +185,12 @@ func (a *API) stream(ctx context.Context, tenant, runID string, after int64, w i
 			}
 			after = ev.Seq
 		}
-		if len(evs) > 0 {
+		for _, b := range batches {
+			if wrote, err = writeBatch(w, b, wrote); err != nil || wrote < 0 {
+				return err
+			}
+		}
+		if len(evs) > 0 || wrote > 0 {
 			flush()
 			lastWrite, delay = time.Now(), 100*time.Millisecond
 		}
@@ -190,6 +217,62 @@ func (a *API) stream(ctx context.Context, tenant, runID string, after int64, w i
 		}
 		delay = min(delay*2, time.Second)
 	}
+}
+
+// tokenData is the data of a streamed "token" or "thinking" event: the
+// delta's turn, its text and its index among the deltas of the turn's
+// model call (a retried call streams again from index 0).
+type tokenData struct {
+	Turn  int    `json:"turn"`
+	Delta string `json:"delta"`
+	Index int    `json:"index"`
+}
+
+// deltaBatches reads the delta batches at or after cursor of turns up to
+// lastTurn and moves cursor past them. Without a delta store it reads
+// nothing; a failed read is logged and skipped: deltas are best effort
+// (events are not).
+func (a *API) deltaBatches(ctx context.Context, runID string, lastTurn int, cursor *core.DeltaPos) []core.DeltaBatch {
+	if a.Runner.Deltas == nil {
+		return nil
+	}
+	batches, err := a.Runner.Deltas.Deltas(ctx, runID, *cursor, a.Runner.Clock.Now(), streamPage)
+	if err != nil {
+		if ctx.Err() == nil {
+			a.Log.WarnContext(ctx, "stream: reading token deltas failed", "run_id", runID, "err", err)
+		}
+		return nil
+	}
+	for i, b := range batches {
+		if b.Pos.Turn > lastTurn {
+			batches = batches[:i]
+			break
+		}
+		*cursor = b.Pos
+		cursor.Batch++
+	}
+	return batches
+}
+
+// writeBatch writes a batch's deltas as "token" and "thinking" events
+// without ids (they are ephemeral) and returns wrote plus their count, or
+// -1 when the client went away.
+func writeBatch(w io.Writer, b core.DeltaBatch, wrote int) (int, error) {
+	for i, d := range b.Deltas {
+		data, err := json.Marshal(tokenData{Turn: b.Pos.Turn, Delta: d.Text, Index: b.Index + i})
+		if err != nil {
+			return wrote, err
+		}
+		kind := core.DeltaToken
+		if d.Kind == core.DeltaThinking {
+			kind = core.DeltaThinking
+		}
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", kind, data); err != nil {
+			return -1, nil
+		}
+		wrote++
+	}
+	return wrote, nil
 }
 
 // streamEnds: a finished run, or one paused for a client tool or an

@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/httpapi"
 )
 
@@ -165,4 +168,98 @@ func (e *env) doRaw(t *testing.T, path string) (int, string, events.APIGatewayPr
 		t.Fatal(err)
 	}
 	return resp.StatusCode, resp.Body, resp
+}
+
+// TestStreamInterleavesTokenDeltas: the stream writes the delta batches
+// of the turn in flight as token and thinking events without ids, holds
+// the deltas of a later turn until the events of the turn before are
+// out, and ends as before.
+func TestStreamInterleavesTokenDeltas(t *testing.T) {
+	e := newEnv(t)
+	st, v, _ := e.do(t, "POST", "/v1/runs", "tok-acme-123", `{"agent":"demo","messages":[{"role":"user","content":"echo"}],"model":{"provider":"scripted","turns":[
+		{"content":"Hello","tool_calls":[{"id":"c1","name":"ability/echo","parameters":{"x":1}}]},
+		{"content":"world"}]}}`, nil)
+	if st != 202 {
+		t.Fatalf("start: %d %v", st, v)
+	}
+	runID := v["run_id"].(string)
+	put := func(turn, index int, deltas ...core.TokenDelta) {
+		t.Helper()
+		b := core.DeltaBatch{RunID: runID, Pos: core.DeltaPos{Turn: turn, Attempt: 1, Batch: index}, Index: index, Deltas: deltas, ExpiresAt: e.clock.T.Add(time.Minute)}
+		if err := e.eng.Deltas.PutDeltas(context.Background(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(1, 0, core.TokenDelta{Kind: core.DeltaThinking, Text: "hmm"}, core.TokenDelta{Kind: core.DeltaToken, Text: "Hel"})
+	put(1, 2, core.TokenDelta{Kind: core.DeltaToken, Text: "lo"})
+	put(2, 0, core.TokenDelta{Kind: core.DeltaToken, Text: "world"})
+
+	_, body := e.api.Stream(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: "/v1/runs/" + runID + "/stream",
+		Headers: map[string]string{"Authorization": "Bearer tok-acme-123"}})
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- body(context.Background(), pw, func() {}); _ = pw.Close() }()
+	r := bufio.NewReader(pr)
+	next := func() sseEvent {
+		t.Helper()
+		var ev sseEvent
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("stream ended early: %v", err)
+			}
+			line = strings.TrimRight(line, "\n")
+			switch {
+			case line == "" && ev != (sseEvent{}):
+				return ev
+			case strings.HasPrefix(line, "id: "):
+				ev.id = line[4:]
+			case strings.HasPrefix(line, "event: "):
+				ev.event = line[7:]
+			case strings.HasPrefix(line, "data: "):
+				ev.data = line[6:]
+			}
+		}
+	}
+	var got []sseEvent
+	for len(got) < 5 { // run_started, turn_started, …: read until the turn-1 deltas are out
+		got = append(got, next())
+		if n := len(got); got[n-1].event == "token" && strings.Contains(got[n-1].data, `"lo"`) {
+			break
+		}
+	}
+	e.pump(t)
+	for got[len(got)-1].event != "end" {
+		got = append(got, next())
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var deltas []string
+	lastTurn1Event, world := -1, -1
+	for i, ev := range got {
+		if ev.event == "token" || ev.event == "thinking" {
+			if ev.id != "" {
+				t.Fatalf("delta with an id: %+v", ev)
+			}
+			deltas = append(deltas, ev.event+" "+ev.data)
+			if strings.Contains(ev.data, `"world"`) {
+				world = i
+			}
+			continue
+		}
+		if strings.Contains(ev.data, `"turn":1`) && ev.event != "end" {
+			lastTurn1Event = i
+		}
+	}
+	want := []string{`thinking {"turn":1,"delta":"hmm","index":0}`, `token {"turn":1,"delta":"Hel","index":1}`, `token {"turn":1,"delta":"lo","index":2}`, `token {"turn":2,"delta":"world","index":0}`}
+	if strings.Join(deltas, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("deltas:\n%s\nwant:\n%s", strings.Join(deltas, "\n"), strings.Join(want, "\n"))
+	}
+	if world < lastTurn1Event {
+		t.Fatalf("a turn-2 delta (event %d) came before the last turn-1 event (%d): %+v", world, lastTurn1Event, got)
+	}
+	if !strings.Contains(got[len(got)-1].data, `"status":"completed"`) {
+		t.Fatalf("end: %+v", got[len(got)-1])
+	}
 }

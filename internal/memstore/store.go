@@ -21,6 +21,8 @@ type Store struct {
 	intents  map[string]*intent
 	idem     map[string]*core.IdempotencyRecord
 	tokens   map[string]core.Token
+	// deltas holds each run's streamed delta batches in position order.
+	deltas map[string][]core.DeltaBatch
 }
 
 type session struct {

@@ -48,6 +48,7 @@ func RunContract(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Idempotency/begin_finish", testIdempotency},
 		{"Idempotency/abort", testIdempotencyAbort},
 		{"Tokens/put_lookup", testTokens},
+		{"Deltas/order_replace_expiry", testDeltas},
 		{"Numbers/exact", testNumbers},
 		{"LargeMessage/round_trip", testLargeMessage},
 	}

@@ -21,6 +21,7 @@ type Store interface {
 	core.IntentStore
 	core.IdempotencyStore
 	core.TokenStore
+	core.DeltaStore
 }
 
 // t0 is the suite's epoch.
