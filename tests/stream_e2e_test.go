@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -94,16 +95,50 @@ func endStatus(t *testing.T, evs []sse) string {
 	return v["status"].(string)
 }
 
-// TestStreamEndToEnd follows runs over baton dev's HTTP server: a
-// tool_call event arrives while the tool is still running (the tool
-// blocks until the test has seen it), Last-Event-ID resumes with exactly
-// the remaining events, and a run that pauses for approval ends its
-// stream with end and approval_required.
+// storeModes are baton dev's argument lists for each store it can run
+// on here: embedded stores always, and DynamoDB Local + fauxqs when the
+// emulators are configured (as make test does).
+func storeModes(t *testing.T) map[string][]string {
+	t.Helper()
+	modes := map[string][]string{"embedded": {"dev", "--addr", "127.0.0.1:0", "--agents", "testdata/agents.json", "--visibility-timeout", "5s"}}
+	if os.Getenv("BATON_TEST_DYNAMODB_ENDPOINT") != "" && os.Getenv("BATON_TEST_SQS_ENDPOINT") != "" {
+		modes["emulators"] = devArgs(t)
+	}
+	return modes
+}
+
+// committed keeps a stream's committed events (those with an id) and its
+// end.
+func committed(evs []sse) []sse {
+	var out []sse
+	for _, ev := range evs {
+		if ev.id != "" || ev.event == "end" {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// TestStreamEndToEnd follows runs over baton dev's HTTP server, on each
+// store: the first model turn streams its text in chunks and then calls a
+// slow server tool; the first token and the tool_call event arrive while
+// the tool is still running (it blocks for at least a second, and until
+// the test has seen both); Last-Event-ID resumes with exactly the
+// remaining committed events; and a run that pauses for approval ends
+// its stream with end and approval_required.
 func TestStreamEndToEnd(t *testing.T) {
+	for mode, args := range storeModes(t) {
+		t.Run(mode, func(t *testing.T) { streamEndToEnd(t, args) })
+	}
+}
+
+func streamEndToEnd(t *testing.T, args []string) {
 	release := make(chan struct{})
-	var released atomic.Bool
+	var released, finished atomic.Bool
 	tool := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Second)
 		<-release
+		finished.Store(true)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"in_stock":3}`)
 	}))
@@ -115,13 +150,15 @@ func TestStreamEndToEnd(t *testing.T) {
 	}()
 	const env = "BATON_E2E_STREAM_TOOL_SECRET"
 	t.Setenv(env, "stream-tool-secret-"+randomSuffix()+randomSuffix())
-	d := startDev(t, withAgentsFile(devArgs(t), writeHTTPToolAgents(t, tool.URL, env)))
+	d := startDev(t, withAgentsFile(args, writeHTTPToolAgents(t, tool.URL, env)))
 
-	t.Run("events arrive while the tool runs; resume", func(t *testing.T) {
-		id := start(t, d, `{"agent":"e2e-http","messages":[{"role":"user","content":"stock?"}],"model":{"provider":"scripted","turns":[
-			{"tool_calls":[{"id":"call_a","name":"inventory/check_stock","parameters":{"sku":"A-1"}}]},{"content":"In stock."}]}}`)
+	t.Run("tokens and events arrive while the tool runs; resume", func(t *testing.T) {
+		const text = "Let me check the stock of A-1 for you."
+		id := start(t, d, `{"agent":"e2e-http","messages":[{"role":"user","content":"stock?"}],"model":{"provider":"scripted","options":{"chunk_chars":4,"chunk_delay":"20ms"},"turns":[
+			{"content":"`+text+`","tool_calls":[{"id":"call_a","name":"inventory/check_stock","parameters":{"sku":"A-1"}}]},{"content":"In stock."}]}}`)
 		ch := openStream(t, d, id, "")
 		var evs []sse
+		firstToken := -1
 		timeout := time.After(time.Minute)
 		for len(evs) == 0 || evs[len(evs)-1].event != "tool_call" {
 			select {
@@ -129,15 +166,42 @@ func TestStreamEndToEnd(t *testing.T) {
 				if !ok {
 					t.Fatalf("the stream ended before the tool call: %+v", evs)
 				}
+				if ev.event == "token" && firstToken < 0 {
+					firstToken = len(evs)
+				}
 				evs = append(evs, ev)
 			case <-timeout:
 				t.Fatalf("no tool_call event while the tool runs; got %+v", evs)
 			}
 		}
-		// The tool is still blocked: the event came live, before it finished.
+		// The tool is still blocked: the token and the event came live,
+		// before it finished and before the run completed.
+		if finished.Load() || firstToken < 0 {
+			t.Fatalf("first token at %d, tool finished %v: %+v", firstToken, finished.Load(), evs)
+		}
+		var streamed strings.Builder
+		chunks := 0
+		for _, ev := range evs {
+			if ev.event != "token" {
+				continue
+			}
+			var tok struct {
+				Turn  int    `json:"turn"`
+				Delta string `json:"delta"`
+				Index int    `json:"index"`
+			}
+			if err := json.Unmarshal([]byte(ev.data), &tok); err != nil || ev.id != "" || tok.Turn != 1 || tok.Index != chunks {
+				t.Fatalf("token event %+v (%v)", ev, err)
+			}
+			streamed.WriteString(tok.Delta)
+			chunks++
+		}
+		if chunks < 5 || streamed.String() != text {
+			t.Fatalf("%d chunks streamed %q before the tool call", chunks, streamed.String())
+		}
 		released.Store(true)
 		close(release)
-		evs = append(evs, readAll(t, ch)...)
+		evs = committed(append(evs, readAll(t, ch)...))
 		if st := endStatus(t, evs); st != "completed" {
 			t.Fatalf("stream ended with %s", st)
 		}
@@ -163,7 +227,7 @@ func TestStreamEndToEnd(t *testing.T) {
 	})
 
 	t.Run("a pause for approval ends the stream", func(t *testing.T) {
-		d := startDev(t, devArgs(t)) // the e2e agent, whose send_email needs approval
+		d := startDev(t, args) // the e2e agent, whose send_email needs approval
 		id := start(t, d, `{"agent":"e2e","messages":[{"role":"user","content":"mail ann"}],"model":{"provider":"scripted","turns":[
 			{"tool_calls":[{"id":"c1","name":"ability/send_email","parameters":{"to":"ann@example.com"}}]},{"content":"Done."}]}}`)
 		evs := readAll(t, openStream(t, d, id, ""))
