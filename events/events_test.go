@@ -184,18 +184,7 @@ func TestSQSSample(t *testing.T) {
 // the stream-event schema, carries its seq as id and its type as event
 // name, and the stream ends with the run view.
 func TestStreamEventsSatisfySchema(t *testing.T) {
-	b, err := os.ReadFile("../cmd/baton/agents.demo.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.Build(context.Background(), app.Config{Stores: app.Stores{Memory: true, Visibility: time.Minute}, Agents: app.Agents{Bytes: b},
-		Providers: []string{"scripted"}, ExecuteTools: true}, app.Deps{Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.PutToken(context.Background(), app.Token{Token: "sample-token-0000001", Tenant: "sample"}); err != nil {
-		t.Fatal(err)
-	}
+	a := sampleApp(t)
 	start := roundTrip[events.APIGatewayProxyRequest](t, "api/start-run.json")
 	resp, _ := a.API.Handle(context.Background(), start)
 	var view map[string]any

@@ -19,18 +19,7 @@ import (
 // streams its text and reasoning in chunks, and checks every token and
 // thinking event against token-event.schema.json.
 func TestStreamedTokensSatisfySchema(t *testing.T) {
-	b, err := os.ReadFile("../cmd/baton/agents.demo.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.Build(context.Background(), app.Config{Stores: app.Stores{Memory: true, Visibility: time.Minute}, Agents: app.Agents{Bytes: b},
-		Providers: []string{"scripted"}, ExecuteTools: true}, app.Deps{Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.PutToken(context.Background(), app.Token{Token: "sample-token-0000001", Tenant: "sample"}); err != nil {
-		t.Fatal(err)
-	}
+	a := sampleApp(t)
 	auth := map[string]string{"Authorization": "Bearer sample-token-0000001"}
 	resp, _ := a.API.Handle(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "POST", Path: "/v1/runs", Headers: auth,
 		Body: `{"agent":"demo","messages":[{"role":"user","content":"hi"}],"model":{"provider":"scripted","options":{"chunk_chars":5},
@@ -79,4 +68,23 @@ func TestStreamedTokensSatisfySchema(t *testing.T) {
 	if kinds["token"] != 6 || kinds["thinking"] != 4 {
 		t.Fatalf("deltas by kind %v in %s", kinds, out)
 	}
+}
+
+// sampleApp builds the demo agents on the embedded stores, with the
+// samples' API token.
+func sampleApp(t *testing.T) *app.App {
+	t.Helper()
+	b, err := os.ReadFile("../cmd/baton/agents.demo.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.Build(context.Background(), app.Config{Stores: app.Stores{Memory: true, Visibility: time.Minute}, Agents: app.Agents{Bytes: b},
+		Providers: []string{"scripted"}, ExecuteTools: true}, app.Deps{Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PutToken(context.Background(), app.Token{Token: "sample-token-0000001", Tenant: "sample"}); err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
