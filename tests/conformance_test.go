@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -81,20 +80,7 @@ func conformanceTools(t *testing.T, onSearch func()) (*agents.Registry, core.Too
 	return reg, router
 }
 
-// sinkEvents records what a Runner's Sink is handed.
-type sinkEvents struct {
-	mu  sync.Mutex
-	evs []core.Event
-}
-
-func (s *sinkEvents) Emit(_ context.Context, ev core.Event) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.evs = append(s.evs, ev)
-	return nil
-}
-
-// runInProcess drives the run with core.Runner: the search handler stops
+// runConformanceInProcess drives the run with core.Runner: the search handler stops
 // the drive once the first turn's calls run, and the steering message is
 // applied with Resume, as a caller steers a run it drives.
 func runConformanceInProcess(t *testing.T, runID string) (*core.Run, []core.Event) {
@@ -108,7 +94,9 @@ func runConformanceInProcess(t *testing.T, runID string) (*core.Run, []core.Even
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := &sinkEvents{}
+	// The Runner calls its sink on one goroutine at a time.
+	var sunk []core.Event
+	sink := core.EventSinkFunc(func(_ context.Context, ev core.Event) error { sunk = append(sunk, ev); return nil })
 	rn := &core.Runner{Machine: core.NewMachine(&core.FixedClock{T: conformanceT0}), Model: core.ScriptedModel{}, Tools: tools, Sink: sink}
 	run, err := rn.Start(ctx, core.StartInput{RunID: runID, SessionID: "s-1", Config: cfg, Messages: msgs})
 	if !errors.Is(err, context.Canceled) {
@@ -117,7 +105,7 @@ func runConformanceInProcess(t *testing.T, runID string) (*core.Run, []core.Even
 	if err := rn.Resume(context.Background(), run, core.Steer{Content: steering}); err != nil {
 		t.Fatal(err)
 	}
-	return run, sink.evs
+	return run, sunk
 }
 
 // runConformanceDistributed drives the run through the durable runner on
@@ -138,31 +126,17 @@ func runConformanceDistributed(t *testing.T) (string, core.Envelope, []core.Even
 	}
 	runID := snap.State.RunID
 	steered := false
-	for i := 0; ; i++ {
-		if i > 100 {
-			t.Fatal("queue never drained")
-		}
-		ds, err := q.Receive(ctx, 1, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ds) == 0 {
-			break
-		}
-		var step core.Step
-		if err := json.Unmarshal(ds[0].Body, &step); err != nil {
-			t.Fatal(err)
-		}
+	err = q.Drain(ctx, 100, func(step core.Step, m core.ReceivedMessage) error {
 		if rec, _ := eng.Get(ctx, "acme", runID); step.Kind == core.StepModelTurn && rec.State.Turn == 1 && !steered {
 			if _, err := eng.Apply(ctx, "acme", runID, core.Steer{Content: steering}); err != nil {
-				t.Fatal(err)
+				return err
 			}
 			steered = true
 		}
-		if err := eng.HandleStep(ctx, step, durable.Attempt{ReceiveCount: ds[0].ReceiveCount, Owner: ds[0].ReceiptHandle}); err != nil {
-			t.Fatalf("step %+v: %v", step, err)
-		}
-		_ = q.Delete(ctx, ds[0].ReceiptHandle)
+		return eng.HandleStep(ctx, step, durable.Attempt{ReceiveCount: m.ReceiveCount, Owner: m.ReceiptHandle})
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if !steered {
 		t.Fatal("the run never reached its second turn")
