@@ -19,14 +19,16 @@ type Runner struct {
 	Machine *Machine
 	Model   ModelProvider
 	Tools   ToolExecutor
-	// Sink, when set, receives every event as it is committed, in order,
-	// on the goroutine driving the run (§13.1's event callback). Two of
+	// Sink, when set, receives every event as it is committed, in order
+	// and one at a time (§13.1's event callback). Two of
 	// them carry more than the stored event: messages_updated gets
 	// messages (the session transcript through the event's append) and
 	// done gets messages (the whole transcript); the slices share the
 	// run's transcript and must not be modified. While a model call runs
 	// the Sink also gets its ephemeral token and thinking events (see
-	// EventToken), unless the run's config says NoTokenStream.
+	// EventToken), unless the run's config says NoTokenStream, on the
+	// goroutine the provider reads its stream on while the driving one
+	// waits for the call.
 	Sink EventSink
 	// Summarizer and Compactor are optional (compaction and LLM context
 	// summaries).
