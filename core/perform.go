@@ -18,13 +18,22 @@ func (r ModelRouter) Complete(ctx context.Context, req ModelRequest) (ModelReply
 	return p.Complete(ctx, req)
 }
 
-// ExecuteTool runs one tool call, turning a panic into an error.
+// ExecuteTool runs one tool call, turning a panic into a *ToolPanic
+// error.
 func ExecuteTool(ctx context.Context, exec ToolExecutor, call ToolCall) (any, error) {
 	if exec == nil {
 		return nil, fmt.Errorf("no tool executor is configured for %s", call.ToolName)
 	}
-	return guardErr(func() (any, error) { return exec.Execute(ctx, call) }, func(r any) error { return fmt.Errorf("panic: %v", r) })
+	return guardErr(func() (any, error) { return exec.Execute(ctx, call) }, func(r any) error { return &ToolPanic{Value: r} })
 }
+
+// ToolPanic is the error of a tool executor that panicked with Value.
+// Applying a ToolExecuted whose Err is (or wraps) one records the same
+// failed executor_exception result as any executor error, and also
+// emits a non-fatal error event.
+type ToolPanic struct{ Value any }
+
+func (p *ToolPanic) Error() string { return fmt.Sprintf("panic: %v", p.Value) }
 
 // IO holds the ports a step's I/O uses. Both runners perform steps with
 // it, so a step means the same in process and in a Lambda.

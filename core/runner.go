@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"sort"
 	"sync"
 )
 
@@ -18,7 +19,17 @@ type Runner struct {
 	Machine *Machine
 	Model   ModelProvider
 	Tools   ToolExecutor
-	Sink    EventSink
+	// Sink, when set, receives every event as it is committed, in order
+	// and one at a time (§13.1's event callback). Two of
+	// them carry more than the stored event: messages_updated gets
+	// messages (the session transcript through the event's append) and
+	// done gets messages (the whole transcript); the slices share the
+	// run's transcript and must not be modified. While a model call runs
+	// the Sink also gets its ephemeral token and thinking events (see
+	// EventToken), unless the run's config says NoTokenStream, on the
+	// goroutine the provider reads its stream on while the driving one
+	// waits for the call.
+	Sink EventSink
 	// Summarizer and Compactor are optional (compaction and LLM context
 	// summaries).
 	Summarizer Summarizer
@@ -80,15 +91,70 @@ func (rn *Runner) io() IO {
 }
 
 func (rn *Runner) commit(ctx context.Context, run *Run, out Output) {
+	// through is the last message the sink's list includes: the
+	// transcript's end before this output, then each append's to_seq.
+	var through int64
+	if n := len(run.Transcript); n > 0 {
+		through = run.Transcript[n-1].Seq
+	}
 	run.State = out.State
 	run.Transcript = append(run.Transcript, out.Messages...)
 	run.Events = append(run.Events, out.Events...)
 	run.ToolResults = append(run.ToolResults, out.ToolResults...)
 	run.Audit = append(run.Audit, out.Audit...)
 	run.steps = append(run.steps, out.Next...)
+	if rn.Sink == nil {
+		return
+	}
 	for _, ev := range out.Events {
+		switch ev.Type {
+		case EventMessagesUpdated:
+			if to, ok := intOf(ev.Data["to_seq"]); ok && to > 0 {
+				through = to
+			}
+			ev = withMessages(ev, transcriptThrough(run.Transcript, through))
+		case EventDone:
+			ev = withMessages(ev, run.Transcript[:len(run.Transcript):len(run.Transcript)])
+		}
 		EmitSafely(ctx, rn.Sink, ev)
 	}
+}
+
+// withMessages returns ev with msgs added to a copy of its data, leaving
+// the stored event as it is.
+func withMessages(ev Event, msgs []Message) Event {
+	data := make(map[string]any, len(ev.Data)+1)
+	for k, v := range ev.Data {
+		data[k] = v
+	}
+	data["messages"] = msgs
+	ev.Data = data
+	return ev
+}
+
+// transcriptThrough is the prefix of transcript (in sequence order) up
+// to and including sequence number seq, capped so that appending to it
+// cannot write into the transcript.
+func transcriptThrough(transcript []Message, seq int64) []Message {
+	n := sort.Search(len(transcript), func(i int) bool { return transcript[i].Seq > seq })
+	return transcript[:n:n]
+}
+
+// streamTokens returns ctx carrying a token sink that hands the model
+// call's deltas to the Sink as ephemeral token and thinking events of the
+// turn the call is for, or ctx itself when nothing is to be streamed.
+func (rn *Runner) streamTokens(ctx context.Context, run *Run) context.Context {
+	if rn.Sink == nil || run.State.Config.NoTokenStream {
+		return ctx
+	}
+	turn := run.State.Turn + 1
+	return WithTokenSink(ctx, func(d TokenDelta) {
+		typ := EventToken
+		if d.Kind == DeltaThinking {
+			typ = EventThinking
+		}
+		EmitSafely(ctx, rn.Sink, Event{Type: typ, Turn: turn, At: rn.Machine.Clock.Now(), Data: map[string]any{"token": d.Text}})
+	})
 }
 
 // modelRetrying applies a provider's notice that the model call of step
@@ -146,7 +212,7 @@ func (rn *Runner) drive(ctx context.Context, run *Run) error {
 			}
 			pctx := ctx
 			if plans[i].Kind == PlanModel {
-				pctx = WithModelRetryObserver(ctx, func(r ModelRetry) { rn.modelRetrying(ctx, run, step, r) })
+				pctx = WithModelRetryObserver(rn.streamTokens(ctx, run), func(r ModelRetry) { rn.modelRetrying(ctx, run, step, r) })
 			}
 			inputs[i] = io.Perform(pctx, step, plans[i])
 		}

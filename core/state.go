@@ -209,6 +209,9 @@ type CallState struct {
 	Uncounted bool `json:"uncounted,omitempty"`
 	// Complete asks the loop to stop after this result (pre-tool mediator).
 	Complete bool `json:"complete,omitempty"`
+	// ResultTruncated marks a Result cut to ToolResultMaxBytes, whose
+	// preview is raw text: its tool_result event reports only its size.
+	ResultTruncated bool `json:"result_truncated,omitempty"`
 }
 
 // stop records why the loop stops once the current turn's calls are in.

@@ -232,6 +232,27 @@ func resultText(res ToolResult) string {
 	return string(b)
 }
 
+// eventResult is the result a tool_result event carries: the result
+// message's text after the redaction audit events get (a failed result's
+// text is its error), cut to at most limit bytes, and whether it was cut.
+// A result truncated for storage (stored) is reported by its size only:
+// its preview is raw JSON text, which redaction cannot see into.
+func eventResult(res ToolResult, stored bool, limit int) (string, bool) {
+	if stored {
+		m, _ := res.Result.(map[string]any)
+		b, _ := CanonicalJSON(map[string]any{"truncated": true, "original_bytes": m["original_bytes"]})
+		return string(b), true
+	}
+	if res.Success && res.Result != nil {
+		res.Result, _ = Redact(res.Result)
+	}
+	text := resultText(res)
+	if len(text) <= limit {
+		return text, false
+	}
+	return truncateUTF8(text, limit), true
+}
+
 func auditEvent(turn int, decl ToolDeclaration, c *CallState, res ToolResult) AuditEvent {
 	red, redacted := Redact(paramsValue(c.Parameters))
 	pb, _ := CanonicalJSON(red)

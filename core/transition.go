@@ -2,7 +2,9 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -113,6 +115,25 @@ func (t *transition) appendMessage(msg Message) {
 	t.out.Messages = append(t.out.Messages, msg)
 }
 
+// messagesUpdated reports the messages appended since sequence number
+// from with a messages_updated event carrying their range, not the
+// messages, so the event stays small however long the transcript is.
+func (t *transition) messagesUpdated(reason string, from int64) {
+	if t.st.NextMsgSeq <= from {
+		return
+	}
+	t.emit(EventMessagesUpdated, map[string]any{"reason": reason, "from_seq": from, "to_seq": t.st.NextMsgSeq - 1})
+}
+
+// scheduleCall schedules a pending call's first tool_call step and
+// emits its tool_call_start: the transition that schedules a call is
+// committed before the call executes.
+func (t *transition) scheduleCall(c *CallState) {
+	c.StepSeq = t.schedule(StepToolCall, c.ID)
+	args, _ := CanonicalJSON(RedactedParameters(c.Parameters))
+	t.emit(EventToolCallStart, map[string]any{"name": c.Name, "arguments": string(args), "tool_call_id": c.ID})
+}
+
 func (t *transition) schedule(kind StepKind, callID string) int64 {
 	t.st.StepSeq++
 	seq := t.st.StepSeq
@@ -140,27 +161,29 @@ func (t *transition) beginTurn(step Step) error {
 }
 
 // drainInbox appends the inbox's user messages at the top of an iteration
-// and reports the mutations, then reports whether the model's view was
-// trimmed to the context budget.
+// and reports the mutations (one messages_updated for each run of
+// messages from one source, whose reason is that source), then reports
+// whether the model's view was trimmed to the context budget.
 func (t *transition) drainInbox(view []Message, trim *TrimResult) {
 	s := t.st
 	inbox := s.Inbox
 	s.Inbox = nil
 	steering := 0
-	for _, q := range inbox {
-		t.appendMessage(inboxMessage(q))
-		if q.Source == "steering" {
-			steering++
+	for i := 0; i < len(inbox); {
+		from, source := s.NextMsgSeq, inbox[i].Source
+		for ; i < len(inbox) && inbox[i].Source == source; i++ {
+			t.appendMessage(inboxMessage(inbox[i]))
 		}
-	}
-	if len(inbox) > 0 {
-		t.emit(EventMessagesUpdated, map[string]any{"reason": "queued_messages", "appended": len(inbox)})
+		t.messagesUpdated(source, from)
+		if source == MessagesSteering {
+			steering += int(s.NextMsgSeq - from)
+		}
 	}
 	if steering > 0 {
 		t.emit(EventStatus, map[string]any{"message": fmt.Sprintf("Injected %d steering message(s)", steering)})
 	}
 	if trim != nil {
-		t.emit(EventMessagesUpdated, map[string]any{"reason": "context_trimmed", "dropped": len(trim.Dropped), "kept": len(view), "budget": s.Config.ContextBudget})
+		t.emit(EventMessagesUpdated, map[string]any{"reason": MessagesContextTrimmed, "dropped": len(trim.Dropped), "kept": len(view), "budget": s.Config.ContextBudget})
 	}
 }
 
@@ -190,10 +213,12 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 	if b := s.budget(BudgetTotalTokens); b != nil {
 		b.Current = int(numberOf(s.Usage["total_tokens"]))
 	}
+	from := s.NextMsgSeq
 	if strings.TrimSpace(in.Reply.Content) != "" {
 		t.appendMessage(Message{Role: RoleAssistant, Content: in.Reply.Content, Metadata: map[string]any{MetaTurn: s.Turn}})
 	}
 	if len(in.Reply.ToolCalls) == 0 {
+		t.messagesUpdated(MessagesModelReply, from)
 		t.finish(StatusCompleted)
 		return nil
 	}
@@ -225,9 +250,10 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 		t.appendMessage(msg)
 		t.emit(EventToolCall, map[string]any{"tool_name": name, "tool_call_id": id, "parameters": RedactedParameters(params)})
 	}
+	t.messagesUpdated(MessagesModelReply, from)
 	if s.Config.ParallelToolCalls {
 		for i := range s.Calls {
-			s.Calls[i].StepSeq = t.schedule(StepToolCall, s.Calls[i].ID)
+			t.scheduleCall(&s.Calls[i])
 		}
 	}
 	t.settle(ctx)
@@ -324,8 +350,10 @@ func (t *transition) compacted(in Compacted) error {
 		t.emit(EventCompactionFailed, map[string]any{"error": "the summarizer returned an empty summary", "transcript_preserved": true})
 	default:
 		meta := map[string]any{"status": "compacted", "compacted_through": through, "compacted_count": len(compact), "retained_count": retained, "summary_chars": utf8.RuneCountInString(summary)}
+		from := s.NextMsgSeq
 		t.appendMessage(Message{Role: RoleUser, Content: "[Conversation summary: " + summary + "]", Metadata: map[string]any{MetaSource: "compaction", MetaCompaction: meta}})
 		t.emit(EventCompactionCompleted, cloneObject(meta))
+		t.messagesUpdated(MessagesCompaction, from)
 	}
 	s.ModelStep = t.schedule(StepModelTurn, "")
 	t.setActiveStatus()
@@ -351,6 +379,10 @@ func (t *transition) toolExecuted(ctx context.Context, in ToolExecuted) error {
 	}
 	decl, _ := t.st.Tool(c.Name)
 	res := NormalizeToolOutput(decl, in.Output, in.Err)
+	var p *ToolPanic
+	if errors.As(in.Err, &p) {
+		t.emit(EventError, map[string]any{"message": fmt.Sprintf("Tool '%s' panicked: %v", c.Name, p.Value), "tool_name": c.Name, "tool_call_id": c.ID})
+	}
 	t.resolve(c, res)
 	t.settle(ctx)
 	return nil
@@ -578,6 +610,7 @@ func (t *transition) resolve(c *CallState, res ToolResult) {
 			t.emit(EventToolResultTruncated, map[string]any{
 				"tool_name": c.Name, "tool_call_id": c.ID, "original_bytes": len(b), "max_bytes": limit,
 			})
+			c.ResultTruncated = true
 		}
 	}
 	c.Status = CallResolved
@@ -638,7 +671,7 @@ func (t *transition) settle(ctx context.Context) {
 				continue
 			}
 			if c.Status == CallPending && c.StepSeq == 0 {
-				c.StepSeq = t.schedule(StepToolCall, c.ID)
+				t.scheduleCall(c)
 			}
 			break
 		}
@@ -698,11 +731,17 @@ func (t *transition) record(ctx context.Context, c *CallState) {
 	ae := auditEvent(s.Turn, decl, c, res)
 	ae.Seq = seq
 	t.out.Audit = append(t.out.Audit, ae)
-	evData := map[string]any{"tool_name": c.Name, "tool_call_id": c.ID, "success": res.Success}
+	evData := map[string]any{"name": c.Name, "tool_name": c.Name, "tool_call_id": c.ID, "success": res.Success}
 	if res.ErrorType != "" {
 		evData["error_type"] = res.ErrorType
 	}
+	text, cut := eventResult(res, c.ResultTruncated, min(s.Config.ToolResultMaxBytes, EventResultMaxBytes))
+	evData["result"] = text
+	if cut {
+		evData["result_truncated"] = true
+	}
 	t.emit(EventToolResult, evData)
+	t.messagesUpdated(MessagesToolResult, seq)
 	if c.Uncounted || s.Stop != nil {
 		return
 	}
@@ -785,6 +824,19 @@ func (t *transition) finish(status RunStatus) {
 	s.ModelStep = 0
 	s.Stop = nil
 	t.emit(EventCompleted, map[string]any{"status": string(status), "completed": status == StatusCompleted, "turn_count": s.Turn})
+	if status == StatusCompleted {
+		t.emit(EventDone, map[string]any{"response": t.finalContent()})
+	}
+}
+
+// finalContent is the run's final content as its envelope reports it:
+// the last non-empty assistant text among the run's own messages.
+func (t *transition) finalContent() string {
+	if c := FinalContent(t.out.Messages); c != "" {
+		return c
+	}
+	first := sort.Search(len(t.transcript), func(i int) bool { return t.transcript[i].Seq >= t.st.FirstMsgSeq })
+	return FinalContent(t.transcript[first:])
 }
 
 func (t *transition) fail(ctx context.Context, code, msg string) {

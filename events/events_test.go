@@ -252,3 +252,59 @@ func TestStreamEventsSatisfySchema(t *testing.T) {
 		t.Fatalf("stream of the sample run: %d", r.StatusCode)
 	}
 }
+
+// TestGoldenEventsSatisfySchema: every lifecycle event of core's golden
+// envelopes satisfies the stream-event schema, and between them they use
+// every stored §13.1 event and the agents-api names kept beside them.
+func TestGoldenEventsSatisfySchema(t *testing.T) {
+	s := schema(t, "stream-event")
+	files, _ := filepath.Glob("../core/testdata/golden/*.json")
+	if len(files) == 0 {
+		t.Fatal("no golden envelopes")
+	}
+	seen := map[string]bool{}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var env struct {
+			Events []json.RawMessage `json:"events"`
+		}
+		if err := json.Unmarshal(raw, &env); err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range env.Events {
+			if err := s.Validate(decode(t, ev)); err != nil {
+				t.Fatalf("%s: event %s: %v", filepath.Base(f), ev, err)
+			}
+			var e core.Event
+			_ = json.Unmarshal(ev, &e)
+			seen[e.Type] = true
+			if e.Type == core.EventMessagesUpdated {
+				seen[e.Type+"/"+fmt.Sprint(e.Data["reason"])] = true
+			}
+		}
+	}
+	for _, name := range []string{"tool_call_start", "tool_result", "status", "error", "done", "cancelled", "tool_call", "completed",
+		"messages_updated/model_reply", "messages_updated/tool_result", "messages_updated/steering", "messages_updated/completion_policy",
+		"messages_updated/compaction", "messages_updated/context_trimmed"} {
+		if !seen[name] {
+			t.Errorf("no golden envelope has a %s event", name)
+		}
+	}
+	at := `"seq":1,"turn":1,"at":"2026-01-01T00:00:00Z"`
+	for _, bad := range []string{
+		`{` + at + `,"type":"tool_call_start","data":{"name":"a","arguments":{"q":1},"tool_call_id":"c"}}`,
+		`{` + at + `,"type":"tool_call_start"}`,
+		`{` + at + `,"type":"tool_result","data":{"tool_name":"a","tool_call_id":"c","success":true}}`,
+		`{` + at + `,"type":"messages_updated","data":{"reason":"tool_result","messages":[]}}`,
+		`{` + at + `,"type":"messages_updated","data":{"reason":"context_trimmed","from_seq":1,"to_seq":2}}`,
+		`{` + at + `,"type":"done","data":{"messages":[]}}`,
+		`{` + at + `,"type":"error","data":{"error":"x"}}`,
+	} {
+		if err := s.Validate(decode(t, []byte(bad))); err == nil {
+			t.Errorf("stream-event schema accepts %s", bad)
+		}
+	}
+}

@@ -93,24 +93,15 @@ func (f modelFunc) Complete(ctx context.Context, r core.ModelRequest) (core.Mode
 // empty, like the event source mapping with batch size 1.
 func (h *harness) pump(t *testing.T) {
 	t.Helper()
-	for i := 0; i < 1000; i++ {
-		ds, err := h.q.Receive(context.Background(), 1, 0)
-		if err != nil {
-			t.Fatal(err)
+	err := h.q.Drain(context.Background(), 1000, func(step core.Step, m core.ReceivedMessage) error {
+		if err := h.eng.HandleStep(context.Background(), step, durable.Attempt{ReceiveCount: m.ReceiveCount, Owner: m.ReceiptHandle}); err != nil {
+			return fmt.Errorf("step %+v: %w", step, err)
 		}
-		if len(ds) == 0 {
-			return
-		}
-		var step core.Step
-		if err := json.Unmarshal(ds[0].Body, &step); err != nil {
-			t.Fatal(err)
-		}
-		if err := h.eng.HandleStep(context.Background(), step, durable.Attempt{ReceiveCount: ds[0].ReceiveCount, Owner: ds[0].ReceiptHandle}); err != nil {
-			t.Fatalf("step %+v: %v", step, err)
-		}
-		_ = h.q.Delete(context.Background(), ds[0].ReceiptHandle)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("queue never drained")
 }
 
 func scripted(turns ...core.ScriptedTurn) *core.ModelSpec {

@@ -179,3 +179,32 @@ func (q *StepQueue) Len() int {
 	defer q.mu.Unlock()
 	return len(q.msgs)
 }
+
+// Drain delivers the queued steps one message at a time, as an event
+// source mapping with batch size 1 does, until none is visible: handle
+// gets each decoded step with its message, and the message is deleted
+// when handle returns nil. It stops at handle's first error, and fails
+// once max messages were delivered without the queue running dry (a run
+// that never settles). Tests and local tools drive runs with it.
+func (q *StepQueue) Drain(ctx context.Context, max int, handle func(core.Step, core.ReceivedMessage) error) error {
+	for i := 0; i < max; i++ {
+		ds, err := q.Receive(ctx, 1, 0)
+		if err != nil {
+			return err
+		}
+		if len(ds) == 0 {
+			return nil
+		}
+		var step core.Step
+		if err := json.Unmarshal(ds[0].Body, &step); err != nil {
+			return fmt.Errorf("decode step message %s: %w", ds[0].MessageID, err)
+		}
+		if err := handle(step, ds[0]); err != nil {
+			return err
+		}
+		if err := q.Delete(ctx, ds[0].ReceiptHandle); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("the queue did not drain in %d deliveries", max)
+}

@@ -2,6 +2,8 @@ package memstore_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -59,4 +61,37 @@ func TestQueueContract(t *testing.T) {
 			return contractQueue{memstore.NewStepQueue(queuetest.Visibility, queuetest.MaxReceives, nil)}
 		})
 	})
+}
+
+func TestDrainDeliversUntilEmpty(t *testing.T) {
+	ctx := context.Background()
+	q := memstore.NewStepQueue(time.Minute, 5, nil)
+	enqueue := func(seq int64) {
+		s := core.Step{Kind: core.StepModelTurn, Format: core.StepFormat, RunID: "r", Seq: seq}
+		if err := q.Enqueue(ctx, []core.QueuedStep{{Step: s, Group: "g", DedupID: fmt.Sprint(seq)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enqueue(1)
+	var seen []int64
+	err := q.Drain(ctx, 10, func(s core.Step, m core.ReceivedMessage) error {
+		seen = append(seen, s.Seq)
+		if s.Seq < 3 {
+			enqueue(s.Seq + 1) // a step schedules the next, in the same group
+		}
+		return nil
+	})
+	if err != nil || fmt.Sprint(seen) != "[1 2 3]" || q.Len() != 0 {
+		t.Fatalf("drain: %v, saw %v, %d left", err, seen, q.Len())
+	}
+	enqueue(9)
+	if err := q.Drain(ctx, 10, func(core.Step, core.ReceivedMessage) error { return errors.New("boom") }); err == nil || q.Len() != 1 {
+		t.Fatalf("a failed delivery: %v, %d left", err, q.Len())
+	}
+	q = memstore.NewStepQueue(time.Minute, 5, nil)
+	enqueue(1)
+	forever := func(s core.Step, _ core.ReceivedMessage) error { enqueue(s.Seq + 1); return nil }
+	if err := q.Drain(ctx, 3, forever); err == nil {
+		t.Fatal("a queue that never runs dry drained")
+	}
 }
