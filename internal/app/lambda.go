@@ -13,7 +13,7 @@ import (
 // proxy response. A stream ends 10 s before the invocation's deadline at
 // the latest, so the function's timeout bounds it cleanly. StartAPI
 // returns only when the Runtime API fails or a handler panicked.
-func (a *App) StartAPI() error { return lambdastream.Start(a.apiLambda().Invoke) }
+func (a *App) StartAPI() error { return lambdastream.Start(a.apiLambda().Invoke, a.Log) }
 
 func (a *App) apiLambda() lambdastream.APIGateway {
 	g := lambdastream.APIGateway{Handle: a.API.Handle, Stream: a.API.Stream, IsStream: httpapi.IsStream}

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -58,18 +60,24 @@ type Handler func(ctx context.Context, payload []byte) (Response, error)
 
 // Start runs the invocation loop against the Runtime API of
 // AWS_LAMBDA_RUNTIME_API, with AWS_LAMBDA_MAX_CONCURRENCY loops side by
-// side (Lambda Managed Instances; one otherwise). It returns only when the
+// side (Lambda Managed Instances; one otherwise), logging the invocation
+// errors it reports to log (nil: slog.Default()). It returns only when the
 // Runtime API fails or a handler panicked; the process should then exit.
-func Start(h Handler) error {
+func Start(h Handler, log *slog.Logger) error {
 	addr := strings.TrimSpace(os.Getenv("AWS_LAMBDA_RUNTIME_API"))
 	if addr == "" {
 		return errors.New("AWS_LAMBDA_RUNTIME_API is not set: this binary runs in AWS Lambda (use baton dev or baton invoke locally)")
 	}
-	return New(addr).Run(context.Background(), h, lambdacontext.MaxConcurrency())
+	r := New(addr)
+	r.Log = log
+	return r.Run(context.Background(), h, lambdacontext.MaxConcurrency())
 }
 
 // Runtime is a client of one Runtime API.
 type Runtime struct {
+	// Log gets the invocation errors reported to Lambda (nil:
+	// slog.Default()).
+	Log    *slog.Logger
 	base   string
 	client *http.Client
 }
@@ -79,6 +87,13 @@ func New(addr string) *Runtime {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.Proxy = nil // the Runtime API is local: never through a proxy
 	return &Runtime{base: "http://" + addr + "/" + apiVersion + "/runtime/invocation/", client: &http.Client{Transport: t}}
+}
+
+func (r *Runtime) log() *slog.Logger {
+	if r.Log != nil {
+		return r.Log
+	}
+	return slog.Default()
 }
 
 // Run serves invocations with h in concurrency loops (at least one) until
@@ -170,7 +185,7 @@ func (r *Runtime) serve(ctx context.Context, inv invocation, h Handler) error {
 	case err != nil:
 		return r.fail(inv, errTypeHandler, err)
 	case resp.Stream == nil:
-		return r.post(inv.id+"/response", contentTypeJSON, nil, bytes.NewReader(resp.Payload), nil)
+		return r.post(url.PathEscape(inv.id)+"/response", contentTypeJSON, nil, bytes.NewReader(resp.Payload), nil)
 	}
 	return r.stream(ctx, inv, resp)
 }
@@ -203,7 +218,7 @@ func (r *Runtime) stream(ctx context.Context, inv invocation, resp Response) err
 	posted := make(chan error, 1)
 	go func() {
 		hdr := http.Header{headerResponseMode: {responseModeStream}}
-		posted <- r.post(inv.id+"/response", resp.ContentType, hdr, body, body.trailer)
+		posted <- r.post(url.PathEscape(inv.id)+"/response", resp.ContentType, hdr, body, body.trailer)
 	}()
 	bw := bufio.NewWriterSize(pw, 32<<10)
 	_, err := call(func() (Response, error) {
@@ -217,8 +232,10 @@ func (r *Runtime) stream(ctx context.Context, inv invocation, resp Response) err
 	var p *panicError
 	switch {
 	case errors.As(err, &p):
+		r.log().Error("the stream panicked", "request_id", inv.id, "err", p)
 		_ = pw.CloseWithError(streamFailure{errTypePanic, p})
 	case err != nil:
+		r.log().Error("the stream failed", "request_id", inv.id, "err", err)
 		_ = pw.CloseWithError(streamFailure{errTypeStream, err})
 	default:
 		_ = pw.Close()
@@ -260,7 +277,8 @@ func (b *trailingBody) Read(p []byte) (int, error) {
 
 // fail reports an invocation error before any response was sent.
 func (r *Runtime) fail(inv invocation, typ string, err error) error {
-	return r.post(inv.id+"/error", contentTypeJSON, http.Header{headerErrorType: {typ}}, bytes.NewReader(errorPayload(typ, err)), nil)
+	r.log().Error("invocation failed", "request_id", inv.id, "error_type", typ, "err", err)
+	return r.post(url.PathEscape(inv.id)+"/error", contentTypeJSON, http.Header{headerErrorType: {typ}}, bytes.NewReader(errorPayload(typ, err)), nil)
 }
 
 func errorPayload(typ string, err error) []byte {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -131,7 +132,9 @@ func run(t *testing.T, f *fakeRuntime, h lambdastream.Handler) (wait func() erro
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- lambdastream.New(f.addr()).Run(ctx, h, 1) }()
+	rt := lambdastream.New(f.addr())
+	rt.Log = slog.New(slog.DiscardHandler)
+	go func() { done <- rt.Run(ctx, h, 1) }()
 	var once sync.Once
 	var err error
 	wait = func() error { once.Do(func() { err = <-done }); return err }
@@ -394,7 +397,26 @@ func TestPanicIsReportedAndStops(t *testing.T) {
 
 func TestStartNeedsTheRuntimeAPI(t *testing.T) {
 	t.Setenv("AWS_LAMBDA_RUNTIME_API", "")
-	if err := lambdastream.Start(nil); err == nil || !strings.Contains(err.Error(), "AWS_LAMBDA_RUNTIME_API") {
+	if err := lambdastream.Start(nil, nil); err == nil || !strings.Contains(err.Error(), "AWS_LAMBDA_RUNTIME_API") {
 		t.Fatalf("Start: %v", err)
+	}
+}
+
+func TestStreamPanicIsReportedAndStops(t *testing.T) {
+	f := newFakeRuntime(t)
+	g := lambdastream.APIGateway{
+		Stream: func(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, lambdastream.StreamBody) {
+			return events.APIGatewayProxyResponse{StatusCode: 200}, func(ctx context.Context, w io.Writer, flush func()) error { panic("mid-stream") }
+		},
+		IsStream: func(string, string) bool { return true },
+	}
+	wait := run(t, f, g.Invoke)
+	p := f.invoke(t, proxyEvent("GET", "/v1/runs/r-1/stream"))
+	checkStreamed(t, p)
+	if p.trailer.Get("Lambda-Runtime-Function-Error-Type") != "Baton.Panic" {
+		t.Fatalf("trailers %v", p.trailer)
+	}
+	if err := wait(); err == nil || !strings.Contains(err.Error(), "mid-stream") {
+		t.Fatalf("Run: %v", err)
 	}
 }
