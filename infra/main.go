@@ -5,7 +5,10 @@
 // providers (comma-separated, default bedrock), buildDir (default
 // ../build), workerTimeout (seconds, default 120), and the worker's extra
 // grants as comma-separated ARNs: bedrockModelArns, secretArns,
-// ssmParameterArns, toolFunctionArns.
+// ssmParameterArns, toolFunctionArns; bufferedStream (true or false,
+// default true for stage local — LocalStack 4.4 predates API Gateway
+// response streaming — and false otherwise) keeps the stream route on the
+// buffered integration.
 package main
 
 import (
@@ -38,6 +41,12 @@ func main() {
 	props.SecretArns = ctxList(app, "secretArns")
 	props.SSMParameterArns = ctxList(app, "ssmParameterArns")
 	props.ToolFunctionArns = ctxList(app, "toolFunctionArns")
+	buffered, err := strconv.ParseBool(ctxString(app, "bufferedStream", strconv.FormatBool(props.Stage == "local")))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bufferedStream: want true or false:", err)
+		os.Exit(1)
+	}
+	props.BufferedStream = buffered
 	props.StackProps.Env = &awscdk.Environment{Account: envPtr("CDK_DEFAULT_ACCOUNT"), Region: envPtr("CDK_DEFAULT_REGION")}
 	if _, err := NewBatonStack(app, "Baton-"+props.Stage, props); err != nil {
 		fmt.Fprintln(os.Stderr, "baton stack:", err)

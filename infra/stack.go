@@ -50,7 +50,22 @@ type StackProps struct {
 	SSMParameterArns []string
 	// ToolFunctionArns are the Lambda functions of lambda tools.
 	ToolFunctionArns []string
+	// BufferedStream puts GET /v1/runs/{run_id}/stream on the buffered
+	// integration like every other route (25 s windows, the client
+	// reconnects) instead of a response-streaming one, for an API Gateway
+	// without response streaming (LocalStack 4.4 predates it). It sets the
+	// API function's BATON_STREAM_TRANSFER to match.
+	BufferedStream bool
 }
+
+// Stream route limits: API Gateway streams a response for at most 15
+// minutes, so the API function may run that long (a stream ends 10 s
+// before the invocation's deadline and the client reconnects with
+// Last-Event-ID); buffered routes still end after API Gateway's 29 s.
+const (
+	apiTimeoutSeconds    = 900
+	streamTimeoutSeconds = 900
+)
 
 func (p *StackProps) defaults() {
 	if p.Stage == "" {
@@ -159,7 +174,12 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 			LogGroup:     logs,
 		})
 	}
-	api := fn("Api", awscdk.Duration_Seconds(jsii.Number(29)), 512)
+	api := fn("Api", awscdk.Duration_Seconds(jsii.Number(apiTimeoutSeconds)), 512)
+	transfer := awsapigateway.ResponseTransferMode_STREAM
+	if props.BufferedStream {
+		transfer = awsapigateway.ResponseTransferMode_BUFFERED
+	}
+	api.AddEnvironment(jsii.String("BATON_STREAM_TRANSFER"), jsii.String(string(transfer)), nil)
 	worker := fn("Worker", workerTimeout, 1024)
 	sweeper := fn("Sweeper", awscdk.Duration_Seconds(jsii.Number(60)), 256)
 
@@ -209,11 +229,7 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 			}),
 		},
 	})
-	v1 := rest.Root().AddResource(jsii.String("v1"), nil)
-	v1.AddProxy(&awsapigateway.ProxyResourceOptions{
-		DefaultIntegration: awsapigateway.NewLambdaIntegration(api, nil),
-		AnyMethod:          jsii.Bool(true),
-	})
+	addRoutes(rest, api, transfer)
 
 	awscloudwatch.NewAlarm(stack, jsii.String("DeadLetters"), &awscloudwatch.AlarmProps{
 		AlarmDescription:   jsii.String("Baton step messages reached the dead-letter queue"),
@@ -237,4 +253,38 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 	awscdk.NewCfnOutput(stack, jsii.String("QueueUrl"), &awscdk.CfnOutputProps{Value: steps.QueueUrl()})
 	awscdk.NewCfnOutput(stack, jsii.String("DeadLetterQueueUrl"), &awscdk.CfnOutputProps{Value: dlq.QueueUrl()})
 	return stack, nil
+}
+
+// addRoutes puts every path under /v1 on the API function: GET
+// /v1/runs/{run_id}/stream on an integration of the given transfer mode
+// (STREAM: API Gateway invokes the function with InvokeWithResponseStream
+// and streams its response for up to 15 minutes), everything else on the
+// ordinary buffered proxy integration. API Gateway walks the resource
+// tree one path segment at a time and does not fall back to a greedy
+// sibling, so each resource on the way to the stream route gets its own
+// ANY method (and {run_id} a greedy child) or /v1/runs,
+// /v1/runs/{run_id} and /v1/runs/{run_id}/events would find no method.
+func addRoutes(rest awsapigateway.RestApi, api awslambda.Function, transfer awsapigateway.ResponseTransferMode) {
+	buffered := awsapigateway.NewLambdaIntegration(api, nil)
+	anyMethod := func(r awsapigateway.IResource) {
+		r.AddMethod(jsii.String("ANY"), buffered, nil)
+	}
+	proxy := &awsapigateway.ProxyResourceOptions{DefaultIntegration: buffered, AnyMethod: jsii.Bool(true)}
+	v1 := rest.Root().AddResource(jsii.String("v1"), nil)
+	v1.AddProxy(proxy)
+	runs := v1.AddResource(jsii.String("runs"), nil)
+	anyMethod(runs)
+	run := runs.AddResource(jsii.String("{run_id}"), nil)
+	anyMethod(run)
+	run.AddProxy(proxy)
+	stream := run.AddResource(jsii.String("stream"), nil)
+	anyMethod(stream) // other methods get the API's 404/405, not API Gateway's 403
+	streamed := buffered
+	if transfer == awsapigateway.ResponseTransferMode_STREAM {
+		streamed = awsapigateway.NewLambdaIntegration(api, &awsapigateway.LambdaIntegrationOptions{
+			ResponseTransferMode: awsapigateway.ResponseTransferMode_STREAM,
+			Timeout:              awscdk.Duration_Seconds(jsii.Number(streamTimeoutSeconds)),
+		})
+	}
+	stream.AddMethod(jsii.String("GET"), streamed, nil)
 }

@@ -196,13 +196,12 @@ func TestProdRetainsTableAndPropsAreChecked(t *testing.T) {
 func checkQueueRules(t *testing.T, raw template) {
 	t.Helper()
 	var workerTimeout float64
-	for _, f := range ofType(raw, "AWS::Lambda::Function") {
-		if to, _ := f["Timeout"].(float64); to > workerTimeout {
-			workerTimeout = to
-		}
+	for _, m := range ofType(raw, "AWS::Lambda::EventSourceMapping") {
+		ref, _ := m["FunctionName"].(map[string]any)["Ref"].(string)
+		workerTimeout, _ = raw.Resources[ref].Properties["Timeout"].(float64)
 	}
 	if workerTimeout == 0 {
-		t.Fatal("no function timeout found")
+		t.Fatal("no worker timeout found")
 	}
 	var main, dead int
 	for _, q := range ofType(raw, "AWS::SQS::Queue") {
@@ -227,6 +226,127 @@ func checkQueueRules(t *testing.T, raw template) {
 	if main != 1 || dead != 1 {
 		t.Errorf("queues: %d with redrive, %d without", main, dead)
 	}
+}
+
+// resourcePath is the path of an API Gateway resource, from its parents.
+func resourcePath(raw template, id string) string {
+	r, ok := raw.Resources[id]
+	if !ok || r.Type != "AWS::ApiGateway::Resource" {
+		return ""
+	}
+	parent, _ := r.Properties["ParentId"].(map[string]any)["Ref"].(string)
+	return resourcePath(raw, parent) + "/" + r.Properties["PathPart"].(string)
+}
+
+// apiMethod is one API Gateway method of the template.
+type apiMethod struct {
+	path, method string
+	integration  map[string]any
+	uri          string // the integration URI's literal parts
+	target       string // the logical id of the function it invokes
+}
+
+func apiMethods(t *testing.T, raw template) map[string]apiMethod {
+	t.Helper()
+	out := map[string]apiMethod{}
+	for _, m := range ofType(raw, "AWS::ApiGateway::Method") {
+		res, _ := m["ResourceId"].(map[string]any)["Ref"].(string)
+		am := apiMethod{path: resourcePath(raw, res), method: m["HttpMethod"].(string), integration: m["Integration"].(map[string]any)}
+		join, _ := am.integration["Uri"].(map[string]any)["Fn::Join"].([]any)
+		if len(join) != 2 {
+			t.Fatalf("integration URI of %s %s: %v", am.method, am.path, am.integration["Uri"])
+		}
+		for _, part := range join[1].([]any) {
+			switch p := part.(type) {
+			case string:
+				am.uri += p
+			case map[string]any:
+				if ga, ok := p["Fn::GetAtt"].([]any); ok {
+					am.target = ga[0].(string)
+				}
+			}
+		}
+		out[am.method+" "+am.path] = am
+	}
+	return out
+}
+
+// checkRoutes: every path under /v1 reaches the API function; GET
+// /v1/runs/{run_id}/stream through a streaming integration (STREAM,
+// InvokeWithResponseStream's response-streaming-invocations URI, 15
+// minutes) unless buffered, every other method through the ordinary
+// buffered proxy integration; the API function may run 15 minutes and
+// knows the stream route's transfer mode.
+func checkRoutes(t *testing.T, raw template, buffered bool) {
+	t.Helper()
+	methods := apiMethods(t, raw)
+	var apiFn string
+	for _, want := range []string{"ANY /v1/{proxy+}", "ANY /v1/runs", "ANY /v1/runs/{run_id}", "ANY /v1/runs/{run_id}/{proxy+}", "ANY /v1/runs/{run_id}/stream", "GET /v1/runs/{run_id}/stream"} {
+		m, ok := methods[want]
+		if !ok {
+			t.Errorf("no method %s (have %v)", want, methods)
+			continue
+		}
+		if apiFn == "" {
+			apiFn = m.target
+		}
+		if m.target == "" || m.target != apiFn || m.integration["Type"] != "AWS_PROXY" {
+			t.Errorf("%s: integration %v", want, m.integration)
+		}
+	}
+	if len(methods) != 6 {
+		t.Errorf("%d methods: %v", len(methods), methods)
+	}
+	for key, m := range methods {
+		streamed := key == "GET /v1/runs/{run_id}/stream" && !buffered
+		mode, _ := m.integration["ResponseTransferMode"].(string)
+		switch {
+		case streamed && (mode != "STREAM" || m.integration["TimeoutInMillis"] != float64(900000) ||
+			!strings.Contains(m.uri, ":lambda:path/2021-11-15/functions/") || !strings.HasSuffix(m.uri, "/response-streaming-invocations")):
+			t.Errorf("%s is not a streaming integration: %v (URI %s)", key, m.integration, m.uri)
+		case !streamed && (mode != "" && mode != "BUFFERED" || m.integration["TimeoutInMillis"] != nil ||
+			!strings.Contains(m.uri, ":lambda:path/2015-03-31/functions/") || !strings.HasSuffix(m.uri, "/invocations")):
+			t.Errorf("%s is not the buffered integration: %v (URI %s)", key, m.integration, m.uri)
+		}
+	}
+
+	fn := raw.Resources[apiFn].Properties
+	if fn["Timeout"] != float64(900) {
+		t.Errorf("API function timeout %v, want 900 s (a stream's 15 minutes)", fn["Timeout"])
+	}
+	want := "STREAM"
+	if buffered {
+		want = "BUFFERED"
+	}
+	if v := fn["Environment"].(map[string]any)["Variables"].(map[string]any)["BATON_STREAM_TRANSFER"]; v != want {
+		t.Errorf("API function BATON_STREAM_TRANSFER %v, want %s", v, want)
+	}
+
+	// API Gateway may invoke the function on the stream route:
+	// InvokeWithResponseStream needs lambda:InvokeFunction.
+	found := false
+	for _, p := range ofType(raw, "AWS::Lambda::Permission") {
+		b, _ := json.Marshal(p["SourceArn"])
+		ga, _ := p["FunctionName"].(map[string]any)["Fn::GetAtt"].([]any)
+		if p["Action"] == "lambda:InvokeFunction" && p["Principal"] == "apigateway.amazonaws.com" && len(ga) > 0 && ga[0] == apiFn &&
+			strings.HasSuffix(strings.TrimSuffix(string(b), `"]]}`), "/GET/v1/runs/*/stream") {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no permission for API Gateway to invoke the API function on GET /v1/runs/*/stream")
+	}
+}
+
+func TestRoutes(t *testing.T) {
+	t.Run("stream route streams", func(t *testing.T) {
+		_, raw := synth(t, &StackProps{Stage: "dev"})
+		checkRoutes(t, raw, false)
+	})
+	t.Run("buffered stream route", func(t *testing.T) {
+		_, raw := synth(t, &StackProps{Stage: "local", BufferedStream: true})
+		checkRoutes(t, raw, true)
+	})
 }
 
 func TestWorkerGrants(t *testing.T) {

@@ -24,6 +24,7 @@ func TestSynthesizedTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkQueueRules(t, raw)
+	checkRoutes(t, raw, false)
 	if n := len(ofType(raw, "AWS::Lambda::Function")); n != 3 {
 		t.Errorf("%d functions in the synthesized template", n)
 	}

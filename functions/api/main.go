@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
-
-	"github.com/aws/aws-lambda-go/lambda"
+	"fmt"
+	"os"
 
 	"github.com/baton-agents/baton/internal/app"
 )
 
 func main() {
 	a := app.MustBuild(context.Background(), false)
-	lambda.Start(a.API.Handle)
+	if err := a.StartAPI(); err != nil {
+		fmt.Fprintln(os.Stderr, "baton:", err)
+		os.Exit(1)
+	}
 }

@@ -154,6 +154,11 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, t := range cfg.Tokens {
+		if err := putToken(ctx, st.tokens, t); err != nil {
+			return nil, err
+		}
+	}
 	a := &App{Config: cfg, Steps: st.queue, Store: st.store, Tokens: st.tokens, Agents: reg, Tools: tools, Stores: st.info, Log: log, cleanup: st.cleanup}
 	a.opts = durable.Options{Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Tools: tools, Clock: clock, IDs: deps.IDs, Log: log,
 		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives}}

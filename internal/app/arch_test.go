@@ -90,7 +90,7 @@ func TestArchitecture(t *testing.T) {
 	}
 	sort.Strings(pkgs)
 	driven := []string{"internal/dynamostore", "internal/sqsqueue", "internal/memstore", "internal/providers", "internal/executors", "internal/secrets", "internal/awsenv", "internal/toolspec"}
-	driving := []string{"internal/httpapi", "internal/worker", "internal/durable", "internal/app", "internal/local", "cmd", "functions"}
+	driving := []string{"internal/httpapi", "internal/worker", "internal/durable", "internal/app", "internal/local", "internal/lambdastream", "cmd", "functions"}
 	for _, p := range pkgs {
 		for _, imp := range all[p] {
 			switch {

@@ -38,10 +38,27 @@ type Config struct {
 	// (the Lambdas); Deps.Log replaces both.
 	LogText bool
 
+	// StreamTransfer is how API Gateway invokes the API Lambda for GET
+	// /v1/runs/{run_id}/stream (BATON_STREAM_TRANSFER): StreamTransferStream
+	// (the default: a STREAM integration, answered as a response stream) or
+	// StreamTransferBuffered (the ordinary integration, answered with 25 s
+	// buffered windows). It must match the deployed integration.
+	StreamTransfer string
+	// Tokens are stored at Build; only on the embedded stores
+	// (BATON_DEV_TOKENS with BATON_STORES=memory).
+	Tokens []Token
+
 	// Env reads the provider settings and the tools' secret_env
 	// variables; nil means the process environment.
 	Env func(string) (string, bool)
 }
+
+// The API Lambda's stream transfer modes (Config.StreamTransfer), named
+// after API Gateway's responseTransferMode.
+const (
+	StreamTransferStream   = "STREAM"
+	StreamTransferBuffered = "BUFFERED"
+)
 
 // Stores says what the process runs on: the embedded in-memory stores,
 // or a DynamoDB table and an SQS FIFO step queue.
@@ -85,7 +102,11 @@ const (
 
 // ConfigFromEnv reads the Lambdas' configuration with lookup
 // (os.LookupEnv in production): the DynamoDB table and SQS queue of the
-// deployment, and the settings above.
+// deployment, and the settings above. BATON_STORES=memory runs a function
+// binary on the embedded stores instead, with the tokens of
+// BATON_DEV_TOKENS=tenant=token,… — for running the binary locally against
+// a Runtime API emulator or a test's fake; never in a deployment, where
+// each execution environment would hold its own state.
 func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	get := func(k, def string) string {
 		if v, ok := lookup(k); ok && strings.TrimSpace(v) != "" {
@@ -97,9 +118,20 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 		Stores: Stores{Table: get("BATON_TABLE", ""), QueueURL: get("BATON_QUEUE_URL", "")},
 		Agents: Agents{File: get("BATON_AGENTS_FILE", "agents.json"), JSON: get("BATON_AGENTS_JSON", "")},
 		Region: get("AWS_REGION", ""), LogLevel: get("LOG_LEVEL", "info"), Providers: List(get("BATON_PROVIDERS", "")),
-		Env: lookup,
+		StreamTransfer: strings.ToUpper(get("BATON_STREAM_TRANSFER", StreamTransferStream)),
+		Env:            lookup,
 	}
 	var err error
+	switch s := get("BATON_STORES", "aws"); s {
+	case "aws":
+	case "memory":
+		c.Stores.Memory = true
+		if c.Tokens, err = ParseDevTokens(get("BATON_DEV_TOKENS", "")); err != nil {
+			return c, err
+		}
+	default:
+		return c, fmt.Errorf("BATON_STORES: want aws or memory, got %q", s)
+	}
 	if c.MaxBody, err = intEnv(get("BATON_MAX_BODY_BYTES", strconv.Itoa(DefaultMaxBody))); err != nil {
 		return c, fmt.Errorf("BATON_MAX_BODY_BYTES: %w", err)
 	}
@@ -113,6 +145,21 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 		return c, fmt.Errorf("BATON_INTENT_LEASE: %w", err)
 	}
 	return c, nil
+}
+
+// ParseDevTokens reads tenant=token,… (BATON_DEV_TOKENS): tokens of 8 or
+// more characters with all scopes.
+func ParseDevTokens(s string) ([]Token, error) {
+	var out []Token
+	for _, part := range List(s) {
+		tenant, token, ok := strings.Cut(part, "=")
+		tenant, token = strings.TrimSpace(tenant), strings.TrimSpace(token)
+		if !ok || tenant == "" || len(token) < 8 {
+			return nil, fmt.Errorf("BATON_DEV_TOKENS: want tenant=token pairs (tokens of 8 or more characters), got %q", part)
+		}
+		out = append(out, Token{Token: token, Tenant: tenant})
+	}
+	return out, nil
 }
 
 // List splits a comma-separated list, dropping empty items.
@@ -157,6 +204,9 @@ func (c Config) WithDefaults() Config {
 	if c.Env == nil {
 		c.Env = os.LookupEnv
 	}
+	if c.StreamTransfer == "" {
+		c.StreamTransfer = StreamTransferStream
+	}
 	return c
 }
 
@@ -178,6 +228,12 @@ func (c Config) Validate() error {
 	}
 	if c.Stores.Visibility < time.Second && (c.Stores.Memory || c.Stores.CreateResources) {
 		return fmt.Errorf("the visibility timeout must be at least 1s")
+	}
+	if c.StreamTransfer != "" && c.StreamTransfer != StreamTransferStream && c.StreamTransfer != StreamTransferBuffered {
+		return fmt.Errorf("BATON_STREAM_TRANSFER: want %s or %s, got %q", StreamTransferStream, StreamTransferBuffered, c.StreamTransfer)
+	}
+	if len(c.Tokens) > 0 && !c.Stores.Memory {
+		return fmt.Errorf("tokens from the configuration are stored only in the embedded stores (BATON_STORES=memory); use baton token put for a table")
 	}
 	return nil
 }

@@ -10,7 +10,9 @@
 // wires the stores, the providers, the tool executors, the durable runner
 // and the API and worker handlers.
 //
-// The Lambdas call MustBuild, which reads ConfigFromEnv; baton dev,
+// The Lambdas call MustBuild, which reads ConfigFromEnv, and the API
+// Lambda then App.StartAPI (the Runtime API loop of internal/lambdastream,
+// which streams the stream route's responses); baton dev,
 // baton invoke, baton token, the benchmark and the tests fill in a
 // Config and call Build (or PutToken). App.Serve runs the whole system
 // on one machine behind the driving adapters of internal/local. The
