@@ -23,6 +23,7 @@ type options struct {
 	sqsEndpoint string
 	coldStart   bool
 	concurrency bool
+	streaming   bool
 	repoRoot    string
 	progress    io.Writer
 	turns       []int
@@ -37,6 +38,7 @@ func main() {
 	flag.StringVar(&o.out, "out", "", "directory for the Markdown and JSON results (none when empty)")
 	flag.BoolVar(&o.coldStart, "coldstart", true, "measure the Lambdas' cold-start proxies (needs make build-lambdas)")
 	flag.BoolVar(&o.concurrency, "concurrency", true, "run the concurrency benchmark")
+	flag.BoolVar(&o.streaming, "streaming", true, "run the token-streaming benchmark")
 	flag.StringVar(&o.repoRoot, "root", ".", "the repository root")
 	verbose := flag.Bool("v", false, "log the runner's warnings")
 	turns := flag.String("turns", "", "comma-separated turn counts instead of the plan's (for quick runs)")
@@ -245,6 +247,14 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 				return nil, err
 			}
 		}
+	}
+
+	if o.streaming {
+		s, err := streaming(ctx, o, progress)
+		if err != nil {
+			return nil, err
+		}
+		res.Streaming = s
 	}
 
 	if !o.smoke && o.coldStart {
