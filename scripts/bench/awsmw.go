@@ -38,8 +38,16 @@ type callInfoKey struct{}
 
 // instrument adds the counting middlewares to a client of service
 // ("dynamodb" or "sqs"); app.Deps.InstrumentAWS calls it for the clients
-// the stores use.
-func instrument(st *middleware.Stack, service string) error {
+// the stores use. Each call is added to the recorder of its context.
+var instrument = instrumentWith(recorderFrom)
+
+// instrumentWith is instrument adding each call to the recorder pick
+// chooses from the call's context.
+func instrumentWith(pick func(context.Context) *recorder) func(*middleware.Stack, string) error {
+	return func(st *middleware.Stack, service string) error { return addCounters(st, service, pick) }
+}
+
+func addCounters(st *middleware.Stack, service string, pick func(context.Context) *recorder) error {
 	count := middleware.InitializeMiddlewareFunc("BenchCountCall", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 		op := classify(service, middleware.GetOperationName(ctx), in.Parameters)
 		ci := &callInfo{}
@@ -56,8 +64,17 @@ func instrument(st *middleware.Stack, service string) error {
 				// held one item; compute it from the items instead.
 				s.WCU, s.IndexWCU = transactWCU(tx)
 			}
+			if _, ok := in.Parameters.(*dynamodb.QueryInput); ok && err == nil && s.RCU == 0 {
+				s.ZeroRCUQueries = 1
+			}
+			if put, ok := in.Parameters.(*dynamodb.PutItemInput); ok && err == nil {
+				s.ItemBytes = int64(itemBytes(put.Item))
+				if s.WCU == 0 {
+					s.WCU = kb1(s.ItemBytes)
+				}
+			}
 		}
-		recorderFrom(ctx).add(op, s)
+		pick(ctx).add(op, s)
 		return out, md, err
 	})
 	if err := st.Initialize.Add(count, middleware.Before); err != nil {
@@ -114,6 +131,12 @@ func classify(service, op string, params any) string {
 		switch pk := firstPK(in.ExpressionAttributeValues); {
 		case in.IndexName != nil:
 			return "dynamodb:Query(index)"
+		case hasValuePrefix(in.ExpressionAttributeValues, "DLT#"):
+			return opDeltaRead
+		case hasValuePrefix(in.ExpressionAttributeValues, "EVT#"):
+			return opEventRead
+		case hasValuePrefix(in.ExpressionAttributeValues, "TR#"):
+			return opToolRecordRead
 		case strings.HasPrefix(pk, "RUN#"):
 			return opStateRead
 		case strings.HasPrefix(pk, "SES#"):
@@ -143,6 +166,9 @@ func classify(service, op string, params any) string {
 		return opCommit
 	case *dynamodb.PutItemInput:
 		in.ReturnConsumedCapacity = rcc
+		if sk, _ := in.Item["SK"].(*types.AttributeValueMemberS); sk != nil && strings.HasPrefix(sk.Value, "DLT#") {
+			return opDeltaWrite
+		}
 	case *dynamodb.DeleteItemInput:
 		in.ReturnConsumedCapacity = rcc
 	case *dynamodb.BatchWriteItemInput:
@@ -166,6 +192,17 @@ func firstPK(values map[string]types.AttributeValue) string {
 		}
 	}
 	return ""
+}
+
+// hasValuePrefix reports whether a key condition's values hold a string
+// starting with prefix: the sort key range of a kind of record.
+func hasValuePrefix(values map[string]types.AttributeValue, prefix string) bool {
+	for _, v := range values {
+		if s, ok := v.(*types.AttributeValueMemberS); ok && strings.HasPrefix(s.Value, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // consumedSeen and consumedMissing count the DynamoDB responses that did

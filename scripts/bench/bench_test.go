@@ -14,10 +14,12 @@ import (
 // in-memory adapters) as a unit test, so the harness itself is tested in
 // make test: the workload must complete with 2T+2 messages and its final
 // answer (run fails otherwise), and the harness must have sampled and
-// classified every step. Nothing here depends on timing.
+// classified every step. Its streaming check serves a run over HTTP and
+// reads its stream: every token the model emitted must arrive once, with
+// its text (run fails on wrong text). Nothing here depends on timing.
 func TestSmoke(t *testing.T) {
 	var out strings.Builder
-	res, err := run(context.Background(), options{smoke: true, repoRoot: "../..", progress: io.Discard,
+	res, err := run(context.Background(), options{smoke: true, streaming: true, repoRoot: "../..", progress: io.Discard,
 		log: slog.New(slog.DiscardHandler)}, &out)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +58,15 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("%s %s: no bytes or receives counted: %+v", c.Runtime, c.Workload, c)
 		}
 	}
-	for _, section := range []string{"## Per step (median / p99)", "## Round trips per step kind vs the minimum: memory"} {
+	sp := smokeStreamPlan()
+	if len(res.Streaming) != 1 {
+		t.Fatalf("%d streaming results, want 1 (memory)", len(res.Streaming))
+	}
+	if s := res.Streaming[0]; s.Tokens != sp.runs*(sp.toolTurns+1)*sp.deltas || s.Received != s.Tokens || s.Missing != 0 || s.Duplicates != 0 {
+		t.Errorf("streaming: %d tokens emitted, %d received, %d missing, %d duplicated; want %d received once each",
+			s.Tokens, s.Received, s.Missing, s.Duplicates, sp.runs*(sp.toolTurns+1)*sp.deltas)
+	}
+	for _, section := range []string{"## Per step (median / p99)", "## Round trips per step kind vs the minimum: memory", "## Token streaming"} {
 		if !strings.Contains(out.String(), section) {
 			t.Errorf("the report has no %q section", section)
 		}

@@ -8,11 +8,15 @@
 // DynamoDB and SQS by operation, bytes written and read, DynamoDB capacity
 // units, their ratio to the documented minimum and the projected dollars
 // per 1,000 steps; then a scaling gate (500 vs 20 turns), a concurrency
-// run, and cold-start proxies of the Lambdas. docs/performance.md explains
-// the method.
+// run, token streaming (runs served by baton dev's server over HTTP, a
+// model streaming about 100 tokens/s: the delay from a token's emission
+// to its SSE event, and on the emulators the DynamoDB writes and reads of
+// the token batches per 1,000 tokens; see streaming.go), and cold-start
+// proxies of the Lambdas. docs/performance.md explains the method.
 //
 //	go run ./scripts/bench -out results            # what make bench runs, inside scripts/emulators.sh run
 //	go run ./scripts/bench -smoke                  # 1 and 3 turns in memory: checks the harness
+//	go run ./scripts/bench -skip-cases -coldstart=false -concurrency=false   # token streaming only
 //
 // The emulator runs need BATON_TEST_DYNAMODB_ENDPOINT and
 // BATON_TEST_SQS_ENDPOINT (scripts/emulators.sh run sets them); without

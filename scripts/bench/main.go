@@ -23,6 +23,7 @@ type options struct {
 	sqsEndpoint string
 	coldStart   bool
 	concurrency bool
+	streaming   bool
 	repoRoot    string
 	progress    io.Writer
 	turns       []int
@@ -37,6 +38,7 @@ func main() {
 	flag.StringVar(&o.out, "out", "", "directory for the Markdown and JSON results (none when empty)")
 	flag.BoolVar(&o.coldStart, "coldstart", true, "measure the Lambdas' cold-start proxies (needs make build-lambdas)")
 	flag.BoolVar(&o.concurrency, "concurrency", true, "run the concurrency benchmark")
+	flag.BoolVar(&o.streaming, "streaming", true, "run the token-streaming benchmark")
 	flag.StringVar(&o.repoRoot, "root", ".", "the repository root")
 	verbose := flag.Bool("v", false, "log the runner's warnings")
 	turns := flag.String("turns", "", "comma-separated turn counts instead of the plan's (for quick runs)")
@@ -189,7 +191,7 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 		progress("emulators not configured; skipping their runs")
 	}
 	if emulators && len(p.turns) > 0 {
-		err := withEmulators(ctx, o, func(emu *distRuntime) error {
+		err := withEmulators(ctx, o, app.Deps{}, func(emu *distRuntime) error {
 			if _, err := emu.run(ctx, workload{Turns: 20, ResultBytes: 100}); err != nil {
 				return fmt.Errorf("warm-up: %w", err)
 			}
@@ -232,7 +234,7 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 			if !emulators {
 				break
 			}
-			err := withEmulators(ctx, o, func(emu *distRuntime) error {
+			err := withEmulators(ctx, o, app.Deps{}, func(emu *distRuntime) error {
 				c, err := concurrent(ctx, emu, n)
 				if err != nil {
 					return err
@@ -245,6 +247,14 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 				return nil, err
 			}
 		}
+	}
+
+	if o.streaming {
+		s, err := streaming(ctx, o, progress)
+		if err != nil {
+			return nil, err
+		}
+		res.Streaming = s
 	}
 
 	if !o.smoke && o.coldStart {
@@ -266,7 +276,7 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 		}
 		var err error
 		if emulators {
-			err = withEmulators(ctx, o, func(emu *distRuntime) error {
+			err = withEmulators(ctx, o, app.Deps{}, func(emu *distRuntime) error {
 				return measure(coldTarget{table: emu.table, queueURL: emu.queueURL, ddb: o.ddbEndpoint, sqs: o.sqsEndpoint})
 			})
 		} else {
@@ -335,8 +345,8 @@ func memoryConfig() app.Config { return app.Config{Stores: app.Stores{Memory: tr
 
 // withEmulators runs f on a runtime over a new table and queue, and
 // deletes them afterwards.
-func withEmulators(ctx context.Context, o options, f func(*distRuntime) error) error {
-	emu, cleanup, err := emulatorRuntime(ctx, o)
+func withEmulators(ctx context.Context, o options, deps app.Deps, f func(*distRuntime) error) error {
+	emu, cleanup, err := emulatorRuntime(ctx, o, deps)
 	if err != nil {
 		return err
 	}
@@ -346,17 +356,22 @@ func withEmulators(ctx context.Context, o options, f func(*distRuntime) error) e
 
 // emulatorRuntime creates a table and a queue with names of their own on
 // the emulators and returns the runtime over them, and a cleanup that
-// deletes them. Its DynamoDB and SQS clients count their calls.
-func emulatorRuntime(ctx context.Context, o options) (*distRuntime, func(), error) {
+// deletes them. Its DynamoDB and SQS clients count their calls (with
+// instrument unless deps says otherwise), and its store notes what steps
+// read and commit (unless deps wraps it otherwise).
+func emulatorRuntime(ctx context.Context, o options, deps app.Deps) (*distRuntime, func(), error) {
 	name := randomID("baton-bench")
 	setup, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	cfg := app.Config{Region: "us-east-1", Stores: app.Stores{DynamoDBEndpoint: o.ddbEndpoint, SQSEndpoint: o.sqsEndpoint,
 		Table: name, QueueName: name, CreateResources: true}}
-	d, err := newDist(setup, rtEmulators, cfg, app.Deps{
-		WrapStore:     func(s durable.Store) durable.Store { return &observedStore{Store: s} },
-		InstrumentAWS: instrument,
-	}, o.log, 20*time.Millisecond)
+	if deps.WrapStore == nil {
+		deps.WrapStore = func(s durable.Store) durable.Store { return &observedStore{Store: s} }
+	}
+	if deps.InstrumentAWS == nil {
+		deps.InstrumentAWS = instrument
+	}
+	d, err := newDist(setup, rtEmulators, cfg, deps, o.log, 20*time.Millisecond)
 	if err != nil {
 		return nil, nil, fmt.Errorf("emulators: %w", err)
 	}

@@ -23,6 +23,10 @@ const (
 	opEnqueue        = "enqueue"         // SQS SendMessageBatch / Queue.Enqueue
 	opReceive        = "receive"         // SQS ReceiveMessage / Queue.Receive (event source mapping)
 	opDelete         = "delete"          // SQS DeleteMessage / Queue.Delete (event source mapping)
+	opDeltaWrite     = "delta_write"     // DynamoDB PutItem RUN#…/DLT#… (a batch of streamed tokens)
+	opDeltaRead      = "delta_read"      // DynamoDB Query RUN#… DLT#… (a stream's poll for token batches)
+	opEventRead      = "event_read"      // DynamoDB Query RUN#… EVT#… (a stream's or a view's events)
+	opToolRecordRead = "tool_recs_read"  // DynamoDB Query RUN#… TR#… (a view's tool results and audit)
 )
 
 // awsName names the AWS request of a logical operation.
@@ -36,6 +40,10 @@ var awsName = map[string]string{
 	opEnqueue:        "SQS SendMessageBatch",
 	opReceive:        "SQS ReceiveMessage",
 	opDelete:         "SQS DeleteMessage",
+	opDeltaWrite:     "DynamoDB PutItem (token batch)",
+	opDeltaRead:      "DynamoDB Query (token batches)",
+	opEventRead:      "DynamoDB Query (events)",
+	opToolRecordRead: "DynamoDB Query (tool records)",
 }
 
 // isSQS reports whether a logical operation goes to SQS.
@@ -64,6 +72,12 @@ type opStat struct {
 	// SQSBilled counts billed SQS requests (one per started 64 KB of
 	// payload).
 	SQSBilled int `json:"sqs_billed,omitempty"`
+	// ItemBytes is the size of the items single-item puts wrote, by
+	// DynamoDB's rules (attribute names plus values).
+	ItemBytes int64 `json:"item_bytes,omitempty"`
+	// ZeroRCUQueries counts the queries the endpoint reported no read
+	// units for (DynamoDB Local, when a query finds nothing).
+	ZeroRCUQueries int `json:"queries_reported_0_rcu,omitempty"`
 }
 
 func (s *opStat) add(o opStat) {
@@ -75,6 +89,8 @@ func (s *opStat) add(o opStat) {
 	s.IndexWCU += o.IndexWCU
 	s.ReportedWCU += o.ReportedWCU
 	s.SQSBilled += o.SQSBilled
+	s.ItemBytes += o.ItemBytes
+	s.ZeroRCUQueries += o.ZeroRCUQueries
 }
 
 // recorder collects the operations of one step, or of one message's

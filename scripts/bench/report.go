@@ -27,6 +27,7 @@ type results struct {
 	Gate           []gateRow              `json:"gate"`
 	Concurrency    []concResult           `json:"concurrency,omitempty"`
 	ColdStart      []coldResult           `json:"cold_start,omitempty"`
+	Streaming      []streamResult         `json:"streaming,omitempty"`
 	Notes          []string               `json:"notes,omitempty"`
 	DurationS      float64                `json:"duration_s"`
 }
@@ -335,6 +336,8 @@ func markdown(r *results) string {
 		}
 		p("\n")
 	}
+
+	b.WriteString(streamingMarkdown(r.Streaming))
 
 	if len(r.ColdStart) > 0 {
 		p("## Cold-start proxies\n\n")

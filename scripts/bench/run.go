@@ -173,10 +173,15 @@ type distRuntime struct {
 }
 
 // newDist wires the distributed runtime of cfg's stores with the
-// benchmark's agent, model and tool.
+// benchmark's agent, tool and model (deps.Model, by default the
+// workload's models, enabled for requests to the API as well).
 func newDist(ctx context.Context, name string, cfg app.Config, deps app.Deps, log *slog.Logger, wait time.Duration) (*distRuntime, error) {
 	cfg.Agents.JSON, cfg.ExecuteTools, cfg.Stores.Visibility = agentsJSON, true, visibility
-	deps.Model, deps.Log = models(), log
+	cfg.Providers = []string{benchProvider, core.ProviderScripted}
+	if deps.Model == nil {
+		deps.Model = models()
+	}
+	deps.Log = log
 	deps.ToolHandlers = map[string]app.ToolHandler{"blob": blobHandler}
 	a, err := app.Build(ctx, cfg, deps)
 	if err != nil {
