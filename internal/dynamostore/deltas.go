@@ -27,7 +27,7 @@ func deltaSK(p core.DeltaPos) string {
 // partition, with the table's TTL set to its expiry: one write of
 // ceil(size/1 KB) write units per batch.
 func (s *Store) PutDeltas(ctx context.Context, b core.DeltaBatch) error {
-	data, err := json.Marshal(b.Deltas)
+	data, err := encodeDeltas(b.Deltas)
 	if err != nil {
 		return fmt.Errorf("deltas of run %s: %w", b.RunID, err)
 	}
@@ -87,8 +87,48 @@ func decodeDeltas(runID string, it item) (core.DeltaBatch, error) {
 	}
 	b.Index, b.ExpiresAt = int(index), time.Unix(0, exp).UTC()
 	raw, _ := getB(it, "deltas")
-	if err := json.Unmarshal(raw, &b.Deltas); err != nil {
+	if b.Deltas, err = decodeDeltaTexts(raw); err != nil {
 		return b, fmt.Errorf("delta batch %s: %w", sk, err)
 	}
 	return b, nil
+}
+
+// A batch's deltas are stored as a JSON array of strings, each the
+// delta's text after one letter for its kind (t: token, h: thinking):
+// about half the size of the deltas' JSON objects, so a batch of a few
+// dozen tokens stays within one write unit.
+const (
+	deltaTokenTag    = 't'
+	deltaThinkingTag = 'h'
+)
+
+func encodeDeltas(deltas []core.TokenDelta) ([]byte, error) {
+	texts := make([]string, len(deltas))
+	for i, d := range deltas {
+		tag := deltaTokenTag
+		if d.Kind == core.DeltaThinking {
+			tag = deltaThinkingTag
+		}
+		texts[i] = string(rune(tag)) + d.Text
+	}
+	return json.Marshal(texts)
+}
+
+func decodeDeltaTexts(raw []byte) ([]core.TokenDelta, error) {
+	var texts []string
+	if err := json.Unmarshal(raw, &texts); err != nil {
+		return nil, err
+	}
+	out := make([]core.TokenDelta, len(texts))
+	for i, t := range texts {
+		if t == "" {
+			return nil, fmt.Errorf("delta %d has no kind", i)
+		}
+		kind := core.DeltaToken
+		if t[0] == deltaThinkingTag {
+			kind = core.DeltaThinking
+		}
+		out[i] = core.TokenDelta{Kind: kind, Text: t[1:]}
+	}
+	return out, nil
 }
