@@ -32,6 +32,15 @@ func (v viewRecorder) Complete(ctx context.Context, req ModelRequest) (ModelRepl
 
 func recordView(m ModelProvider) ModelProvider { return viewRecorder{m} }
 
+// denyPasswords is an output guardrail that denies answers mentioning a
+// password.
+func denyPasswords(_ context.Context, msg Message) GuardrailResult {
+	if strings.Contains(msg.Content, "password") {
+		return Deny("credential in the answer")
+	}
+	return Allow()
+}
+
 func TestExtensionScenarios(t *testing.T) {
 	mk := func(name string, extra map[string]any) ToolDeclaration { return serverTool(name, extra) }
 	read := mk("ability/read", map[string]any{"categories": []any{"read"}})
@@ -155,14 +164,16 @@ func TestExtensionScenarios(t *testing.T) {
 			messages: user("my ssn is 123"), cfg: cfg(nil, turn("unreachable"))},
 		{name: "guardrail_output_denied", handlers: handlers, wantStatus: StatusFailed,
 			hooks: func(m *Machine) {
-				m.Guardrails.Output = func(_ context.Context, msg Message) GuardrailResult {
-					if strings.Contains(msg.Content, "password") {
-						return Deny("credential in the answer")
-					}
-					return Allow()
-				}
+				m.Guardrails.Output = denyPasswords
 			},
 			cfg: cfg([]ToolDeclaration{search}, turn("", call("call_1", "ability/search", map[string]any{"q": "a"})), turn("The password is hunter2."))},
+		{name: "guardrail_output_denied_over_budget", handlers: handlers, wantStatus: StatusFailed,
+			hooks: func(m *Machine) { m.Guardrails.Output = denyPasswords },
+			cfg: func() RunConfig {
+				c := cfg([]ToolDeclaration{search}, turn("", call("call_1", "ability/search", map[string]any{"q": "a"})), turn("The password is hunter2."))
+				c.Budgets = map[string]int{BudgetTotalTokens: 25}
+				return c
+			}()},
 		{name: "guardrail_tool_denied", handlers: handlers, wantStatus: StatusCompleted,
 			hooks: func(m *Machine) {
 				m.Guardrails.Tool = func(_ context.Context, name string, args map[string]any) GuardrailResult {
@@ -492,5 +503,55 @@ func TestPrincipalStoredRedacted(t *testing.T) {
 	b, _ := MarshalState(out.State)
 	if strings.Contains(string(b), "Bearer x") || !strings.Contains(string(b), `"ip":"127.0.0.1"`) {
 		t.Fatalf("principal not redacted in state: %s", b)
+	}
+}
+
+// TestOutputGuardrailDeniedTurnCountsUsage: the tokens of a turn whose
+// reply the output guardrail denies are in usage, and they trip a
+// total_tokens budget; the run fails by the guardrail either way.
+func TestOutputGuardrailDeniedTurnCountsUsage(t *testing.T) {
+	search := serverTool("ability/search", nil)
+	tests := []struct {
+		name       string
+		budget     int // total_tokens ceiling; 0: none
+		wantBudget string
+	}{
+		{"no budget", 0, ""},
+		{"budget above the spend", 100, ""},
+		{"budget the denied turn exceeds", 25, BudgetTotalTokens},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := RunConfig{Agent: "demo", Tools: []ToolDeclaration{search},
+				Model: scripted(turn("", call("call_1", "ability/search", map[string]any{"q": "a"})), turn("The password is hunter2."))}
+			if tc.budget > 0 {
+				c.Budgets = map[string]int{BudgetTotalTokens: tc.budget}
+			}
+			sc := scenario{cfg: c, handlers: map[string]func(ToolCall) (any, error){"ability/search": echo},
+				hooks: func(m *Machine) { m.Guardrails.Output = denyPasswords }}
+			for runner, env := range map[string]Envelope{"in process": runInProcess(t, sc), "stepwise": runStepwise(t, sc)} {
+				if env.Status != StatusFailed || env.Error == nil || env.Error.Code != "guardrail" {
+					t.Errorf("%s: status %q error %+v, want failed by the guardrail", runner, env.Status, env.Error)
+				}
+				if got := fmt.Sprintf("%v %v %v", env.Usage["prompt_tokens"], env.Usage["completion_tokens"], env.Usage["total_tokens"]); got != "20 10 30" {
+					t.Errorf("%s: usage prompt/completion/total = %s, want both turns' 20 10 30", runner, got)
+				}
+				if env.Budget != tc.wantBudget {
+					t.Errorf("%s: budget = %q, want %q", runner, env.Budget, tc.wantBudget)
+				}
+				tripped := false
+				for _, ev := range env.Events {
+					if ev.Type == EventBudgetExceeded {
+						tripped = true
+						if fmt.Sprintf("%v %v", ev.Data["current"], ev.Data["ceiling"]) != fmt.Sprintf("30 %d", tc.budget) {
+							t.Errorf("%s: budget_exceeded data %v", runner, ev.Data)
+						}
+					}
+				}
+				if tripped != (tc.wantBudget != "") {
+					t.Errorf("%s: budget_exceeded emitted = %v, want %v", runner, tripped, tc.wantBudget != "")
+				}
+			}
+		})
 	}
 }
