@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -550,6 +551,67 @@ func TestOutputGuardrailDeniedTurnCountsUsage(t *testing.T) {
 				}
 				if tripped != (tc.wantBudget != "") {
 					t.Errorf("%s: budget_exceeded emitted = %v, want %v", runner, tripped, tc.wantBudget != "")
+				}
+			}
+		})
+	}
+}
+
+// TestApprovalDecidedNamesResolver: approval_decided and the call's audit
+// record name the deciding principal by its identifiers, never by its
+// capability ceiling, caller claims or request metadata; a decision that
+// names no principal records the decision alone.
+func TestApprovalDecidedNamesResolver(t *testing.T) {
+	email := serverTool("ability/send_email", map[string]any{"action_policy": "preview"})
+	want := &Resolver{Tenant: "acme", ActorID: "ops-lead", AuthSource: "bearer_token", RequestContext: "rest", TokenID: "9f86d081884c7d65"}
+	for _, tc := range []struct {
+		decision string
+		resolver *Principal
+		want     *Resolver
+	}{
+		{"accept", approver, want},
+		{"reject", approver, want},
+		{"accept", nil, nil},
+	} {
+		t.Run(fmt.Sprintf("%s by %v", tc.decision, tc.resolver != nil), func(t *testing.T) {
+			sc := scenario{
+				cfg: RunConfig{Agent: "demo", Tools: []ToolDeclaration{email},
+					Model: scripted(turn("", call("call_1", "ability/send_email", map[string]any{"q": "a"})), turn("ok"))},
+				handlers: map[string]func(ToolCall) (any, error){"ability/send_email": echo},
+				resumes: []func(RunState, *FixedClock) Input{func(st RunState, _ *FixedClock) Input {
+					_, acts := st.Pending()
+					return ApprovalDecision{ActionID: acts[0].ActionID, Decision: tc.decision, Resolver: tc.resolver}
+				}},
+			}
+			for runner, env := range map[string]Envelope{"in process": runInProcess(t, sc), "stepwise": runStepwise(t, sc)} {
+				var decided *Event
+				for i, ev := range env.Events {
+					if ev.Type == EventApprovalDecided {
+						decided = &env.Events[i]
+					}
+				}
+				if decided == nil {
+					t.Fatalf("%s: no approval_decided event", runner)
+				}
+				wantData := map[string]any(nil)
+				if tc.want != nil {
+					wantData = tc.want.data()
+				}
+				if got, _ := decided.Data["resolver"].(map[string]any); fmt.Sprint(got) != fmt.Sprint(wantData) || (tc.want == nil) != (decided.Data["resolver"] == nil) {
+					t.Errorf("%s: approval_decided resolver = %v, want %v", runner, decided.Data["resolver"], wantData)
+				}
+				if len(env.ToolAuditEvents) != 1 || env.ToolAuditEvents[0].Approval == nil {
+					t.Fatalf("%s: audit events %+v, want one with an approval", runner, env.ToolAuditEvents)
+				}
+				got := env.ToolAuditEvents[0].Approval
+				if got.Decision != tc.decision || fmt.Sprint(got.Resolver) != fmt.Sprint(tc.want) {
+					t.Errorf("%s: audit approval = {%s %+v}, want {%s %+v}", runner, got.Decision, got.Resolver, tc.decision, tc.want)
+				}
+				b, _ := json.Marshal(env)
+				for _, secret := range []string{"tok-secret-123", "approvals:decide", "caller_host"} {
+					if strings.Contains(string(b), secret) {
+						t.Errorf("%s: the envelope holds %q from the resolver's principal", runner, secret)
+					}
 				}
 			}
 		})

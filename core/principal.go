@@ -136,6 +136,45 @@ func (p *Principal) SafeMetadata() map[string]any {
 	return m
 }
 
+// Resolver names the principal that decided an approval, for the
+// approval_decided event and the call's audit record: who (tenant and
+// actor id, such as a token's label), authenticated how (auth source and
+// request context), with which credential (token id: a hash prefix, never
+// token material) and through which client. It holds none of the
+// principal's capability lists, caller claims or request metadata.
+type Resolver struct {
+	Tenant         string `json:"tenant,omitempty"`
+	ActorID        string `json:"actor_id,omitempty"`
+	AuthSource     string `json:"auth_source,omitempty"`
+	RequestContext string `json:"request_context,omitempty"`
+	TokenID        string `json:"token_id,omitempty"`
+	ClientID       string `json:"client_id,omitempty"`
+}
+
+// Resolver returns the identifiers of p that name it as a resolver; nil
+// for a nil principal.
+func (p *Principal) Resolver() *Resolver {
+	if p == nil {
+		return nil
+	}
+	return &Resolver{Tenant: p.Tenant, ActorID: p.ActorID, AuthSource: p.AuthSource,
+		RequestContext: p.RequestContext, TokenID: p.TokenID, ClientID: p.ClientID}
+}
+
+// data is the resolver as event data: its non-empty fields.
+func (r *Resolver) data() map[string]any {
+	m := map[string]any{}
+	for _, f := range []struct{ k, v string }{
+		{"tenant", r.Tenant}, {"actor_id", r.ActorID}, {"auth_source", r.AuthSource},
+		{"request_context", r.RequestContext}, {"token_id", r.TokenID}, {"client_id", r.ClientID},
+	} {
+		if f.v != "" {
+			m[f.k] = f.v
+		}
+	}
+	return m
+}
+
 // Caller context header names.
 const (
 	HeaderCallerAgent = "X-Agents-Api-Caller-Agent"

@@ -498,6 +498,10 @@ func (t *transition) approval(ctx context.Context, in ApprovalDecision) error {
 	if in.Reason != "" {
 		data["reason"] = in.Reason
 	}
+	c.Approval = &ApprovalRecord{Decision: in.Decision, Resolver: in.Resolver.Resolver()}
+	if r := c.Approval.Resolver; r != nil {
+		data["resolver"] = r.data()
+	}
 	t.emit(EventApprovalDecided, data)
 	if in.Decision == "accept" {
 		c.Approved = true

@@ -48,6 +48,7 @@ func newEnv(t *testing.T) *env {
 		_ = a.PutToken(context.Background(), app.Token{Token: tok, Tenant: tenant})
 	}
 	_ = a.PutToken(context.Background(), app.Token{Token: "tok-readonly", Tenant: "acme", Scopes: []string{httpapi.ScopeRunsRead}})
+	_ = a.PutToken(context.Background(), app.Token{Token: "tok-approver-1", Tenant: "acme", Label: "ops-lead", Scopes: []string{httpapi.ScopeRunsRead, httpapi.ScopeApprovalDecide}})
 	return &env{api: a.API, q: a.Steps, eng: a.Runner, clock: clock}
 }
 
@@ -321,4 +322,54 @@ func (s *sessionHeadsDown) SessionHead(ctx context.Context, tenant, sessionID st
 		return core.SessionHead{}, errors.New("store unavailable")
 	}
 	return s.Store.SessionHead(ctx, tenant, sessionID)
+}
+
+// TestApprovalDecidedNamesTheApprover: the approval_decided event and the
+// call's audit record name the principal whose token decided (not the
+// one that started the run), by tenant, token label, auth source and a
+// prefix of the token's hash, never by the token itself.
+func TestApprovalDecidedNamesTheApprover(t *testing.T) {
+	sum := sha256.Sum256([]byte("tok-approver-1"))
+	want := map[string]any{"tenant": "acme", "actor_id": "ops-lead", "auth_source": "bearer_token", "request_context": "rest",
+		"token_id": hex.EncodeToString(sum[:])[:16]}
+	for _, decision := range []string{"accept", "reject"} {
+		t.Run(decision, func(t *testing.T) {
+			e := newEnv(t)
+			body := `{"agent":"demo","messages":[{"role":"user","content":"mail ann"}],"model":{"provider":"scripted","turns":[
+			    {"tool_calls":[{"id":"c1","name":"ability/send_email","parameters":{"to":"ann"}}]},{"content":"Done."}]}}`
+			_, v, _ := e.do(t, "POST", "/v1/runs", "tok-acme-123", body, nil)
+			runID := v["run_id"].(string)
+			e.pump(t)
+			_, v, _ = e.do(t, "GET", "/v1/runs/"+runID, "tok-acme-123", "", nil)
+			actID := v["pending"].(map[string]any)["actions"].([]any)[0].(map[string]any)["action_id"].(string)
+			if st, b, _ := e.do(t, "POST", "/v1/runs/"+runID+"/approvals/"+actID, "tok-approver-1", `{"decision":"`+decision+`"}`, nil); st != 202 {
+				t.Fatalf("decide: %d %v", st, b)
+			}
+			e.pump(t)
+			_, evs, resp := e.do(t, "GET", "/v1/runs/"+runID+"/events?limit=1000", "tok-acme-123", "", nil)
+			var decided map[string]any
+			for _, ev := range evs["events"].([]any) {
+				if ev := ev.(map[string]any); ev["type"] == "approval_decided" {
+					decided = ev["data"].(map[string]any)
+				}
+			}
+			if decided == nil || decided["decision"] != decision || fmt.Sprint(decided["resolver"]) != fmt.Sprint(want) {
+				t.Fatalf("approval_decided = %v, want decision %s by %v", decided, decision, want)
+			}
+			st, v, view := e.do(t, "GET", "/v1/runs/"+runID, "tok-acme-123", "", nil)
+			if st != 200 || v["status"] != "completed" {
+				t.Fatalf("run: %d %v", st, v)
+			}
+			audit := v["result"].(map[string]any)["tool_audit_events"].([]any)
+			approval, _ := audit[0].(map[string]any)["approval"].(map[string]any)
+			if approval["decision"] != decision || fmt.Sprint(approval["resolver"]) != fmt.Sprint(want) {
+				t.Fatalf("audit approval = %v, want decision %s by %v", approval, decision, want)
+			}
+			for _, b := range []string{resp.Body, view.Body} {
+				if strings.Contains(b, "tok-approver-1") || strings.Contains(b, hex.EncodeToString(sum[:])) {
+					t.Fatal("a response holds the approver's token or its whole hash")
+				}
+			}
+		})
+	}
 }
