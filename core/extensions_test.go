@@ -239,6 +239,8 @@ func TestExtensionScenarios(t *testing.T) {
 			}()},
 		parallelPending("parallel_pending_resumed_in_order", []int{0, 1, 2}),
 		parallelPending("parallel_pending_resumed_out_of_order", []int{2, 1, 0}),
+		accessScenario("tool_access_scope_missing", []string{"runs:write"}),
+		accessScenario("tool_access_scope_held", []string{"runs:write", "crm:write"}),
 		{name: "execution_principal", wantStatus: StatusCompleted,
 			handlers: map[string]func(ToolCall) (any, error){"ability/whoami": handlers["ability/whoami"]},
 			hooks: func(m *Machine) {
@@ -613,6 +615,74 @@ func TestApprovalDecidedNamesResolver(t *testing.T) {
 						t.Errorf("%s: the envelope holds %q from the resolver's principal", runner, secret)
 					}
 				}
+			}
+		})
+	}
+}
+
+// accessScenario runs an agent with a tool gated by the crm:write scope
+// for a principal holding scopes: the model asks for the gated tool and
+// for an ungated one in its first turn.
+func accessScenario(name string, scopes []string) scenario {
+	gated := serverTool("crm/update_contact", map[string]any{"access": map[string]any{"scopes": []any{"crm:write"}}})
+	open := serverTool("crm/find_contact", nil)
+	return scenario{name: name, wantStatus: StatusCompleted, model: recordView,
+		handlers: map[string]func(ToolCall) (any, error){"crm/update_contact": echo, "crm/find_contact": echo},
+		cfg: RunConfig{Agent: "crm", Tools: []ToolDeclaration{gated, open},
+			Principal: &Principal{ActorID: "ann", Tenant: "acme", AuthSource: "bearer_token", CapabilityCeiling: scopes},
+			Model: scripted(turn("", call("call_1", "crm/update_contact", map[string]any{"q": "ann"}), call("call_2", "crm/find_contact", map[string]any{"q": "ann"})),
+				turn("Done."))}}
+}
+
+// TestToolAccessScopes: a tool whose declaration requires a scope is
+// visible, and runs, only for a principal holding it; otherwise the model
+// never sees it and a call to it by name gets tool_not_found without
+// executing. Mandatory tools and allow-mode opt-ins do not override it.
+func TestToolAccessScopes(t *testing.T) {
+	tests := []struct {
+		name     string
+		scopes   []string
+		hooks    func(*Machine)
+		policy   PolicyConfig
+		visible  bool
+		executed bool
+	}{
+		{name: "without the scope", scopes: []string{"runs:write"}},
+		{name: "with the scope", scopes: []string{"runs:write", "crm:write"}, visible: true, executed: true},
+		{name: "mandatory does not override", scopes: nil, hooks: func(m *Machine) {
+			m.ToolPolicyProviders = []ToolPolicyProvider{func(context.Context, PolicyContext) PolicyFragment {
+				return PolicyFragment{MandatoryTools: []string{"crm/update_contact"}}
+			}}
+		}},
+		{name: "allow mode does not override", scopes: []string{"crm:read"}, policy: PolicyConfig{ToolPolicy: &ToolPolicy{Mode: "allow", Tools: []string{"crm/update_contact", "crm/find_contact"}}}},
+		{name: "the access checker still applies", scopes: []string{"crm:write"}, hooks: func(m *Machine) {
+			m.ToolAccess = func(_ context.Context, _ PolicyContext, d ToolDeclaration) bool {
+				return d.Name != "crm/update_contact"
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := accessScenario("", tc.scopes)
+			sc.cfg.Policy = tc.policy
+			sc.hooks = tc.hooks
+			executed := false
+			sc.handlers["crm/update_contact"] = func(c ToolCall) (any, error) { executed = true; return echo(c) }
+			for runner, env := range map[string]Envelope{"in process": runInProcess(t, sc), "stepwise": runStepwise(t, sc)} {
+				tools := fmt.Sprint(env.RequestMetadata["tools"])
+				if strings.Contains(tools, "crm/update_contact") != tc.visible || !strings.Contains(tools, "crm/find_contact") {
+					t.Errorf("%s: the model saw tools %s; crm/update_contact visible = %v, want %v", runner, tools, !tc.visible, tc.visible)
+				}
+				res := env.ToolExecutionResults[0].Result
+				if tc.visible && !res.Success || !tc.visible && (res.Success || res.ErrorType != ErrTypeToolNotFound) {
+					t.Errorf("%s: result of the gated call = %+v", runner, res)
+				}
+				if !env.ToolExecutionResults[1].Result.Success {
+					t.Errorf("%s: the ungated call failed: %+v", runner, env.ToolExecutionResults[1].Result)
+				}
+			}
+			if executed != tc.executed {
+				t.Errorf("the gated tool executed = %v, want %v", executed, tc.executed)
 			}
 		})
 	}

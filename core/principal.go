@@ -1,7 +1,9 @@
 package core
 
 import (
+	"fmt"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -81,6 +83,34 @@ func (p *Principal) Allows(capability string) bool {
 		}
 	}
 	return false
+}
+
+// HasScopes reports whether the principal's capability ceiling lists
+// every one of scopes. Unlike Allows, it asks for an explicit grant: an
+// empty ceiling and a nil principal hold no scopes, and "*" is no
+// wildcard.
+func (p *Principal) HasScopes(scopes []string) bool {
+	held := map[string]bool{}
+	if p != nil {
+		held = set(p.CapabilityCeiling)
+	}
+	for _, s := range scopes {
+		if !held[s] {
+			return false
+		}
+	}
+	return true
+}
+
+var scopeRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:/\-]{0,127}$`)
+
+// ValidScope reports whether s is a valid scope name: 1 to 128 ASCII
+// letters, digits and _ . : / -, starting with a letter or digit, such as
+// "runs:write" or "crm:write". Scopes compare exactly (case-sensitive).
+func ValidScope(s string) bool { return scopeRe.MatchString(s) }
+
+func scopeSyntax(s string) string {
+	return fmt.Sprintf("%q is not a valid scope name (1 to 128 letters, digits and _ . : / -, starting with a letter or digit, like \"crm:write\")", s)
 }
 
 // normalized returns a copy safe to store: request metadata redacted.

@@ -159,6 +159,9 @@ func (c RunConfig) Validate() error {
 			return invalid("tool %q is declared twice", t.Name)
 		}
 		seen[t.Name] = true
+		if err := t.Access.validate(); err != nil {
+			return invalid("tool %q: %v", t.Name, err)
+		}
 	}
 	return nil
 }
