@@ -27,7 +27,10 @@ const agentsJSON = `{"agents":[
   "tools":[{"name":"ability/echo","source":"go","description":"Echo.","executor":{"type":"go","handler":"echo"}},
            {"name":"ability/send_email","source":"go","description":"Mail.","action_policy":"preview","executor":{"type":"go","handler":"echo"}}]},
  {"slug":"locked","model":{"provider":"scripted","turns":[{"content":"fixed"}]}},
- {"slug":"remote","model":{"provider":"bedrock","model":"m"}}]}`
+ {"slug":"remote","model":{"provider":"bedrock","model":"m"}},
+ {"slug":"crm","model":{"provider":"scripted"},"allow_overrides":["model"],
+  "tools":[{"name":"crm/update_contact","source":"go","description":"Update.","executor":{"type":"go","handler":"echo"},"access":{"scopes":["crm:write"]}},
+           {"name":"crm/find_contact","source":"go","description":"Find.","executor":{"type":"go","handler":"echo"}}]}]}`
 
 type env struct {
 	api   *httpapi.API
@@ -48,6 +51,7 @@ func newEnv(t *testing.T) *env {
 		_ = a.PutToken(context.Background(), app.Token{Token: tok, Tenant: tenant})
 	}
 	_ = a.PutToken(context.Background(), app.Token{Token: "tok-readonly", Tenant: "acme", Scopes: []string{httpapi.ScopeRunsRead}})
+	_ = a.PutToken(context.Background(), app.Token{Token: "tok-crm-writer", Tenant: "acme", Scopes: append(app.Scopes(), "crm:write")})
 	_ = a.PutToken(context.Background(), app.Token{Token: "tok-approver-1", Tenant: "acme", Label: "ops-lead", Scopes: []string{httpapi.ScopeRunsRead, httpapi.ScopeApprovalDecide}})
 	return &env{api: a.API, q: a.Steps, eng: a.Runner, clock: clock}
 }
@@ -369,6 +373,52 @@ func TestApprovalDecidedNamesTheApprover(t *testing.T) {
 				if strings.Contains(b, "tok-approver-1") || strings.Contains(b, hex.EncodeToString(sum[:])) {
 					t.Fatal("a response holds the approver's token or its whole hash")
 				}
+			}
+		})
+	}
+}
+
+// TestToolAccessByTokenScopes: a tool whose access block requires
+// crm:write is offered to the model, and runs, only in runs started by a
+// token holding that scope; otherwise a call to it by name fails with
+// tool_not_found and the ungated tool still runs.
+func TestToolAccessByTokenScopes(t *testing.T) {
+	body := `{"agent":"crm","messages":[{"role":"user","content":"update ann"}],"model":{"provider":"scripted","turns":[
+	    {"tool_calls":[{"id":"c1","name":"crm/update_contact","parameters":{"who":"ann"}},{"id":"c2","name":"crm/find_contact","parameters":{"who":"ann"}}]},
+	    {"content":"Done."}]}}`
+	for _, tc := range []struct {
+		token   string
+		visible bool
+	}{{"tok-acme-123", false}, {"tok-crm-writer", true}} {
+		t.Run(tc.token, func(t *testing.T) {
+			e := newEnv(t)
+			st, v, _ := e.do(t, "POST", "/v1/runs", tc.token, body, nil)
+			if st != 202 {
+				t.Fatalf("start: %d %v", st, v)
+			}
+			runID := v["run_id"].(string)
+			e.pump(t)
+			_, v, _ = e.do(t, "GET", "/v1/runs/"+runID, tc.token, "", nil)
+			result := v["result"].(map[string]any)
+			if v["status"] != "completed" {
+				t.Fatalf("run: %v", v)
+			}
+			var offered any
+			for _, ev := range result["events"].([]any) {
+				if ev := ev.(map[string]any); ev["type"] == "run_started" {
+					offered = ev["data"].(map[string]any)["tools"]
+				}
+			}
+			if got := fmt.Sprint(offered); strings.Contains(got, "crm/update_contact") != tc.visible || !strings.Contains(got, "crm/find_contact") {
+				t.Errorf("tools offered to the model: %s", got)
+			}
+			results := result["tool_execution_results"].([]any)
+			gated := results[0].(map[string]any)["result"].(map[string]any)
+			if tc.visible && gated["success"] != true || !tc.visible && (gated["success"] != false || gated["error_type"] != "tool_not_found") {
+				t.Errorf("gated call: %v", gated)
+			}
+			if open := results[1].(map[string]any)["result"].(map[string]any); open["success"] != true {
+				t.Errorf("ungated call: %v", open)
 			}
 		})
 	}
