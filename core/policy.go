@@ -105,11 +105,12 @@ func inAny(cats []string, s map[string]bool) bool {
 
 // ResolveVisibleTools applies the visibility layers in order: tool-declared
 // modes, the declaration's access scopes (ToolAccess), the caller's access
-// checker, the agent's tool_policy, host
-// provider fragments, runtime categories and allow_only, the opt-in rule
-// for runtime tools, and finally the explicit deny list, which always
-// wins (also over mandatory tools). It returns the visible names in
-// declaration order and the hidden ones with a reason.
+// checker, the agent's tool_policy, host provider fragments, runtime
+// categories and allow_only, the opt-in rule for runtime tools, and
+// finally the explicit deny list, which always wins (also over mandatory
+// tools). Mandatory tools skip the layers between the access checker and
+// the deny list. It returns the visible names in declaration order and
+// the hidden ones with a reason.
 func (m *Machine) ResolveVisibleTools(ctx context.Context, pc PolicyContext, tools []ToolDeclaration, p PolicyConfig) ([]string, []HiddenTool) {
 	var frags []PolicyFragment
 	for _, prov := range m.ToolPolicyProviders {

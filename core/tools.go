@@ -352,7 +352,7 @@ func common(d *ToolDeclaration, m map[string]any) error {
 		}
 		sort.Strings(d.Categories)
 	}
-	if a, present := m["access"]; present {
+	if a, present := m["access"]; present && a != nil {
 		acc, field, err := parseToolAccess(a)
 		if err != nil {
 			return declError(d.Name, field, "%v", err)

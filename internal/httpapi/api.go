@@ -111,8 +111,8 @@ type request struct {
 	tokenHash string
 }
 
-// Auth sources a principal can name. The API authenticates bearer
-// tokens only.
+// AuthBearerToken is the auth source of every principal the API builds:
+// it authenticates bearer tokens only.
 const AuthBearerToken = "bearer_token"
 
 // principal is the execution principal of an authenticated request: the
