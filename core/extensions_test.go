@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -31,6 +32,15 @@ func (v viewRecorder) Complete(ctx context.Context, req ModelRequest) (ModelRepl
 }
 
 func recordView(m ModelProvider) ModelProvider { return viewRecorder{m} }
+
+// denyPasswords is an output guardrail that denies answers mentioning a
+// password.
+func denyPasswords(_ context.Context, msg Message) GuardrailResult {
+	if strings.Contains(msg.Content, "password") {
+		return Deny("credential in the answer")
+	}
+	return Allow()
+}
 
 func TestExtensionScenarios(t *testing.T) {
 	mk := func(name string, extra map[string]any) ToolDeclaration { return serverTool(name, extra) }
@@ -155,14 +165,16 @@ func TestExtensionScenarios(t *testing.T) {
 			messages: user("my ssn is 123"), cfg: cfg(nil, turn("unreachable"))},
 		{name: "guardrail_output_denied", handlers: handlers, wantStatus: StatusFailed,
 			hooks: func(m *Machine) {
-				m.Guardrails.Output = func(_ context.Context, msg Message) GuardrailResult {
-					if strings.Contains(msg.Content, "password") {
-						return Deny("credential in the answer")
-					}
-					return Allow()
-				}
+				m.Guardrails.Output = denyPasswords
 			},
 			cfg: cfg([]ToolDeclaration{search}, turn("", call("call_1", "ability/search", map[string]any{"q": "a"})), turn("The password is hunter2."))},
+		{name: "guardrail_output_denied_over_budget", handlers: handlers, wantStatus: StatusFailed,
+			hooks: func(m *Machine) { m.Guardrails.Output = denyPasswords },
+			cfg: func() RunConfig {
+				c := cfg([]ToolDeclaration{search}, turn("", call("call_1", "ability/search", map[string]any{"q": "a"})), turn("The password is hunter2."))
+				c.Budgets = map[string]int{BudgetTotalTokens: 25}
+				return c
+			}()},
 		{name: "guardrail_tool_denied", handlers: handlers, wantStatus: StatusCompleted,
 			hooks: func(m *Machine) {
 				m.Guardrails.Tool = func(_ context.Context, name string, args map[string]any) GuardrailResult {
@@ -227,6 +239,8 @@ func TestExtensionScenarios(t *testing.T) {
 			}()},
 		parallelPending("parallel_pending_resumed_in_order", []int{0, 1, 2}),
 		parallelPending("parallel_pending_resumed_out_of_order", []int{2, 1, 0}),
+		accessScenario("tool_access_scope_missing", []string{"runs:write"}),
+		accessScenario("tool_access_scope_held", []string{"runs:write", "crm:write"}),
 		{name: "execution_principal", wantStatus: StatusCompleted,
 			handlers: map[string]func(ToolCall) (any, error){"ability/whoami": handlers["ability/whoami"]},
 			hooks: func(m *Machine) {
@@ -492,5 +506,184 @@ func TestPrincipalStoredRedacted(t *testing.T) {
 	b, _ := MarshalState(out.State)
 	if strings.Contains(string(b), "Bearer x") || !strings.Contains(string(b), `"ip":"127.0.0.1"`) {
 		t.Fatalf("principal not redacted in state: %s", b)
+	}
+}
+
+// TestOutputGuardrailDeniedTurnCountsUsage: the tokens of a turn whose
+// reply the output guardrail denies are in usage, and they trip a
+// total_tokens budget; the run fails by the guardrail either way.
+func TestOutputGuardrailDeniedTurnCountsUsage(t *testing.T) {
+	search := serverTool("ability/search", nil)
+	tests := []struct {
+		name       string
+		budget     int // total_tokens ceiling; 0: none
+		wantBudget string
+	}{
+		{"no budget", 0, ""},
+		{"budget above the spend", 100, ""},
+		{"budget the denied turn exceeds", 25, BudgetTotalTokens},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := RunConfig{Agent: "demo", Tools: []ToolDeclaration{search},
+				Model: scripted(turn("", call("call_1", "ability/search", map[string]any{"q": "a"})), turn("The password is hunter2."))}
+			if tc.budget > 0 {
+				c.Budgets = map[string]int{BudgetTotalTokens: tc.budget}
+			}
+			sc := scenario{cfg: c, handlers: map[string]func(ToolCall) (any, error){"ability/search": echo},
+				hooks: func(m *Machine) { m.Guardrails.Output = denyPasswords }}
+			for runner, env := range map[string]Envelope{"in process": runInProcess(t, sc), "stepwise": runStepwise(t, sc)} {
+				if env.Status != StatusFailed || env.Error == nil || env.Error.Code != "guardrail" {
+					t.Errorf("%s: status %q error %+v, want failed by the guardrail", runner, env.Status, env.Error)
+				}
+				if got := fmt.Sprintf("%v %v %v", env.Usage["prompt_tokens"], env.Usage["completion_tokens"], env.Usage["total_tokens"]); got != "20 10 30" {
+					t.Errorf("%s: usage prompt/completion/total = %s, want both turns' 20 10 30", runner, got)
+				}
+				if env.Budget != tc.wantBudget {
+					t.Errorf("%s: budget = %q, want %q", runner, env.Budget, tc.wantBudget)
+				}
+				tripped := false
+				for _, ev := range env.Events {
+					if ev.Type == EventBudgetExceeded {
+						tripped = true
+						if fmt.Sprintf("%v %v", ev.Data["current"], ev.Data["ceiling"]) != fmt.Sprintf("30 %d", tc.budget) {
+							t.Errorf("%s: budget_exceeded data %v", runner, ev.Data)
+						}
+					}
+				}
+				if tripped != (tc.wantBudget != "") {
+					t.Errorf("%s: budget_exceeded emitted = %v, want %v", runner, tripped, tc.wantBudget != "")
+				}
+			}
+		})
+	}
+}
+
+// TestApprovalDecidedNamesResolver: approval_decided and the call's audit
+// record name the deciding principal by its identifiers, never by its
+// capability ceiling, caller claims or request metadata; a decision that
+// names no principal records the decision alone.
+func TestApprovalDecidedNamesResolver(t *testing.T) {
+	email := serverTool("ability/send_email", map[string]any{"action_policy": "preview"})
+	want := &Resolver{Tenant: "acme", ActorID: "ops-lead", AuthSource: "bearer_token", RequestContext: "rest", TokenID: "9f86d081884c7d65"}
+	for _, tc := range []struct {
+		decision string
+		resolver *Principal
+		want     *Resolver
+	}{
+		{"accept", approver, want},
+		{"reject", approver, want},
+		{"accept", nil, nil},
+	} {
+		t.Run(fmt.Sprintf("%s by %v", tc.decision, tc.resolver != nil), func(t *testing.T) {
+			sc := scenario{
+				cfg: RunConfig{Agent: "demo", Tools: []ToolDeclaration{email},
+					Model: scripted(turn("", call("call_1", "ability/send_email", map[string]any{"q": "a"})), turn("ok"))},
+				handlers: map[string]func(ToolCall) (any, error){"ability/send_email": echo},
+				resumes: []func(RunState, *FixedClock) Input{func(st RunState, _ *FixedClock) Input {
+					_, acts := st.Pending()
+					return ApprovalDecision{ActionID: acts[0].ActionID, Decision: tc.decision, Resolver: tc.resolver}
+				}},
+			}
+			for runner, env := range map[string]Envelope{"in process": runInProcess(t, sc), "stepwise": runStepwise(t, sc)} {
+				var decided *Event
+				for i, ev := range env.Events {
+					if ev.Type == EventApprovalDecided {
+						decided = &env.Events[i]
+					}
+				}
+				if decided == nil {
+					t.Fatalf("%s: no approval_decided event", runner)
+				}
+				wantData := map[string]any(nil)
+				if tc.want != nil {
+					wantData = tc.want.data()
+				}
+				if got, _ := decided.Data["resolver"].(map[string]any); fmt.Sprint(got) != fmt.Sprint(wantData) || (tc.want == nil) != (decided.Data["resolver"] == nil) {
+					t.Errorf("%s: approval_decided resolver = %v, want %v", runner, decided.Data["resolver"], wantData)
+				}
+				if len(env.ToolAuditEvents) != 1 || env.ToolAuditEvents[0].Approval == nil {
+					t.Fatalf("%s: audit events %+v, want one with an approval", runner, env.ToolAuditEvents)
+				}
+				got := env.ToolAuditEvents[0].Approval
+				if got.Decision != tc.decision || fmt.Sprint(got.Resolver) != fmt.Sprint(tc.want) {
+					t.Errorf("%s: audit approval = {%s %+v}, want {%s %+v}", runner, got.Decision, got.Resolver, tc.decision, tc.want)
+				}
+				b, _ := json.Marshal(env)
+				for _, secret := range []string{"tok-secret-123", "approvals:decide", "caller_host"} {
+					if strings.Contains(string(b), secret) {
+						t.Errorf("%s: the envelope holds %q from the resolver's principal", runner, secret)
+					}
+				}
+			}
+		})
+	}
+}
+
+// accessScenario runs an agent with a tool gated by the crm:write scope
+// for a principal holding scopes: the model asks for the gated tool and
+// for an ungated one in its first turn.
+func accessScenario(name string, scopes []string) scenario {
+	gated := serverTool("crm/update_contact", map[string]any{"access": map[string]any{"scopes": []any{"crm:write"}}})
+	open := serverTool("crm/find_contact", nil)
+	return scenario{name: name, wantStatus: StatusCompleted, model: recordView,
+		handlers: map[string]func(ToolCall) (any, error){"crm/update_contact": echo, "crm/find_contact": echo},
+		cfg: RunConfig{Agent: "crm", Tools: []ToolDeclaration{gated, open},
+			Principal: &Principal{ActorID: "ann", Tenant: "acme", AuthSource: "bearer_token", CapabilityCeiling: scopes},
+			Model: scripted(turn("", call("call_1", "crm/update_contact", map[string]any{"q": "ann"}), call("call_2", "crm/find_contact", map[string]any{"q": "ann"})),
+				turn("Done."))}}
+}
+
+// TestToolAccessScopes: a tool whose declaration requires a scope is
+// visible, and runs, only for a principal holding it; otherwise the model
+// never sees it and a call to it by name gets tool_not_found without
+// executing. Mandatory tools and allow-mode opt-ins do not override it.
+func TestToolAccessScopes(t *testing.T) {
+	tests := []struct {
+		name     string
+		scopes   []string
+		hooks    func(*Machine)
+		policy   PolicyConfig
+		visible  bool
+		executed bool
+	}{
+		{name: "without the scope", scopes: []string{"runs:write"}},
+		{name: "with the scope", scopes: []string{"runs:write", "crm:write"}, visible: true, executed: true},
+		{name: "mandatory does not override", scopes: nil, hooks: func(m *Machine) {
+			m.ToolPolicyProviders = []ToolPolicyProvider{func(context.Context, PolicyContext) PolicyFragment {
+				return PolicyFragment{MandatoryTools: []string{"crm/update_contact"}}
+			}}
+		}},
+		{name: "allow mode does not override", scopes: []string{"crm:read"}, policy: PolicyConfig{ToolPolicy: &ToolPolicy{Mode: "allow", Tools: []string{"crm/update_contact", "crm/find_contact"}}}},
+		{name: "the access checker still applies", scopes: []string{"crm:write"}, hooks: func(m *Machine) {
+			m.ToolAccess = func(_ context.Context, _ PolicyContext, d ToolDeclaration) bool {
+				return d.Name != "crm/update_contact"
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := accessScenario("", tc.scopes)
+			sc.cfg.Policy = tc.policy
+			sc.hooks = tc.hooks
+			executed := false
+			sc.handlers["crm/update_contact"] = func(c ToolCall) (any, error) { executed = true; return echo(c) }
+			for runner, env := range map[string]Envelope{"in process": runInProcess(t, sc), "stepwise": runStepwise(t, sc)} {
+				tools := fmt.Sprint(env.RequestMetadata["tools"])
+				if strings.Contains(tools, "crm/update_contact") != tc.visible || !strings.Contains(tools, "crm/find_contact") {
+					t.Errorf("%s: the model saw tools %s; crm/update_contact visible = %v, want %v", runner, tools, !tc.visible, tc.visible)
+				}
+				res := env.ToolExecutionResults[0].Result
+				if tc.visible && !res.Success || !tc.visible && (res.Success || res.ErrorType != ErrTypeToolNotFound) {
+					t.Errorf("%s: result of the gated call = %+v", runner, res)
+				}
+				if !env.ToolExecutionResults[1].Result.Success {
+					t.Errorf("%s: the ungated call failed: %+v", runner, env.ToolExecutionResults[1].Result)
+				}
+			}
+			if executed != tc.executed {
+				t.Errorf("the gated tool executed = %v, want %v", executed, tc.executed)
+			}
+		})
 	}
 }

@@ -56,6 +56,11 @@ type ApprovalDecision struct {
 	ActionID string
 	Decision string // "accept" or "reject"
 	Reason   string
+	// Resolver is the principal deciding (for the HTTP API, the token
+	// that sent the decision); nil when the caller has none. Only its
+	// identifiers (Principal.Resolver) are recorded: in the
+	// approval_decided event and in the call's audit record.
+	Resolver *Principal
 }
 
 // Expire expires every pending request and action whose time has come.

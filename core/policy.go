@@ -104,11 +104,13 @@ func inAny(cats []string, s map[string]bool) bool {
 }
 
 // ResolveVisibleTools applies the visibility layers in order: tool-declared
-// modes, the caller's access checker, the agent's tool_policy, host
-// provider fragments, runtime categories and allow_only, the opt-in rule
-// for runtime tools, and finally the explicit deny list, which always
-// wins (also over mandatory tools). It returns the visible names in
-// declaration order and the hidden ones with a reason.
+// modes, the declaration's access scopes (ToolAccess), the caller's access
+// checker, the agent's tool_policy, host provider fragments, runtime
+// categories and allow_only, the opt-in rule for runtime tools, and
+// finally the explicit deny list, which always wins (also over mandatory
+// tools). Mandatory tools skip the layers between the access checker and
+// the deny list. It returns the visible names in declaration order and
+// the hidden ones with a reason.
 func (m *Machine) ResolveVisibleTools(ctx context.Context, pc PolicyContext, tools []ToolDeclaration, p PolicyConfig) ([]string, []HiddenTool) {
 	var frags []PolicyFragment
 	for _, prov := range m.ToolPolicyProviders {
@@ -143,6 +145,9 @@ func (m *Machine) ResolveVisibleTools(ctx context.Context, pc PolicyContext, too
 func (m *Machine) hideReason(ctx context.Context, pc PolicyContext, d ToolDeclaration, p PolicyConfig, mandatory bool, provDeny, provDenyCats map[string]bool) string {
 	if modes := declModes(d); len(modes) > 0 && !set(modes)[p.mode()] {
 		return fmt.Sprintf("not available in mode %q", p.mode())
+	}
+	if d.Access != nil && !pc.Principal.HasScopes(d.Access.Scopes) {
+		return "access_scopes"
 	}
 	if m.ToolAccess != nil && !safeAccess(ctx, m.ToolAccess, pc, d) {
 		return "access_checker"

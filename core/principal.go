@@ -1,7 +1,9 @@
 package core
 
 import (
+	"fmt"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -83,6 +85,34 @@ func (p *Principal) Allows(capability string) bool {
 	return false
 }
 
+// HasScopes reports whether the principal's capability ceiling lists
+// every one of scopes. Unlike Allows, it asks for an explicit grant: an
+// empty ceiling and a nil principal hold no scopes, and "*" is no
+// wildcard.
+func (p *Principal) HasScopes(scopes []string) bool {
+	held := map[string]bool{}
+	if p != nil {
+		held = set(p.CapabilityCeiling)
+	}
+	for _, s := range scopes {
+		if !held[s] {
+			return false
+		}
+	}
+	return true
+}
+
+var scopeRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:/\-]{0,127}$`)
+
+// ValidScope reports whether s is a valid scope name: 1 to 128 ASCII
+// letters, digits and _ . : / -, starting with a letter or digit, such as
+// "runs:write" or "crm:write". Scopes compare exactly (case-sensitive).
+func ValidScope(s string) bool { return scopeRe.MatchString(s) }
+
+func scopeSyntax(s string) string {
+	return fmt.Sprintf("%q is not a valid scope name (1 to 128 letters, digits and _ . : / -, starting with a letter or digit, like \"crm:write\")", s)
+}
+
 // normalized returns a copy safe to store: request metadata redacted.
 func (p *Principal) normalized() *Principal {
 	if p == nil {
@@ -132,6 +162,45 @@ func (p *Principal) SafeMetadata() map[string]any {
 	}
 	if p.Workspace != nil {
 		m["workspace"] = map[string]any{"workspace_type": p.Workspace.Type, "workspace_id": p.Workspace.ID}
+	}
+	return m
+}
+
+// Resolver names the principal that decided an approval, for the
+// approval_decided event and the call's audit record: who (tenant and
+// actor id, such as a token's label), authenticated how (auth source and
+// request context), with which credential (token id: a hash prefix, never
+// token material) and through which client. It holds none of the
+// principal's capability lists, caller claims or request metadata.
+type Resolver struct {
+	Tenant         string `json:"tenant,omitempty"`
+	ActorID        string `json:"actor_id,omitempty"`
+	AuthSource     string `json:"auth_source,omitempty"`
+	RequestContext string `json:"request_context,omitempty"`
+	TokenID        string `json:"token_id,omitempty"`
+	ClientID       string `json:"client_id,omitempty"`
+}
+
+// Resolver returns the identifiers of p that name it as a resolver; nil
+// for a nil principal.
+func (p *Principal) Resolver() *Resolver {
+	if p == nil {
+		return nil
+	}
+	return &Resolver{Tenant: p.Tenant, ActorID: p.ActorID, AuthSource: p.AuthSource,
+		RequestContext: p.RequestContext, TokenID: p.TokenID, ClientID: p.ClientID}
+}
+
+// data is the resolver as event data: its non-empty fields.
+func (r *Resolver) data() map[string]any {
+	m := map[string]any{}
+	for _, f := range []struct{ k, v string }{
+		{"tenant", r.Tenant}, {"actor_id", r.ActorID}, {"auth_source", r.AuthSource},
+		{"request_context", r.RequestContext}, {"token_id", r.TokenID}, {"client_id", r.ClientID},
+	} {
+		if f.v != "" {
+			m[f.k] = f.v
+		}
 	}
 	return m
 }

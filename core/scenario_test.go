@@ -148,10 +148,19 @@ func submitFirst(success bool, result any, errMsg string) func(RunState, *FixedC
 	}
 }
 
+// approver is the principal the scenarios decide approvals as. Its
+// capability ceiling, caller claims and request metadata must never reach
+// an event or an audit record.
+var approver = &Principal{
+	Tenant: "acme", ActorID: "ops-lead", AuthSource: "bearer_token", RequestContext: "rest", TokenID: "9f86d081884c7d65",
+	CapabilityCeiling: []string{"approvals:decide"}, Caller: &CallerContext{CallerHost: "self"},
+	RequestMetadata: map[string]any{"authorization": "Bearer tok-secret-123"},
+}
+
 func decideFirst(decision, reason string) func(RunState, *FixedClock) Input {
 	return func(st RunState, _ *FixedClock) Input {
 		_, acts := st.Pending()
-		return ApprovalDecision{ActionID: acts[0].ActionID, Decision: decision, Reason: reason}
+		return ApprovalDecision{ActionID: acts[0].ActionID, Decision: decision, Reason: reason, Resolver: approver}
 	}
 }
 

@@ -159,6 +159,9 @@ func (c RunConfig) Validate() error {
 			return invalid("tool %q is declared twice", t.Name)
 		}
 		seen[t.Name] = true
+		if err := t.Access.validate(); err != nil {
+			return invalid("tool %q: %v", t.Name, err)
+		}
 	}
 	return nil
 }
@@ -203,7 +206,10 @@ type CallState struct {
 	Summary    string         `json:"summary,omitempty"`
 	Preview    map[string]any `json:"preview,omitempty"`
 	Approved   bool           `json:"approved,omitempty"`
-	Result     *ToolResult    `json:"result,omitempty"`
+	// Approval records the decision on the call's pending action, for
+	// its audit record.
+	Approval *ApprovalRecord `json:"approval,omitempty"`
+	Result   *ToolResult     `json:"result,omitempty"`
 	// Uncounted marks a result that does not count against budgets
 	// (calls closed without mediation).
 	Uncounted bool `json:"uncounted,omitempty"`

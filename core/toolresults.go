@@ -70,8 +70,19 @@ type AuditEvent struct {
 	ResultStatus       string `json:"result_status"`
 	ResultSHA256       string `json:"result_sha256"`
 	ErrorType          string `json:"error_type,omitempty"`
+	// Approval is the decision on the call's approval action and who
+	// made it; absent for a call that needed no approval or whose action
+	// expired or was cancelled undecided.
+	Approval *ApprovalRecord `json:"approval,omitempty"`
 	// Seq is the sequence number of the call's tool_result message.
 	Seq int64 `json:"-"`
+}
+
+// ApprovalRecord is the decision on a call's approval action: accept or
+// reject, and the resolver that decided, when the decision named one.
+type ApprovalRecord struct {
+	Decision string    `json:"decision"`
+	Resolver *Resolver `json:"resolver,omitempty"`
 }
 
 // NormalizeToolOutput turns what an executor returned into a normalized
@@ -269,5 +280,6 @@ func auditEvent(turn int, decl ToolDeclaration, c *CallState, res ToolResult) Au
 		SchemaVersion: 1, Type: "tool_call", TurnCount: turn, ToolName: c.Name, ToolCallID: c.ID,
 		ToolSource: source, Executor: executor, ParametersSHA256: SHA256Tagged(pb), ParametersRedacted: redacted,
 		Success: res.Success, ResultStatus: status, ResultSHA256: SHA256Tagged(rb), ErrorType: res.ErrorType,
+		Approval: c.Approval,
 	}
 }

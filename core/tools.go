@@ -40,13 +40,51 @@ type ToolDeclaration struct {
 	ParameterDefaults map[string]any
 	ActionPolicy      string
 	Categories        []string
-	Extensions        map[string]any
+	// Access, when set, limits the tool to runs whose execution
+	// principal holds its scopes; see ToolAccess.
+	Access     *ToolAccess
+	Extensions map[string]any
+}
+
+// ToolAccess is a declaration's access requirement ("access" in JSON).
+// The tool is visible to the model, and so callable, only in runs whose
+// execution principal holds every scope in Scopes (Principal.HasScopes);
+// otherwise it is hidden like a tool the access checker refuses, and a
+// call to it by name gets a failed tool_not_found result. A run without
+// a principal holds no scopes.
+type ToolAccess struct {
+	Scopes []string `json:"scopes"`
+}
+
+// toolAccessKeys are the fields an access block may hold.
+var toolAccessKeys = map[string]bool{"scopes": true}
+
+// validate checks an access requirement: at least one scope, each a
+// valid scope name, none twice.
+func (a *ToolAccess) validate() error {
+	if a == nil {
+		return nil
+	}
+	if len(a.Scopes) == 0 {
+		return fmt.Errorf("access.scopes must list at least one scope")
+	}
+	seen := map[string]bool{}
+	for i, sc := range a.Scopes {
+		if !ValidScope(sc) {
+			return fmt.Errorf("access.scopes[%d]: %s", i, scopeSyntax(sc))
+		}
+		if seen[sc] {
+			return fmt.Errorf("access.scopes[%d]: scope %q is listed twice", i, sc)
+		}
+		seen[sc] = true
+	}
+	return nil
 }
 
 var canonicalToolKeys = map[string]bool{
 	"name": true, "source": true, "description": true, "parameters": true,
 	"executor": true, "scope": true, "runtime": true, "parameter_defaults": true,
-	"action_policy": true, "categories": true,
+	"action_policy": true, "categories": true, "access": true,
 }
 
 // IsClient reports whether a client answers calls to the tool.
@@ -100,6 +138,9 @@ func (d ToolDeclaration) MarshalJSON() ([]byte, error) {
 	if len(d.Categories) > 0 {
 		m["categories"] = d.Categories
 	}
+	if d.Access != nil {
+		m["access"] = d.Access
+	}
 	return marshalNoEscape(m)
 }
 
@@ -124,6 +165,16 @@ func (d *ToolDeclaration) UnmarshalJSON(b []byte) error {
 		for _, c := range cs {
 			if s, ok := c.(string); ok {
 				out.Categories = append(out.Categories, s)
+			}
+		}
+	}
+	if a, ok := m["access"].(map[string]any); ok {
+		out.Access = &ToolAccess{Scopes: []string{}}
+		if ss, ok := a["scopes"].([]any); ok {
+			for _, x := range ss {
+				if s, ok := x.(string); ok {
+					out.Access.Scopes = append(out.Access.Scopes, s)
+				}
 			}
 		}
 	}
@@ -301,6 +352,13 @@ func common(d *ToolDeclaration, m map[string]any) error {
 		}
 		sort.Strings(d.Categories)
 	}
+	if a, present := m["access"]; present && a != nil {
+		acc, field, err := parseToolAccess(a)
+		if err != nil {
+			return declError(d.Name, field, "%v", err)
+		}
+		d.Access = acc
+	}
 	for k, v := range m {
 		if canonicalToolKeys[k] {
 			continue
@@ -311,6 +369,36 @@ func common(d *ToolDeclaration, m map[string]any) error {
 		d.Extensions[k] = cloneJSON(v)
 	}
 	return nil
+}
+
+// parseToolAccess reads an access block, returning the field a
+// misconfiguration is in.
+func parseToolAccess(v any) (*ToolAccess, string, error) {
+	am, ok := v.(map[string]any)
+	if !ok {
+		return nil, "access", fmt.Errorf("access must be an object like {\"scopes\": [\"crm:write\"]}, got %s", jsonKind(v))
+	}
+	for _, k := range sortedKeys(am) {
+		if !toolAccessKeys[k] {
+			return nil, "access." + k, fmt.Errorf("access.%s: unknown field (an access block holds scopes)", k)
+		}
+	}
+	arr, ok := am["scopes"].([]any)
+	if !ok {
+		return nil, "access.scopes", fmt.Errorf("access.scopes must be an array of scope names, got %s", jsonKind(am["scopes"]))
+	}
+	acc := &ToolAccess{Scopes: make([]string, 0, len(arr))}
+	for i, x := range arr {
+		s, ok := x.(string)
+		if !ok {
+			return nil, "access.scopes", fmt.Errorf("access.scopes[%d] must be a string, got %s", i, jsonKind(x))
+		}
+		acc.Scopes = append(acc.Scopes, s)
+	}
+	if err := acc.validate(); err != nil {
+		return nil, "access.scopes", err
+	}
+	return acc, "", nil
 }
 
 // NormalizeServerTool applies the canonical server declaration contract:

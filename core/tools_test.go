@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -149,5 +150,75 @@ func TestNormalizeToolOutput(t *testing.T) {
 				t.Fatalf("got  %s\nwant %s", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestNormalizeToolAccess(t *testing.T) {
+	base := func(access any) map[string]any {
+		return map[string]any{"name": "crm/update_contact", "source": "crm", "description": "Update a contact.", "access": access}
+	}
+	d, err := NormalizeServerTool(base(map[string]any{"scopes": []any{"crm:write", "crm:read"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Access == nil || strings.Join(d.Access.Scopes, " ") != "crm:write crm:read" || d.Extensions["access"] != nil {
+		t.Fatalf("access = %+v, extensions %v", d.Access, d.Extensions)
+	}
+	got := mustCanon(t, d)
+	if !strings.Contains(got, `"access":{"scopes":["crm:write","crm:read"]}`) {
+		t.Fatalf("access not serialized: %s", got)
+	}
+	var back ToolDeclaration
+	if err := back.UnmarshalJSON([]byte(got)); err != nil || mustCanon(t, back) != got {
+		t.Fatalf("round trip: %v %s", err, mustCanon(t, back))
+	}
+	bad := []struct {
+		access        any
+		field, reason string
+	}{
+		{"crm:write", "access", "access must be an object"},
+		{map[string]any{}, "access.scopes", "access.scopes must be an array"},
+		{map[string]any{"scopes": "crm:write"}, "access.scopes", "access.scopes must be an array"},
+		{map[string]any{"scopes": []any{}}, "access.scopes", "at least one scope"},
+		{map[string]any{"scopes": []any{7}}, "access.scopes", "access.scopes[0] must be a string"},
+		{map[string]any{"scopes": []any{"crm write"}}, "access.scopes", `access.scopes[0]: "crm write" is not a valid scope name`},
+		{map[string]any{"scopes": []any{"*"}}, "access.scopes", "not a valid scope name"},
+		{map[string]any{"scopes": []any{"crm:write", "crm:write"}}, "access.scopes", "access.scopes[1]: scope \"crm:write\" is listed twice"},
+		{map[string]any{"scopes": []any{"crm:write"}, "claims": map[string]any{"team": "sales"}}, "access.claims", "access.claims: unknown field"},
+	}
+	for _, b := range bad {
+		_, err := NormalizeServerTool(base(b.access))
+		var de *DeclarationError
+		if !errors.As(err, &de) || !strings.Contains(de.Reason, b.reason) || strings.Join(de.Fields, ",") != b.field {
+			t.Errorf("access %v: err = %v, want field %s and %q", b.access, err, b.field, b.reason)
+		}
+	}
+	// A Go caller's declaration is checked when the run starts.
+	cfg := RunConfig{Model: ModelSpec{Provider: ProviderScripted}, Tools: []ToolDeclaration{{Name: "crm/x", Access: &ToolAccess{}}}}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), `tool "crm/x": access.scopes must list at least one scope`) {
+		t.Fatalf("Validate = %v", err)
+	}
+}
+
+func TestPrincipalHasScopes(t *testing.T) {
+	p := &Principal{CapabilityCeiling: []string{"runs:write", "crm:write"}}
+	tests := []struct {
+		p      *Principal
+		scopes []string
+		want   bool
+	}{
+		{p, []string{"crm:write"}, true},
+		{p, []string{"crm:write", "runs:write"}, true},
+		{p, []string{"crm:write", "crm:read"}, false},
+		{p, []string{"CRM:write"}, false},
+		{&Principal{}, []string{"crm:write"}, false},
+		{&Principal{CapabilityCeiling: []string{"*"}}, []string{"crm:write"}, false},
+		{nil, []string{"crm:write"}, false},
+		{nil, nil, true},
+	}
+	for _, tc := range tests {
+		if got := tc.p.HasScopes(tc.scopes); got != tc.want {
+			t.Errorf("%v HasScopes(%v) = %v, want %v", tc.p, tc.scopes, got, tc.want)
+		}
 	}
 }

@@ -196,13 +196,8 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 		t.fail(ctx, "model_error", in.Err.Error())
 		return nil
 	}
-	if g := t.m.Guardrails.Output; g != nil {
-		msg := assistantView(in.Reply)
-		if res := checkGuardrail(func() GuardrailResult { return g(ctx, msg) }); !res.Allowed {
-			t.guardrailFail(ctx, "output", res.Reason)
-			return nil
-		}
-	}
+	// The reply's tokens were spent whatever the output guardrail says of
+	// it, so they are counted before it is consulted.
 	accumulateUsage(s.Usage, in.Reply.Usage)
 	if len(in.Reply.RequestMetadata) > 0 {
 		s.RequestMetadata = cloneObject(in.Reply.RequestMetadata)
@@ -212,6 +207,14 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 	}
 	if b := s.budget(BudgetTotalTokens); b != nil {
 		b.Current = int(numberOf(s.Usage["total_tokens"]))
+	}
+	if g := t.m.Guardrails.Output; g != nil {
+		msg := assistantView(in.Reply)
+		if res := checkGuardrail(func() GuardrailResult { return g(ctx, msg) }); !res.Allowed {
+			t.deniedTurnBudget()
+			t.guardrailFail(ctx, "output", res.Reason)
+			return nil
+		}
 	}
 	from := s.NextMsgSeq
 	if strings.TrimSpace(in.Reply.Content) != "" {
@@ -320,6 +323,18 @@ func (t *transition) guardrailDenied(ctx context.Context, in GuardrailDenied) er
 	}
 	t.guardrailFail(ctx, in.Kind, in.Reason)
 	return nil
+}
+
+// deniedTurnBudget is the budget check of a turn whose reply the output
+// guardrail denied. The run ends with that turn, so the check that
+// otherwise runs before the next turn runs now: when the turn's tokens
+// took total_tokens to its ceiling, the budget trips (a budget_exceeded
+// event, and the envelope's budget names it) before the guardrail fails
+// the run. The run's status and error stay the guardrail's.
+func (t *transition) deniedTurnBudget() {
+	if b := t.st.budget(BudgetTotalTokens); b != nil && b.Exceeded() {
+		t.tripBudget(b)
+	}
 }
 
 func (t *transition) guardrailFail(ctx context.Context, kind, reason string) {
@@ -482,6 +497,10 @@ func (t *transition) approval(ctx context.Context, in ApprovalDecision) error {
 	data := map[string]any{"action_id": c.ActionID, "tool_call_id": c.ID, "tool_name": c.Name, "decision": in.Decision}
 	if in.Reason != "" {
 		data["reason"] = in.Reason
+	}
+	c.Approval = &ApprovalRecord{Decision: in.Decision, Resolver: in.Resolver.Resolver()}
+	if r := c.Approval.Resolver; r != nil {
+		data["resolver"] = r.data()
 	}
 	t.emit(EventApprovalDecided, data)
 	if in.Decision == "accept" {

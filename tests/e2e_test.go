@@ -25,6 +25,9 @@ import (
 const (
 	tokAcme   = "tok-acme-e2e-000"
 	tokGlobex = "tok-globex-e2e-0"
+	// tokAcmeCRM is a second acme token that also holds the extra scope
+	// crm:write.
+	tokAcmeCRM = "tok-acme-crm-e2e"
 )
 
 var binary string
@@ -83,7 +86,7 @@ func startDev(t *testing.T, args []string) *dev {
 		return &dev{base: strings.TrimRight(base, "/"), out: &bytes.Buffer{}}
 	}
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "BATON_DEV_TOKENS=acme="+tokAcme+",globex="+tokGlobex, "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local")
+	cmd.Env = append(os.Environ(), "BATON_DEV_TOKENS=acme="+tokAcme+",globex="+tokGlobex+",acme="+tokAcmeCRM+"+crm:write", "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

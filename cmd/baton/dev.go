@@ -91,19 +91,30 @@ func firstEnv(names ...string) string {
 	return ""
 }
 
-// parseDevTokens reads BATON_DEV_TOKENS=tenant=token,…
-func parseDevTokens(s string) (map[string]string, error) {
-	out := map[string]string{}
+// parseDevTokens reads BATON_DEV_TOKENS=tenant=token,… A token may be
+// followed by extra scopes, each after a '+' (tenant=token+crm:write):
+// every dev token holds all the API scopes plus its extras.
+func parseDevTokens(s string) ([]app.Token, error) {
+	var out []app.Token
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
 			continue
 		}
-		tenant, token, ok := strings.Cut(part, "=")
-		if !ok || strings.TrimSpace(tenant) == "" || len(strings.TrimSpace(token)) < 8 {
-			return nil, fmt.Errorf("BATON_DEV_TOKENS: want tenant=token pairs (tokens of 8 or more characters), got %q", part)
+		tenant, rest, ok := strings.Cut(part, "=")
+		fields := strings.Split(rest, "+")
+		token := strings.TrimSpace(fields[0])
+		if !ok || strings.TrimSpace(tenant) == "" || len(token) < 8 {
+			return nil, fmt.Errorf("BATON_DEV_TOKENS: want tenant=token pairs (tokens of 8 or more characters, optionally followed by +scope for each extra scope), got %q", part)
 		}
-		out[strings.TrimSpace(token)] = strings.TrimSpace(tenant)
+		t := app.Token{Token: token, Tenant: strings.TrimSpace(tenant), Scopes: app.Scopes()}
+		for _, sc := range fields[1:] {
+			t.Scopes = append(t.Scopes, strings.TrimSpace(sc))
+		}
+		if err := t.Check(); err != nil {
+			return nil, fmt.Errorf("BATON_DEV_TOKENS: token of tenant %s: %w", t.Tenant, err)
+		}
+		out = append(out, t)
 	}
 	return out, nil
 }
@@ -111,7 +122,7 @@ func parseDevTokens(s string) (map[string]string, error) {
 // buildDev builds what baton dev and baton invoke run: the real handlers
 // on embedded or external stores, with the tokens of BATON_DEV_TOKENS
 // (defaultTokens when it is unset) stored.
-func buildDev(ctx context.Context, o devOptions, stderr io.Writer, defaultTokens map[string]string) (*app.App, map[string]string, error) {
+func buildDev(ctx context.Context, o devOptions, stderr io.Writer, defaultTokens []app.Token) (*app.App, []app.Token, error) {
 	tokens := defaultTokens
 	if env := os.Getenv("BATON_DEV_TOKENS"); env != "" {
 		var err error
@@ -123,8 +134,8 @@ func buildDev(ctx context.Context, o devOptions, stderr io.Writer, defaultTokens
 	if err != nil {
 		return nil, nil, err
 	}
-	for token, tenant := range tokens {
-		if err := a.PutToken(ctx, app.Token{Token: token, Tenant: tenant}); err != nil {
+	for _, t := range tokens {
+		if err := a.PutToken(ctx, t); err != nil {
 			return nil, nil, fmt.Errorf("store dev token: %w", err)
 		}
 	}
@@ -136,15 +147,15 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	a, tokens, err := buildDev(ctx, o, stderr, map[string]string{app.NewToken("dev"): "dev"})
+	a, tokens, err := buildDev(ctx, o, stderr, []app.Token{{Token: app.NewToken("dev"), Tenant: "dev"}})
 	if err != nil {
 		return err
 	}
 	err = a.Serve(ctx, app.ServeOptions{Addr: o.addr, Pollers: o.pollers, Ready: func(base string) {
 		fmt.Fprintf(stdout, "baton dev: serving %s on %s (%s)\n", strings.Join(a.AgentSlugs(), ", "), base, a.Stores.Describe)
-		for token, tenant := range tokens {
+		for _, t := range tokens {
 			if os.Getenv("BATON_DEV_TOKENS") == "" {
-				fmt.Fprintf(stdout, "baton dev: token for tenant %s: %s\n", tenant, token)
+				fmt.Fprintf(stdout, "baton dev: token for tenant %s: %s\n", t.Tenant, t.Token)
 			}
 		}
 		fmt.Fprintf(stdout, `baton dev: try

@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/baton-agents/baton/internal/app"
 )
 
 // SampleToken is the token the sample API events in events/ carry;
@@ -46,7 +48,7 @@ func runInvoke(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	a, _, err := buildDev(ctx, o, stderr, map[string]string{SampleToken: "sample"})
+	a, _, err := buildDev(ctx, o, stderr, []app.Token{{Token: SampleToken, Tenant: "sample"}})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -47,5 +49,49 @@ func TestUnknownCommand(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := run(context.Background(), []string{"nope"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "unknown command") {
 		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// TestDevRejectsBadAccessBlock: baton dev refuses to start on an agents
+// file whose tool has a misconfigured access block, naming the agent, the
+// tool and the field.
+func TestDevRejectsBadAccessBlock(t *testing.T) {
+	for _, tc := range []struct{ access, want string }{
+		{`{"scopes":"crm:write"}`, `agents[0] (crm): tools[0]: invalid tool declaration "crm/update_contact": access.scopes must be an array`},
+		{`{"scopes":[]}`, `agents[0] (crm): tools[0]: invalid tool declaration "crm/update_contact": access.scopes must list at least one scope`},
+		{`{"roles":["admin"]}`, `agents[0] (crm): tools[0]: invalid tool declaration "crm/update_contact": access.roles: unknown field`},
+	} {
+		path := filepath.Join(t.TempDir(), "agents.json")
+		file := `{"agents":[{"slug":"crm","model":{"provider":"scripted"},"tools":[{"name":"crm/update_contact","source":"crm","description":"Update.",
+		  "executor":{"type":"http","url":"http://127.0.0.1:9/x"},"access":` + tc.access + `}]}]}`
+		if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{"dev", "--agents", path, "--addr", "127.0.0.1:0"}, &out, &errOut)
+		if code != 1 || !strings.Contains(errOut.String(), tc.want) || strings.Contains(out.String(), "ready") {
+			t.Errorf("access %s: exit %d, stderr %q, want %q", tc.access, code, errOut.String(), tc.want)
+		}
+	}
+}
+
+func TestParseDevTokens(t *testing.T) {
+	got, err := parseDevTokens("acme=tok-acme-123+crm:write+crm:read, globex=tok-globex-456")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Tenant != "acme" || got[0].Token != "tok-acme-123" || got[1].Token != "tok-globex-456" {
+		t.Fatalf("tokens %+v", got)
+	}
+	if s := strings.Join(got[0].Scopes, " "); s != "runs:write runs:read results:submit approvals:decide crm:write crm:read" {
+		t.Errorf("acme scopes %s", s)
+	}
+	if s := strings.Join(got[1].Scopes, " "); s != "runs:write runs:read results:submit approvals:decide" {
+		t.Errorf("globex scopes %s", s)
+	}
+	for _, bad := range []string{"acme", "acme=short", "=tok-acme-123", "acme=tok-acme-123+crm write", "acme=tok-acme-123+runs:all"} {
+		if _, err := parseDevTokens(bad); err == nil || !strings.Contains(err.Error(), "BATON_DEV_TOKENS") {
+			t.Errorf("%q: err = %v", bad, err)
+		}
 	}
 }

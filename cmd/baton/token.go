@@ -26,7 +26,7 @@ func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&cfg.Stores.Table, "table", "", "DynamoDB table of the deployment (stack output TableName)")
 	tenant := fs.String("tenant", "", "tenant the token acts for")
 	token := fs.String("token", "", "token to store (default: a new random one)")
-	scopes := fs.String("scopes", strings.Join(app.Scopes(), ","), "comma-separated scopes")
+	scopes := fs.String("scopes", strings.Join(app.Scopes(), ","), "comma-separated scopes: API scopes, plus any extra ones (such as crm:write) that tools' access blocks require")
 	label := fs.String("label", "", "label recorded as the principal's actor id")
 	fs.StringVar(&cfg.Stores.DynamoDBEndpoint, "dynamodb-endpoint", firstEnv("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL"), "DynamoDB endpoint (LocalStack, DynamoDB Local)")
 	fs.StringVar(&cfg.Region, "region", firstEnv("AWS_REGION", "AWS_DEFAULT_REGION"), "AWS region")

@@ -23,6 +23,12 @@ func TestParseErrors(t *testing.T) {
 		{"http without url", `{"agents":[{"slug":"a","model":{"provider":"x"},"tools":[{"name":"a/b","source":"s","description":"d","executor":{"type":"http"}}]}]}`, "executor.url"},
 		{"executor unknown field", `{"agents":[{"slug":"a","model":{"provider":"x"},"tools":[{"name":"a/b","source":"s","description":"d","executor":{"type":"go","handler":"h","secret":"x"}}]}]}`, `unknown field "secret"`},
 		{"trailing", `{"agents":[{"slug":"a","model":{"provider":"x"}}]} {}`, "unexpected data"},
+		{"access not an object", `{"agents":[{"slug":"crm","model":{"provider":"x"},"tools":[{"name":"crm/w","source":"s","description":"d","executor":{"type":"go","handler":"h"},"access":["crm:write"]}]}]}`,
+			`agents[0] (crm): tools[0]: invalid tool declaration "crm/w": access must be an object`},
+		{"access without scopes", `{"agents":[{"slug":"crm","model":{"provider":"x"},"tools":[{"name":"crm/w","source":"s","description":"d","executor":{"type":"go","handler":"h"},"access":{"scope":"crm:write"}}]}]}`,
+			`agents[0] (crm): tools[0]: invalid tool declaration "crm/w": access.scope: unknown field`},
+		{"access bad scope", `{"agents":[{"slug":"crm","model":{"provider":"x"},"tools":[{"name":"crm/w","source":"s","description":"d","executor":{"type":"go","handler":"h"},"access":{"scopes":["crm write"]}}]}]}`,
+			`agents[0] (crm): tools[0]: invalid tool declaration "crm/w": access.scopes[0]: "crm write" is not a valid scope name`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -92,5 +98,22 @@ func TestStreamTokens(t *testing.T) {
 		if !tc.refused && cfg.NoTokenStream != tc.noStream {
 			t.Fatalf("%s, stream_tokens %v: NoTokenStream %v", tc.agent.Spec.Slug, tc.o, cfg.NoTokenStream)
 		}
+	}
+}
+
+func TestToolAccess(t *testing.T) {
+	r, err := Parse([]byte(`{"agents":[{"slug":"crm","model":{"provider":"scripted"},
+	  "tools":[{"name":"crm/update","source":"crm","description":"d","executor":{"type":"go","handler":"echo"},"access":{"scopes":["crm:write"]}},
+	           {"name":"crm/find","source":"crm","description":"d","executor":{"type":"go","handler":"echo"}}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := r.Get("crm")
+	cfg, err := a.RunConfig(Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acc := cfg.Tools[0].Access; acc == nil || len(acc.Scopes) != 1 || acc.Scopes[0] != "crm:write" || cfg.Tools[1].Access != nil {
+		t.Fatalf("tools %+v", cfg.Tools)
 	}
 }

@@ -121,8 +121,23 @@ func TestPutToken(t *testing.T) {
 	if got, _ := a.Tokens.LookupToken(ctx, httpapi.HashToken("tok-read")); got.Label != "ci" || len(got.Scopes) != 1 {
 		t.Fatalf("explicit scopes and label: %+v", got)
 	}
-	if err := a.PutToken(ctx, Token{Token: "tok-bad", Tenant: "acme", Scopes: []string{"runs:everything"}}); err == nil || !strings.Contains(err.Error(), `unknown scope "runs:everything"`) {
-		t.Fatalf("unknown scope: %v", err)
+	// Extra scopes outside the API's namespaces are kept as they are.
+	if err := a.PutToken(ctx, Token{Token: "tok-crm", Tenant: "acme", Scopes: []string{httpapi.ScopeRunsWrite, "crm:write", "billing.read"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := a.Tokens.LookupToken(ctx, httpapi.HashToken("tok-crm")); strings.Join(got.Scopes, " ") != "runs:write crm:write billing.read" {
+		t.Fatalf("extra scopes: %+v", got)
+	}
+	for _, bad := range []struct{ scope, want string }{
+		{"runs:everything", `unknown API scope "runs:everything"`},
+		{"approvals:grant", `unknown API scope "approvals:grant"`},
+		{"crm write", `scope "crm write" is not a valid scope name`},
+		{"*", `scope "*" is not a valid scope name`},
+		{"", `scope "" is not a valid scope name`},
+	} {
+		if err := a.PutToken(ctx, Token{Token: "tok-bad", Tenant: "acme", Scopes: []string{bad.scope}}); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("scope %q: %v, want %q", bad.scope, err, bad.want)
+		}
 	}
 }
 

@@ -13,7 +13,10 @@ import (
 
 // Token is an API token to store: only its hash is kept. Label is
 // recorded as the principal's actor id (default the tenant); Scopes
-// default to all of them.
+// default to all the API scopes. Besides API scopes a token may hold any
+// other scope (such as crm:write): the API ignores them, and they become
+// the capability ceiling of the runs the token starts, where a server
+// tool's "access" block may require them.
 type Token struct {
 	Token, Tenant, Label string
 	Scopes               []string
@@ -33,7 +36,7 @@ func (a *App) PutToken(ctx context.Context, t Token) error {
 // PutToken stores t's hash in the DynamoDB table of cfg.Stores, without
 // building the rest of an app (baton token put).
 func PutToken(ctx context.Context, cfg Config, t Token) error {
-	if err := t.check(); err != nil {
+	if err := t.Check(); err != nil {
 		return err
 	}
 	ac, err := awsenv.Lazy(awsenv.Options{Region: cfg.Region, DynamoDBEndpoint: cfg.Stores.DynamoDBEndpoint})(ctx)
@@ -44,7 +47,7 @@ func PutToken(ctx context.Context, cfg Config, t Token) error {
 }
 
 func putToken(ctx context.Context, store core.TokenStore, t Token) error {
-	if err := t.check(); err != nil {
+	if err := t.Check(); err != nil {
 		return err
 	}
 	scopes := t.Scopes
@@ -61,15 +64,24 @@ func putToken(ctx context.Context, store core.TokenStore, t Token) error {
 	return nil
 }
 
-// check rejects unknown scopes.
-func (t Token) check() error {
-	valid := map[string]bool{}
+// Check rejects a scope that is not a valid scope name
+// (core.ValidScope), and an unknown scope in the API's own namespaces
+// (runs:, results:, approvals:), which is more likely a typo than an
+// extra scope.
+func (t Token) Check() error {
+	api := map[string]bool{}
+	reserved := map[string]bool{}
 	for _, s := range httpapi.AllScopes {
-		valid[s] = true
+		api[s] = true
+		ns, _, _ := strings.Cut(s, ":")
+		reserved[ns] = true
 	}
 	for _, s := range t.Scopes {
-		if !valid[s] {
-			return fmt.Errorf("unknown scope %q (want %s)", s, strings.Join(httpapi.AllScopes, ", "))
+		if !core.ValidScope(s) {
+			return fmt.Errorf("scope %q is not a valid scope name (1 to 128 letters, digits and _ . : / -, like crm:write)", s)
+		}
+		if ns, _, _ := strings.Cut(s, ":"); reserved[ns] && !api[s] {
+			return fmt.Errorf("unknown API scope %q (API scopes: %s)", s, strings.Join(httpapi.AllScopes, ", "))
 		}
 	}
 	return nil

@@ -111,6 +111,20 @@ type request struct {
 	tokenHash string
 }
 
+// AuthBearerToken is the auth source of every principal the API builds:
+// it authenticates bearer tokens only.
+const AuthBearerToken = "bearer_token"
+
+// principal is the execution principal of an authenticated request: the
+// token's tenant, its label as the actor id, its scopes as the capability
+// ceiling, and a prefix of its hash (never the token) as the token id.
+func (r *request) principal() *core.Principal {
+	return &core.Principal{
+		ActorID: r.token.Label, AuthSource: AuthBearerToken, RequestContext: "rest",
+		Tenant: r.tenant, TokenID: r.tokenHash[:16], CapabilityCeiling: append([]string(nil), r.token.Scopes...),
+	}
+}
+
 func (r *request) header(name string) string {
 	for k, v := range r.Headers {
 		if strings.EqualFold(k, name) {

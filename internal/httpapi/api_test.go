@@ -27,7 +27,10 @@ const agentsJSON = `{"agents":[
   "tools":[{"name":"ability/echo","source":"go","description":"Echo.","executor":{"type":"go","handler":"echo"}},
            {"name":"ability/send_email","source":"go","description":"Mail.","action_policy":"preview","executor":{"type":"go","handler":"echo"}}]},
  {"slug":"locked","model":{"provider":"scripted","turns":[{"content":"fixed"}]}},
- {"slug":"remote","model":{"provider":"bedrock","model":"m"}}]}`
+ {"slug":"remote","model":{"provider":"bedrock","model":"m"}},
+ {"slug":"crm","model":{"provider":"scripted"},"allow_overrides":["model"],
+  "tools":[{"name":"crm/update_contact","source":"go","description":"Update.","executor":{"type":"go","handler":"echo"},"access":{"scopes":["crm:write"]}},
+           {"name":"crm/find_contact","source":"go","description":"Find.","executor":{"type":"go","handler":"echo"}}]}]}`
 
 type env struct {
 	api   *httpapi.API
@@ -48,6 +51,8 @@ func newEnv(t *testing.T) *env {
 		_ = a.PutToken(context.Background(), app.Token{Token: tok, Tenant: tenant})
 	}
 	_ = a.PutToken(context.Background(), app.Token{Token: "tok-readonly", Tenant: "acme", Scopes: []string{httpapi.ScopeRunsRead}})
+	_ = a.PutToken(context.Background(), app.Token{Token: "tok-crm-writer", Tenant: "acme", Scopes: append(app.Scopes(), "crm:write")})
+	_ = a.PutToken(context.Background(), app.Token{Token: "tok-approver-1", Tenant: "acme", Label: "ops-lead", Scopes: []string{httpapi.ScopeRunsRead, httpapi.ScopeApprovalDecide}})
 	return &env{api: a.API, q: a.Steps, eng: a.Runner, clock: clock}
 }
 
@@ -321,4 +326,100 @@ func (s *sessionHeadsDown) SessionHead(ctx context.Context, tenant, sessionID st
 		return core.SessionHead{}, errors.New("store unavailable")
 	}
 	return s.Store.SessionHead(ctx, tenant, sessionID)
+}
+
+// TestApprovalDecidedNamesTheApprover: the approval_decided event and the
+// call's audit record name the principal whose token decided (not the
+// one that started the run), by tenant, token label, auth source and a
+// prefix of the token's hash, never by the token itself.
+func TestApprovalDecidedNamesTheApprover(t *testing.T) {
+	sum := sha256.Sum256([]byte("tok-approver-1"))
+	want := map[string]any{"tenant": "acme", "actor_id": "ops-lead", "auth_source": "bearer_token", "request_context": "rest",
+		"token_id": hex.EncodeToString(sum[:])[:16]}
+	for _, decision := range []string{"accept", "reject"} {
+		t.Run(decision, func(t *testing.T) {
+			e := newEnv(t)
+			body := `{"agent":"demo","messages":[{"role":"user","content":"mail ann"}],"model":{"provider":"scripted","turns":[
+			    {"tool_calls":[{"id":"c1","name":"ability/send_email","parameters":{"to":"ann"}}]},{"content":"Done."}]}}`
+			_, v, _ := e.do(t, "POST", "/v1/runs", "tok-acme-123", body, nil)
+			runID := v["run_id"].(string)
+			e.pump(t)
+			_, v, _ = e.do(t, "GET", "/v1/runs/"+runID, "tok-acme-123", "", nil)
+			actID := v["pending"].(map[string]any)["actions"].([]any)[0].(map[string]any)["action_id"].(string)
+			if st, b, _ := e.do(t, "POST", "/v1/runs/"+runID+"/approvals/"+actID, "tok-approver-1", `{"decision":"`+decision+`"}`, nil); st != 202 {
+				t.Fatalf("decide: %d %v", st, b)
+			}
+			e.pump(t)
+			_, evs, resp := e.do(t, "GET", "/v1/runs/"+runID+"/events?limit=1000", "tok-acme-123", "", nil)
+			var decided map[string]any
+			for _, ev := range evs["events"].([]any) {
+				if ev := ev.(map[string]any); ev["type"] == "approval_decided" {
+					decided = ev["data"].(map[string]any)
+				}
+			}
+			if decided == nil || decided["decision"] != decision || fmt.Sprint(decided["resolver"]) != fmt.Sprint(want) {
+				t.Fatalf("approval_decided = %v, want decision %s by %v", decided, decision, want)
+			}
+			st, v, view := e.do(t, "GET", "/v1/runs/"+runID, "tok-acme-123", "", nil)
+			if st != 200 || v["status"] != "completed" {
+				t.Fatalf("run: %d %v", st, v)
+			}
+			audit := v["result"].(map[string]any)["tool_audit_events"].([]any)
+			approval, _ := audit[0].(map[string]any)["approval"].(map[string]any)
+			if approval["decision"] != decision || fmt.Sprint(approval["resolver"]) != fmt.Sprint(want) {
+				t.Fatalf("audit approval = %v, want decision %s by %v", approval, decision, want)
+			}
+			for _, b := range []string{resp.Body, view.Body} {
+				if strings.Contains(b, "tok-approver-1") || strings.Contains(b, hex.EncodeToString(sum[:])) {
+					t.Fatal("a response holds the approver's token or its whole hash")
+				}
+			}
+		})
+	}
+}
+
+// TestToolAccessByTokenScopes: a tool whose access block requires
+// crm:write is offered to the model, and runs, only in runs started by a
+// token holding that scope; otherwise a call to it by name fails with
+// tool_not_found and the ungated tool still runs.
+func TestToolAccessByTokenScopes(t *testing.T) {
+	body := `{"agent":"crm","messages":[{"role":"user","content":"update ann"}],"model":{"provider":"scripted","turns":[
+	    {"tool_calls":[{"id":"c1","name":"crm/update_contact","parameters":{"who":"ann"}},{"id":"c2","name":"crm/find_contact","parameters":{"who":"ann"}}]},
+	    {"content":"Done."}]}}`
+	for _, tc := range []struct {
+		token   string
+		visible bool
+	}{{"tok-acme-123", false}, {"tok-crm-writer", true}} {
+		t.Run(tc.token, func(t *testing.T) {
+			e := newEnv(t)
+			st, v, _ := e.do(t, "POST", "/v1/runs", tc.token, body, nil)
+			if st != 202 {
+				t.Fatalf("start: %d %v", st, v)
+			}
+			runID := v["run_id"].(string)
+			e.pump(t)
+			_, v, _ = e.do(t, "GET", "/v1/runs/"+runID, tc.token, "", nil)
+			result := v["result"].(map[string]any)
+			if v["status"] != "completed" {
+				t.Fatalf("run: %v", v)
+			}
+			var offered any
+			for _, ev := range result["events"].([]any) {
+				if ev := ev.(map[string]any); ev["type"] == "run_started" {
+					offered = ev["data"].(map[string]any)["tools"]
+				}
+			}
+			if got := fmt.Sprint(offered); strings.Contains(got, "crm/update_contact") != tc.visible || !strings.Contains(got, "crm/find_contact") {
+				t.Errorf("tools offered to the model: %s", got)
+			}
+			results := result["tool_execution_results"].([]any)
+			gated := results[0].(map[string]any)["result"].(map[string]any)
+			if tc.visible && gated["success"] != true || !tc.visible && (gated["success"] != false || gated["error_type"] != "tool_not_found") {
+				t.Errorf("gated call: %v", gated)
+			}
+			if open := results[1].(map[string]any)["result"].(map[string]any); open["success"] != true {
+				t.Errorf("ungated call: %v", open)
+			}
+		})
+	}
 }

@@ -110,10 +110,8 @@ func (a *API) startRun(ctx context.Context, r *request, _ []string) (int, any, e
 	if err != nil {
 		return 0, nil, errf(400, "invalid_caller_context", "%v", err)
 	}
-	req.Principal = &core.Principal{
-		ActorID: r.token.Label, AgentID: b.Agent, AuthSource: "bearer_token", RequestContext: "rest",
-		Tenant: r.tenant, TokenID: r.tokenHash[:16], CapabilityCeiling: r.token.Scopes, Caller: caller,
-	}
+	req.Principal = r.principal()
+	req.Principal.AgentID, req.Principal.Caller = b.Agent, caller
 	rec, err := a.Runner.Start(ctx, r.tenant, req)
 	if err != nil {
 		return 0, nil, err
@@ -290,7 +288,7 @@ func (a *API) approve(ctx context.Context, r *request, p []string) (int, any, er
 		if b.Decision != "accept" && b.Decision != "reject" {
 			return nil, errf(400, "invalid_request", "decision must be \"accept\" or \"reject\"")
 		}
-		return core.ApprovalDecision{ActionID: p[1], Decision: b.Decision, Reason: b.Reason}, nil
+		return core.ApprovalDecision{ActionID: p[1], Decision: b.Decision, Reason: b.Reason, Resolver: r.principal()}, nil
 	})
 }
 
