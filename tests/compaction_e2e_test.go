@@ -8,15 +8,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-// writeCompactionAgents writes an agents file whose agent compacts a
-// session past 20 messages, keeping the 6 newest, with a summary model
-// of its own (scripted, reporting usage).
+// writeCompactionAgents writes an agents file whose one agent,
+// e2e-compact, has the given compaction block.
 func writeCompactionAgents(t *testing.T, compaction map[string]any) string {
 	t.Helper()
 	file := map[string]any{"agents": []any{map[string]any{
@@ -24,15 +22,7 @@ func writeCompactionAgents(t *testing.T, compaction map[string]any) string {
 		"allow_overrides": []any{"model"}, "system": "You are a test agent.", "max_turns": 4,
 		"compaction": compaction,
 	}}}
-	b, err := json.MarshalIndent(file, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "agents.json")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeAgentsFile(t, file)
 }
 
 // TestCompactionEndToEnd grows a session over baton dev's HTTP API, on

@@ -104,6 +104,13 @@ func writeHTTPToolAgents(t *testing.T, url, env string) string {
 			"executor": map[string]any{"type": "http", "url": url + "/check_stock", "secret_env": env, "timeout": "10s"},
 		}},
 	}}}
+	return writeAgentsFile(t, file)
+}
+
+// writeAgentsFile writes an agents file into a temporary directory and
+// returns its path.
+func writeAgentsFile(t *testing.T, file map[string]any) string {
+	t.Helper()
 	b, err := json.MarshalIndent(file, "", "  ")
 	if err != nil {
 		t.Fatal(err)
