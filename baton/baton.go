@@ -36,6 +36,8 @@ type (
 	PendingToolRequest = core.PendingToolRequest
 	// PendingAction is an action the run waits for a decision on.
 	PendingAction = core.PendingAction
+	// CompactionPolicy configures conversation compaction.
+	CompactionPolicy = core.CompactionPolicy
 )
 
 // ProviderScripted is the name of the scripted model provider, which
@@ -155,6 +157,10 @@ type Agent struct {
 	ToolResultMaxBytes int
 	// Policy holds the tool and action policies.
 	Policy core.PolicyConfig
+	// Compaction, when enabled, condenses a long session's older messages
+	// into a summary the model sees instead, written by the agent's model
+	// (or Compaction.Model) unless Runtime.Summarizer is set.
+	Compaction *CompactionPolicy
 }
 
 // Request starts a run.
@@ -194,6 +200,9 @@ type Runtime struct {
 	// Machine, when set, is the core machine to use (for its hooks:
 	// mediators, guardrails, policy providers); its clock wins over Clock.
 	Machine *core.Machine
+	// Summarizer, when set, writes compaction summaries instead of a
+	// model call.
+	Summarizer core.Summarizer
 }
 
 // Run is a run held in memory. Its methods are not safe for concurrent
@@ -262,7 +271,7 @@ func (rt *Runtime) start(ctx context.Context, agent Agent, prior []Message, req 
 	if req.SessionID == "" {
 		req.SessionID = ids.NewID("sess")
 	}
-	rn := &core.Runner{Machine: rt.machine(), Model: rt.models(), Sink: rt.Sink,
+	rn := &core.Runner{Machine: rt.machine(), Model: rt.models(), Sink: rt.Sink, Summarizer: rt.Summarizer,
 		Tools: core.ToolExecutorFunc(func(ctx context.Context, call ToolCall) (any, error) {
 			h, ok := handlers[call.ToolName]
 			if !ok {
@@ -287,7 +296,7 @@ func (a Agent) config() (core.RunConfig, map[string]Handler, error) {
 	}
 	cfg := core.RunConfig{Agent: a.Name, Model: a.Model, System: a.System, MaxTurns: a.MaxTurns,
 		PendingTTL: core.Duration(a.PendingTTL), ParallelToolCalls: a.ParallelToolCalls, ContextBudget: a.ContextBudget,
-		ToolResultMaxBytes: a.ToolResultMaxBytes, Policy: a.Policy}
+		ToolResultMaxBytes: a.ToolResultMaxBytes, Policy: a.Policy, Compaction: a.Compaction}
 	if len(a.Budgets) > 0 {
 		cfg.Budgets = map[string]int{}
 		for k, v := range a.Budgets {

@@ -199,3 +199,26 @@ func TestSubmitToolError(t *testing.T) {
 		t.Fatal("a second submission for an answered request was accepted")
 	}
 }
+
+// TestCompaction: an agent with compaction, and nothing else, has its
+// long session summarized by its model before the turn, in the same call.
+func TestCompaction(t *testing.T) {
+	agent := Agent{Name: "a", Model: scripted(ScriptedTurn{Content: "First."}),
+		Compaction: &CompactionPolicy{Enabled: true, MaxMessages: 4, RecentMessages: 2}}
+	var msgs []Message
+	for _, s := range []string{"one", "two", "three", "four", "five"} {
+		msgs = append(msgs, Message{Role: core.RoleUser, Content: s})
+	}
+	run, err := (&Runtime{}).Start(context.Background(), agent, Request{Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := run.Envelope()
+	if env.Status != core.StatusCompleted || len(env.Messages) != 7 || env.Messages[5].Content != "[Conversation summary: Summary of 3 earlier messages.]" {
+		t.Fatalf("status %s, messages %+v", env.Status, env.Messages)
+	}
+	if _, err := (&Runtime{}).Start(context.Background(), Agent{Name: "a", Model: scripted(), Compaction: &CompactionPolicy{Enabled: true}}, Request{Prompt: "hi"}); err == nil ||
+		!strings.Contains(err.Error(), "compaction.max_messages must be at least 2") {
+		t.Fatalf("bad policy: %v", err)
+	}
+}

@@ -62,6 +62,19 @@ func TestExtensionScenarios(t *testing.T) {
 		return RunConfig{Agent: "demo", Model: scripted(turns...), Tools: tools}
 	}
 	search := serverTool("ability/search", nil)
+	// compacting is a run under policy that searches once per query, then
+	// replies last; opts are its scripted model's options.
+	compacting := func(policy CompactionPolicy, opts map[string]any, last string, queries ...string) RunConfig {
+		var turns []ScriptedTurn
+		for i, q := range queries {
+			turns = append(turns, turn("", call(fmt.Sprintf("call_%d", i+1), "ability/search", map[string]any{"q": q})))
+		}
+		c := cfg([]ToolDeclaration{search}, append(turns, turn(last))...)
+		c.Model.Options = opts
+		c.Compaction = &policy
+		return c
+	}
+	summaryUsage := map[string]any{"prompt_tokens": json.Number("40"), "completion_tokens": json.Number("8")}
 
 	precedenceTools := []ToolDeclaration{
 		mk("ability/t_deny", map[string]any{"action_policy": "direct"}),
@@ -117,27 +130,34 @@ func TestExtensionScenarios(t *testing.T) {
 				})
 			},
 			messages: []Message{{Role: RoleSystem, Content: "House rules."}, {Role: RoleUser, Content: "Search three things."}},
-			cfg: func() RunConfig {
-				c := cfg([]ToolDeclaration{search},
-					turn("", call("call_1", "ability/search", map[string]any{"q": "a"})),
-					turn("", call("call_2", "ability/search", map[string]any{"q": "b"})),
-					turn("", call("call_3", "ability/search", map[string]any{"q": "c"})),
-					turn("All three searched."))
-				c.Compaction = &CompactionPolicy{Enabled: true, MaxMessages: 4, RecentMessages: 2}
-				return c
-			}()},
+			cfg:      compacting(CompactionPolicy{Enabled: true, MaxMessages: 4, RecentMessages: 2}, nil, "All three searched.", "a", "b", "c")},
 		{name: "compaction_failed_keeps_transcript", handlers: handlers, model: recordView, wantStatus: StatusCompleted,
 			io: func(io *IO) {
 				io.Summarizer = SummarizerFunc(func(context.Context, SummaryRequest) (string, error) {
 					return "", errors.New("summarizer quota exceeded")
 				})
 			},
+			cfg: compacting(CompactionPolicy{Enabled: true, MaxMessages: 2, RecentMessages: 1}, nil, "Done.", "a", "b")},
+		// No summarizer: the compaction model (a cheaper one, with its own
+		// prompt) writes the summary without consuming a scripted turn;
+		// its usage is in the totals and in usage.compaction.
+		{name: "compaction_model_summary", handlers: handlers, model: recordView, wantStatus: StatusCompleted,
+			messages: []Message{{Role: RoleSystem, Content: "House rules."}, {Role: RoleUser, Content: "Search three things."}},
+			cfg: compacting(CompactionPolicy{Enabled: true, MaxMessages: 4, RecentMessages: 2, Prompt: "Summarize tersely.",
+				Model: &ModelSpec{Provider: ProviderScripted, Model: "summarizer-1", Options: map[string]any{ScriptedSummaryUsage: summaryUsage}}},
+				nil, "All three searched.", "a", "b", "c")},
+		// The run's own model writes the summary and fails: the transcript
+		// stays whole and the turn goes on with the full view.
+		{name: "compaction_model_failed", handlers: handlers, model: recordView, wantStatus: StatusCompleted,
+			cfg: compacting(CompactionPolicy{Enabled: true, MaxMessages: 3, RecentMessages: 1},
+				map[string]any{ScriptedSummaryError: "summary model overloaded"}, "Done.", "a", "b")},
+		// The summary's tokens trip the total_tokens budget before the
+		// next turn.
+		{name: "compaction_summary_trips_budget", handlers: handlers, wantStatus: StatusBudgetExceeded,
 			cfg: func() RunConfig {
-				c := cfg([]ToolDeclaration{search},
-					turn("", call("call_1", "ability/search", map[string]any{"q": "a"})),
-					turn("", call("call_2", "ability/search", map[string]any{"q": "b"})),
-					turn("Done."))
-				c.Compaction = &CompactionPolicy{Enabled: true, MaxMessages: 2, RecentMessages: 1}
+				c := compacting(CompactionPolicy{Enabled: true, MaxMessages: 4, RecentMessages: 2},
+					map[string]any{ScriptedSummaryUsage: summaryUsage}, "unreachable", "a", "b")
+				c.Budgets = map[string]int{BudgetTotalTokens: 60}
 				return c
 			}()},
 		{name: "context_trimming", handlers: handlers, model: recordView, wantStatus: StatusCompleted,

@@ -111,8 +111,10 @@ func checkGuardrail(f func() GuardrailResult) GuardrailResult {
 	return res
 }
 
-// Summarizer condenses older messages for compaction. It is caller
-// supplied, so core never chooses a model.
+// Summarizer condenses older messages for compaction. It is optional
+// caller code: when set it writes every summary, in place of the summary
+// model call (CompactionPolicy.Model or the run's model) that core
+// plans otherwise.
 type Summarizer interface {
 	Summarize(ctx context.Context, req SummaryRequest) (string, error)
 }

@@ -66,10 +66,17 @@ type ApprovalDecision struct {
 // Expire expires every pending request and action whose time has come.
 type Expire struct{}
 
-// Compacted is the outcome of a compaction step.
+// Compacted is the outcome of a compaction step: the summary, or the
+// error that kept it from being written (the transcript then stays as it
+// is). When a model call wrote it, Model names that model and Usage is
+// the call's token usage, counted in the run's usage and budgets; both
+// are empty when a Summarizer wrote it. A retryable Err (see Retryable)
+// makes the durable runner retry the step, as for a model turn.
 type Compacted struct {
 	Step    Step
 	Summary string
+	Model   *ModelSpec
+	Usage   map[string]any
 	Err     error
 }
 

@@ -15,7 +15,7 @@ const (
 	PlanModel            = "model"   // call the model with Model, then Apply ModelReplied
 	PlanTool             = "tool"    // execute Tool, then Apply ToolExecuted
 	PlanApply            = "apply"   // no I/O: Apply Input directly
-	PlanCompact          = "compact" // summarize Compaction with the Summarizer, then Apply Compacted
+	PlanCompact          = "compact" // summarize Compaction (Summarizer, or else the model call Compaction.Model), then Apply Compacted
 )
 
 // Plan is the I/O a step needs.
@@ -44,7 +44,8 @@ func (m *Machine) Plan(ctx context.Context, st RunState, transcript []Message, s
 		}
 		if p := st.Config.Compaction; p.active() && st.CompactTurn != st.Turn+1 {
 			if compact, through, retained, ok := compactionPlan(p, compactedView(transcript)); ok {
-				return Plan{Kind: PlanCompact, Compaction: &CompactionRequest{RunID: st.RunID, Messages: compact, Through: through, Retained: retained}}, nil
+				return Plan{Kind: PlanCompact, Compaction: &CompactionRequest{RunID: st.RunID, Messages: compact, Through: through, Retained: retained,
+					Model: summaryRequest(&st, p, compact)}}, nil
 			}
 		}
 		view, trim := st.modelView(transcript)

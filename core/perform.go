@@ -38,8 +38,12 @@ func (p *ToolPanic) Error() string { return fmt.Sprintf("panic: %v", p.Value) }
 // IO holds the ports a step's I/O uses. Both runners perform steps with
 // it, so a step means the same in process and in a Lambda.
 type IO struct {
-	Model      ModelProvider
-	Tools      ToolExecutor
+	// Model serves model turns, and compaction summaries when no
+	// Summarizer is set.
+	Model ModelProvider
+	Tools ToolExecutor
+	// Summarizer, when set, writes compaction summaries instead of the
+	// model.
 	Summarizer Summarizer
 	// Compactor, when set, rewrites the deterministic summary of a
 	// context-trimmed model view; its errors fall back to that summary.
@@ -66,13 +70,27 @@ func (io IO) Perform(ctx context.Context, step Step, plan Plan) Input {
 		out, err := ExecuteTool(ctx, io.Tools, *plan.Tool)
 		return ToolExecuted{Step: step, Output: out, Err: err}
 	case PlanCompact:
-		if io.Summarizer == nil {
-			return Compacted{Step: step, Err: fmt.Errorf("compaction is enabled but no summarizer is configured")}
-		}
-		summary, err := safeSummarize(ctx, io.Summarizer, SummaryRequest{RunID: plan.Compaction.RunID, Messages: plan.Compaction.Messages})
-		return Compacted{Step: step, Summary: summary, Err: err}
+		return io.summarize(ctx, step, *plan.Compaction)
 	}
 	return nil
+}
+
+// summarize writes a compaction summary: with the Summarizer when one is
+// configured, otherwise with the summary model call.
+func (io IO) summarize(ctx context.Context, step Step, c CompactionRequest) Compacted {
+	if io.Summarizer != nil {
+		summary, err := safeSummarize(ctx, io.Summarizer, SummaryRequest{RunID: c.RunID, Messages: c.Messages})
+		return Compacted{Step: step, Summary: summary, Err: err}
+	}
+	spec := c.Model.Model
+	if io.Model == nil {
+		return Compacted{Step: step, Model: &spec, Err: fmt.Errorf("no model provider is configured to write the compaction summary")}
+	}
+	reply, err := io.Model.Complete(ctx, c.Model)
+	if err != nil {
+		return Compacted{Step: step, Model: &spec, Err: err}
+	}
+	return Compacted{Step: step, Summary: reply.Content, Model: &spec, Usage: reply.Usage}
 }
 
 func (io IO) compactView(ctx context.Context, req ModelRequest) []Message {

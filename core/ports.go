@@ -12,16 +12,38 @@ type ModelProvider interface {
 	Complete(ctx context.Context, req ModelRequest) (ModelReply, error)
 }
 
-// ModelRequest is what one model turn sees.
+// Purposes of a model call (ModelRequest.Purpose).
+const (
+	// PurposeTurn is a model turn of the run: its reply is the
+	// assistant's.
+	PurposeTurn = ""
+	// PurposeSummary is a compaction summary: System is the summary
+	// prompt, Messages is one user message holding the part of the
+	// transcript to condense (as text), Tools is empty, and the reply's
+	// content is the summary. It is never streamed to clients.
+	PurposeSummary = "summary"
+)
+
+// ModelRequest is what one model call sees: a model turn, or a
+// compaction summary when Purpose says so.
 type ModelRequest struct {
-	RunID             string            `json:"run_id"`
-	SessionID         string            `json:"session_id"`
+	RunID     string `json:"run_id"`
+	SessionID string `json:"session_id"`
+	// Turn is the run's turn the call is for (a summary's is the turn it
+	// is written before).
 	Turn              int               `json:"turn"`
 	Model             ModelSpec         `json:"model"`
 	System            string            `json:"system,omitempty"`
 	Messages          []Message         `json:"messages"`
 	Tools             []ToolDeclaration `json:"tools,omitempty"`
 	ParallelToolCalls bool              `json:"parallel_tool_calls,omitempty"`
+	// Purpose is PurposeTurn or PurposeSummary. A provider answers both
+	// the same way; the scripted provider answers a summary without
+	// consuming a scripted turn.
+	Purpose string `json:"purpose,omitempty"`
+	// Summarizes is, on a summary request, the number of transcript
+	// messages the summary condenses.
+	Summarizes int `json:"summarizes,omitempty"`
 	// Trim is set when the messages were trimmed to the context budget:
 	// a ContextCompactor may rewrite the summary at Trim.SummaryIndex.
 	Trim *TrimResult `json:"-"`

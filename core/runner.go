@@ -30,8 +30,9 @@ type Runner struct {
 	// goroutine the provider reads its stream on while the driving one
 	// waits for the call.
 	Sink EventSink
-	// Summarizer and Compactor are optional (compaction and LLM context
-	// summaries).
+	// Summarizer, when set, writes compaction summaries instead of a
+	// summary call to Model; Compactor, when set, rewrites the summary of
+	// a context-trimmed view. Both are optional.
 	Summarizer Summarizer
 	Compactor  ContextCompactor
 }
@@ -211,8 +212,13 @@ func (rn *Runner) drive(ctx context.Context, run *Run) error {
 				continue
 			}
 			pctx := ctx
-			if plans[i].Kind == PlanModel {
+			switch plans[i].Kind {
+			case PlanModel:
 				pctx = WithModelRetryObserver(rn.streamTokens(ctx, run), func(r ModelRetry) { rn.modelRetrying(ctx, run, step, r) })
+			case PlanCompact:
+				// A summary call's retries are shown too; its text is
+				// never streamed.
+				pctx = WithModelRetryObserver(ctx, func(r ModelRetry) { rn.modelRetrying(ctx, run, step, r) })
 			}
 			inputs[i] = io.Perform(pctx, step, plans[i])
 		}

@@ -35,13 +35,33 @@ var _ ModelProvider = ScriptedModel{}
 // call's context (StreamsTokens), a turn streams its thinking and content
 // in pieces of that many characters, waiting chunk_delay (a Go duration
 // such as "50ms") before each, as a provider streaming its output would.
+//
+// A compaction summary request (Purpose PurposeSummary) consumes no
+// scripted turn: it is answered with summary (default "Summary of N
+// earlier messages.", N being the messages it condenses), reporting
+// summary_usage as its usage (none by default); summary_error makes it
+// fail with that message instead.
+//
+// With echo_request true, a turn's request_metadata (when the turn
+// scripts none) also holds request_messages: what the model was sent,
+// one {"seq", "role", "content"} per message (content cut to 200
+// characters; seq 0 for a message not yet in the transcript), so a test
+// can see what a turn saw.
 const (
-	ScriptedChunkChars = "chunk_chars"
-	ScriptedChunkDelay = "chunk_delay"
+	ScriptedChunkChars   = "chunk_chars"
+	ScriptedChunkDelay   = "chunk_delay"
+	ScriptedSummary      = "summary"
+	ScriptedSummaryUsage = "summary_usage"
+	ScriptedSummaryError = "summary_error"
+	ScriptedEchoRequest  = "echo_request"
 )
 
-// Complete returns the scripted reply for req.Turn.
+// Complete returns the scripted reply for req.Turn, or the scripted
+// summary of a summary request.
 func (ScriptedModel) Complete(ctx context.Context, req ModelRequest) (ModelReply, error) {
+	if req.Purpose == PurposeSummary {
+		return scriptedSummary(req)
+	}
 	turns := req.Model.Turns
 	if req.Turn < 1 || req.Turn > len(turns) {
 		return ModelReply{}, fmt.Errorf("scripted model exhausted: turn %d was requested but the script has %d turn(s)", req.Turn, len(turns))
@@ -67,6 +87,9 @@ func (ScriptedModel) Complete(ctx context.Context, req ModelRequest) (ModelReply
 		if req.Model.Model != "" {
 			meta["model"] = req.Model.Model
 		}
+		if echo, _ := req.Model.Options[ScriptedEchoRequest].(bool); echo {
+			meta["request_messages"] = echoMessages(req.Messages)
+		}
 	}
 	return ModelReply{
 		Content:         t.Content,
@@ -75,6 +98,64 @@ func (ScriptedModel) Complete(ctx context.Context, req ModelRequest) (ModelReply
 		RequestMetadata: meta,
 		StopReason:      map[bool]string{true: "tool_use", false: "end_turn"}[len(calls) > 0],
 	}, nil
+}
+
+// scriptedSummary answers a summary request from the model options.
+func scriptedSummary(req ModelRequest) (ModelReply, error) {
+	opts := req.Model.Options
+	if msg, _ := opts[ScriptedSummaryError].(string); msg != "" {
+		return ModelReply{}, fmt.Errorf("scripted model error: %s", msg)
+	}
+	summary, _ := opts[ScriptedSummary].(string)
+	if summary == "" {
+		summary = fmt.Sprintf("Summary of %d earlier messages.", req.Summarizes)
+	}
+	usage, _ := opts[ScriptedSummaryUsage].(map[string]any)
+	meta := map[string]any{"provider": ProviderScripted, "purpose": PurposeSummary}
+	if req.Model.Model != "" {
+		meta["model"] = req.Model.Model
+	}
+	return ModelReply{Content: summary, Usage: cloneObject(usage), RequestMetadata: meta, StopReason: "end_turn"}, nil
+}
+
+// echoMessages is the echo_request view of a request's messages.
+func echoMessages(msgs []Message) []any {
+	out := make([]any, len(msgs))
+	for i, m := range msgs {
+		out[i] = map[string]any{"seq": json.Number(fmt.Sprint(m.Seq)), "role": m.Role, "content": truncateRunes(m.Content, 200)}
+	}
+	return out
+}
+
+// validateModelOptions checks the options of a scripted model spec,
+// which the scripted provider would otherwise reject only when called.
+// Other providers check their own options when called.
+func validateModelOptions(spec ModelSpec) error {
+	if spec.Provider != ProviderScripted {
+		return nil
+	}
+	opts := spec.Options
+	if _, _, err := scriptedChunking(opts); err != nil {
+		return err
+	}
+	for _, k := range []string{ScriptedSummary, ScriptedSummaryError} {
+		if v, ok := opts[k]; ok {
+			if _, isString := v.(string); !isString {
+				return fmt.Errorf("scripted model: %s must be a string, got %T", k, v)
+			}
+		}
+	}
+	if v, ok := opts[ScriptedSummaryUsage]; ok {
+		if _, isObject := v.(map[string]any); !isObject {
+			return fmt.Errorf("scripted model: %s must be an object such as {\"prompt_tokens\": 40, \"completion_tokens\": 8}, got %T", ScriptedSummaryUsage, v)
+		}
+	}
+	if v, ok := opts[ScriptedEchoRequest]; ok {
+		if _, isBool := v.(bool); !isBool {
+			return fmt.Errorf("scripted model: %s must be true or false, got %T", ScriptedEchoRequest, v)
+		}
+	}
+	return nil
 }
 
 // UnmarshalJSON reads a tool call with exact numbers.

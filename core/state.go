@@ -139,10 +139,11 @@ func (c RunConfig) Validate() error {
 	if c.Model.Provider == "" {
 		return invalid("model.provider is required")
 	}
-	if c.Model.Provider == ProviderScripted {
-		if _, _, err := scriptedChunking(c.Model.Options); err != nil {
-			return invalid("model.options: %v", err)
-		}
+	if err := validateModelOptions(c.Model); err != nil {
+		return invalid("model.options: %v", err)
+	}
+	if err := c.Compaction.Validate(); err != nil {
+		return err
 	}
 	for _, name := range sortedKeys(c.Budgets) {
 		ceiling := c.Budgets[name]

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -357,22 +358,74 @@ func (t *transition) compacted(in Compacted) error {
 		return fmt.Errorf("%w: nothing to compact", ErrStaleStep)
 	}
 	t.emit(EventCompactionStarted, map[string]any{"messages": len(compact), "compacted_through": through})
+	usage := t.countSummaryUsage(in.Usage)
+	// writer names the model that wrote (or failed to write) the summary.
+	writer := func(data map[string]any) map[string]any {
+		if in.Model != nil {
+			data["provider"] = in.Model.Provider
+			if in.Model.Model != "" {
+				data["model"] = in.Model.Model
+			}
+		}
+		if usage != nil {
+			data["usage"] = usage
+		}
+		return data
+	}
 	summary := strings.TrimSpace(in.Summary)
 	switch {
 	case in.Err != nil:
-		t.emit(EventCompactionFailed, map[string]any{"error": in.Err.Error(), "transcript_preserved": true})
+		t.emit(EventCompactionFailed, writer(map[string]any{"error": in.Err.Error(), "transcript_preserved": true}))
 	case summary == "":
-		t.emit(EventCompactionFailed, map[string]any{"error": "the summarizer returned an empty summary", "transcript_preserved": true})
+		t.emit(EventCompactionFailed, writer(map[string]any{"error": "the summarizer returned an empty summary", "transcript_preserved": true}))
 	default:
 		meta := map[string]any{"status": "compacted", "compacted_through": through, "compacted_count": len(compact), "retained_count": retained, "summary_chars": utf8.RuneCountInString(summary)}
 		from := s.NextMsgSeq
 		t.appendMessage(Message{Role: RoleUser, Content: "[Conversation summary: " + summary + "]", Metadata: map[string]any{MetaSource: "compaction", MetaCompaction: meta}})
-		t.emit(EventCompactionCompleted, cloneObject(meta))
+		t.emit(EventCompactionCompleted, writer(cloneObject(meta)))
 		t.messagesUpdated(MessagesCompaction, from)
+	}
+	if b := s.budget(BudgetTotalTokens); b != nil && b.Exceeded() {
+		t.tripBudget(b)
+		t.finish(StatusBudgetExceeded)
+		return nil
 	}
 	s.ModelStep = t.schedule(StepModelTurn, "")
 	t.setActiveStatus()
 	return nil
+}
+
+// UsageCompaction is the key of the run's usage line that counts its
+// compaction summary calls; the run's summed totals include them.
+const UsageCompaction = "compaction"
+
+// countSummaryUsage adds a summary call's usage to the run's totals, to
+// its compaction line and to the total_tokens budget, and returns the
+// call's usage as counted (nil when the call reported none).
+func (t *transition) countSummaryUsage(u map[string]any) map[string]any {
+	if len(u) == 0 {
+		return nil
+	}
+	s := t.st
+	call := map[string]any{}
+	accumulateUsage(call, u)
+	if len(call) == 0 {
+		return nil
+	}
+	accumulateUsage(s.Usage, call)
+	// The line is a new map: the caller's state may share the old one.
+	line := map[string]any{"prompt_tokens": json.Number("0"), "completion_tokens": json.Number("0"), "total_tokens": json.Number("0")}
+	if prev, ok := s.Usage[UsageCompaction].(map[string]any); ok {
+		for k, v := range prev {
+			line[k] = v
+		}
+	}
+	accumulateUsage(line, call)
+	s.Usage[UsageCompaction] = line
+	if b := s.budget(BudgetTotalTokens); b != nil {
+		b.Current = int(numberOf(s.Usage["total_tokens"]))
+	}
+	return call
 }
 
 func (t *transition) stepCall(step Step) (*CallState, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -161,6 +162,27 @@ func build(s Spec) (*Agent, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// CheckCompactionModels checks, once the deployment's enabled model
+// providers are known, every agent's compaction.model: its provider must
+// be enabled (an unknown one never is), and a provider other than
+// scripted needs a model id. Otherwise every summary would fail at run
+// time; the error names the agent and the field.
+func (r *Registry) CheckCompactionModels(enabled []string) error {
+	for _, slug := range r.Slugs() {
+		p := r.agents[slug].Spec.Compaction
+		if p == nil || p.Model == nil {
+			continue
+		}
+		if !slices.Contains(enabled, p.Model.Provider) {
+			return fmt.Errorf("agent %s: compaction.model.provider %q is not enabled in this deployment (enabled: %s)", slug, p.Model.Provider, strings.Join(enabled, ", "))
+		}
+		if p.Model.Provider != core.ProviderScripted && strings.TrimSpace(p.Model.Model) == "" {
+			return fmt.Errorf("agent %s: compaction.model.model is required: provider %s needs a model id", slug, p.Model.Provider)
+		}
+	}
+	return nil
 }
 
 // Get returns an agent by slug.

@@ -29,6 +29,10 @@ func TestParseErrors(t *testing.T) {
 			`agents[0] (crm): tools[0]: invalid tool declaration "crm/w": access.scope: unknown field`},
 		{"access bad scope", `{"agents":[{"slug":"crm","model":{"provider":"x"},"tools":[{"name":"crm/w","source":"s","description":"d","executor":{"type":"go","handler":"h"},"access":{"scopes":["crm write"]}}]}]}`,
 			`agents[0] (crm): tools[0]: invalid tool declaration "crm/w": access.scopes[0]: "crm write" is not a valid scope name`},
+		{"compaction without threshold", `{"agents":[{"slug":"a","model":{"provider":"x"},"compaction":{"enabled":true}}]}`, "agents[0] (a): invalid input: compaction.max_messages must be at least 2"},
+		{"compaction recent not below max", `{"agents":[{"slug":"a","model":{"provider":"x"},"compaction":{"enabled":true,"max_messages":4,"recent_messages":9}}]}`, "compaction.recent_messages (9) must be below compaction.max_messages (4)"},
+		{"compaction model without provider", `{"agents":[{"slug":"a","model":{"provider":"x"},"compaction":{"enabled":true,"max_messages":4,"model":{"model":"m"}}}]}`, "agents[0] (a): invalid input: compaction.model.provider is required"},
+		{"compaction unknown field", `{"agents":[{"slug":"a","model":{"provider":"x"},"compaction":{"enabled":true,"max_messages":4,"model":{"provider":"x","url":"http://x"}}}]}`, `unknown field "url"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,5 +119,34 @@ func TestToolAccess(t *testing.T) {
 	}
 	if acc := cfg.Tools[0].Access; acc == nil || len(acc.Scopes) != 1 || acc.Scopes[0] != "crm:write" || cfg.Tools[1].Access != nil {
 		t.Fatalf("tools %+v", cfg.Tools)
+	}
+}
+
+func TestCheckCompactionModels(t *testing.T) {
+	r, err := Parse([]byte(`{"agents":[
+		{"slug":"own","model":{"provider":"openai","model":"gpt-4o"},"compaction":{"enabled":true,"max_messages":20}},
+		{"slug":"cheap","model":{"provider":"openai","model":"gpt-4o"},"compaction":{"enabled":true,"max_messages":20,"model":{"provider":"anthropic"},"prompt":"Be short."}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		enabled []string
+		want    string
+	}{
+		{[]string{"openai"}, `agent cheap: compaction.model.provider "anthropic" is not enabled in this deployment (enabled: openai)`},
+		{[]string{"openai", "anthropic"}, "agent cheap: compaction.model.model is required: provider anthropic needs a model id"},
+	} {
+		if err := r.CheckCompactionModels(tc.enabled); err == nil || err.Error() != tc.want {
+			t.Errorf("enabled %v: err = %v, want %q", tc.enabled, err, tc.want)
+		}
+	}
+	ok, _ := Parse([]byte(`{"agents":[{"slug":"a","model":{"provider":"scripted"},"compaction":{"enabled":true,"max_messages":20,"model":{"provider":"scripted"}}}]}`))
+	if err := ok.CheckCompactionModels([]string{"scripted"}); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := r.Get("cheap")
+	cfg, err := a.RunConfig(Overrides{})
+	if err != nil || cfg.Compaction.Model.Provider != "anthropic" || cfg.Compaction.Prompt != "Be short." {
+		t.Fatalf("run config compaction %+v, %v", cfg.Compaction, err)
 	}
 }

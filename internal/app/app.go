@@ -46,6 +46,9 @@ type Deps struct {
 	ToolHandlers map[string]ToolHandler
 	// Model replaces the providers Config.Providers enables.
 	Model core.ModelProvider
+	// Summarizer, when set, writes compaction summaries in place of the
+	// summary model call (the agent's compaction.model or its model).
+	Summarizer core.Summarizer
 	// Log replaces the logger Config.LogLevel and LogText describe.
 	Log *slog.Logger
 	// LogOutput is where that logger writes (default os.Stderr).
@@ -123,6 +126,9 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := reg.CheckCompactionModels(cfg.Providers); err != nil {
+		return nil, err
+	}
 	// One AWS configuration, loaded when something first needs it, and
 	// one secret resolver, for the stores, the providers and the tools.
 	loadAWS := awsenv.Lazy(awsenv.Options{Region: cfg.Region, DynamoDBEndpoint: cfg.Stores.DynamoDBEndpoint, SQSEndpoint: cfg.Stores.SQSEndpoint})
@@ -160,7 +166,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 		}
 	}
 	a := &App{Config: cfg, Steps: st.queue, Store: st.store, Tokens: st.tokens, Agents: reg, Tools: tools, Stores: st.info, Log: log, cleanup: st.cleanup}
-	a.opts = durable.Options{Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Tools: tools, Clock: clock, IDs: deps.IDs, Log: log,
+	a.opts = durable.Options{Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Tools: tools, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log,
 		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives}}
 	a.Runner = a.NewRunner()
 	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers})

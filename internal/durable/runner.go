@@ -27,8 +27,8 @@ type Options struct {
 	Queue  core.StepQueue
 	Agents *agents.Registry
 	// Model and Tools are the step I/O ports (Tools may be nil where no
-	// tool executes, as in the API and the sweeper); Summarizer serves
-	// compaction.
+	// tool executes, as in the API and the sweeper). Model also writes
+	// compaction summaries, unless a Summarizer is set, which then does.
 	Model      core.ModelProvider
 	Tools      core.ToolExecutor
 	Summarizer core.Summarizer

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +27,12 @@ const agentsFile = `{"agents":[{"slug":"demo","model":{"provider":"scripted"},
   {"name":"ability/charge","source":"go","description":"Charge a card once.","executor":{"type":"go","handler":"count"}},
   {"name":"ability/idempotent_charge","source":"go","description":"Charge, deduplicated by idempotency key.","runtime":{"retry_safe":true},"executor":{"type":"go","handler":"count"}},
   {"name":"ability/send_email","source":"go","description":"Send mail.","action_policy":"preview","executor":{"type":"go","handler":"count"}}
+ ]},
+ {"slug":"compact","model":{"provider":"scripted"},"allow_overrides":["model"],"system":"Be brief.","max_turns":8,
+  "compaction":{"enabled":true,"max_messages":4,"recent_messages":2,"prompt":"Summarize tersely.",
+   "model":{"provider":"scripted","model":"summarizer-1","options":{"summary_usage":{"prompt_tokens":40,"completion_tokens":8}}}},
+  "tools":[
+  {"name":"ability/search","source":"go","description":"Search.","parameters":{"type":"object","properties":{"q":{"type":"string"}}},"executor":{"type":"go","handler":"count"}}
  ]}]}`
 
 // counter counts executions per tool_call_id.
@@ -156,12 +163,17 @@ func canon(t *testing.T, v any) string {
 // parityCase is run through the in-process runner and the distributed
 // runtime; the envelopes must be identical.
 type parityCase struct {
-	name     string
+	name string
+	// agent is "demo" unless set; messages are "hi" unless set.
+	agent    string
+	messages []core.Message
 	model    *core.ModelSpec
 	parallel bool
 	budgets  map[string]int
 	tools    []any
 	resumes  []func(st core.RunState) core.Input
+	// check, when set, checks the envelope beyond parity.
+	check func(t *testing.T, env core.Envelope)
 }
 
 func parityCases() []parityCase {
@@ -194,15 +206,49 @@ func parityCases() []parityCase {
 			model: scripted(turn("", call("c1", "client/get_calendar", map[string]any{})), turn("x"))},
 		{name: "steer_while_paused", tools: []any{clientTool}, resumes: []func(core.RunState) core.Input{func(core.RunState) core.Input { return core.Steer{Content: "also tuesday"} }, submit},
 			model: scripted(turn("", call("c1", "client/get_calendar", map[string]any{})), turn("done"))},
+		// Two summaries written by the agent's compaction model, each its
+		// own step, with their usage in the totals and usage.compaction.
+		{name: "compaction_by_model", agent: "compact", messages: session(5),
+			model: scripted(turn("", call("c1", "ability/search", map[string]any{"q": "a"})), turn("", call("c2", "ability/search", map[string]any{"q": "b"})), turn("Searched.")),
+			check: func(t *testing.T, env core.Envelope) {
+				var summaries []string
+				for _, ev := range env.Events {
+					if ev.Type == core.EventCompactionCompleted {
+						summaries = append(summaries, fmt.Sprint(ev.Data["model"], " ", ev.Data["compacted_through"]))
+					}
+				}
+				if fmt.Sprint(summaries) != "[summarizer-1 3 summarizer-1 5 summarizer-1 8]" || env.Status != core.StatusCompleted {
+					t.Fatalf("summaries %v, status %s", summaries, env.Status)
+				}
+				if got := canon(t, env.Usage); got != `{"compaction":{"completion_tokens":24,"prompt_tokens":120,"total_tokens":144},"completion_tokens":30,"prompt_tokens":129,"total_tokens":159}` {
+					t.Fatalf("usage %s", got)
+				}
+			}},
 	}
+}
+
+// session is n messages alternating user and assistant.
+func session(n int) []core.Message {
+	msgs := make([]core.Message, n)
+	for i := range msgs {
+		msgs[i] = core.Message{Role: map[bool]string{true: core.RoleUser, false: core.RoleAssistant}[i%2 == 0], Content: fmt.Sprintf("message %d", i+1)}
+	}
+	return msgs
 }
 
 func TestParityWithInProcessRunner(t *testing.T) {
 	for _, pc := range parityCases() {
 		t.Run(pc.name, func(t *testing.T) {
 			// Distributed: one step per message over the in-memory ports.
+			if pc.agent == "" {
+				pc.agent = "demo"
+			}
+			if pc.messages == nil {
+				pc.messages = userMsg("hi")
+			}
 			h := newHarness(t, nil)
 			runID := h.start(t, pc.model, func(r *durable.StartRequest) {
+				r.Agent, r.Messages = pc.agent, pc.messages
 				r.RequestTools = pc.tools
 				r.Overrides.Budgets = pc.budgets
 				if pc.parallel {
@@ -224,7 +270,7 @@ func TestParityWithInProcessRunner(t *testing.T) {
 
 			// In process, with the same configuration.
 			reg, _ := agents.Parse([]byte(agentsFile))
-			a, _ := reg.Get("demo")
+			a, _ := reg.Get(pc.agent)
 			ov := agents.Overrides{Model: pc.model, Budgets: pc.budgets}
 			if pc.parallel {
 				ov.ParallelToolCalls = &pc.parallel
@@ -235,7 +281,7 @@ func TestParityWithInProcessRunner(t *testing.T) {
 			}
 			h2 := newHarness(t, nil)
 			rn := &core.Runner{Machine: core.NewMachine(h2.clock), Model: core.ScriptedModel{}, Tools: h2.eng.IO.Tools}
-			run, err := rn.Start(context.Background(), core.StartInput{RunID: runID, SessionID: "s-1", Config: cfg, RequestTools: pc.tools, Messages: userMsg("hi")})
+			run, err := rn.Start(context.Background(), core.StartInput{RunID: runID, SessionID: "s-1", Config: cfg, RequestTools: pc.tools, Messages: pc.messages})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -249,6 +295,9 @@ func TestParityWithInProcessRunner(t *testing.T) {
 			}
 			if !core.IsTerminal(dist.Status) {
 				t.Fatalf("run did not finish: %s", dist.Status)
+			}
+			if pc.check != nil {
+				pc.check(t, dist)
 			}
 		})
 	}
@@ -678,5 +727,81 @@ func TestViewsOfCommitsReadNothingBack(t *testing.T) {
 	}
 	if want := stored(snap.State.RunID); fromCommit != want {
 		t.Fatalf("view of the second start\n%s\nwant\n%s", fromCommit, want)
+	}
+}
+
+// TestCompactionSummaryRetriedLikeAModelTurn: a retryable error of the
+// summary call retries the step (nothing is committed but the retry's
+// model_retry event), as for a model turn; on the last receive the failure
+// is applied: compaction_failed, the transcript as it was, and the turn
+// goes on.
+func TestCompactionSummaryRetriedLikeAModelTurn(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// fails is how many summary calls fail with a retryable error.
+		fails int
+		// count is the receive count of the first delivery.
+		count   int
+		wantErr bool
+		want    string
+	}{
+		{"retried, then written", 1, 1, true, core.EventCompactionCompleted},
+		{"failed on the last receive", 99, 5, false, core.EventCompactionFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			summaryCalls := 0
+			h.model = modelFunc(func(ctx context.Context, r core.ModelRequest) (core.ModelReply, error) {
+				if r.Purpose == core.PurposeSummary {
+					summaryCalls++
+					if summaryCalls <= tc.fails {
+						core.NotifyModelRetry(ctx, core.ModelRetry{Provider: r.Model.Provider, Attempt: 1, Status: 503})
+						return core.ModelReply{}, core.Retryable(errors.New("summary model unavailable"))
+					}
+				}
+				return core.ScriptedModel{}.Complete(ctx, r)
+			})
+			runID := h.start(t, scripted(turn("Done.")), func(r *durable.StartRequest) { r.Agent, r.Messages = "compact", session(5) })
+			ctx := context.Background()
+			ds, _ := h.q.Receive(ctx, 1, 0)
+			var step core.Step
+			_ = json.Unmarshal(ds[0].Body, &step)
+			err := h.eng.HandleStep(ctx, step, durable.Attempt{ReceiveCount: tc.count, Owner: "w1"})
+			if (err != nil) != tc.wantErr || (err != nil && !core.IsRetryable(err)) {
+				t.Fatalf("first delivery: err %v, want a retryable error: %v", err, tc.wantErr)
+			}
+			if err == nil {
+				_ = h.q.Delete(ctx, ds[0].ReceiptHandle)
+			} else {
+				rec, _ := h.eng.Get(ctx, "acme", runID)
+				if rec.State.ModelStep != step.Seq || rec.State.CompactTurn != 0 {
+					t.Fatalf("a retried summary step committed an outcome: %+v", rec.State)
+				}
+				if err := h.eng.HandleStep(ctx, step, durable.Attempt{ReceiveCount: tc.count + 1, Owner: "w2"}); err != nil {
+					t.Fatal(err)
+				}
+				_ = h.q.Delete(ctx, ds[0].ReceiptHandle)
+			}
+			h.pump(t)
+			env := h.envelope(t, runID)
+			var types []string
+			for _, ev := range env.Events {
+				if ev.Type == core.EventModelRetry || strings.HasPrefix(ev.Type, "compaction_") {
+					types = append(types, ev.Type)
+				}
+			}
+			if want := fmt.Sprint([]string{core.EventModelRetry, core.EventCompactionStarted, tc.want}); fmt.Sprint(types) != want || env.Status != core.StatusCompleted {
+				t.Fatalf("events %v, want %s; status %s", types, want, env.Status)
+			}
+			summaries := 0
+			for _, m := range env.Messages {
+				if m.Metadata["source"] == "compaction" {
+					summaries++
+				}
+			}
+			if wantSummaries := map[bool]int{true: 1, false: 0}[tc.want == core.EventCompactionCompleted]; summaries != wantSummaries || len(env.Messages) != 6+wantSummaries {
+				t.Fatalf("%d summaries in %d messages", summaries, len(env.Messages))
+			}
+		})
 	}
 }

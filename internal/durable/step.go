@@ -59,8 +59,11 @@ func (e *Runner) HandleStep(ctx context.Context, step core.Step, d Attempt) erro
 		// its retries and heartbeats keep the run from looking stalled.
 		p := e.watch(ctx, rec, tr, step, log)
 		ioctx, published := ctx, func() {}
-		if plan.Kind == core.PlanModel {
+		if plan.Kind == core.PlanModel || plan.Kind == core.PlanCompact {
 			ioctx = core.WithModelRetryObserver(ctx, p.observe(ctx))
+		}
+		if plan.Kind == core.PlanModel {
+			// A turn's tokens are streamed; a compaction summary's never.
 			ioctx, published = e.publish(ioctx, rec.State, plan, log)
 		}
 		if plan.Kind == core.PlanTool {
@@ -74,14 +77,28 @@ func (e *Runner) HandleStep(ctx context.Context, step core.Step, d Attempt) erro
 			return err
 		}
 	}
-	if mr, ok := in.(core.ModelReplied); ok && mr.Err != nil && core.IsRetryable(mr.Err) {
+	if err := modelError(in); err != nil && core.IsRetryable(err) {
 		if d.ReceiveCount < e.Limits.MaxReceives {
-			log.WarnContext(ctx, "model call failed; retrying the step", "err", mr.Err, "receive_count", d.ReceiveCount)
-			return mr.Err
+			log.WarnContext(ctx, "model call failed; retrying the step", "err", err, "receive_count", d.ReceiveCount)
+			return err
 		}
-		log.ErrorContext(ctx, "model call failed on the last receive; failing the run", "err", mr.Err)
+		log.ErrorContext(ctx, "model call failed on the last receive; applying the failure", "err", err)
 	}
 	return e.commitStep(ctx, rec, tr, in, log)
+}
+
+// modelError is the error of a step's model call: a model turn's, or a
+// compaction summary's. A retryable one retries the step until the last
+// receive, which applies it (a turn's fails the run; a summary's leaves
+// the transcript as it is and the turn goes on).
+func modelError(in core.Input) error {
+	switch in := in.(type) {
+	case core.ModelReplied:
+		return in.Err
+	case core.Compacted:
+		return in.Err
+	}
+	return nil
 }
 
 // executeTool claims the call's intent and executes it, or decides its
