@@ -39,10 +39,15 @@ type Options struct {
 	// Machine carries the step machine's hooks (nil: none). The runner
 	// sets its clock to Clock, so the one clock rules both.
 	Machine *core.Machine
-	Clock   core.Clock    // default core.SystemClock
-	IDs     core.IDSource // default core.RandomIDs
-	Log     *slog.Logger  // default: discard
-	Limits  Limits
+	// AgentMachines carries the hooks of agents configured with their own
+	// (guardrails, mediator, completion policy from the agents file), by
+	// agent slug; a run of any other agent uses Machine. Their clocks are
+	// set to Clock too.
+	AgentMachines map[string]*core.Machine
+	Clock         core.Clock    // default core.SystemClock
+	IDs           core.IDSource // default core.RandomIDs
+	Log           *slog.Logger  // default: discard
+	Limits        Limits
 }
 
 // Limits holds the runner's tunables; zero values take the defaults.
@@ -110,16 +115,18 @@ func (c Limits) withDefaults() Limits {
 // concurrent use.
 type Runner struct {
 	Machine *core.Machine
-	Store   Store
-	Queue   core.StepQueue
-	Deltas  core.DeltaStore
-	IO      core.IO
-	Clock   core.Clock
-	IDs     core.IDSource
-	Agents  *agents.Registry
-	Log     *slog.Logger
-	Limits  Limits
-	cache   *transcriptCache
+	// agentMachines are Options.AgentMachines with the runner's clock.
+	agentMachines map[string]*core.Machine
+	Store         Store
+	Queue         core.StepQueue
+	Deltas        core.DeltaStore
+	IO            core.IO
+	Clock         core.Clock
+	IDs           core.IDSource
+	Agents        *agents.Registry
+	Log           *slog.Logger
+	Limits        Limits
+	cache         *transcriptCache
 	// after paces the heartbeats of a step's I/O (time.After).
 	after func(time.Duration) <-chan time.Time
 }
@@ -140,8 +147,14 @@ func New(o Options) *Runner {
 		m = *o.Machine
 	}
 	m.Clock = o.Clock
+	agentMachines := make(map[string]*core.Machine, len(o.AgentMachines))
+	for slug, am := range o.AgentMachines {
+		c := *am
+		c.Clock = o.Clock
+		agentMachines[slug] = &c
+	}
 	lim := o.Limits.withDefaults()
-	return &Runner{Machine: &m, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim,
+	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim,
 		IO:    core.IO{Model: o.Model, Tools: o.Tools, Summarizer: o.Summarizer, Compactor: o.Compactor},
 		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter}
 }
@@ -199,4 +212,13 @@ func (e *Runner) loadOwned(ctx context.Context, tenant, runID string) (core.RunR
 		return core.RunRecord{}, fmt.Errorf("run %s: %w", runID, core.ErrNotFound)
 	}
 	return rec, nil
+}
+
+// machine is the step machine of a run of agent: the agent's own when it
+// has hooks of its own, else the runner's.
+func (e *Runner) machine(agent string) *core.Machine {
+	if m, ok := e.agentMachines[agent]; ok {
+		return m
+	}
+	return e.Machine
 }

@@ -46,7 +46,7 @@ func (e *Runner) Start(ctx context.Context, tenant string, req StartRequest) (Sn
 		if head.ActiveRun != "" {
 			return transition{}, fmt.Errorf("%w (%s)", ErrSessionBusy, head.ActiveRun)
 		}
-		out, err := e.Machine.Start(ctx, core.StartInput{
+		out, err := e.machine(cfg.Agent).Start(ctx, core.StartInput{
 			RunID: e.IDs.NewID("r"), SessionID: sessionID, Config: cfg,
 			RequestTools: req.RequestTools, Messages: req.Messages, FirstSeq: head.NextSeq,
 		})

@@ -42,7 +42,7 @@ func (e *Runner) HandleStep(ctx context.Context, step core.Step, d Attempt) erro
 	if err != nil {
 		return err
 	}
-	plan, err := e.Machine.Plan(ctx, rec.State, tr, step)
+	plan, err := e.machine(rec.State.Config.Agent).Plan(ctx, rec.State, tr, step)
 	if err != nil {
 		log.ErrorContext(ctx, "dropping unplannable step", "err", err)
 		return nil
