@@ -118,7 +118,7 @@ func TestConfigAndOptions(t *testing.T) {
 // when it declares them.
 func TestToolHistoryWithoutTools(t *testing.T) {
 	providertest.ToolHistory(t, spec, func(t *testing.T, req core.ModelRequest) providertest.Encoded {
-		body, err := buildRequest(req, providers.NewToolNames(req.Tools))
+		body, err := buildRequest(req, providers.NewToolNames(req.Tools), false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,176 @@
+package providertest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/smithy-go/eventstream"
+
+	"github.com/baton-agents/baton/core"
+)
+
+// Frame is one message of an AWS event stream, as Bedrock's
+// ConverseStream sends them: an event (Event names its :event-type) or an
+// exception (Exception names its :exception-type), with a JSON payload.
+type Frame struct {
+	Event     string          `json:"event,omitempty"`
+	Exception string          `json:"exception,omitempty"`
+	Payload   json.RawMessage `json:"payload"`
+}
+
+// EncodeFrames encodes frames in the binary event stream format
+// (application/vnd.amazon.eventstream), headers as the service sends
+// them, payloads compacted.
+func EncodeFrames(frames []Frame) ([]byte, error) {
+	enc := eventstream.NewEncoder()
+	var out bytes.Buffer
+	for _, f := range frames {
+		var msg eventstream.Message
+		if f.Exception != "" {
+			msg.Headers.Set(eventstream.ExceptionTypeHeader, eventstream.StringValue(f.Exception))
+			msg.Headers.Set(eventstream.ContentTypeHeader, eventstream.StringValue("application/json"))
+			msg.Headers.Set(eventstream.MessageTypeHeader, eventstream.StringValue(eventstream.ExceptionMessageType))
+		} else {
+			msg.Headers.Set(eventstream.EventTypeHeader, eventstream.StringValue(f.Event))
+			msg.Headers.Set(eventstream.ContentTypeHeader, eventstream.StringValue("application/json"))
+			msg.Headers.Set(eventstream.MessageTypeHeader, eventstream.StringValue(eventstream.EventMessageType))
+		}
+		var payload bytes.Buffer
+		if err := json.Compact(&payload, f.Payload); err != nil {
+			return nil, err
+		}
+		msg.Payload = payload.Bytes()
+		if err := enc.Encode(&out, msg); err != nil {
+			return nil, err
+		}
+	}
+	return out.Bytes(), nil
+}
+
+// Tokens records the token deltas of streamed calls.
+type Tokens struct {
+	mu sync.Mutex
+	d  []core.TokenDelta
+}
+
+// Context returns ctx with a token sink that records into r, so a
+// provider called with it streams.
+func (r *Tokens) Context(ctx context.Context) context.Context {
+	return core.WithTokenSink(ctx, func(d core.TokenDelta) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.d = append(r.d, d)
+	})
+}
+
+// Deltas returns the deltas recorded so far, in order.
+func (r *Tokens) Deltas() []core.TokenDelta {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]core.TokenDelta(nil), r.d...)
+}
+
+// Text joins the recorded deltas of kind.
+func (r *Tokens) Text(kind string) string {
+	var b strings.Builder
+	for _, d := range r.Deltas() {
+		if d.Kind == kind {
+			b.WriteString(d.Text)
+		}
+	}
+	return b.String()
+}
+
+// Token returns a text delta of each of texts.
+func Token(texts ...string) []core.TokenDelta { return deltas(core.DeltaToken, texts) }
+
+// Thinking returns a reasoning delta of each of texts.
+func Thinking(texts ...string) []core.TokenDelta { return deltas(core.DeltaThinking, texts) }
+
+func deltas(kind string, texts []string) []core.TokenDelta {
+	var d []core.TokenDelta
+	for _, s := range texts {
+		d = append(d, core.TokenDelta{Kind: kind, Text: s})
+	}
+	return d
+}
+
+// StreamCase is a streamed call that succeeds.
+type StreamCase struct {
+	// Name names the fixture of the streamed responses.
+	Name string
+	Req  core.ModelRequest
+	Want core.ModelReply
+	// Deltas are the deltas the call must emit, in order.
+	Deltas []core.TokenDelta
+	// Buffered, when set, names the fixture of the same completion
+	// served whole: the buffered call's reply must equal the streamed
+	// one.
+	Buffered string
+	// Sleeps are the backoff delays the call must take (none when nil).
+	Sleeps []time.Duration
+}
+
+// Streams asserts that each case's call, made with a token sink, returns
+// its reply after its backoff delays and emits exactly its deltas; that
+// when the call took one attempt the token deltas join into the reply's
+// content; and that the buffered call of the same completion returns the
+// same reply.
+func (s Suite) Streams(t *testing.T, cases []StreamCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			var tokens Tokens
+			s.call(t, tokens.Context(context.Background()), tc.Name, tc.Req, tc.Want, tc.Sleeps)
+			if d := tokens.Deltas(); !reflect.DeepEqual(d, tc.Deltas) {
+				t.Errorf("deltas\n got %q\nwant %q", d, tc.Deltas)
+			}
+			if text := tokens.Text(core.DeltaToken); tc.Sleeps == nil && text != tc.Want.Content {
+				t.Errorf("token deltas join into %q, want the content %q", text, tc.Want.Content)
+			}
+			if tc.Buffered != "" {
+				s.call(t, context.Background(), tc.Buffered, tc.Req, tc.Want, nil)
+			}
+		})
+	}
+}
+
+// StreamedRequest asserts that the golden request testdata/<streamed>
+// .request.json is testdata/<buffered>.request.json with flags added:
+// each flag has its value, and with the flags removed the two are the
+// same request.
+func StreamedRequest(t *testing.T, streamed, buffered string, flags map[string]any) {
+	t.Helper()
+	read := func(name string) map[string]any {
+		raw, err := os.ReadFile(filepath.Join("testdata", name+".request.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return m
+	}
+	s, b := read(streamed), read(buffered)
+	for k, want := range flags {
+		if got := s[k]; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %s is %v, want %v", streamed, k, got, want)
+		}
+		delete(s, k)
+		delete(b, k)
+	}
+	if !reflect.DeepEqual(s, b) {
+		t.Errorf("the streamed request %s differs from the buffered %s beyond the flags %v", streamed, buffered, flags)
+	}
+}
