@@ -113,7 +113,7 @@ type (
 
 // codec encodes Messages requests and decodes their replies, buffered or
 // streamed.
-var codec = providers.Codec{Build: buildRequest, Parse: parseResponse}
+var codec = providers.Codec{Build: buildRequest, Parse: parseResponse, Stream: newStreamDecoder}
 
 // Complete runs one model turn, streamed when ctx asks for tokens
 // (core.StreamsTokens).

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/providers"
 	"github.com/baton-agents/baton/internal/providers/providertest"
 )
 
@@ -172,73 +171,33 @@ func TestStreamsAsItReads(t *testing.T) {
 
 // TestStreamDecoder feeds chunks a recorded stream does not hold.
 func TestStreamDecoder(t *testing.T) {
-	names := providers.NewToolNames(providertest.Tools())
-	cases := []struct {
-		name    string
-		events  []string
-		want    core.ModelReply
-		deltas  []core.TokenDelta
-		wantErr string
-	}{
-		{name: "refusal streams as the content", events: []string{
+	providertest.Decoders(t, newStreamDecoder, []providertest.DecoderCase{
+		{Name: "refusal streams as the content", Events: []string{
 			`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":null,"refusal":""}}]}`,
 			`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"refusal":"I can't"}}]}`,
 			`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"refusal":" help with that."}}]}`,
 			`{"id":"c1","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
 			`[DONE]`,
-		}, want: core.ModelReply{Content: "I can't help with that.", StopReason: "end_turn"}, deltas: tok("I can't help with that.")},
-		{name: "whole calls each at index 0, arguments as an object, stop with calls", events: []string{
+		}, Want: core.ModelReply{Content: "I can't help with that.", StopReason: "end_turn"}, Deltas: tok("I can't help with that.")},
+		{Name: "whole calls each at index 0, arguments as an object, stop with calls", Events: []string{
 			`{"id":"c2","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"client__get_calendar","arguments":{"day":"monday"}}}]}}]}`,
 			`{"id":"c2","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"b","function":{"name":"ability__send_email","arguments":"{\"to\":\"bob@example.com\"}"}}]}}]}`,
 			`{"id":"c2","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
 			`[DONE]`,
-		}, want: core.ModelReply{StopReason: "tool_use", ToolCalls: []core.ToolCallRequest{
+		}, Want: core.ModelReply{StopReason: "tool_use", ToolCalls: []core.ToolCallRequest{
 			{ID: "a", Name: "client/get_calendar", Parameters: map[string]any{"day": "monday"}},
 			{ID: "b", Name: "ability/send_email", Parameters: map[string]any{"to": "bob@example.com"}},
 		}}},
-		{name: "other choices are ignored", events: []string{
+		{Name: "other choices are ignored", Events: []string{
 			`{"id":"c3","model":"m","choices":[{"index":1,"delta":{"content":"no"}},{"index":0,"delta":{"content":"yes"}}]}`,
 			`[DONE]`,
-		}, want: core.ModelReply{Content: "yes"}, deltas: tok("yes")},
-		{name: "no choices", events: []string{`{"id":"c4","choices":[],"usage":{"prompt_tokens":1}}`, `[DONE]`},
-			wantErr: "the response stream has no choices"},
-		{name: "arguments cut off at the token limit", events: []string{
+		}, Want: core.ModelReply{Content: "yes"}, Deltas: tok("yes")},
+		{Name: "no choices", Events: []string{`{"id":"c4","choices":[],"usage":{"prompt_tokens":1}}`, `[DONE]`},
+			WantErr: "the response stream has no choices"},
+		{Name: "arguments cut off at the token limit", Events: []string{
 			`{"id":"c5","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"client__get_calendar","arguments":"{\"day\":\"mon"}}]}}]}`,
 			`{"id":"c5","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`,
 			`[DONE]`,
-		}, wantErr: "the reply was cut off at the token limit"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var tokens providertest.Tokens
-			ctx := tokens.Context(context.Background())
-			d := newStreamDecoder(providers.Response{Status: 200, RequestID: "req_1"}, "m", names)
-			for i, ev := range tc.events {
-				done, err := d.Event(ctx, providers.Event{Data: []byte(ev)})
-				if err != nil {
-					t.Fatalf("event %d: %v", i, err)
-				}
-				if done != (i == len(tc.events)-1) {
-					t.Fatalf("event %d: done %v", i, done)
-				}
-			}
-			got, err := d.Reply(1)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			tc.want.RequestMetadata = meta("m", "req_1", got.RequestMetadata["response_id"].(string))
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("reply\n got %#v\nwant %#v", got, tc.want)
-			}
-			if !reflect.DeepEqual(tokens.Deltas(), tc.deltas) {
-				t.Errorf("deltas %q, want %q", tokens.Deltas(), tc.deltas)
-			}
-		})
-	}
+		}, WantErr: "the reply was cut off at the token limit"},
+	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/smithy-go/eventstream"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/providers"
 )
 
 // Frame is one message of an AWS event stream, as Bedrock's
@@ -138,6 +139,67 @@ func (s Suite) Streams(t *testing.T, cases []StreamCase) {
 			}
 			if tc.Buffered != "" {
 				s.call(t, context.Background(), tc.Buffered, tc.Req, tc.Want, nil)
+			}
+		})
+	}
+}
+
+// DecoderCase is a sequence of events fed to a stream decoder.
+type DecoderCase struct {
+	Name string
+	// Events are the data of the events, in order; the last must end the
+	// stream and no other may.
+	Events []string
+	// Want is the reply; its RequestMetadata is not compared when nil.
+	Want   core.ModelReply
+	Deltas []core.TokenDelta
+	// WantErr, when set, is a substring of the error an event or the
+	// reply must fail with.
+	WantErr string
+}
+
+// Decoders feeds each case's events, with a token sink, to a decoder
+// newDecoder returns for a response with request id req_1 to a request
+// of model m that declares Tools, and asserts the reply or the error and
+// the deltas.
+func Decoders(t *testing.T, newDecoder func(resp providers.Response, model string, names *providers.ToolNames) providers.StreamDecoder, cases []DecoderCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			var tokens Tokens
+			ctx := tokens.Context(context.Background())
+			d := newDecoder(providers.Response{Status: 200, RequestID: "req_1"}, "m", providers.NewToolNames(Tools()))
+			var err error
+			for i, ev := range tc.Events {
+				var done bool
+				if done, err = d.Event(ctx, providers.Event{Data: []byte(ev)}); err != nil {
+					break
+				}
+				if done != (i == len(tc.Events)-1) {
+					t.Fatalf("event %d: done %v", i, done)
+				}
+			}
+			var got core.ModelReply
+			if err == nil {
+				got, err = d.Reply(1)
+			}
+			if tc.WantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.WantErr) {
+					t.Fatalf("error %v, want %q", err, tc.WantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.Want.RequestMetadata == nil {
+				got.RequestMetadata = nil
+			}
+			if !reflect.DeepEqual(got, tc.Want) {
+				t.Errorf("reply\n got %#v\nwant %#v", got, tc.Want)
+			}
+			if !reflect.DeepEqual(tokens.Deltas(), tc.Deltas) {
+				t.Errorf("deltas %q, want %q", tokens.Deltas(), tc.Deltas)
 			}
 		})
 	}
