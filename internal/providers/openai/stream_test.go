@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -128,45 +125,33 @@ func TestStreamRetryAfterDeltas(t *testing.T) {
 // only once the first delta has reached the sink: a provider that read
 // the whole body before decoding it would never see the second half.
 func TestStreamsAsItReads(t *testing.T) {
+	head, tail := recordedSplit(t)
+	srv := providertest.NewSplit(t, "text/event-stream", head, tail)
+	got, err := suite.Provider(t, srv.URL, &providertest.Sleeps{}, nil).Complete(srv.Context(context.Background()), providertest.Plain(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Content != "The capital of France is Paris." || !reflect.DeepEqual(srv.Deltas(), plainDeltas) {
+		t.Errorf("content %q after deltas %q", got.Content, srv.Deltas())
+	}
+}
+
+// TestStreamConnectionReset resets every attempt's connection after the
+// first delta: each attempt fails with a transient read error, and the
+// call ends retryable when the attempts run out.
+func TestStreamConnectionReset(t *testing.T) {
+	head, _ := recordedSplit(t)
+	suite.Reset(t, providertest.Plain(spec), "text/event-stream", head)
+}
+
+// recordedSplit is stream_plain.sse cut after its first text delta.
+func recordedSplit(t *testing.T) (head, tail []byte) {
 	body, err := os.ReadFile(filepath.Join("testdata", "stream_plain.sse"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cut := strings.Index(string(body), `"content":" capital"`)
-	first := make(chan struct{})
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("x-request-id", "req_plain_1")
-		_, _ = w.Write(body[:cut])
-		w.(http.Flusher).Flush()
-		select {
-		case <-first:
-		case <-r.Context().Done():
-			return
-		}
-		_, _ = w.Write(body[cut:])
-	}))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Listener = l
-	srv.Start()
-	defer srv.Close()
-	var n int
-	ctx := core.WithTokenSink(context.Background(), func(core.TokenDelta) {
-		if n++; n == 1 {
-			close(first)
-		}
-	})
-	var sleeps providertest.Sleeps
-	got, err := suite.Provider(t, srv.URL, &sleeps, nil).Complete(ctx, providertest.Plain(spec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Content != "The capital of France is Paris." || n != len(plainDeltas) {
-		t.Errorf("content %q after %d deltas", got.Content, n)
-	}
+	return body[:cut], body[cut:]
 }
 
 // TestStreamDecoder feeds chunks a recorded stream does not hold.

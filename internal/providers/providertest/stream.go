@@ -4,6 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -235,4 +240,93 @@ func StreamedRequest(t *testing.T, streamed, buffered string, flags map[string]a
 	if !reflect.DeepEqual(s, b) {
 		t.Errorf("the streamed request %s differs from the buffered %s beyond the flags %v", streamed, buffered, flags)
 	}
+}
+
+// Reset asserts that a streamed call of req whose every response sends
+// head as contentType and then resets the connection fails with a
+// transient read error on each attempt, and retryably when the attempts
+// run out.
+func (s Suite) Reset(t *testing.T, req core.ModelRequest, contentType string, head []byte) {
+	t.Helper()
+	srv := NewSplit(t, contentType, head, nil)
+	var sleeps Sleeps
+	_, err := s.Provider(t, srv.URL, &sleeps, nil).Complete(srv.Context(context.Background()), req)
+	if err == nil || !core.IsRetryable(err) || !strings.Contains(err.Error(), "after 4 attempts") ||
+		!strings.Contains(err.Error(), ": request failed: reading the response stream:") {
+		t.Fatalf("want a retryable read error after 4 attempts, got %v", err)
+	}
+	if len(sleeps.Delays()) != 3 {
+		t.Errorf("sleeps %v, want 3", sleeps.Delays())
+	}
+}
+
+// Split is a server on the loopback interface whose every response sends
+// the start of a 200 response (headers and head), waits until the call
+// has emitted a delta, and then sends tail and ends the response, or,
+// when tail is nil, resets the connection (TCP RST): a call that read the
+// whole body before decoding it would wait forever, and a stream can
+// break in the middle. Tokens holds the deltas of calls made with
+// Context.
+type Split struct {
+	URL string
+	Tokens
+	deltas chan struct{}
+}
+
+// NewSplit starts a Split serving head and tail as contentType.
+func NewSplit(t *testing.T, contentType string, head, tail []byte) *Split {
+	t.Helper()
+	s := &Split{deltas: make(chan struct{}, 64)}
+	stop := make(chan struct{})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		_, _ = io.Copy(io.Discard, req.Body)
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Errorf("hijack: %v", err)
+			return
+		}
+		defer conn.Close()
+		fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n", contentType, len(head), head)
+		if buf.Flush() != nil {
+			return
+		}
+		select {
+		case <-s.deltas:
+		case <-stop:
+		}
+		if tail == nil {
+			if tc, ok := conn.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0) // Close sends RST.
+			}
+			return
+		}
+		fmt.Fprintf(buf, "%x\r\n%s\r\n0\r\n\r\n", len(tail), tail)
+		_ = buf.Flush()
+	}))
+	srv.Listener = l
+	srv.Start()
+	t.Cleanup(func() {
+		close(stop)
+		srv.Close()
+	})
+	s.URL = srv.URL
+	return s
+}
+
+// Context returns ctx with a token sink that records the deltas and lets
+// the server go on once the call has emitted one.
+func (s *Split) Context(ctx context.Context) context.Context {
+	return core.WithTokenSink(ctx, func(d core.TokenDelta) {
+		s.mu.Lock()
+		s.d = append(s.d, d)
+		s.mu.Unlock()
+		select {
+		case s.deltas <- struct{}{}:
+		default:
+		}
+	})
 }

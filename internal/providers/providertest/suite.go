@@ -25,9 +25,20 @@ type Suite struct {
 	// Check returns the assertions (path, headers) on every request of a
 	// call to model.
 	Check func(model string) func(t *testing.T, r Request)
+	// StreamCheck, when not nil, replaces Check for streamed calls.
+	StreamCheck func(model string) func(t *testing.T, r Request)
 	// Secret is the credential that must appear in no error and no log
 	// line.
 	Secret string
+}
+
+// check returns the assertions on the requests of a call to model made
+// with ctx.
+func (s Suite) check(ctx context.Context, model string) func(t *testing.T, r Request) {
+	if s.StreamCheck != nil && core.StreamsTokens(ctx) {
+		return s.StreamCheck(model)
+	}
+	return s.Check(model)
 }
 
 // Provider builds the provider under test with New, failing t on an
@@ -65,7 +76,7 @@ func (s Suite) Replies(t *testing.T, cases []ReplyCase) {
 // that it returns want after exactly the backoff delays sleeps.
 func (s Suite) call(t *testing.T, ctx context.Context, name string, req core.ModelRequest, want core.ModelReply, sleeps []time.Duration) {
 	t.Helper()
-	srv := Replay(t, name, s.Check(req.Model.Model))
+	srv := Replay(t, name, s.check(ctx, req.Model.Model))
 	var slept Sleeps
 	got, err := s.Provider(t, srv.URL, &slept, nil).Complete(ctx, req)
 	if err != nil {
@@ -104,14 +115,14 @@ func (s Suite) Errors(t *testing.T, cases []ErrorCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
-			srv := Replay(t, tc.Name, s.Check(tc.Req.Model.Model))
-			var sleeps Sleeps
-			var logs bytes.Buffer
-			log := slog.New(slog.NewJSONHandler(&logs, nil))
 			ctx := context.Background()
 			if tc.Stream {
 				ctx = (&Tokens{}).Context(ctx)
 			}
+			srv := Replay(t, tc.Name, s.check(ctx, tc.Req.Model.Model))
+			var sleeps Sleeps
+			var logs bytes.Buffer
+			log := slog.New(slog.NewJSONHandler(&logs, nil))
 			_, err := s.Provider(t, srv.URL, &sleeps, log).Complete(ctx, tc.Req)
 			if err == nil {
 				t.Fatal("Complete succeeded")
