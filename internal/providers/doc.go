@@ -1,9 +1,9 @@
 // Package providers holds what Baton's model providers share: the
 // reversible mapping of Baton tool names to provider function names, the
 // provider-neutral view of a conversation, the HTTP transport with
-// bounded retries, the per-run model options a provider accepts, the
-// deployment configuration of the providers and the resolution of their
-// API keys.
+// bounded retries and streamed replies (server-sent events), the per-run
+// model options a provider accepts, the deployment configuration of the
+// providers and the resolution of their API keys.
 //
 // The concrete providers live in the sub-packages openai, anthropic and
 // bedrock; each is a core.ModelProvider. The package setup builds the
@@ -69,4 +69,50 @@
 // an API caller may send a model spec when an agent allows overrides,
 // options naming endpoints, keys or where secrets come from are refused:
 // those come only from the deployment's configuration (see Config).
+//
+// Streaming. When the model call's context carries a token sink
+// (core.StreamsTokens), a provider makes the streamed request instead of
+// the buffered one: OpenAI-compatible chat completions with "stream": true
+// and "stream_options": {"include_usage": true}, Anthropic Messages with
+// "stream": true, Bedrock ConverseStream with Converse's request.
+// Otherwise it makes the buffered call, unchanged. Each piece of text is
+// handed to core.EmitToken as a core.DeltaToken as soon as it is decoded,
+// and each piece of reasoning as a core.DeltaThinking (OpenAI-compatible
+// reasoning_content or reasoning, Anthropic thinking_delta, Bedrock
+// reasoningContent text); reasoning is never part of the reply, streamed
+// or not. The stream is assembled into the wire shapes of a buffered reply
+// and decoded by the same code, so the content, the tool calls (argument
+// fragments joined by call index or content block, then decoded as a
+// whole), the usage (OpenAI's last chunk, Anthropic's message_start and
+// message_delta counts, Bedrock's metadata event), the request metadata
+// and the stop reason are exactly what the buffered call returns for the
+// same completion, and the token deltas of a call that succeeds at its
+// first attempt join into its content. HTTP streams are read as
+// server-sent events by ReadSSE, up to MaxResponseBytes; an
+// OpenAI-compatible server that ignores the stream flag and answers with
+// application/json is decoded as a buffered reply whose content is
+// emitted as one delta. RetryPolicy.Timeout bounds a whole streamed
+// attempt, as it bounds a buffered one.
+//
+// A stream is whole only once its end event has arrived ([DONE],
+// message_stop, or Bedrock's messageStop and metadata): a stream that
+// ends before it or a connection that fails in the middle fails the
+// attempt with a transient *Error; an error the provider sends inside
+// the stream (an OpenAI-compatible error chunk, an Anthropic error event,
+// a Bedrock exception) is an *Error with MidStream set, transient when the
+// same error would be as an HTTP status (overloaded_error, rate limits,
+// api_error, server_error, ThrottlingException, ModelStreamErrorException;
+// see StreamError); an event that does not decode is a reply error, not
+// retried. A call never returns part of a reply.
+//
+// Retries while streaming follow the policy above: an attempt that fails
+// is retried after the same backoff and model retry notice whether or not
+// it emitted deltas, and the retry streams the turn again from the start.
+// A client that shows deltas can therefore see part of a turn's text and
+// thinking twice: the failed attempt's deltas, then the retry's. The
+// model retry observer is called between the two, so a runner can tell
+// clients where the failed attempt ends; deltas are never withdrawn. The
+// committed transcript and envelope hold exactly one reply, the one the
+// last attempt returned. The same holds when the queue retries a whole
+// step after a retryable error.
 package providers

@@ -32,6 +32,9 @@ type Error struct {
 	RetryAfter time.Duration
 	// Err is the underlying failure of a request that got no response.
 	Err error
+	// MidStream reports an error the provider sent inside a streamed 2xx
+	// response (an error event) rather than as the response's status.
+	MidStream bool
 }
 
 func (e *Error) Error() string {
@@ -65,6 +68,9 @@ func (e *Error) Error() string {
 			b.WriteString(": ")
 			b.WriteString(e.Message)
 		}
+	}
+	if e.MidStream {
+		b.WriteString(" (sent in the response stream)")
 	}
 	if e.RequestID != "" {
 		fmt.Fprintf(&b, " (request id %s)", e.RequestID)

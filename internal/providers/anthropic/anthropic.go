@@ -58,6 +58,7 @@ type (
 		Temperature   *float64  `json:"temperature,omitempty"`
 		TopP          *float64  `json:"top_p,omitempty"`
 		StopSequences []string  `json:"stop_sequences,omitempty"`
+		Stream        bool      `json:"stream,omitempty"`
 	}
 	message struct {
 		Role    string  `json:"role"`
@@ -100,28 +101,34 @@ type (
 		Model      string            `json:"model"`
 		Content    []json.RawMessage `json:"content"`
 		StopReason string            `json:"stop_reason"`
-		Usage      *struct {
-			InputTokens              int64 `json:"input_tokens"`
-			OutputTokens             int64 `json:"output_tokens"`
-			CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-			CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-		} `json:"usage"`
+		Usage      *usage            `json:"usage"`
+	}
+	usage struct {
+		InputTokens              int64 `json:"input_tokens"`
+		OutputTokens             int64 `json:"output_tokens"`
+		CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 	}
 )
 
-// Complete runs one model turn.
+// codec encodes Messages requests and decodes their replies, buffered or
+// streamed.
+var codec = providers.Codec{Build: buildRequest, Parse: parseResponse, Stream: newStreamDecoder}
+
+// Complete runs one model turn, streamed when ctx asks for tokens
+// (core.StreamsTokens).
 func (p *Provider) Complete(ctx context.Context, req core.ModelRequest) (core.ModelReply, error) {
-	return p.http.Complete(ctx, "/v1/messages", req, buildRequest, parseResponse)
+	return p.http.Complete(ctx, "/v1/messages", req, codec)
 }
 
-func buildRequest(req core.ModelRequest, names *providers.ToolNames) ([]byte, error) {
+func buildRequest(req core.ModelRequest, names *providers.ToolNames, stream bool) ([]byte, error) {
 	opts, conv, err := providers.Prepare(Name, req, providers.CommonOptions)
 	if err != nil {
 		return nil, err
 	}
 	out := messagesRequest{
 		Model: req.Model.Model, MaxTokens: DefaultMaxTokens, System: conv.SystemText(),
-		Temperature: opts.Temperature, TopP: opts.TopP, StopSequences: opts.Stop,
+		Temperature: opts.Temperature, TopP: opts.TopP, StopSequences: opts.Stop, Stream: stream,
 	}
 	if opts.MaxTokens != nil {
 		out.MaxTokens = *opts.MaxTokens
@@ -162,29 +169,56 @@ func parseResponse(resp providers.Response, model string, names *providers.ToolN
 	if err := json.Unmarshal(resp.Body, &mr); err != nil {
 		return core.ModelReply{}, providers.ReplyError(Name, resp.RequestID, "the response is not a message: %v", err)
 	}
-	if mr.Type != "" && mr.Type != "message" {
-		return core.ModelReply{}, providers.ReplyError(Name, resp.RequestID, "the response has type %q, want message", mr.Type)
+	if err := checkType(mr, resp.RequestID); err != nil {
+		return core.ModelReply{}, err
 	}
+	var blocks []replyBlock
+	for i, raw := range mr.Content {
+		b, ok, err := readBlock(raw)
+		if err != nil {
+			return core.ModelReply{}, providers.ReplyError(Name, resp.RequestID, "content[%d] is %v", i, err)
+		}
+		if ok {
+			blocks = append(blocks, b)
+		}
+	}
+	return toReply(mr, blocks, resp, model, names)
+}
+
+// checkType fails a message whose type is not message.
+func checkType(mr messagesResponse, reqID string) error {
+	if mr.Type != "" && mr.Type != "message" {
+		return providers.ReplyError(Name, reqID, "the response has type %q, want message", mr.Type)
+	}
+	return nil
+}
+
+// readBlock decodes a content block of a reply by its type: ok is false
+// for a block that is neither text nor tool_use, which Baton skips
+// whatever its shape: thinking, redacted_thinking, server_tool_use,
+// web_search_tool_result and any type added later are not content and
+// not a call for Baton to run. A text or tool_use block that does not
+// decode is an error.
+func readBlock(raw json.RawMessage) (b replyBlock, ok bool, err error) {
+	var kind struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(raw, &kind) != nil || (kind.Type != "text" && kind.Type != "tool_use") {
+		// Not even an object with a type, or a type Baton skips.
+		return b, false, nil
+	}
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return b, false, fmt.Errorf("not a valid %s block: %v", kind.Type, err)
+	}
+	return b, true, nil
+}
+
+// toReply makes the reply of a message from its text and tool_use
+// blocks, whether it came whole or was assembled from a stream.
+func toReply(mr messagesResponse, blocks []replyBlock, resp providers.Response, model string, names *providers.ToolNames) (core.ModelReply, error) {
 	reply := core.ModelReply{StopReason: mr.StopReason}
 	var text []string
-	for i, raw := range mr.Content {
-		var kind struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(raw, &kind); err != nil {
-			// Not even an object with a type: nothing Baton can use.
-			continue
-		}
-		if kind.Type != "text" && kind.Type != "tool_use" {
-			// thinking, redacted_thinking, server_tool_use,
-			// web_search_tool_result and any future block type: not
-			// content and not a call for Baton to run.
-			continue
-		}
-		var b replyBlock
-		if err := json.Unmarshal(raw, &b); err != nil {
-			return core.ModelReply{}, providers.ReplyError(Name, resp.RequestID, "content[%d] is not a valid %s block: %v", i, kind.Type, err)
-		}
+	for _, b := range blocks {
 		switch b.Type {
 		case "text":
 			text = append(text, b.Text)

@@ -28,9 +28,10 @@ func meta(model, reqID, msgID string) map[string]any {
 
 const sonnet = "claude-sonnet-4-5-20250929"
 
+// withMax is spec with every option the provider accepts.
+var withMax = core.ModelSpec{Provider: Name, Model: spec.Model, Options: map[string]any{"max_tokens": 1024, "stop": []any{"END"}, "top_p": 0.9}}
+
 func TestReplies(t *testing.T) {
-	withMax := spec
-	withMax.Options = map[string]any{"max_tokens": 1024, "stop": []any{"END"}, "top_p": 0.9}
 	leading := core.ModelRequest{
 		RunID: "r-2", SessionID: "s-2", Turn: 3, Model: core.ModelSpec{Provider: Name, Model: "claude-haiku-4-5"},
 		Messages: []core.Message{
@@ -118,7 +119,7 @@ func TestConfigAndOptions(t *testing.T) {
 // when it declares them.
 func TestToolHistoryWithoutTools(t *testing.T) {
 	providertest.ToolHistory(t, spec, func(t *testing.T, req core.ModelRequest) providertest.Encoded {
-		body, err := buildRequest(req, providers.NewToolNames(req.Tools))
+		body, err := buildRequest(req, providers.NewToolNames(req.Tools), false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,4 +42,19 @@
 // stop (sent as stop_sequences); anything else is refused. Retries and
 // error handling are those of package providers; the API's 529
 // (overloaded) is retried like any 5xx.
+//
+// Streaming (see package providers): the request adds "stream": true.
+// message_start gives the message id, model and input usage; each content
+// block starts with content_block_start and grows by content_block_delta
+// events: text_delta pieces are token deltas, input_json_delta fragments
+// form a tool_use block's input (the block's own input when none come),
+// thinking_delta pieces are thinking deltas, and signature_delta,
+// citations_delta and every delta of a skipped block change nothing.
+// Blocks are kept or skipped by type exactly as in a buffered reply.
+// message_delta gives the stop reason and the usage so far, each count it
+// holds replacing the one message_start gave; message_stop ends the
+// stream; ping and unknown event types are ignored. An error event fails
+// the attempt as providers.StreamError classifies it: overloaded_error,
+// rate_limit_error and api_error are retried, invalid_request_error is
+// not.
 package anthropic

@@ -31,6 +31,7 @@ const EmptyResult = "(empty)"
 // ConverseAPI is the part of the bedrockruntime client the provider uses.
 type ConverseAPI interface {
 	Converse(ctx context.Context, in *bedrockruntime.ConverseInput, opts ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error)
+	ConverseStream(ctx context.Context, in *bedrockruntime.ConverseStreamInput, opts ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseStreamOutput, error)
 }
 
 var _ ConverseAPI = (*bedrockruntime.Client)(nil)
@@ -59,20 +60,20 @@ func New(client *bedrockruntime.Client, cfg Config) (*Provider, error) {
 	return &Provider{client: client, retry: cfg.Retry.WithDefaults(), log: cfg.Log}, nil
 }
 
-// Complete runs one model turn.
+// Complete runs one model turn: Converse, or ConverseStream when ctx asks
+// for tokens (core.StreamsTokens).
 func (p *Provider) Complete(ctx context.Context, req core.ModelRequest) (core.ModelReply, error) {
 	names := providers.NewToolNames(req.Tools)
 	in, err := buildInput(req, names)
 	if err != nil {
 		return core.ModelReply{}, err
 	}
+	if core.StreamsTokens(ctx) {
+		return p.stream(ctx, streamInput(in), req.Model.Model, names)
+	}
 	var out *bedrockruntime.ConverseOutput
 	attempts, err := p.retry.Do(ctx, p.log, Name, func(ctx context.Context) error {
-		o, err := p.client.Converse(ctx, in, func(o *bedrockruntime.Options) {
-			// The policy above retries; the SDK must not retry too.
-			o.Retryer = aws.NopRetryer{}
-			o.RetryMaxAttempts = 0
-		})
+		o, err := p.client.Converse(ctx, in, noSDKRetries)
 		if err != nil {
 			return classify(err)
 		}
@@ -83,6 +84,13 @@ func (p *Provider) Complete(ctx context.Context, req core.ModelRequest) (core.Mo
 		return core.ModelReply{}, err
 	}
 	return parseOutput(out, req.Model.Model, names, attempts)
+}
+
+// noSDKRetries switches the SDK's retryer off for one call: the
+// provider's policy retries, and the SDK must not retry too.
+func noSDKRetries(o *bedrockruntime.Options) {
+	o.Retryer = aws.NopRetryer{}
+	o.RetryMaxAttempts = 0
 }
 
 // supportsStatus reports whether the model accepts toolResult.status.
@@ -199,38 +207,63 @@ func parseOutput(out *bedrockruntime.ConverseOutput, model string, names *provid
 	if !ok {
 		return core.ModelReply{}, providers.ReplyError(Name, reqID, "the response holds no message")
 	}
-	reply := core.ModelReply{StopReason: string(out.StopReason)}
-	var text []string
+	r := converseReply{reqID: reqID, stop: string(out.StopReason), usage: out.Usage}
 	for _, b := range msg.Value.Content {
 		switch t := b.(type) {
 		case *types.ContentBlockMemberText:
-			text = append(text, t.Value)
+			r.text = append(r.text, t.Value)
 		case *types.ContentBlockMemberToolUse:
-			id, name := aws.ToString(t.Value.ToolUseId), names.Baton(aws.ToString(t.Value.Name))
-			var raw []byte
-			var err error
+			u := toolUse{id: aws.ToString(t.Value.ToolUseId), name: aws.ToString(t.Value.Name)}
 			if t.Value.Input != nil {
-				raw, err = t.Value.Input.MarshalSmithyDocument()
+				u.input, u.err = t.Value.Input.MarshalSmithyDocument()
 			}
-			var args map[string]any
-			if err == nil {
-				args, err = providers.DecodeObject(raw)
-			}
-			if err != nil {
-				return core.ModelReply{}, providers.ArgumentsError(Name, id, name, reply.StopReason, err)
-			}
-			reply.ToolCalls = append(reply.ToolCalls, core.ToolCallRequest{ID: id, Name: name, Parameters: args})
+			r.calls = append(r.calls, u)
 		}
 	}
-	reply.Content = strings.Join(text, "")
-	if u := out.Usage; u != nil {
+	return r.reply(model, names, attempts)
+}
+
+// converseReply is what a ModelReply is made of, whether the reply came
+// whole (Converse) or streamed (ConverseStream): the text blocks, the
+// toolUse blocks, the stop reason, the usage and the request id.
+type converseReply struct {
+	reqID string
+	text  []string
+	calls []toolUse
+	stop  string
+	usage *types.TokenUsage
+}
+
+// toolUse is a toolUse block: its input as JSON, or the error reading it.
+type toolUse struct {
+	id, name string
+	input    []byte
+	err      error
+}
+
+func (r converseReply) reply(model string, names *providers.ToolNames, attempts int) (core.ModelReply, error) {
+	reply := core.ModelReply{StopReason: r.stop}
+	for _, c := range r.calls {
+		name := names.Baton(c.name)
+		err := c.err
+		var args map[string]any
+		if err == nil {
+			args, err = providers.DecodeObject(c.input)
+		}
+		if err != nil {
+			return core.ModelReply{}, providers.ArgumentsError(Name, c.id, name, reply.StopReason, err)
+		}
+		reply.ToolCalls = append(reply.ToolCalls, core.ToolCallRequest{ID: c.id, Name: name, Parameters: args})
+	}
+	reply.Content = strings.Join(r.text, "")
+	if u := r.usage; u != nil {
 		in, outT, total := i64(u.InputTokens), i64(u.OutputTokens), i64(u.TotalTokens)
 		read, write := i64(u.CacheReadInputTokens), i64(u.CacheWriteInputTokens)
 		reply.Usage = providers.Usage(in+read+write, outT, total, map[string]int64{
 			providers.UsageCacheRead: read, providers.UsageCacheWrite: write,
 		})
 	}
-	reply.RequestMetadata = providers.Metadata(Name, model, reqID, "", attempts)
+	reply.RequestMetadata = providers.Metadata(Name, model, r.reqID, "", attempts)
 	return reply, nil
 }
 
@@ -248,6 +281,8 @@ var transientCodes = map[string]bool{
 	"InternalServerException":     true,
 	"ModelNotReadyException":      true,
 	"ModelTimeoutException":       true,
+	// Sent inside a ConverseStream response: "Retry your request."
+	"ModelStreamErrorException": true,
 }
 
 // classify translates an SDK error into a *providers.Error: service

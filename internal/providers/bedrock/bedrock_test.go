@@ -28,9 +28,15 @@ const (
 var spec = core.ModelSpec{Provider: Name, Model: claude, Options: map[string]any{"max_tokens": json.Number("512"), "temperature": json.Number("0.5")}}
 
 func checker(model string) func(t *testing.T, r providertest.Request) {
+	return checkPath(model, "converse")
+}
+
+// checkPath asserts that a request went to operation op of model, signed
+// with the test credentials.
+func checkPath(model, op string) func(t *testing.T, r providertest.Request) {
 	return func(t *testing.T, r providertest.Request) {
 		t.Helper()
-		if want := "/model/" + strings.ReplaceAll(url.PathEscape(model), ":", "%3A") + "/converse"; r.Path != want {
+		if want := "/model/" + strings.ReplaceAll(url.PathEscape(model), ":", "%3A") + "/" + op; r.Path != want {
 			t.Errorf("path %s, want %s", r.Path, want)
 		}
 		if a := r.Header.Get("Authorization"); !strings.HasPrefix(a, "AWS4-HMAC-SHA256 Credential=AKIDTEST/") {
@@ -51,7 +57,11 @@ var suite = providertest.Suite{
 		}, func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(endpoint) })
 		return New(client, Config{Retry: providertest.Policy(sleeps), Log: log})
 	},
-	Check:  checker,
+	Check: checker,
+	// ConverseStream takes the same request at another path.
+	StreamCheck: func(model string) func(t *testing.T, r providertest.Request) {
+		return checkPath(model, "converse-stream")
+	},
 	Secret: testSecretAK,
 }
 

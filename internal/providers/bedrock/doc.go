@@ -43,4 +43,19 @@
 // run out the error is core.Retryable; ValidationException,
 // AccessDeniedException and other client errors fail at once with the
 // service's message.
+//
+// Streaming (see package providers): ConverseStream gets the same request
+// as Converse. Text deltas are token deltas, toolUse input fragments form
+// the input of the toolUse block contentBlockStart opened, reasoningContent
+// text is thinking (its signature and redacted content are dropped), and
+// the reply's blocks are joined in content block order; messageStop gives
+// the stop reason and metadata the usage, and a stream without both is
+// cut short (the SDK ends its events quietly when the body ends). An
+// exception inside the stream is classified as Converse's errors are
+// (ModelStreamErrorException, which asks for a retry, is retried). The
+// SDK closes a request's body as soon as the response headers arrive, and
+// a body it has closed fails net/http's last read of it through WriteTo,
+// which makes net/http close the connection under the event stream; the
+// provider therefore hands the SDK's HTTP client request bodies that only
+// Read.
 package bedrock

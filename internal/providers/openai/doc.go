@@ -34,4 +34,17 @@
 // (newer OpenAI models want it instead of max_tokens), temperature, top_p
 // and stop; anything else is refused. Retries and error handling are
 // those of package providers.
+//
+// Streaming (see package providers): the request adds "stream": true and
+// "stream_options": {"include_usage": true}. Each chunk's delta.content is
+// a token delta and its reasoning_content (vLLM, DeepSeek) or reasoning
+// (Ollama, OpenRouter) a thinking delta; a refusal, which becomes the
+// content when there is no text, is emitted as one delta at the end. Tool
+// calls are assembled by index: the id and the name come with the first
+// fragment, the arguments are the concatenation of every fragment (a
+// server that sends whole calls, each with its own id at the same index,
+// gets one call per id). The usage is that of the last chunk holding one
+// (the final chunk, whose choices are empty), and the stream must end
+// with data: [DONE]. A chunk with an error object fails the attempt as
+// providers.StreamError classifies it.
 package openai

@@ -52,6 +52,12 @@ type (
 		TopP                *float64  `json:"top_p,omitempty"`
 		Stop                []string  `json:"stop,omitempty"`
 		Stream              bool      `json:"stream"`
+		// StreamOptions asks a streamed completion to end with a chunk
+		// holding the usage.
+		StreamOptions *streamOptions `json:"stream_options,omitempty"`
+	}
+	streamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
 	}
 	message struct {
 		Role       string     `json:"role"`
@@ -78,41 +84,51 @@ type (
 		Parameters  map[string]any `json:"parameters"`
 	}
 	chatResponse struct {
-		ID      string `json:"id"`
-		Model   string `json:"model"`
-		Choices []struct {
-			Message struct {
-				Content   *string    `json:"content"`
-				Refusal   *string    `json:"refusal"`
-				ToolCalls []toolCall `json:"tool_calls"`
-			} `json:"message"`
-			FinishReason string `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *struct {
-			PromptTokens            int64                      `json:"prompt_tokens"`
-			CompletionTokens        int64                      `json:"completion_tokens"`
-			TotalTokens             int64                      `json:"total_tokens"`
-			PromptTokensDetails     map[string]json.RawMessage `json:"prompt_tokens_details"`
-			CompletionTokensDetails map[string]json.RawMessage `json:"completion_tokens_details"`
-		} `json:"usage"`
+		ID      string   `json:"id"`
+		Model   string   `json:"model"`
+		Choices []choice `json:"choices"`
+		Usage   *usage   `json:"usage"`
+	}
+	choice struct {
+		Message struct {
+			Content   *string    `json:"content"`
+			Refusal   *string    `json:"refusal"`
+			ToolCalls []toolCall `json:"tool_calls"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	}
+	usage struct {
+		PromptTokens            int64                      `json:"prompt_tokens"`
+		CompletionTokens        int64                      `json:"completion_tokens"`
+		TotalTokens             int64                      `json:"total_tokens"`
+		PromptTokensDetails     map[string]json.RawMessage `json:"prompt_tokens_details"`
+		CompletionTokensDetails map[string]json.RawMessage `json:"completion_tokens_details"`
 	}
 )
 
 var allowedOptions = append([]string{providers.OptMaxCompletionTokens}, providers.CommonOptions...)
 
-// Complete runs one model turn.
+// codec encodes chat completion requests and decodes their replies,
+// buffered or streamed.
+var codec = providers.Codec{Build: buildRequest, Parse: parseResponse, Stream: newStreamDecoder}
+
+// Complete runs one model turn, streamed when ctx asks for tokens
+// (core.StreamsTokens).
 func (p *Provider) Complete(ctx context.Context, req core.ModelRequest) (core.ModelReply, error) {
-	return p.http.Complete(ctx, "/chat/completions", req, p.buildRequest, parseResponse)
+	return p.http.Complete(ctx, "/chat/completions", req, codec)
 }
 
-func (p *Provider) buildRequest(req core.ModelRequest, names *providers.ToolNames) ([]byte, error) {
+func buildRequest(req core.ModelRequest, names *providers.ToolNames, stream bool) ([]byte, error) {
 	opts, conv, err := providers.Prepare(Name, req, allowedOptions)
 	if err != nil {
 		return nil, err
 	}
 	out := chatRequest{
 		Model: req.Model.Model, MaxTokens: opts.MaxTokens, MaxCompletionTokens: opts.MaxCompletionTokens,
-		Temperature: opts.Temperature, TopP: opts.TopP, Stop: opts.Stop,
+		Temperature: opts.Temperature, TopP: opts.TopP, Stop: opts.Stop, Stream: stream,
+	}
+	if stream {
+		out.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
 	str := func(s string) *string { return &s }
 	if sys := conv.SystemText(); sys != "" {
@@ -170,6 +186,12 @@ func parseResponse(resp providers.Response, model string, names *providers.ToolN
 	if len(cr.Choices) == 0 {
 		return core.ModelReply{}, providers.ReplyError(Name, resp.RequestID, "the response has no choices")
 	}
+	return toReply(cr, resp, model, names)
+}
+
+// toReply makes the reply of a chat completion with at least one choice,
+// whether it came whole or was assembled from a stream.
+func toReply(cr chatResponse, resp providers.Response, model string, names *providers.ToolNames) (core.ModelReply, error) {
 	ch := cr.Choices[0]
 	stop := ch.FinishReason
 	if s, ok := finishReasons[stop]; ok {

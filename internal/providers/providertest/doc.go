@@ -6,6 +6,13 @@
 // canonical JSON). Running the tests with -update rewrites the golden
 // requests from what the provider sent. Suite runs the cases every
 // provider shares on top of the replay: replies, errors, a key the server
-// echoes, refused options. Nothing here touches the network beyond the
-// loopback interface.
+// echoes, refused options. Streamed responses are recorded too: an
+// exchange serves a testdata file as it is (a text/event-stream body) or
+// AWS event stream frames encoded from their JSON, optionally cut short;
+// Streams checks streamed calls (reply, deltas, and the buffered reply of
+// the same completion), StreamedRequest compares a streamed golden request
+// with the buffered one, Decoders drives a stream decoder over event
+// sequences, and Split serves a stream in two halves (the second once the
+// call has emitted a delta) or resets its connection. Nothing here
+// touches the network beyond the loopback interface.
 package providertest

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -27,6 +28,15 @@ type Exchange struct {
 	Body    json.RawMessage   `json:"body,omitempty"`
 	// Text, when set, is served instead of Body (an HTML error page).
 	Text string `json:"text,omitempty"`
+	// File, when set, names a file in testdata/ served as the body as
+	// it is: a recorded text/event-stream body.
+	File string `json:"file,omitempty"`
+	// Frames, when set, are served as the body encoded as an AWS event
+	// stream (application/vnd.amazon.eventstream).
+	Frames []Frame `json:"frames,omitempty"`
+	// Truncate cuts this many bytes off the end of the body: a stream
+	// whose connection dropped.
+	Truncate int `json:"truncate,omitempty"`
 	// Golden, when set, names the golden request of this exchange
 	// (testdata/<golden>.request.json) instead of the case's.
 	Golden string `json:"golden,omitempty"`
@@ -122,12 +132,12 @@ func Replay(t *testing.T, name string, check func(t *testing.T, r Request)) *Ser
 		for k, v := range ex.Headers {
 			w.Header().Set(k, v)
 		}
-		w.WriteHeader(ex.Status)
-		if ex.Text != "" {
-			_, _ = io.WriteString(w, ex.Text)
-		} else {
-			_, _ = w.Write(ex.Body)
+		payload, err := ex.payload()
+		if err != nil {
+			t.Errorf("%s: exchange %d: %v", name, n+1, err)
 		}
+		w.WriteHeader(ex.Status)
+		_, _ = w.Write(payload)
 	})
 	srv := httptest.NewUnstartedServer(h)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -146,6 +156,29 @@ func Replay(t *testing.T, name string, check func(t *testing.T, r Request)) *Ser
 	})
 	s.URL = srv.URL
 	return s
+}
+
+// payload is the body the exchange serves.
+func (ex Exchange) payload() ([]byte, error) {
+	var b []byte
+	var err error
+	switch {
+	case ex.Text != "":
+		b = []byte(ex.Text)
+	case ex.File != "":
+		b, err = os.ReadFile(filepath.Join("testdata", ex.File))
+	case len(ex.Frames) > 0:
+		b, err = EncodeFrames(ex.Frames)
+	default:
+		b = ex.Body
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ex.Truncate > len(b) {
+		return nil, fmt.Errorf("truncate %d bytes of a %d-byte body", ex.Truncate, len(b))
+	}
+	return b[:len(b)-ex.Truncate], nil
 }
 
 // Canonical re-encodes JSON with sorted keys and two-space indentation,

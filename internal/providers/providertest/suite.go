@@ -25,9 +25,20 @@ type Suite struct {
 	// Check returns the assertions (path, headers) on every request of a
 	// call to model.
 	Check func(model string) func(t *testing.T, r Request)
+	// StreamCheck, when not nil, replaces Check for streamed calls.
+	StreamCheck func(model string) func(t *testing.T, r Request)
 	// Secret is the credential that must appear in no error and no log
 	// line.
 	Secret string
+}
+
+// check returns the assertions on the requests of a call to model made
+// with ctx.
+func (s Suite) check(ctx context.Context, model string) func(t *testing.T, r Request) {
+	if s.StreamCheck != nil && core.StreamsTokens(ctx) {
+		return s.StreamCheck(model)
+	}
+	return s.Check(model)
 }
 
 // Provider builds the provider under test with New, failing t on an
@@ -56,19 +67,26 @@ func (s Suite) Replies(t *testing.T, cases []ReplyCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
-			srv := Replay(t, tc.Name, s.Check(tc.Req.Model.Model))
-			var sleeps Sleeps
-			got, err := s.Provider(t, srv.URL, &sleeps, nil).Complete(context.Background(), tc.Req)
-			if err != nil {
-				t.Fatalf("Complete: %v", err)
-			}
-			if !reflect.DeepEqual(got, tc.Want) {
-				t.Errorf("reply\n got %#v\nwant %#v", got, tc.Want)
-			}
-			if d := sleeps.Delays(); !reflect.DeepEqual(d, tc.Sleeps) && (len(d) > 0 || len(tc.Sleeps) > 0) {
-				t.Errorf("sleeps %v, want %v", d, tc.Sleeps)
-			}
+			s.call(t, context.Background(), tc.Name, tc.Req, tc.Want, tc.Sleeps)
 		})
+	}
+}
+
+// call replays testdata/<name>.json to a call of req with ctx and asserts
+// that it returns want after exactly the backoff delays sleeps.
+func (s Suite) call(t *testing.T, ctx context.Context, name string, req core.ModelRequest, want core.ModelReply, sleeps []time.Duration) {
+	t.Helper()
+	srv := Replay(t, name, s.check(ctx, req.Model.Model))
+	var slept Sleeps
+	got, err := s.Provider(t, srv.URL, &slept, nil).Complete(ctx, req)
+	if err != nil {
+		t.Fatalf("%s: Complete: %v", name, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s: reply\n got %#v\nwant %#v", name, got, want)
+	}
+	if d := slept.Delays(); !reflect.DeepEqual(d, sleeps) && (len(d) > 0 || len(sleeps) > 0) {
+		t.Errorf("%s: sleeps %v, want %v", name, d, sleeps)
 	}
 }
 
@@ -86,6 +104,8 @@ type ErrorCase struct {
 	// ReplyError marks an error about the content of a 2xx reply, which
 	// is not a *providers.Error; every other error must be one.
 	ReplyError bool
+	// Stream makes the call with a token sink, so that it streams.
+	Stream bool
 }
 
 // Errors asserts each case's error: whether it is retryable, what it
@@ -95,11 +115,15 @@ func (s Suite) Errors(t *testing.T, cases []ErrorCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
-			srv := Replay(t, tc.Name, s.Check(tc.Req.Model.Model))
+			ctx := context.Background()
+			if tc.Stream {
+				ctx = (&Tokens{}).Context(ctx)
+			}
+			srv := Replay(t, tc.Name, s.check(ctx, tc.Req.Model.Model))
 			var sleeps Sleeps
 			var logs bytes.Buffer
 			log := slog.New(slog.NewJSONHandler(&logs, nil))
-			_, err := s.Provider(t, srv.URL, &sleeps, log).Complete(context.Background(), tc.Req)
+			_, err := s.Provider(t, srv.URL, &sleeps, log).Complete(ctx, tc.Req)
 			if err == nil {
 				t.Fatal("Complete succeeded")
 			}
