@@ -3,7 +3,6 @@
 package tests
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -14,13 +13,13 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-)
 
-type sse struct{ id, event, data string }
+	"github.com/baton-agents/baton/internal/sse"
+)
 
 // openStream opens GET /v1/runs/{id}/stream; events come on the channel
 // as they are read, which closes when the stream ends.
-func openStream(t *testing.T, d *dev, runID, lastEventID string) <-chan sse {
+func openStream(t *testing.T, d *dev, runID, lastEventID string) <-chan sse.Event {
 	t.Helper()
 	req, err := http.NewRequest("GET", d.base+"/v1/runs/"+runID+"/stream", nil)
 	if err != nil {
@@ -38,37 +37,26 @@ func openStream(t *testing.T, d *dev, runID, lastEventID string) <-chan sse {
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("stream: %d %v", resp.StatusCode, resp.Header)
 	}
-	out := make(chan sse, 100)
+	out := make(chan sse.Event, 100)
 	go func() {
 		defer close(out)
 		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<22)
-		var cur sse
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case line == "":
-				if cur != (sse{}) {
-					out <- cur
-				}
-				cur = sse{}
-			case strings.HasPrefix(line, "id: "):
-				cur.id = line[4:]
-			case strings.HasPrefix(line, "event: "):
-				cur.event = line[7:]
-			case strings.HasPrefix(line, "data: "):
-				cur.data = line[6:]
+		r := sse.NewReader(resp.Body)
+		for {
+			ev, err := r.Next()
+			if err != nil {
+				return
 			}
+			out <- ev
 		}
 	}()
 	return out
 }
 
 // readAll reads a stream until it ends (or a minute passes).
-func readAll(t *testing.T, ch <-chan sse) []sse {
+func readAll(t *testing.T, ch <-chan sse.Event) []sse.Event {
 	t.Helper()
-	var evs []sse
+	var evs []sse.Event
 	timeout := time.After(time.Minute)
 	for {
 		select {
@@ -83,13 +71,13 @@ func readAll(t *testing.T, ch <-chan sse) []sse {
 	}
 }
 
-func endStatus(t *testing.T, evs []sse) string {
+func endStatus(t *testing.T, evs []sse.Event) string {
 	t.Helper()
-	if len(evs) == 0 || evs[len(evs)-1].event != "end" {
+	if len(evs) == 0 || evs[len(evs)-1].Event != "end" {
 		t.Fatalf("the stream did not end with end: %+v", evs)
 	}
 	var v map[string]any
-	if err := json.Unmarshal([]byte(evs[len(evs)-1].data), &v); err != nil {
+	if err := json.Unmarshal([]byte(evs[len(evs)-1].Data), &v); err != nil {
 		t.Fatal(err)
 	}
 	return v["status"].(string)
@@ -109,10 +97,10 @@ func storeModes(t *testing.T) map[string][]string {
 
 // committed keeps a stream's committed events (those with an id) and its
 // end.
-func committed(evs []sse) []sse {
-	var out []sse
+func committed(evs []sse.Event) []sse.Event {
+	var out []sse.Event
 	for _, ev := range evs {
-		if ev.id != "" || ev.event == "end" {
+		if ev.ID != "" || ev.Event == "end" {
 			out = append(out, ev)
 		}
 	}
@@ -157,16 +145,16 @@ func streamEndToEnd(t *testing.T, args []string) {
 		id := start(t, d, `{"agent":"e2e-http","messages":[{"role":"user","content":"stock?"}],"model":{"provider":"scripted","options":{"chunk_chars":4,"chunk_delay":"20ms"},"turns":[
 			{"content":"`+text+`","tool_calls":[{"id":"call_a","name":"inventory/check_stock","parameters":{"sku":"A-1"}}]},{"content":"In stock."}]}}`)
 		ch := openStream(t, d, id, "")
-		var evs []sse
+		var evs []sse.Event
 		firstToken := -1
 		timeout := time.After(time.Minute)
-		for len(evs) == 0 || evs[len(evs)-1].event != "tool_call" {
+		for len(evs) == 0 || evs[len(evs)-1].Event != "tool_call" {
 			select {
 			case ev, ok := <-ch:
 				if !ok {
 					t.Fatalf("the stream ended before the tool call: %+v", evs)
 				}
-				if ev.event == "token" && firstToken < 0 {
+				if ev.Event == "token" && firstToken < 0 {
 					firstToken = len(evs)
 				}
 				evs = append(evs, ev)
@@ -182,7 +170,7 @@ func streamEndToEnd(t *testing.T, args []string) {
 		var streamed strings.Builder
 		chunks := 0
 		for _, ev := range evs {
-			if ev.event != "token" {
+			if ev.Event != "token" {
 				continue
 			}
 			var tok struct {
@@ -190,7 +178,7 @@ func streamEndToEnd(t *testing.T, args []string) {
 				Delta string `json:"delta"`
 				Index int    `json:"index"`
 			}
-			if err := json.Unmarshal([]byte(ev.data), &tok); err != nil || ev.id != "" || tok.Turn != 1 || tok.Index != chunks {
+			if err := json.Unmarshal([]byte(ev.Data), &tok); err != nil || ev.ID != "" || tok.Turn != 1 || tok.Index != chunks {
 				t.Fatalf("token event %+v (%v)", ev, err)
 			}
 			streamed.WriteString(tok.Delta)
@@ -206,21 +194,21 @@ func streamEndToEnd(t *testing.T, args []string) {
 			t.Fatalf("stream ended with %s", st)
 		}
 		for i := 1; i < len(evs)-1; i++ {
-			a, _ := strconv.Atoi(evs[i-1].id)
-			b, _ := strconv.Atoi(evs[i].id)
+			a, _ := strconv.Atoi(evs[i-1].ID)
+			b, _ := strconv.Atoi(evs[i].ID)
 			if b != a+1 {
 				t.Fatalf("ids not consecutive: %+v", evs)
 			}
 		}
-		r := d.call(t, "GET", "/v1/runs/"+id+"/events?after="+evs[2].id+"&limit=1000", tokAcme, "")
+		r := d.call(t, "GET", "/v1/runs/"+id+"/events?after="+evs[2].ID+"&limit=1000", tokAcme, "")
 		want := r.body["events"].([]any)
-		resumed := readAll(t, openStream(t, d, id, evs[2].id))
+		resumed := readAll(t, openStream(t, d, id, evs[2].ID))
 		if endStatus(t, resumed) != "completed" || len(resumed) != len(want)+1 || len(want) != len(evs)-4 {
-			t.Fatalf("resumed after %s: %d events, want %d and end", evs[2].id, len(resumed), len(evs)-4)
+			t.Fatalf("resumed after %s: %d events, want %d and end", evs[2].ID, len(resumed), len(evs)-4)
 		}
 		for i, w := range want {
 			m := w.(map[string]any)
-			if resumed[i].id != strconv.Itoa(int(m["seq"].(float64))) || resumed[i].event != m["type"] || resumed[i] != evs[i+3] {
+			if resumed[i].ID != strconv.Itoa(int(m["seq"].(float64))) || resumed[i].Event != m["type"] || resumed[i] != evs[i+3] {
 				t.Fatalf("resumed event %d: %+v, want %v", i, resumed[i], m)
 			}
 		}
@@ -231,7 +219,7 @@ func streamEndToEnd(t *testing.T, args []string) {
 		id := start(t, d, `{"agent":"e2e","messages":[{"role":"user","content":"mail ann"}],"model":{"provider":"scripted","turns":[
 			{"tool_calls":[{"id":"c1","name":"ability/send_email","parameters":{"to":"ann@example.com"}}]},{"content":"Done."}]}}`)
 		evs := readAll(t, openStream(t, d, id, ""))
-		if st := endStatus(t, evs); st != "approval_required" || evs[len(evs)-2].event != "approval_required" {
+		if st := endStatus(t, evs); st != "approval_required" || evs[len(evs)-2].Event != "approval_required" {
 			t.Fatalf("ended with %s after %+v", st, evs[len(evs)-2])
 		}
 	})

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/baton-agents/baton/internal/sse"
 )
 
 // TestBinaryOnTheRuntimeAPI builds this function's binary and runs it
@@ -68,22 +69,22 @@ func TestBinaryOnTheRuntimeAPI(t *testing.T) {
 		evs := parseSSE(t, body)
 		types := map[string]bool{}
 		for _, ev := range evs {
-			types[ev.event] = true
+			types[ev.Event] = true
 		}
-		if len(evs) < 2 || evs[len(evs)-1].event != "end" || !types["run_started"] || !types["cancelled"] {
+		if len(evs) < 2 || evs[len(evs)-1].Event != "end" || !types["run_started"] || !types["cancelled"] {
 			t.Fatalf("events %+v", evs)
 		}
 		var end map[string]any
-		if err := json.Unmarshal([]byte(evs[len(evs)-1].data), &end); err != nil || end["run_id"] != runID || end["status"] != "cancelled" {
-			t.Fatalf("end %s: %v", evs[len(evs)-1].data, err)
+		if err := json.Unmarshal([]byte(evs[len(evs)-1].Data), &end); err != nil || end["run_id"] != runID || end["status"] != "cancelled" {
+			t.Fatalf("end %s: %v", evs[len(evs)-1].Data, err)
 		}
 
 		// Last-Event-ID resumes after that event: only the end is left.
-		last := evs[len(evs)-2].id
+		last := evs[len(evs)-2].ID
 		ev := proxyEvent("GET", "/v1/runs/"+runID+"/stream", token, "")
 		ev.Headers["Last-Event-ID"] = last
 		_, body = streamed(t, fn.invoke(t, ev))
-		if evs := parseSSE(t, body); len(evs) != 1 || evs[0].event != "end" {
+		if evs := parseSSE(t, body); len(evs) != 1 || evs[0].Event != "end" {
 			t.Fatalf("resumed after %s: %+v", last, evs)
 		}
 	})
@@ -179,35 +180,12 @@ func streamed(t *testing.T, p posted) (prelude, string) {
 	return pre, string(rest[8:])
 }
 
-type sse struct{ id, event, data string }
-
-func parseSSE(t *testing.T, s string) []sse {
+// parseSSE reads a whole stream, which must end with a complete event.
+func parseSSE(t *testing.T, s string) []sse.Event {
 	t.Helper()
-	var evs []sse
-	var cur sse
-	sc := bufio.NewScanner(strings.NewReader(s))
-	sc.Buffer(make([]byte, 1<<20), 1<<22)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if cur != (sse{}) {
-				evs = append(evs, cur)
-			}
-			cur = sse{}
-		case strings.HasPrefix(line, ":"):
-		case strings.HasPrefix(line, "id: "):
-			cur.id = line[4:]
-		case strings.HasPrefix(line, "event: "):
-			cur.event = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			cur.data = line[6:]
-		default:
-			t.Fatalf("not an SSE line: %q", line)
-		}
-	}
-	if !strings.HasSuffix(s, "\n\n") {
-		t.Fatalf("the stream does not end with a complete event: %q", s)
+	evs, err := sse.NewReader(strings.NewReader(s)).ReadAll()
+	if err != nil || !strings.HasSuffix(s, "\n\n") {
+		t.Fatalf("stream %q: %v", s, err)
 	}
 	return evs
 }

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -14,43 +13,22 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/httpapi"
+	"github.com/baton-agents/baton/internal/sse"
 )
 
-// sseEvent is one parsed server-sent event.
-type sseEvent struct {
-	id, event, data string
-}
-
-func parseSSE(t *testing.T, s string) (evs []sseEvent, comments int) {
+// parseSSE reads a whole stream.
+func parseSSE(t *testing.T, s string) ([]sse.Event, int) {
 	t.Helper()
-	var cur sseEvent
-	sc := bufio.NewScanner(strings.NewReader(s))
-	sc.Buffer(make([]byte, 1<<20), 1<<22)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if cur != (sseEvent{}) {
-				evs = append(evs, cur)
-			}
-			cur = sseEvent{}
-		case strings.HasPrefix(line, ":"):
-			comments++
-		case strings.HasPrefix(line, "id: "):
-			cur.id = strings.TrimPrefix(line, "id: ")
-		case strings.HasPrefix(line, "event: "):
-			cur.event = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: "):
-			cur.data = strings.TrimPrefix(line, "data: ")
-		default:
-			t.Fatalf("not an SSE line: %q", line)
-		}
+	r := sse.NewReader(strings.NewReader(s))
+	evs, err := r.ReadAll()
+	if err != nil {
+		t.Fatalf("stream %q: %v", s, err)
 	}
-	return evs, comments
+	return evs, r.Comments
 }
 
 // stream opens the stream route through API.Stream and reads it whole.
-func (e *env) stream(t *testing.T, runID, token string, hdr map[string]string) (events.APIGatewayProxyResponse, []sseEvent) {
+func (e *env) stream(t *testing.T, runID, token string, hdr map[string]string) (events.APIGatewayProxyResponse, []sse.Event) {
 	t.Helper()
 	req := events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: "/v1/runs/" + runID + "/stream", Headers: map[string]string{"Authorization": "Bearer " + token}}
 	for k, v := range hdr {
@@ -108,26 +86,26 @@ func TestStreamOfARun(t *testing.T) {
 	for i, s := range stored {
 		want, _ := json.Marshal(s)
 		var got any
-		_ = json.Unmarshal([]byte(evs[i].data), &got)
+		_ = json.Unmarshal([]byte(evs[i].Data), &got)
 		gotJSON, _ := json.Marshal(got)
 		m := s.(map[string]any)
-		if evs[i].id != strconv.FormatInt(int64(m["seq"].(float64)), 10) || evs[i].event != m["type"] || string(gotJSON) != string(want) {
+		if evs[i].ID != strconv.FormatInt(int64(m["seq"].(float64)), 10) || evs[i].Event != m["type"] || string(gotJSON) != string(want) {
 			t.Fatalf("event %d: %+v, want %s", i, evs[i], want)
 		}
 	}
 	end := evs[len(evs)-1]
 	var view map[string]any
-	if err := json.Unmarshal([]byte(end.data), &view); err != nil || end.event != "end" || end.id != "" || view["status"] != "approval_required" {
+	if err := json.Unmarshal([]byte(end.Data), &view); err != nil || end.Event != "end" || end.ID != "" || view["status"] != "approval_required" {
 		t.Fatalf("last event %+v", end)
 	}
 
 	// Resume after the third event: exactly the rest.
-	_, rest := e.stream(t, runID, "tok-acme-123", map[string]string{"Last-Event-ID": evs[2].id})
-	if len(rest) != len(evs)-3 || rest[0].id != evs[3].id {
-		t.Fatalf("resumed after %s: %d events from %s; want %d from %s", evs[2].id, len(rest), rest[0].id, len(evs)-3, evs[3].id)
+	_, rest := e.stream(t, runID, "tok-acme-123", map[string]string{"Last-Event-ID": evs[2].ID})
+	if len(rest) != len(evs)-3 || rest[0].ID != evs[3].ID {
+		t.Fatalf("resumed after %s: %d events from %s; want %d from %s", evs[2].ID, len(rest), rest[0].ID, len(evs)-3, evs[3].ID)
 	}
-	_, rest = e.stream(t, runID, "tok-acme-123", map[string]string{"Last-Event-ID": evs[len(evs)-2].id})
-	if len(rest) != 1 || rest[0].event != "end" {
+	_, rest = e.stream(t, runID, "tok-acme-123", map[string]string{"Last-Event-ID": evs[len(evs)-2].ID})
+	if len(rest) != 1 || rest[0].Event != "end" {
 		t.Fatalf("resumed after the last event: %+v", rest)
 	}
 
@@ -138,16 +116,16 @@ func TestStreamOfARun(t *testing.T) {
 		t.Fatalf("approve: %d %v", st, b)
 	}
 	e.pump(t)
-	_, rest = e.stream(t, runID, "tok-acme-123", map[string]string{"Last-Event-ID": evs[len(evs)-2].id})
+	_, rest = e.stream(t, runID, "tok-acme-123", map[string]string{"Last-Event-ID": evs[len(evs)-2].ID})
 	last := rest[len(rest)-1]
-	if len(rest) < 2 || last.event != "end" || !strings.Contains(last.data, `"status":"completed"`) {
+	if len(rest) < 2 || last.Event != "end" || !strings.Contains(last.Data, `"status":"completed"`) {
 		t.Fatalf("after approval: %+v", rest)
 	}
 
 	// The buffered integration serves the same stream in one response.
-	st2, _, buffered := e.doRaw(t, "/v1/runs/"+runID+"/stream?after="+evs[2].id)
+	st2, _, buffered := e.doRaw(t, "/v1/runs/"+runID+"/stream?after="+evs[2].ID)
 	got, _ := parseSSE(t, buffered.Body)
-	if st2 != 200 || buffered.Headers["Content-Type"] != "text/event-stream" || len(got) != len(rest)+len(evs)-3-1 || got[len(got)-1].event != "end" {
+	if st2 != 200 || buffered.Headers["Content-Type"] != "text/event-stream" || len(got) != len(rest)+len(evs)-3-1 || got[len(got)-1].Event != "end" {
 		t.Fatalf("buffered stream: %d %v %d events", st2, buffered.Headers, len(got))
 	}
 	if !httpapi.IsStream("GET", "/v1/runs/r-1/stream") || httpapi.IsStream("POST", "/v1/runs/r-1/stream") || httpapi.IsStream("GET", "/v1/runs/r-1") {
@@ -199,37 +177,24 @@ func TestStreamInterleavesTokenDeltas(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- body(context.Background(), pw, func() {}); _ = pw.Close() }()
-	r := bufio.NewReader(pr)
-	next := func() sseEvent {
+	r := sse.NewReader(pr)
+	next := func() sse.Event {
 		t.Helper()
-		var ev sseEvent
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				t.Fatalf("stream ended early: %v", err)
-			}
-			line = strings.TrimRight(line, "\n")
-			switch {
-			case line == "" && ev != (sseEvent{}):
-				return ev
-			case strings.HasPrefix(line, "id: "):
-				ev.id = line[4:]
-			case strings.HasPrefix(line, "event: "):
-				ev.event = line[7:]
-			case strings.HasPrefix(line, "data: "):
-				ev.data = line[6:]
-			}
+		ev, err := r.Next()
+		if err != nil {
+			t.Fatalf("stream ended early: %v", err)
 		}
+		return ev
 	}
-	var got []sseEvent
+	var got []sse.Event
 	for len(got) < 5 { // run_started, turn_started, …: read until the turn-1 deltas are out
 		got = append(got, next())
-		if n := len(got); got[n-1].event == "token" && strings.Contains(got[n-1].data, `"lo"`) {
+		if n := len(got); got[n-1].Event == "token" && strings.Contains(got[n-1].Data, `"lo"`) {
 			break
 		}
 	}
 	e.pump(t)
-	for got[len(got)-1].event != "end" {
+	for got[len(got)-1].Event != "end" {
 		got = append(got, next())
 	}
 	if err := <-done; err != nil {
@@ -238,17 +203,17 @@ func TestStreamInterleavesTokenDeltas(t *testing.T) {
 	var deltas []string
 	lastTurn1Event, world := -1, -1
 	for i, ev := range got {
-		if ev.event == "token" || ev.event == "thinking" {
-			if ev.id != "" {
+		if ev.Event == "token" || ev.Event == "thinking" {
+			if ev.ID != "" {
 				t.Fatalf("delta with an id: %+v", ev)
 			}
-			deltas = append(deltas, ev.event+" "+ev.data)
-			if strings.Contains(ev.data, `"world"`) {
+			deltas = append(deltas, ev.Event+" "+ev.Data)
+			if strings.Contains(ev.Data, `"world"`) {
 				world = i
 			}
 			continue
 		}
-		if strings.Contains(ev.data, `"turn":1`) && ev.event != "end" {
+		if strings.Contains(ev.Data, `"turn":1`) && ev.Event != "end" {
 			lastTurn1Event = i
 		}
 	}
@@ -259,7 +224,7 @@ func TestStreamInterleavesTokenDeltas(t *testing.T) {
 	if world < lastTurn1Event {
 		t.Fatalf("a turn-2 delta (event %d) came before the last turn-1 event (%d): %+v", world, lastTurn1Event, got)
 	}
-	if !strings.Contains(got[len(got)-1].data, `"status":"completed"`) {
+	if !strings.Contains(got[len(got)-1].Data, `"status":"completed"`) {
 		t.Fatalf("end: %+v", got[len(got)-1])
 	}
 }
