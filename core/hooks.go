@@ -121,6 +121,34 @@ type Guardrails struct {
 	Tool   func(ctx context.Context, name string, args map[string]any) GuardrailResult
 }
 
+// GuardrailScope identifies the run a guardrail checks. The machine puts
+// it in the context it passes to the guardrails; GuardrailScopeFrom reads
+// it back.
+type GuardrailScope struct {
+	RunID, SessionID, Agent string
+	// Tenant is the run's principal's tenant; empty when the run has no
+	// principal.
+	Tenant string
+}
+
+type guardrailScopeKey struct{}
+
+// guardrailContext is ctx carrying the run's GuardrailScope.
+func (st *RunState) guardrailContext(ctx context.Context) context.Context {
+	sc := GuardrailScope{RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent}
+	if p := st.Config.Principal; p != nil {
+		sc.Tenant = p.Tenant
+	}
+	return context.WithValue(ctx, guardrailScopeKey{}, sc)
+}
+
+// GuardrailScopeFrom returns the scope of the run a guardrail was called
+// for (the zero scope outside a guardrail call).
+func GuardrailScopeFrom(ctx context.Context) GuardrailScope {
+	sc, _ := ctx.Value(guardrailScopeKey{}).(GuardrailScope)
+	return sc
+}
+
 // checkGuardrail calls a guardrail; a panic denies, and a denial without
 // a reason gets one.
 func checkGuardrail(f func() GuardrailResult) GuardrailResult {

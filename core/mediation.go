@@ -56,7 +56,8 @@ func (m *Machine) Plan(ctx context.Context, st RunState, transcript []Message, s
 		redacted := 0
 		if g := m.Guardrails.Input; g != nil {
 			seen := append([]Message(nil), view...)
-			res := checkGuardrail(func() GuardrailResult { return g(ctx, seen) })
+			gctx := st.guardrailContext(ctx)
+			res := checkGuardrail(func() GuardrailResult { return g(gctx, seen) })
 			if !res.Allowed {
 				return Plan{Kind: PlanApply, Input: GuardrailDenied{Step: step, Kind: "input", Reason: res.Reason}}, nil
 			}
@@ -119,7 +120,8 @@ func (m *Machine) mediate(ctx context.Context, st *RunState, transcript []Messag
 			return fail(ErrTypeInvalidParameters, fmt.Sprintf("Tool '%s' parameters are invalid: %s", c.Name, prob.Detail), nil)
 		}
 		if g := m.Guardrails.Tool; g != nil {
-			if res := checkGuardrail(func() GuardrailResult { return g(ctx, c.Name, cloneObject(c.Parameters)) }); !res.Allowed {
+			gctx := st.guardrailContext(ctx)
+			if res := checkGuardrail(func() GuardrailResult { return g(gctx, c.Name, cloneObject(c.Parameters)) }); !res.Allowed {
 				return fail(ErrTypeGuardrailDenied, "Tool denied by guardrail: "+res.Reason, nil)
 			}
 		}

@@ -215,7 +215,8 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 	content := in.Reply.Content
 	if g := t.m.Guardrails.Output; g != nil {
 		msg := assistantView(in.Reply)
-		res := checkGuardrail(func() GuardrailResult { return g(ctx, msg) })
+		gctx := s.guardrailContext(ctx)
+		res := checkGuardrail(func() GuardrailResult { return g(gctx, msg) })
 		if !res.Allowed {
 			t.deniedTurnBudget()
 			t.guardrailFail(ctx, "output", res.Reason)
