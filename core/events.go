@@ -59,6 +59,13 @@ const (
 	EventCompactionStarted        = "compaction_started"
 	EventCompactionCompleted      = "compaction_completed"
 	EventCompactionFailed         = "compaction_failed"
+	// EventGuardrailRedacted: a guardrail redacted text rather than deny
+	// it. Data: guardrail ("input" or "output"), and for input messages,
+	// how many messages of the model's view were redacted. An output
+	// redaction replaced the reply's content before it was committed; an
+	// input redaction changed only what the model saw this turn. The
+	// event never carries the original text.
+	EventGuardrailRedacted = "guardrail_redacted"
 	// EventMessagesUpdated (§13.1): the message list changed. It follows
 	// every append to the transcript after the run's start — a model
 	// reply, a tool result, drained steering or continuation messages, a

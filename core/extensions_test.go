@@ -205,6 +205,33 @@ func TestExtensionScenarios(t *testing.T) {
 				}
 			},
 			cfg: cfg([]ToolDeclaration{search}, turn("", call("call_1", "ability/search", map[string]any{"q": "rm -rf"}), call("call_2", "ability/search", map[string]any{"q": "ls"})), turn("One was denied."))},
+		{name: "guardrail_output_redacted", handlers: handlers, wantStatus: StatusCompleted,
+			hooks: func(m *Machine) {
+				m.Guardrails.Output = func(_ context.Context, msg Message) GuardrailResult {
+					if strings.Contains(msg.Content, "ada@example.com") {
+						return RedactOutput(strings.ReplaceAll(msg.Content, "ada@example.com", "[REDACTED]"))
+					}
+					return Allow()
+				}
+			},
+			cfg: cfg([]ToolDeclaration{search}, turn("Looking.", call("call_1", "ability/search", map[string]any{"q": "a"})), turn("Write to ada@example.com."))},
+		{name: "guardrail_input_redacted", handlers: handlers, wantStatus: StatusCompleted, model: recordView,
+			hooks: func(m *Machine) {
+				m.Guardrails.Input = func(_ context.Context, msgs []Message) GuardrailResult {
+					res := Allow()
+					for i, msg := range msgs {
+						if msg.Role == RoleUser && strings.Contains(msg.Content, "123-45-6789") {
+							if res.Redactions == nil {
+								res.Redactions = map[int]string{}
+							}
+							res.Redactions[i] = strings.ReplaceAll(msg.Content, "123-45-6789", "[REDACTED]")
+						}
+					}
+					return res
+				}
+			},
+			messages: user("my ssn is 123-45-6789"),
+			cfg:      cfg([]ToolDeclaration{search}, turn("", call("call_1", "ability/search", map[string]any{"q": "a"})), turn("Noted."))},
 		{name: "steering_drained_before_trimming", model: recordView, wantStatus: StatusCompleted,
 			handlers: map[string]func(ToolCall) (any, error){"ability/search": func(c ToolCall) (any, error) {
 				env.send(Steer{Content: "Actually, focus on error handling."})

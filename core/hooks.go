@@ -82,10 +82,23 @@ func callCompletion(ctx context.Context, f CompletionPolicy, cc CompletionContex
 	return guard(func() CompletionDecision { return f(ctx, cc) }, func(any) CompletionDecision { return CompletionDecision{} })
 }
 
-// GuardrailResult allows or denies; Reason is required on deny.
+// GuardrailResult allows or denies; Reason is required on deny. An
+// allowing result may also redact: the machine then uses the redacted
+// text in place of what the guardrail checked. A denying result's
+// redactions are ignored.
 type GuardrailResult struct {
 	Allowed bool
 	Reason  string
+	// Replacement, on an allowing output result, is the reply's content
+	// as the transcript commits it (the model's own text is never
+	// stored). The tool calls of the reply are not changed.
+	Replacement *string
+	// Redactions, on an allowing input result, replace the content of
+	// messages of the model's view, keyed by their index in the list the
+	// hook got. Only the model's view of this turn changes: the stored
+	// transcript keeps what was committed. Indexes out of range and
+	// tool_call messages are ignored.
+	Redactions map[int]string
 }
 
 // Allow is the allowing result.
@@ -94,21 +107,78 @@ func Allow() GuardrailResult { return GuardrailResult{Allowed: true} }
 // Deny denies with a reason.
 func Deny(reason string) GuardrailResult { return GuardrailResult{Reason: reason} }
 
+// RedactOutput allows an output with its content replaced by text.
+func RedactOutput(text string) GuardrailResult {
+	return GuardrailResult{Allowed: true, Replacement: &text}
+}
+
 // Guardrails are the three §13.4 hooks. A hook that panics denies.
+// Redaction (GuardrailResult.Replacement and Redactions) applies to the
+// input and output hooks; the tool hook allows or denies.
 type Guardrails struct {
 	Input  func(ctx context.Context, msgs []Message) GuardrailResult
 	Output func(ctx context.Context, msg Message) GuardrailResult
 	Tool   func(ctx context.Context, name string, args map[string]any) GuardrailResult
 }
 
+// GuardrailScope identifies the run a guardrail checks. The machine puts
+// it in the context it passes to the guardrails; GuardrailScopeFrom reads
+// it back.
+type GuardrailScope struct {
+	RunID, SessionID, Agent string
+	// Tenant is the run's principal's tenant; empty when the run has no
+	// principal.
+	Tenant string
+}
+
+type guardrailScopeKey struct{}
+
+// guardrailContext is ctx carrying the run's GuardrailScope.
+func (st *RunState) guardrailContext(ctx context.Context) context.Context {
+	sc := GuardrailScope{RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent}
+	if p := st.Config.Principal; p != nil {
+		sc.Tenant = p.Tenant
+	}
+	return context.WithValue(ctx, guardrailScopeKey{}, sc)
+}
+
+// GuardrailScopeFrom returns the scope of the run a guardrail was called
+// for (the zero scope outside a guardrail call).
+func GuardrailScopeFrom(ctx context.Context) GuardrailScope {
+	sc, _ := ctx.Value(guardrailScopeKey{}).(GuardrailScope)
+	return sc
+}
+
 // checkGuardrail calls a guardrail; a panic denies, and a denial without
 // a reason gets one.
 func checkGuardrail(f func() GuardrailResult) GuardrailResult {
 	res := guard(f, func(r any) GuardrailResult { return Deny(fmt.Sprintf("guardrail panicked: %v", r)) })
-	if !res.Allowed && strings.TrimSpace(res.Reason) == "" {
-		res.Reason = "no reason given"
+	if !res.Allowed {
+		if strings.TrimSpace(res.Reason) == "" {
+			res.Reason = "no reason given"
+		}
+		res.Replacement, res.Redactions = nil, nil
 	}
 	return res
+}
+
+// redactView returns view with the input guardrail's redactions applied
+// (a new slice; view is not changed) and how many messages changed.
+func redactView(view []Message, redactions map[int]string) ([]Message, int) {
+	if len(redactions) == 0 {
+		return view, 0
+	}
+	out := append([]Message(nil), view...)
+	n := 0
+	for i := range out {
+		text, ok := redactions[i]
+		if !ok || out[i].Role == RoleToolCall || out[i].Content == text {
+			continue
+		}
+		out[i].Content = text
+		n++
+	}
+	return out, n
 }
 
 // Summarizer condenses older messages for compaction. It is optional

@@ -8,6 +8,9 @@ type ModelReplied struct {
 	Step  Step
 	Reply ModelReply
 	Err   error
+	// InputRedacted is the plan's InputRedacted: how many messages of the
+	// model's view the input guardrail redacted.
+	InputRedacted int
 }
 
 // ToolExecuted is the outcome of a tool_call step's execution.

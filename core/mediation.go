@@ -26,6 +26,10 @@ type Plan struct {
 	Tool       *ToolCall
 	Input      Input
 	Compaction *CompactionRequest
+	// InputRedacted counts the messages of Model.Messages the input
+	// guardrail redacted; Perform passes it on in ModelReplied, whose
+	// transition reports it with a guardrail_redacted event.
+	InputRedacted int
 }
 
 // Plan tells the runner what a scheduled step needs. It never changes st.
@@ -49,12 +53,17 @@ func (m *Machine) Plan(ctx context.Context, st RunState, transcript []Message, s
 			}
 		}
 		view, trim := st.modelView(transcript)
+		redacted := 0
 		if g := m.Guardrails.Input; g != nil {
-			if res := checkGuardrail(func() GuardrailResult { return g(ctx, view) }); !res.Allowed {
+			seen := append([]Message(nil), view...)
+			gctx := st.guardrailContext(ctx)
+			res := checkGuardrail(func() GuardrailResult { return g(gctx, seen) })
+			if !res.Allowed {
 				return Plan{Kind: PlanApply, Input: GuardrailDenied{Step: step, Kind: "input", Reason: res.Reason}}, nil
 			}
+			view, redacted = redactView(view, res.Redactions)
 		}
-		return Plan{Kind: PlanModel, Model: &ModelRequest{
+		return Plan{Kind: PlanModel, InputRedacted: redacted, Model: &ModelRequest{
 			RunID: st.RunID, SessionID: st.SessionID, Turn: st.Turn + 1, Model: st.Config.Model,
 			System: st.Config.System, Messages: view, Tools: st.visibleTools(),
 			ParallelToolCalls: st.Config.ParallelToolCalls, Trim: trim,
@@ -111,7 +120,8 @@ func (m *Machine) mediate(ctx context.Context, st *RunState, transcript []Messag
 			return fail(ErrTypeInvalidParameters, fmt.Sprintf("Tool '%s' parameters are invalid: %s", c.Name, prob.Detail), nil)
 		}
 		if g := m.Guardrails.Tool; g != nil {
-			if res := checkGuardrail(func() GuardrailResult { return g(ctx, c.Name, cloneObject(c.Parameters)) }); !res.Allowed {
+			gctx := st.guardrailContext(ctx)
+			if res := checkGuardrail(func() GuardrailResult { return g(gctx, c.Name, cloneObject(c.Parameters)) }); !res.Allowed {
 				return fail(ErrTypeGuardrailDenied, "Tool denied by guardrail: "+res.Reason, nil)
 			}
 		}

@@ -62,10 +62,10 @@ func (io IO) Perform(ctx context.Context, step Step, plan Plan) Input {
 			req.Messages = io.compactView(ctx, req)
 		}
 		if io.Model == nil {
-			return ModelReplied{Step: step, Err: fmt.Errorf("no model provider is configured")}
+			return ModelReplied{Step: step, Err: fmt.Errorf("no model provider is configured"), InputRedacted: plan.InputRedacted}
 		}
 		reply, err := io.Model.Complete(ctx, req)
-		return ModelReplied{Step: step, Reply: reply, Err: err}
+		return ModelReplied{Step: step, Reply: reply, Err: err, InputRedacted: plan.InputRedacted}
 	case PlanTool:
 		out, err := ExecuteTool(ctx, io.Tools, *plan.Tool)
 		return ToolExecuted{Step: step, Output: out, Err: err}

@@ -128,3 +128,18 @@ func describeValidation(ve *jsonschema.ValidationError) string {
 	sort.Strings(lines)
 	return strings.Join(lines, "; ")
 }
+
+// ValidateParameters checks args against schema as mediation checks a
+// call's parameters against its declaration: the top-level required
+// list first (Missing), then the whole schema (Detail). It returns nil
+// when args validate, and an error when the schema does not compile.
+func ValidateParameters(schema, args map[string]any) (*ParameterProblem, error) {
+	return validateParameters(schema, args)
+}
+
+// CheckSchema reports whether schema compiles as a parameter schema
+// (in memory; remote references are refused).
+func CheckSchema(schema map[string]any) error {
+	_, err := compileSchema(schema)
+	return err
+}

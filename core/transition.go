@@ -193,6 +193,9 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 	if err := t.beginTurn(in.Step); err != nil {
 		return err
 	}
+	if in.InputRedacted > 0 {
+		t.emit(EventGuardrailRedacted, map[string]any{"guardrail": "input", "messages": in.InputRedacted})
+	}
 	if in.Err != nil {
 		t.fail(ctx, "model_error", in.Err.Error())
 		return nil
@@ -209,17 +212,26 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 	if b := s.budget(BudgetTotalTokens); b != nil {
 		b.Current = int(numberOf(s.Usage["total_tokens"]))
 	}
+	content := in.Reply.Content
 	if g := t.m.Guardrails.Output; g != nil {
 		msg := assistantView(in.Reply)
-		if res := checkGuardrail(func() GuardrailResult { return g(ctx, msg) }); !res.Allowed {
+		gctx := s.guardrailContext(ctx)
+		res := checkGuardrail(func() GuardrailResult { return g(gctx, msg) })
+		if !res.Allowed {
 			t.deniedTurnBudget()
 			t.guardrailFail(ctx, "output", res.Reason)
 			return nil
 		}
+		// Redaction happens before the commit: the model's own text is
+		// never stored, and the event does not carry it.
+		if res.Replacement != nil && *res.Replacement != content {
+			content = *res.Replacement
+			t.emit(EventGuardrailRedacted, map[string]any{"guardrail": "output"})
+		}
 	}
 	from := s.NextMsgSeq
-	if strings.TrimSpace(in.Reply.Content) != "" {
-		t.appendMessage(Message{Role: RoleAssistant, Content: in.Reply.Content, Metadata: map[string]any{MetaTurn: s.Turn}})
+	if strings.TrimSpace(content) != "" {
+		t.appendMessage(Message{Role: RoleAssistant, Content: content, Metadata: map[string]any{MetaTurn: s.Turn}})
 	}
 	if len(in.Reply.ToolCalls) == 0 {
 		t.messagesUpdated(MessagesModelReply, from)

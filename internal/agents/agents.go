@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/guardrails"
 	"github.com/baton-agents/baton/internal/toolspec"
 )
 
@@ -57,6 +58,11 @@ type Spec struct {
 	// StreamTokens false turns off streaming the model's tokens to live
 	// streams (default on).
 	StreamTokens *bool `json:"stream_tokens,omitempty"`
+	// Guardrails are the agent's input, output and tool rules (package
+	// guardrails builds and checks them). An agent with output rules
+	// does not stream the model's tokens: they would show a reply before
+	// the output rules checked (and perhaps redacted) it.
+	Guardrails *guardrails.Config `json:"guardrails,omitempty"`
 }
 
 // Agent is a validated agent.
@@ -229,7 +235,7 @@ func (a *Agent) baseConfig() core.RunConfig {
 		MaxTurns: s.MaxTurns, Budgets: budgets, PendingTTL: core.Duration(a.PendingTTL),
 		ParallelToolCalls: s.ParallelToolCalls, ContextBudget: s.ContextBudget, ToolResultMaxBytes: s.ToolResultMaxBytes,
 		Policy:     core.PolicyConfig{Mode: s.Mode, ToolPolicy: s.ToolPolicy, ActionPolicy: s.ActionPolicy, Deny: s.Deny, Categories: s.Categories},
-		Compaction: s.Compaction, NoTokenStream: s.StreamTokens != nil && !*s.StreamTokens,
+		Compaction: s.Compaction, NoTokenStream: s.StreamTokens != nil && !*s.StreamTokens || s.Guardrails.HasOutput(),
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/baton-agents/baton/internal/awsenv"
 	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/executors"
+	"github.com/baton-agents/baton/internal/guardrails"
 	"github.com/baton-agents/baton/internal/httpapi"
 	"github.com/baton-agents/baton/internal/providers"
 	"github.com/baton-agents/baton/internal/providers/setup"
@@ -134,6 +135,10 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	loadAWS := awsenv.Lazy(awsenv.Options{Region: cfg.Region, DynamoDBEndpoint: cfg.Stores.DynamoDBEndpoint, SQSEndpoint: cfg.Stores.SQSEndpoint})
 	getenv := func(k string) string { v, _ := cfg.Env(k); return v }
 	sec := secrets.New(secrets.Options{AWS: loadAWS, Getenv: getenv})
+	machines, err := agentMachines(reg, guardrails.Deps{AWS: loadAWS, Secrets: sec, Log: log})
+	if err != nil {
+		return nil, err
+	}
 	model := deps.Model
 	if model == nil {
 		if model, err = models(ctx, cfg, setup.Deps{AWS: loadAWS, Secrets: sec, Log: log}); err != nil {
@@ -166,7 +171,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 		}
 	}
 	a := &App{Config: cfg, Steps: st.queue, Store: st.store, Tokens: st.tokens, Agents: reg, Tools: tools, Stores: st.info, Log: log, cleanup: st.cleanup}
-	a.opts = durable.Options{Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Tools: tools, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log,
+	a.opts = durable.Options{AgentMachines: machines, Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Tools: tools, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log,
 		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives}}
 	a.Runner = a.NewRunner()
 	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers})

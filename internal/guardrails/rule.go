@@ -49,6 +49,11 @@ type Verdict struct {
 	// that replaces what was checked (the reply's content at the output
 	// stage; the newest user message's content at the input stage).
 	Replacement *string
+	// Redactions, at the input stage, replace the content of other
+	// messages of Subject.Messages, keyed by index (Replacement, when
+	// also set, wins for the newest user message). The declarative rules
+	// redact every user message the model would see this way.
+	Redactions map[int]string
 }
 
 // Rule is one configured guardrail. An error (or a timeout through ctx)
