@@ -4,14 +4,17 @@
 // under /v1, alarms and outputs. Context values: stage (default dev),
 // providers (comma-separated, default bedrock), buildDir (default
 // ../build), workerTimeout (seconds, default 120), and the worker's extra
-// grants as comma-separated ARNs: bedrockModelArns, secretArns,
-// ssmParameterArns, toolFunctionArns; bufferedStream (true or false,
+// grants as comma-separated ARNs (or JSON lists): bedrockModelArns,
+// secretArns, ssmParameterArns, toolFunctionArns; bedrockGuardrailArns
+// (the same form) grants the worker and API functions
+// bedrock:ApplyGuardrail on exactly those guardrails; bufferedStream (true or false,
 // default true for stage local — LocalStack 4.4 predates API Gateway
 // response streaming — and false otherwise) keeps the stream route on the
 // buffered integration.
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -41,6 +44,7 @@ func main() {
 	props.SecretArns = ctxList(app, "secretArns")
 	props.SSMParameterArns = ctxList(app, "ssmParameterArns")
 	props.ToolFunctionArns = ctxList(app, "toolFunctionArns")
+	props.BedrockGuardrailArns = ctxList(app, "bedrockGuardrailArns")
 	buffered, err := strconv.ParseBool(ctxString(app, "bufferedStream", strconv.FormatBool(props.Stage == "local")))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bufferedStream: want true or false:", err)
@@ -65,10 +69,33 @@ func ctxString(app awscdk.App, key, def string) string {
 	return def
 }
 
-// ctxList reads a comma-separated context value.
+// ctxList reads a list context value: comma-separated ("a,b" on the
+// command line) or a JSON list (["a","b"] in cdk.json or as -c
+// key='["a","b"]').
 func ctxList(app awscdk.App, key string) []string {
+	return splitList(app.Node().TryGetContext(jsii.String(key)))
+}
+
+func splitList(v any) []string {
+	var items []string
+	switch x := v.(type) {
+	case nil:
+	case []any:
+		for _, e := range x {
+			items = append(items, fmt.Sprint(e))
+		}
+	case string:
+		var list []string
+		if s := strings.TrimSpace(x); strings.HasPrefix(s, "[") && json.Unmarshal([]byte(s), &list) == nil {
+			items = list
+		} else {
+			items = strings.Split(x, ",")
+		}
+	default:
+		items = strings.Split(fmt.Sprint(x), ",")
+	}
 	var out []string
-	for _, v := range strings.Split(ctxString(app, key, ""), ",") {
+	for _, v := range items {
 		if v = strings.TrimSpace(v); v != "" {
 			out = append(out, v)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -50,6 +51,11 @@ type StackProps struct {
 	SSMParameterArns []string
 	// ToolFunctionArns are the Lambda functions of lambda tools.
 	ToolFunctionArns []string
+	// BedrockGuardrailArns are the Amazon Bedrock guardrails the agents'
+	// "bedrock" guardrail rules apply (bedrock:ApplyGuardrail on exactly
+	// these ARNs, granted to the functions that run the step machine: the
+	// worker and the API). None: no grant.
+	BedrockGuardrailArns []string
 	// BufferedStream puts GET /v1/runs/{run_id}/stream on the buffered
 	// integration like every other route (25 s windows, the client
 	// reconnects) instead of a response-streaming one, for an API Gateway
@@ -96,8 +102,16 @@ func (p *StackProps) Validate() error {
 	if 6*p.WorkerTimeoutSeconds > 43200 {
 		return fmt.Errorf("6 × worker timeout exceeds SQS's 12 h visibility timeout")
 	}
+	for _, arn := range p.BedrockGuardrailArns {
+		if !*awscdk.Token_IsUnresolved(jsii.String(arn)) && !guardrailArn.MatchString(arn) {
+			return fmt.Errorf("bedrockGuardrailArns: %q is not a guardrail ARN (arn:aws:bedrock:REGION:ACCOUNT:guardrail/ID)", arn)
+		}
+	}
 	return nil
 }
+
+// guardrailArn is the ARN of one Bedrock guardrail (no wildcards).
+var guardrailArn = regexp.MustCompile(`^arn:aws(-[a-z]+)*:bedrock:[a-z0-9-]+:[0-9]{12}:guardrail/[a-z0-9]+$`)
 
 // NewBatonStack defines the table, the step queue and its DLQ, the API,
 // worker and sweeper Lambdas, the REST API, alarms and outputs.
@@ -187,18 +201,24 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 		table.GrantReadWriteData(f)
 		steps.GrantSendMessages(f)
 	}
-	allow := func(actions []string, resources []string) {
+	allow := func(actions []string, resources []string, fns ...awslambda.Function) {
 		if len(resources) == 0 {
 			return
 		}
-		worker.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions: jsii.Strings(actions...), Resources: jsii.Strings(resources...),
-		}))
+		for _, f := range fns {
+			f.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions: jsii.Strings(actions...), Resources: jsii.Strings(resources...),
+			}))
+		}
 	}
-	allow([]string{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"}, props.BedrockModelArns)
-	allow([]string{"secretsmanager:GetSecretValue"}, props.SecretArns)
-	allow([]string{"ssm:GetParameter"}, props.SSMParameterArns)
-	allow([]string{"lambda:InvokeFunction"}, props.ToolFunctionArns)
+	allow([]string{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"}, props.BedrockModelArns, worker)
+	allow([]string{"secretsmanager:GetSecretValue"}, props.SecretArns, worker)
+	allow([]string{"ssm:GetParameter"}, props.SSMParameterArns, worker)
+	allow([]string{"lambda:InvokeFunction"}, props.ToolFunctionArns, worker)
+	// Guardrails run where the step machine plans and applies: the worker
+	// (model turns, tool calls, model replies) and the API (which applies
+	// outside inputs with the same per-agent machines).
+	allow([]string{"bedrock:ApplyGuardrail"}, props.BedrockGuardrailArns, worker, api)
 	worker.AddEventSource(awslambdaeventsources.NewSqsEventSource(steps, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(10),
 		ReportBatchItemFailures: jsii.Bool(true),

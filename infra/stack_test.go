@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -368,5 +369,113 @@ func TestWorkerGrants(t *testing.T) {
 	}
 	if found != 3 {
 		t.Fatalf("extra env on %d functions", found)
+	}
+}
+
+func TestGuardrailGrants(t *testing.T) {
+	arns := []string{
+		"arn:aws:bedrock:us-east-1:123456789012:guardrail/gr1example",
+		"arn:aws:bedrock:eu-west-1:123456789012:guardrail/gr2example",
+	}
+	t.Run("none when not configured", func(t *testing.T) {
+		_, raw := synth(t, &StackProps{Stage: "dev"})
+		if got := applyGuardrailGrants(t, raw); len(got) != 0 {
+			t.Errorf("bedrock:ApplyGuardrail granted without bedrockGuardrailArns: %v", got)
+		}
+	})
+	t.Run("exactly the configured guardrails, to the worker and the API", func(t *testing.T) {
+		_, raw := synth(t, &StackProps{Stage: "dev", BedrockGuardrailArns: arns})
+		got := applyGuardrailGrants(t, raw)
+		var fns []string
+		for fn, resources := range got {
+			fns = append(fns, fn)
+			if !slices.Equal(resources, arns) {
+				t.Errorf("%s may apply %v, want exactly %v", fn, resources, arns)
+			}
+		}
+		slices.Sort(fns)
+		if len(fns) != 2 || !strings.HasPrefix(fns[0], "Api") || !strings.HasPrefix(fns[1], "Worker") {
+			t.Errorf("bedrock:ApplyGuardrail granted to %v, want the API and worker functions", fns)
+		}
+	})
+	t.Run("only guardrail ARNs", func(t *testing.T) {
+		for _, bad := range []string{"gr1example", "arn:aws:bedrock:us-east-1:123456789012:guardrail/*", "*"} {
+			app := awscdk.NewApp(nil)
+			if _, err := NewBatonStack(app, "Bad", &StackProps{BuildDir: t.TempDir(), BedrockGuardrailArns: []string{bad}}); err == nil {
+				t.Errorf("guardrail ARN %q accepted", bad)
+			}
+		}
+	})
+}
+
+// applyGuardrailGrants returns, by the logical id of the function whose
+// role holds it, the resources of each bedrock:ApplyGuardrail statement;
+// such a statement must grant that action alone.
+func applyGuardrailGrants(t *testing.T, raw template) map[string][]string {
+	t.Helper()
+	fnOfRole := map[string]string{}
+	for id, r := range raw.Resources {
+		if r.Type != "AWS::Lambda::Function" {
+			continue
+		}
+		if att, ok := r.Properties["Role"].(map[string]any)["Fn::GetAtt"].([]any); ok && len(att) == 2 {
+			fnOfRole[att[0].(string)] = id
+		}
+	}
+	out := map[string][]string{}
+	for _, p := range ofType(raw, "AWS::IAM::Policy") {
+		for _, s := range p["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+			st := s.(map[string]any)
+			actions := strs(st["Action"])
+			if !slices.Contains(actions, "bedrock:ApplyGuardrail") {
+				continue
+			}
+			if len(actions) != 1 || st["Effect"] != "Allow" {
+				t.Errorf("bedrock:ApplyGuardrail statement %v", st)
+			}
+			for _, role := range p["Roles"].([]any) {
+				ref, _ := role.(map[string]any)["Ref"].(string)
+				fn, ok := fnOfRole[ref]
+				if !ok {
+					t.Errorf("bedrock:ApplyGuardrail granted to role %v of no function", role)
+					continue
+				}
+				out[fn] = append(out[fn], strs(st["Resource"])...)
+			}
+		}
+	}
+	return out
+}
+
+func strs(v any) []string {
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, e := range x {
+			s, _ := e.(string)
+			out = append(out, s)
+		}
+		return out
+	}
+	return nil
+}
+
+func TestSplitList(t *testing.T) {
+	for _, tc := range []struct {
+		in   any
+		want []string
+	}{
+		{nil, nil},
+		{"", nil},
+		{"a, b,,c ", []string{"a", "b", "c"}},
+		{`["a", " b "]`, []string{"a", "b"}},
+		{[]any{"a", "b"}, []string{"a", "b"}},
+		{"[not json", []string{"[not json"}},
+	} {
+		if got := splitList(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("splitList(%#v) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
