@@ -24,6 +24,7 @@ func TestBuildRefusesMisconfiguredGuardrails(t *testing.T) {
 		{"unknown type", `{"tool":[{"type":"clamav"}]}`, `agent g: guardrails.tool[0]: type: unknown type "clamav"`},
 		{"on_error", `{"on_error":"maybe"}`, `agent g: guardrails.on_error: want "deny" or "allow", got "maybe"`},
 		{"unknown stage", `{"inputs":[]}`, `unknown field "inputs"`},
+		{"bedrock without a version", `{"input":[{"type":"bedrock","guardrail_id":"gr1"}]}`, "agent g: guardrails.input[0] (bedrock): "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Build(context.Background(), Config{Stores: Stores{Memory: true}, Agents: Agents{JSON: guardedAgent(tc.guardrails)}, Providers: []string{ProviderScripted}}, Deps{Log: quiet})
@@ -35,6 +36,11 @@ func TestBuildRefusesMisconfiguredGuardrails(t *testing.T) {
 	a, err := Build(context.Background(), Config{Stores: Stores{Memory: true}, Agents: Agents{JSON: guardedAgent(`{"output":[{"type":"pii","entities":["email"],"action":"redact"}]}`)}, Providers: []string{ProviderScripted}}, Deps{Log: quiet})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A Bedrock guardrail loads without AWS at hand: its client is made
+	// on its first check.
+	if _, err := Build(context.Background(), Config{Stores: Stores{Memory: true}, Agents: Agents{JSON: guardedAgent(`{"input":[{"type":"bedrock","guardrail_id":"gr1","guardrail_version":"DRAFT"}]}`)}, Providers: []string{ProviderScripted}}, Deps{Log: quiet}); err != nil {
+		t.Fatalf("a bedrock guardrail: %v", err)
 	}
 	ag, _ := a.Agents.Get("g")
 	if cfg, err := ag.RunConfig(agents.Overrides{}); err != nil || !cfg.NoTokenStream {

@@ -306,7 +306,7 @@ func show(v Verdict) string {
 		Allow       bool
 		Reason      string
 		Replacement *string
-	}(v))
+	}{v.Allow, v.Reason, v.Replacement})
 	return string(b)
 }
 
