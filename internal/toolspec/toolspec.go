@@ -106,6 +106,9 @@ func ParseHook(v any, onError ...string) (Hook, error) {
 			continue
 		}
 		s, _ := val.(string)
+		if len(onError) == 0 {
+			return Hook{}, fmt.Errorf("on_error is not a setting of this hook")
+		}
 		if !slices.Contains(onError, s) {
 			return Hook{}, fmt.Errorf("on_error must be %s, got %v", strings.Join(onError, " or "), val)
 		}
