@@ -140,6 +140,9 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 			return nil, err
 		}
 	}
+	// One builder of http and lambda endpoints, for the tools and the
+	// hooks: one Lambda client, secrets resolved once.
+	remote := executors.NewRemote(executors.Options{AWSConfig: loadAWS, Secrets: sec})
 	var tools core.ToolExecutor
 	if cfg.ExecuteTools {
 		goh := executors.NewGoRegistry()
@@ -150,11 +153,15 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 		// resolved and the Lambda client created at cold start. AWS is
 		// loaded only when a tool needs it (a lambda tool, an SSM or
 		// Secrets Manager secret).
-		router, err := executors.NewRouter(reg.Executors(), goh, executors.Factories(ctx, executors.Options{AWSConfig: loadAWS, Secrets: sec}))
+		router, err := executors.NewRouter(reg.Executors(), goh, remote.Factories(ctx))
 		if err != nil {
 			return nil, err
 		}
 		tools = router
+	}
+	machines := map[string]*core.Machine{}
+	if err := addAgentHooks(ctx, reg, remote, log, machines); err != nil {
+		return nil, err
 	}
 	st, err := openStores(ctx, cfg, loadAWS, clock, deps)
 	if err != nil {
@@ -166,7 +173,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 		}
 	}
 	a := &App{Config: cfg, Steps: st.queue, Store: st.store, Tokens: st.tokens, Agents: reg, Tools: tools, Stores: st.info, Log: log, cleanup: st.cleanup}
-	a.opts = durable.Options{Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Tools: tools, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log,
+	a.opts = durable.Options{Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Tools: tools, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log, AgentMachines: machines,
 		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives}}
 	a.Runner = a.NewRunner()
 	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers})
