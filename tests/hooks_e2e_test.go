@@ -3,13 +3,11 @@
 package tests
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -204,14 +202,7 @@ func TestHookMisconfiguredAtLoad(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := writeAgentsFile(t, map[string]any{"agents": []any{map[string]any{"slug": "e2e-hooks", "model": map[string]any{"provider": "scripted"}, "pre_tool_mediator": tc.hook}}})
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, binary, "dev", "--addr", "127.0.0.1:0", "--agents", file)
-			cmd.Env = append(os.Environ(), "BATON_DEV_TOKENS=acme="+tokAcme)
-			out, err := cmd.CombinedOutput()
-			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), tc.want) {
-				t.Fatalf("baton dev: %v, output:\n%s\nwant exit 1 and %q", err, out, tc.want)
-			}
+			devRefuses(t, file, tc.want)
 		})
 	}
 }
