@@ -1,7 +1,9 @@
 package hooks
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/baton-agents/baton/core"
@@ -60,6 +62,18 @@ func ParseRule(ctx context.Context, remote *executors.Remote, raw any) (*Rule, e
 		return nil, err
 	}
 	return NewRule(ctx, remote, hk.Executor)
+}
+
+// RuleFromJSON is ParseRule on a rule object's JSON (as the guardrails
+// block holds it).
+func RuleFromJSON(ctx context.Context, remote *executors.Remote, raw json.RawMessage) (*Rule, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("decode the rule: %w", err)
+	}
+	return ParseRule(ctx, remote, v)
 }
 
 // RuleOn is the rule of a hook built elsewhere.

@@ -364,4 +364,10 @@ func TestNew(t *testing.T) {
 	if _, err := ParseRule(context.Background(), testRemote(nil), map[string]any{"type": "lambda", "function": "f", "on_error": "deny"}); err == nil || !strings.Contains(err.Error(), "on_error is not a setting") {
 		t.Fatalf("rule with on_error: %v", err)
 	}
+	if _, err := RuleFromJSON(context.Background(), testRemote(nil), json.RawMessage(`{"type":"http","url":"http://127.0.0.1:9/g","secret_env":"HOOK_SECRET","timeout":"1s"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RuleFromJSON(context.Background(), testRemote(nil), json.RawMessage(`{"type":"http","url":"ftp://x","secret_env":"HOOK_SECRET"}`)); err == nil || !strings.Contains(err.Error(), "executor.url must be an http(s) URL") {
+		t.Fatalf("bad url: %v", err)
+	}
 }
