@@ -167,14 +167,22 @@ func TestCompactionMisconfiguredAtLoad(t *testing.T) {
 			"agents[0] (e2e-compact): invalid input: compaction.max_messages must be at least 2 when compaction is enabled, got 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, binary, "dev", "--addr", "127.0.0.1:0", "--agents", writeCompactionAgents(t, tc.compaction))
-			cmd.Env = append(os.Environ(), "BATON_PROVIDERS=", "BATON_DEV_TOKENS=acme="+tokAcme)
-			out, err := cmd.CombinedOutput()
-			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), tc.want) {
-				t.Fatalf("baton dev: %v, output:\n%s\nwant exit 1 and %q", err, out, tc.want)
-			}
+			devRefuses(t, writeCompactionAgents(t, tc.compaction), tc.want, "BATON_PROVIDERS=")
 		})
+	}
+}
+
+// devRefuses starts baton dev on the agents file and wants it to exit
+// with status 1 and an output containing want. env adds to its
+// environment.
+func devRefuses(t *testing.T, agentsFile, want string, env ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "dev", "--addr", "127.0.0.1:0", "--agents", agentsFile)
+	cmd.Env = append(append(os.Environ(), "BATON_DEV_TOKENS=acme="+tokAcme), env...)
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), want) {
+		t.Fatalf("baton dev: %v, output:\n%s\nwant exit 1 and %q", err, out, want)
 	}
 }

@@ -63,6 +63,10 @@ type Spec struct {
 	// does not stream the model's tokens: they would show a reply before
 	// the output rules checked (and perhaps redacted) it.
 	Guardrails *guardrails.Config `json:"guardrails,omitempty"`
+	// PreToolMediator and CompletionPolicy are http or lambda hooks
+	// (toolspec.ParseHook; package hooks calls them).
+	PreToolMediator  any `json:"pre_tool_mediator,omitempty"`
+	CompletionPolicy any `json:"completion_policy,omitempty"`
 }
 
 // Agent is a validated agent.
@@ -71,6 +75,10 @@ type Agent struct {
 	Tools      []core.ToolDeclaration
 	Executors  map[string]toolspec.Executor // by tool name
 	PendingTTL time.Duration
+	// Mediator and Completion are the agent's pre_tool_mediator and
+	// completion_policy hooks, nil when not configured.
+	Mediator   *toolspec.Hook
+	Completion *toolspec.Hook
 	allowed    map[string]bool
 }
 
@@ -163,11 +171,38 @@ func build(s Spec) (*Agent, error) {
 		a.Tools = append(a.Tools, d)
 		a.Executors[d.Name] = ex
 	}
+	if err := a.parseHooks(); err != nil {
+		return nil, err
+	}
 	cfg := a.baseConfig()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	return a, nil
+}
+
+// parseHooks validates the agent's pre_tool_mediator (on_error reject,
+// the default, or proceed) and completion_policy (on_error continue).
+func (a *Agent) parseHooks() error {
+	for _, h := range []struct {
+		field   string
+		raw     any
+		dst     **toolspec.Hook
+		onError []string
+	}{
+		{"pre_tool_mediator", a.Spec.PreToolMediator, &a.Mediator, []string{toolspec.OnErrorReject, toolspec.OnErrorProceed}},
+		{"completion_policy", a.Spec.CompletionPolicy, &a.Completion, []string{toolspec.OnErrorContinue}},
+	} {
+		if h.raw == nil {
+			continue
+		}
+		hk, err := toolspec.ParseHook(h.raw, h.onError...)
+		if err != nil {
+			return fmt.Errorf("%s: %w", h.field, err)
+		}
+		*h.dst = &hk
+	}
+	return nil
 }
 
 // CheckCompactionModels checks, once the deployment's enabled model

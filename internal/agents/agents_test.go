@@ -150,3 +150,42 @@ func TestCheckCompactionModels(t *testing.T) {
 		t.Fatalf("run config compaction %+v, %v", cfg.Compaction, err)
 	}
 }
+
+// TestHooks: pre_tool_mediator and completion_policy are http or lambda
+// hooks with on_error; a bad one fails the load naming agent and field.
+func TestHooks(t *testing.T) {
+	r, err := Parse([]byte(`{"agents":[{"slug":"a","model":{"provider":"scripted"},
+	  "pre_tool_mediator":{"type":"http","url":"http://127.0.0.1:9/m","secret_env":"S","timeout":"2s","on_error":"proceed"},
+	  "completion_policy":{"type":"lambda","function":"arn:aws:lambda:us-east-1:123456789012:function:done"}},
+	  {"slug":"b","model":{"provider":"scripted"},"pre_tool_mediator":{"type":"lambda","function":"m"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := r.Get("a")
+	if a.Mediator == nil || a.Mediator.URL != "http://127.0.0.1:9/m" || a.Mediator.OnError != "proceed" || a.Mediator.Timeout != "2s" {
+		t.Fatalf("mediator %+v", a.Mediator)
+	}
+	if a.Completion == nil || a.Completion.Function == "" || a.Completion.OnError != "continue" {
+		t.Fatalf("completion %+v", a.Completion)
+	}
+	if b, _ := r.Get("b"); b.Mediator == nil || b.Mediator.OnError != "reject" || b.Completion != nil {
+		t.Fatalf("b %+v %+v", b.Mediator, b.Completion)
+	}
+
+	for _, tc := range []struct{ name, hook, want string }{
+		{"not an object", `"pre_tool_mediator":"http://x"`, "agents[0] (a): pre_tool_mediator: must be an object"},
+		{"go type", `"pre_tool_mediator":{"type":"go","handler":"echo"}`, "agents[0] (a): pre_tool_mediator: executor.type must be http or lambda for a hook"},
+		{"no url", `"completion_policy":{"type":"http","secret_env":"S"}`, "agents[0] (a): completion_policy: executor.url"},
+		{"bad on_error", `"pre_tool_mediator":{"type":"lambda","function":"f","on_error":"complete"}`, "agents[0] (a): pre_tool_mediator: on_error must be reject or proceed"},
+		{"completion on_error", `"completion_policy":{"type":"lambda","function":"f","on_error":"reject"}`, "agents[0] (a): completion_policy: on_error must be continue"},
+		{"unknown field", `"pre_tool_mediator":{"type":"lambda","function":"f","retries":2}`, `agents[0] (a): pre_tool_mediator: executor: json: unknown field "retries"`},
+		{"bad timeout", `"completion_policy":{"type":"lambda","function":"f","timeout":"soon"}`, "agents[0] (a): completion_policy: executor.timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(`{"agents":[{"slug":"a","model":{"provider":"scripted"},` + tc.hook + `}]}`))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -135,7 +135,10 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	loadAWS := awsenv.Lazy(awsenv.Options{Region: cfg.Region, DynamoDBEndpoint: cfg.Stores.DynamoDBEndpoint, SQSEndpoint: cfg.Stores.SQSEndpoint})
 	getenv := func(k string) string { v, _ := cfg.Env(k); return v }
 	sec := secrets.New(secrets.Options{AWS: loadAWS, Getenv: getenv})
-	machines, err := agentMachines(reg, guardrails.Deps{AWS: loadAWS, Secrets: sec, Log: log})
+	// One builder of http and lambda endpoints, for the tools, the hooks
+	// and the guardrail hooks: one Lambda client, secrets resolved once.
+	remote := executors.NewRemote(executors.Options{AWSConfig: loadAWS, Secrets: sec})
+	machines, err := agentMachines(reg, guardrails.Deps{AWS: loadAWS, Secrets: sec, Remote: remote, Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -155,11 +158,14 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 		// resolved and the Lambda client created at cold start. AWS is
 		// loaded only when a tool needs it (a lambda tool, an SSM or
 		// Secrets Manager secret).
-		router, err := executors.NewRouter(reg.Executors(), goh, executors.Factories(ctx, executors.Options{AWSConfig: loadAWS, Secrets: sec}))
+		router, err := executors.NewRouter(reg.Executors(), goh, remote.Factories(ctx))
 		if err != nil {
 			return nil, err
 		}
 		tools = router
+	}
+	if err := addAgentHooks(ctx, reg, remote, log, machines); err != nil {
+		return nil, err
 	}
 	st, err := openStores(ctx, cfg, loadAWS, clock, deps)
 	if err != nil {

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -65,25 +64,7 @@ func TestCompactionWorksOutOfTheBox(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for {
-				ds, err := a.Steps.Receive(ctx, 1, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(ds) == 0 {
-					break
-				}
-				var step core.Step
-				if err := json.Unmarshal(ds[0].Body, &step); err != nil {
-					t.Fatal(err)
-				}
-				if err := a.Runner.HandleStep(ctx, step, durable.Attempt{ReceiveCount: ds[0].ReceiveCount, Owner: ds[0].ReceiptHandle}); err != nil {
-					t.Fatal(err)
-				}
-				if err := a.Steps.Delete(ctx, ds[0].ReceiptHandle); err != nil {
-					t.Fatal(err)
-				}
-			}
+			drainSteps(t, a)
 			rec, err := a.Runner.Get(ctx, "t", snap.State.RunID)
 			if err != nil {
 				t.Fatal(err)

@@ -25,6 +25,12 @@
 // contains a signing secret, and URLs are reported without their query
 // or user info.
 //
+// Both types are Endpoints: Call sends any JSON body the same way (signed,
+// bounded by the timeout) and returns the JSON answer, a *Failure or an
+// error, which package hooks uses for the agents file's http and lambda
+// hooks. Remote builds endpoints for tools (Factories) and hooks
+// (Endpoint) over one secret resolver and one Lambda client.
+//
 // Executors and AWS clients (from internal/awsenv) are built once, when
 // the Router is built at cold start; executions share them.
 package executors

@@ -48,50 +48,83 @@ type Options struct {
 	MaxResponseBytes int64
 }
 
+// Remote builds the http and lambda endpoints of one process, for its
+// tools (Factories) and its hooks (Endpoint). Endpoints are built once, at
+// cold start: secrets are resolved (each reference once) and the Lambda
+// client created (once, shared) when an endpoint is built, never per
+// call. It is safe for concurrent use.
+type Remote struct {
+	o       Options
+	loadAWS awsenv.Loader
+	sec     *secrets.Resolver
+
+	mu      sync.Mutex // guards lambdaC
+	lambdaC LambdaInvoker
+}
+
+// NewRemote returns the builder of the endpoints o configures.
+func NewRemote(o Options) *Remote {
+	r := &Remote{o: o, loadAWS: awsenv.Once(o.AWSConfig), sec: o.Secrets, lambdaC: o.Lambda}
+	if r.sec == nil {
+		r.sec = secrets.New(secrets.Options{AWS: r.loadAWS, Getenv: o.Getenv})
+	}
+	return r
+}
+
+// Endpoint builds the endpoint ex configures: type http or lambda (any
+// other type is an error). name names it in errors. ctx bounds the
+// cold-start lookups (secrets, AWS configuration) only; it is not used
+// by calls.
+func (r *Remote) Endpoint(ctx context.Context, name string, ex toolspec.Executor) (Endpoint, error) {
+	switch ex.Type {
+	case TypeHTTP:
+		d, err := timeout(ex)
+		if err != nil {
+			return nil, err
+		}
+		secret, err := signingSecret(ctx, r.sec, ex)
+		if err != nil {
+			return nil, fmt.Errorf("http executor: %w", err)
+		}
+		h, err := NewHTTP(name, HTTPConfig{URL: ex.URL, Secret: secret, Timeout: d, MaxResponseBytes: r.o.MaxResponseBytes, Client: r.o.HTTPClient, Now: r.o.Now})
+		if err != nil {
+			return nil, err
+		}
+		return h, nil
+	case TypeLambda:
+		d, err := timeout(ex)
+		if err != nil {
+			return nil, err
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.lambdaC == nil {
+			cfg, err := r.loadAWS(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("lambda executor: %w", err)
+			}
+			r.lambdaC = awsenv.Lambda(cfg)
+		}
+		l, err := NewLambda(name, LambdaConfig{Function: ex.Function, Client: r.lambdaC, Timeout: d, MaxResponseBytes: r.o.MaxResponseBytes})
+		if err != nil {
+			return nil, err
+		}
+		return l, nil
+	}
+	return nil, fmt.Errorf("executor type %q is not a remote endpoint (want http or lambda)", ex.Type)
+}
+
 // Factories returns the factories of the http and lambda executor types,
-// for NewRouter. Executors are built once, at cold start: secrets are
-// resolved (each reference once) and AWS clients created when the router
-// is built, never per call. ctx bounds those cold-start lookups only; it
-// is not used by executions.
+// for NewRouter; ctx is as for Endpoint.
+func (r *Remote) Factories(ctx context.Context) map[string]Factory {
+	f := func(tool string, ex toolspec.Executor) (core.ToolExecutor, error) { return r.Endpoint(ctx, tool, ex) }
+	return map[string]Factory{TypeHTTP: f, TypeLambda: f}
+}
+
+// Factories returns the factories of the http and lambda executor types,
+// for NewRouter, on a Remote of their own (NewRemote(o).Factories(ctx)).
 func Factories(ctx context.Context, o Options) map[string]Factory {
-	loadAWS := awsenv.Once(o.AWSConfig)
-	sec := o.Secrets
-	if sec == nil {
-		sec = secrets.New(secrets.Options{AWS: loadAWS, Getenv: o.Getenv})
-	}
-	var (
-		mu      sync.Mutex // guards lambdaC
-		lambdaC = o.Lambda
-	)
-	return map[string]Factory{
-		TypeHTTP: func(tool string, ex toolspec.Executor) (core.ToolExecutor, error) {
-			d, err := timeout(ex)
-			if err != nil {
-				return nil, err
-			}
-			secret, err := signingSecret(ctx, sec, ex)
-			if err != nil {
-				return nil, fmt.Errorf("http executor: %w", err)
-			}
-			return NewHTTP(tool, HTTPConfig{URL: ex.URL, Secret: secret, Timeout: d, MaxResponseBytes: o.MaxResponseBytes, Client: o.HTTPClient, Now: o.Now})
-		},
-		TypeLambda: func(tool string, ex toolspec.Executor) (core.ToolExecutor, error) {
-			d, err := timeout(ex)
-			if err != nil {
-				return nil, err
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if lambdaC == nil {
-				cfg, err := loadAWS(ctx)
-				if err != nil {
-					return nil, fmt.Errorf("lambda executor: %w", err)
-				}
-				lambdaC = awsenv.Lambda(cfg)
-			}
-			return NewLambda(tool, LambdaConfig{Function: ex.Function, Client: lambdaC, Timeout: d, MaxResponseBytes: o.MaxResponseBytes})
-		},
-	}
+	return NewRemote(o).Factories(ctx)
 }
 
 // timeout is an executor's timeout, DefaultTimeout when unset.

@@ -3,6 +3,7 @@ package executors
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -88,10 +89,13 @@ func NewHTTP(tool string, c HTTPConfig) (*HTTP, error) {
 
 // Execute POSTs the signed call and reads the response.
 func (h *HTTP) Execute(ctx context.Context, call core.ToolCall) (any, error) {
-	body, callCtx, cancel, err := h.begin(ctx, call, false)
-	if err != nil {
-		return nil, err
-	}
+	return execute(ctx, h, call, false)
+}
+
+// Call POSTs body, signed, with the Idempotency-Key header when key is
+// set, and returns the 2xx response's JSON.
+func (h *HTTP) Call(ctx context.Context, body []byte, key string) (json.RawMessage, error) {
+	callCtx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(callCtx, http.MethodPost, h.url, bytes.NewReader(body))
 	if err != nil {
@@ -100,7 +104,9 @@ func (h *HTTP) Execute(ctx context.Context, call core.ToolCall) (any, error) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "baton-http-executor/1")
-	req.Header.Set(toolsig.HeaderIdempotencyKey, idempotencyKey(call))
+	if key != "" {
+		req.Header.Set(toolsig.HeaderIdempotencyKey, key)
+	}
 	toolsig.SignRequest(req.Header, h.secret, h.now(), body)
 
 	resp, err := h.client.Do(req)
@@ -122,16 +128,15 @@ func (h *HTTP) Execute(ctx context.Context, call core.ToolCall) (any, error) {
 		if ex := excerpt(b, h.secret); ex != "" {
 			msg += ": " + ex
 		}
-		return failed(ErrTypeHTTPStatus, msg, map[string]any{"http_status": resp.StatusCode}), nil
+		return nil, &Failure{Type: ErrTypeHTTPStatus, Message: msg, Metadata: map[string]any{"http_status": resp.StatusCode}}
 	}
 	if tooLarge {
-		return failed(ErrTypeResponseTooLarge, fmt.Sprintf("tool endpoint %s returned a response larger than the %d-byte limit", h.display, h.max), nil), nil
+		return nil, &Failure{Type: ErrTypeResponseTooLarge, Message: fmt.Sprintf("tool endpoint %s returned a response larger than the %d-byte limit", h.display, h.max)}
 	}
-	out, err := decodeOutput(b)
-	if err != nil {
-		return failed(ErrTypeInvalidResponse, fmt.Sprintf("tool endpoint %s returned HTTP %d with a body that is not JSON: %s", h.display, resp.StatusCode, excerpt(b, h.secret)), nil), nil
+	if !validJSON(b) {
+		return nil, &Failure{Type: ErrTypeInvalidResponse, Message: fmt.Sprintf("tool endpoint %s returned HTTP %d with a body that is not JSON: %s", h.display, resp.StatusCode, excerpt(b, h.secret))}
 	}
-	return out, nil
+	return b, nil
 }
 
 // transportError names the failure without the URL's query or user info

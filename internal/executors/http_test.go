@@ -287,3 +287,38 @@ func TestNewHTTPValidates(t *testing.T) {
 		t.Fatalf("defaults: %+v %v", h, err)
 	}
 }
+
+// TestHTTPCall: Call sends any JSON body, signed, with the
+// Idempotency-Key header only when a key is given, and reports a failed
+// answer as a *Failure.
+func TestHTTPCall(t *testing.T) {
+	status := http.StatusOK
+	srv := newToolServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(status)
+		io.WriteString(w, `{"allow":true}`)
+	})
+	h := newHTTP(t, srv.URL, nil)
+	raw, err := h.Call(context.Background(), []byte(`{"stage":"tool"}`), "")
+	if err != nil || string(raw) != `{"allow":true}` {
+		t.Fatalf("Call = %s, %v", raw, err)
+	}
+	if _, err := h.Call(context.Background(), []byte(`{}`), "r-1:c-1:hook"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.requests()
+	if len(reqs) != 2 || string(reqs[0].body) != `{"stage":"tool"}` || reqs[0].verify != nil || reqs[1].verify != nil {
+		t.Fatalf("requests %+v", reqs)
+	}
+	if k := reqs[0].header.Values(toolsig.HeaderIdempotencyKey); len(k) != 0 {
+		t.Fatalf("Idempotency-Key without a key: %q", k)
+	}
+	if k := reqs[1].header.Get(toolsig.HeaderIdempotencyKey); k != "r-1:c-1:hook" {
+		t.Fatalf("Idempotency-Key = %q", k)
+	}
+	status = http.StatusBadGateway
+	_, err = h.Call(context.Background(), []byte(`{}`), "")
+	var f *Failure
+	if !errors.As(err, &f) || f.Type != ErrTypeHTTPStatus || f.Metadata["http_status"] != http.StatusBadGateway {
+		t.Fatalf("err = %#v", err)
+	}
+}

@@ -78,10 +78,14 @@ type lambdaError struct {
 
 // Execute invokes the function with the call.
 func (l *Lambda) Execute(ctx context.Context, call core.ToolCall) (any, error) {
-	body, callCtx, cancel, err := l.begin(ctx, call, true)
-	if err != nil {
-		return nil, err
-	}
+	return execute(ctx, l, call, true)
+}
+
+// Call invokes the function synchronously with body as its event and
+// returns its JSON payload; key is not sent (a Lambda event has no
+// headers: put it in body).
+func (l *Lambda) Call(ctx context.Context, body []byte, _ string) (json.RawMessage, error) {
+	callCtx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	out, err := l.client.Invoke(callCtx, &lambda.InvokeInput{
 		FunctionName:   aws.String(l.function),
@@ -111,14 +115,13 @@ func (l *Lambda) Execute(ctx context.Context, call core.ToolCall) (any, error) {
 		case len(out.Payload) > 0:
 			msg += ": " + excerpt(out.Payload, nil)
 		}
-		return failed(ErrTypeFunctionError, msg, md), nil
+		return nil, &Failure{Type: ErrTypeFunctionError, Message: msg, Metadata: md}
 	}
 	if int64(len(out.Payload)) > l.max {
-		return failed(ErrTypeResponseTooLarge, fmt.Sprintf("lambda function %s returned a payload larger than the %d-byte limit", l.function, l.max), nil), nil
+		return nil, &Failure{Type: ErrTypeResponseTooLarge, Message: fmt.Sprintf("lambda function %s returned a payload larger than the %d-byte limit", l.function, l.max)}
 	}
-	v, err := decodeOutput(out.Payload)
-	if err != nil {
-		return failed(ErrTypeInvalidResponse, fmt.Sprintf("lambda function %s returned a payload that is not JSON: %s", l.function, excerpt(out.Payload, nil)), nil), nil
+	if !validJSON(out.Payload) {
+		return nil, &Failure{Type: ErrTypeInvalidResponse, Message: fmt.Sprintf("lambda function %s returned a payload that is not JSON: %s", l.function, excerpt(out.Payload, nil))}
 	}
-	return v, nil
+	return out.Payload, nil
 }

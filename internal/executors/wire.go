@@ -73,6 +73,12 @@ func encodePayload(call core.ToolCall, withKey bool) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
+// validJSON reports whether b is empty (no result) or one JSON value.
+func validJSON(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) == 0 || json.Valid(b)
+}
+
 // decodeOutput reads a successful response body: empty is no result; a
 // JSON value is the output (numbers kept exact); anything else is an
 // error.
@@ -137,18 +143,6 @@ func newLimits(timeout time.Duration, max int64) limits {
 		max = DefaultMaxResponseBytes
 	}
 	return limits{timeout: timeout, max: max}
-}
-
-// begin encodes call (with the idempotency key in the payload when
-// withKey) and bounds ctx by the call's timeout. The caller must call
-// cancel once the call is done.
-func (l limits) begin(ctx context.Context, call core.ToolCall, withKey bool) ([]byte, context.Context, context.CancelFunc, error) {
-	body, err := encodePayload(call, withKey)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	callCtx, cancel := context.WithTimeout(ctx, l.timeout)
-	return body, callCtx, cancel, nil
 }
 
 // timedOut reports whether callCtx ended because its own timeout fired,

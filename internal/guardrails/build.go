@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/awsenv"
+	"github.com/baton-agents/baton/internal/executors"
 	"github.com/baton-agents/baton/internal/secrets"
 )
 
@@ -47,7 +48,10 @@ type Deps struct {
 	AWS awsenv.Loader
 	// Secrets resolves secret references (nil: none).
 	Secrets *secrets.Resolver
-	Log     *slog.Logger
+	// Remote builds http and lambda endpoints (the guardrail hooks of
+	// package hooks); nil: none.
+	Remote *executors.Remote
+	Log    *slog.Logger
 }
 
 // Constructor builds a rule of one type from its JSON object (which

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -67,4 +68,62 @@ func Parse(v any) (Executor, error) {
 		}
 	}
 	return ex, nil
+}
+
+// On-error settings of a hook.
+const (
+	// OnErrorReject rejects the tool call (pre_tool_mediator, the default).
+	OnErrorReject = "reject"
+	// OnErrorProceed lets the call proceed (pre_tool_mediator).
+	OnErrorProceed = "proceed"
+	// OnErrorContinue makes no decision: the loop continues
+	// (completion_policy, the only setting).
+	OnErrorContinue = "continue"
+)
+
+// Hook is an http or lambda hook of the agents file (pre_tool_mediator,
+// completion_policy): an executor object (type http or lambda, with the
+// same url/function, secret and timeout fields as a tool's executor) plus
+// "on_error", what a failed or timed-out call decides.
+type Hook struct {
+	Executor
+	OnError string
+}
+
+// ParseHook reads and validates a hook object. onError lists the allowed
+// on_error settings, the first being the default. Unknown fields are
+// errors.
+func ParseHook(v any, onError ...string) (Hook, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return Hook{}, fmt.Errorf("must be an object with a type (http or lambda)")
+	}
+	rest := make(map[string]any, len(m))
+	var h Hook
+	for k, val := range m {
+		if k != "on_error" {
+			rest[k] = val
+			continue
+		}
+		s, _ := val.(string)
+		if len(onError) == 0 {
+			return Hook{}, fmt.Errorf("on_error is not a setting of this hook")
+		}
+		if !slices.Contains(onError, s) {
+			return Hook{}, fmt.Errorf("on_error must be %s, got %v", strings.Join(onError, " or "), val)
+		}
+		h.OnError = s
+	}
+	if h.OnError == "" && len(onError) > 0 {
+		h.OnError = onError[0]
+	}
+	ex, err := Parse(rest)
+	if err != nil {
+		return Hook{}, err
+	}
+	if ex.Type != TypeHTTP && ex.Type != TypeLambda {
+		return Hook{}, fmt.Errorf("executor.type must be http or lambda for a hook, got %q", ex.Type)
+	}
+	h.Executor = ex
+	return h, nil
 }
