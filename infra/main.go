@@ -5,7 +5,7 @@
 // providers (comma-separated, default bedrock), buildDir (default
 // ../build), workerTimeout (seconds, default 120), and the worker's extra
 // grants as comma-separated ARNs (or JSON lists): bedrockModelArns,
-// secretArns, ssmParameterArns, toolFunctionArns; bedrockGuardrailArns
+// secretArns, ssmParameterArns, toolFunctionArns, hookFunctionArns; bedrockGuardrailArns
 // (the same form) grants the worker and API functions
 // bedrock:ApplyGuardrail on exactly those guardrails; bufferedStream (true or false,
 // default true for stage local — LocalStack 4.4 predates API Gateway
@@ -44,6 +44,7 @@ func main() {
 	props.SecretArns = ctxList(app, "secretArns")
 	props.SSMParameterArns = ctxList(app, "ssmParameterArns")
 	props.ToolFunctionArns = ctxList(app, "toolFunctionArns")
+	props.HookFunctionArns = ctxList(app, "hookFunctionArns")
 	props.BedrockGuardrailArns = ctxList(app, "bedrockGuardrailArns")
 	buffered, err := strconv.ParseBool(ctxString(app, "bufferedStream", strconv.FormatBool(props.Stage == "local")))
 	if err != nil {

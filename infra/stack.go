@@ -49,8 +49,13 @@ type StackProps struct {
 	// tool signing secrets) the worker may read.
 	SecretArns       []string
 	SSMParameterArns []string
-	// ToolFunctionArns are the Lambda functions of lambda tools.
+	// ToolFunctionArns are the Lambda functions of lambda tools (only the
+	// worker invokes them).
 	ToolFunctionArns []string
+	// HookFunctionArns are the Lambda functions of lambda hooks (the
+	// pre-tool mediator, the completion policy, guardrail hooks), which
+	// every function may call.
+	HookFunctionArns []string
 	// BedrockGuardrailArns are the Amazon Bedrock guardrails the agents'
 	// "bedrock" guardrail rules apply (bedrock:ApplyGuardrail on exactly
 	// these ARNs, granted to the functions that run the step machine: the
@@ -212,9 +217,15 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 		}
 	}
 	allow([]string{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"}, props.BedrockModelArns, worker)
-	allow([]string{"secretsmanager:GetSecretValue"}, props.SecretArns, worker)
-	allow([]string{"ssm:GetParameter"}, props.SSMParameterArns, worker)
+	// Secrets sign tools' and hooks' requests; hooks (the pre-tool
+	// mediator, the completion policy, guardrail hooks) are built at cold
+	// start in every function, since each applies inputs with the agents'
+	// step machines (the API: client results and approvals; the sweeper:
+	// expiries).
+	allow([]string{"secretsmanager:GetSecretValue"}, props.SecretArns, api, worker, sweeper)
+	allow([]string{"ssm:GetParameter"}, props.SSMParameterArns, api, worker, sweeper)
 	allow([]string{"lambda:InvokeFunction"}, props.ToolFunctionArns, worker)
+	allow([]string{"lambda:InvokeFunction"}, props.HookFunctionArns, api, worker, sweeper)
 	// Guardrails run where the step machine plans and applies: the worker
 	// (model turns, tool calls, model replies) and the API (which applies
 	// outside inputs with the same per-agent machines).

@@ -413,6 +413,13 @@ func TestGuardrailGrants(t *testing.T) {
 // such a statement must grant that action alone.
 func applyGuardrailGrants(t *testing.T, raw template) map[string][]string {
 	t.Helper()
+	return grantsOf(t, raw, "bedrock:ApplyGuardrail")
+}
+
+// grantsOf maps each function to the resources its role's policies allow
+// action on (in statements that grant that action alone).
+func grantsOf(t *testing.T, raw template, action string) map[string][]string {
+	t.Helper()
 	fnOfRole := map[string]string{}
 	for id, r := range raw.Resources {
 		if r.Type != "AWS::Lambda::Function" {
@@ -427,17 +434,17 @@ func applyGuardrailGrants(t *testing.T, raw template) map[string][]string {
 		for _, s := range p["PolicyDocument"].(map[string]any)["Statement"].([]any) {
 			st := s.(map[string]any)
 			actions := strs(st["Action"])
-			if !slices.Contains(actions, "bedrock:ApplyGuardrail") {
+			if !slices.Contains(actions, action) {
 				continue
 			}
 			if len(actions) != 1 || st["Effect"] != "Allow" {
-				t.Errorf("bedrock:ApplyGuardrail statement %v", st)
+				t.Errorf("%s statement %v", action, st)
 			}
 			for _, role := range p["Roles"].([]any) {
 				ref, _ := role.(map[string]any)["Ref"].(string)
 				fn, ok := fnOfRole[ref]
 				if !ok {
-					t.Errorf("bedrock:ApplyGuardrail granted to role %v of no function", role)
+					t.Errorf("%s granted to role %v of no function", action, role)
 					continue
 				}
 				out[fn] = append(out[fn], strs(st["Resource"])...)
@@ -477,5 +484,34 @@ func TestSplitList(t *testing.T) {
 		if got := splitList(tc.in); !slices.Equal(got, tc.want) {
 			t.Errorf("splitList(%#v) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestHookGrants: hook functions may be invoked, and secrets read, by
+// every function (hooks are built wherever the step machine runs); tool
+// functions by the worker only.
+func TestHookGrants(t *testing.T) {
+	tool, hook := "arn:aws:lambda:us-east-1:123456789012:function:tool", "arn:aws:lambda:us-east-1:123456789012:function:hook"
+	secret := "arn:aws:secretsmanager:us-east-1:123456789012:secret:hook-AbCdEf"
+	_, raw := synth(t, &StackProps{Stage: "dev", ToolFunctionArns: []string{tool}, HookFunctionArns: []string{hook}, SecretArns: []string{secret}})
+	prefixes := func(m map[string][]string, resource string) []string {
+		var out []string
+		for fn, rs := range m {
+			if slices.Contains(rs, resource) {
+				out = append(out, strings.TrimRightFunc(fn, func(r rune) bool { return r >= '0' && r <= '9' || r >= 'A' && r <= 'F' }))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	invoke := grantsOf(t, raw, "lambda:InvokeFunction")
+	if got := prefixes(invoke, tool); !slices.Equal(got, []string{"Worker"}) {
+		t.Errorf("the tool function may be invoked by %v, want the worker only", got)
+	}
+	if got := prefixes(invoke, hook); !slices.Equal(got, []string{"Api", "Sweeper", "Worker"}) {
+		t.Errorf("the hook function may be invoked by %v, want all three", got)
+	}
+	if got := prefixes(grantsOf(t, raw, "secretsmanager:GetSecretValue"), secret); !slices.Equal(got, []string{"Api", "Sweeper", "Worker"}) {
+		t.Errorf("the secret may be read by %v, want all three", got)
 	}
 }
