@@ -6,7 +6,7 @@
 // ../build), workerTimeout (seconds, default 120), and the worker's extra
 // grants as comma-separated ARNs (or JSON lists): bedrockModelArns,
 // secretArns, ssmParameterArns, toolFunctionArns, hookFunctionArns; bedrockGuardrailArns
-// (the same form) grants the worker and API functions
+// (the same form) grants the worker function
 // bedrock:ApplyGuardrail on exactly those guardrails; bufferedStream (true or false,
 // default true for stage local — LocalStack 4.4 predates API Gateway
 // response streaming — and false otherwise) keeps the stream route on the

@@ -226,10 +226,12 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 	allow([]string{"ssm:GetParameter"}, props.SSMParameterArns, api, worker, sweeper)
 	allow([]string{"lambda:InvokeFunction"}, props.ToolFunctionArns, worker)
 	allow([]string{"lambda:InvokeFunction"}, props.HookFunctionArns, api, worker, sweeper)
-	// Guardrails run where the step machine plans and applies: the worker
-	// (model turns, tool calls, model replies) and the API (which applies
-	// outside inputs with the same per-agent machines).
-	allow([]string{"bedrock:ApplyGuardrail"}, props.BedrockGuardrailArns, worker, api)
+	// Guardrails check the model's input (planning a model turn), its
+	// reply (applying it) and tool calls (planning them): all in the
+	// worker. The API and the sweeper apply only outside inputs (client
+	// results, approvals, steering, cancels, expiries), which no
+	// guardrail checks.
+	allow([]string{"bedrock:ApplyGuardrail"}, props.BedrockGuardrailArns, worker)
 	worker.AddEventSource(awslambdaeventsources.NewSqsEventSource(steps, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(10),
 		ReportBatchItemFailures: jsii.Bool(true),

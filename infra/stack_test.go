@@ -383,7 +383,7 @@ func TestGuardrailGrants(t *testing.T) {
 			t.Errorf("bedrock:ApplyGuardrail granted without bedrockGuardrailArns: %v", got)
 		}
 	})
-	t.Run("exactly the configured guardrails, to the worker and the API", func(t *testing.T) {
+	t.Run("exactly the configured guardrails, to the worker only", func(t *testing.T) {
 		_, raw := synth(t, &StackProps{Stage: "dev", BedrockGuardrailArns: arns})
 		got := applyGuardrailGrants(t, raw)
 		var fns []string
@@ -394,8 +394,8 @@ func TestGuardrailGrants(t *testing.T) {
 			}
 		}
 		slices.Sort(fns)
-		if len(fns) != 2 || !strings.HasPrefix(fns[0], "Api") || !strings.HasPrefix(fns[1], "Worker") {
-			t.Errorf("bedrock:ApplyGuardrail granted to %v, want the API and worker functions", fns)
+		if len(fns) != 1 || !strings.HasPrefix(fns[0], "Worker") {
+			t.Errorf("bedrock:ApplyGuardrail granted to %v, want the worker function only", fns)
 		}
 	})
 	t.Run("only guardrail ARNs", func(t *testing.T) {
