@@ -45,7 +45,7 @@ type NotificationDetail struct {
 	Status    core.RunStatus `json:"status"`
 	// Pending lists what a paused run waits on (parameters and previews
 	// redacted), with expiry times.
-	Pending *NotifiedPending `json:"pending,omitempty"`
+	Pending *PendingView `json:"pending,omitempty"`
 	// Expired lists the pending items the transition expired.
 	Expired []NotifiedExpiry `json:"expired,omitempty"`
 	// FinalContent is the run's final content, cut to 1 KiB
@@ -56,12 +56,6 @@ type NotificationDetail struct {
 	Error                 *core.RunError `json:"error,omitempty"`
 	Usage                 map[string]any `json:"usage"`
 	OccurredAt            time.Time      `json:"occurred_at"`
-}
-
-// NotifiedPending is what a paused run waits on.
-type NotifiedPending struct {
-	ToolRequests []core.PendingToolRequest `json:"tool_requests"`
-	Actions      []core.PendingAction      `json:"actions"`
 }
 
 // NotifiedExpiry is one expired pending item.
@@ -121,7 +115,7 @@ func notifications(tenant string, prev core.RunState, out core.Output, pending [
 			for i := range reqs {
 				reqs[i].Parameters = core.RedactedParameters(reqs[i].Parameters)
 			}
-			d.Pending = &NotifiedPending{ToolRequests: nonNil(reqs), Actions: nonNil(acts)}
+			d.Pending = &PendingView{ToolRequests: nonNil(reqs), Actions: nonNil(acts)}
 		})
 		if err != nil {
 			return nil, err
