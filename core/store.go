@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -59,6 +60,49 @@ type Write struct {
 	// DueAt is when the scheduler must look at the run again (a pending
 	// expiry, or a step that may have been lost); nil when it is finished.
 	DueAt *time.Time
+	// Notifications are the transition's outbox records, stored with the
+	// commit point (all or nothing) and published after it.
+	Notifications []Notification
+}
+
+// Notification is an outbox record: one run notification to publish for
+// a committed transition. Its ID is derived from the run and the commit,
+// so every send of it, first or repeated, carries the same id.
+type Notification struct {
+	ID    string `json:"id"`
+	RunID string `json:"run_id"`
+	// DetailType is one of the NotificationPaused, NotificationFinished
+	// and NotificationExpired detail types.
+	DetailType string          `json:"detail_type"`
+	Detail     json.RawMessage `json:"detail"`
+	// Time is the transition's time (the committed state's UpdatedAt).
+	Time time.Time `json:"time"`
+}
+
+// Run notifications: the source and the detail types of the events.
+const (
+	NotificationSource   = "baton"
+	NotificationPaused   = "Baton Run Paused"
+	NotificationFinished = "Baton Run Finished"
+	NotificationExpired  = "Baton Pending Expired"
+)
+
+// Outbox reads and settles the notifications that commits stored.
+type Outbox interface {
+	// UnsentNotifications lists the notifications not yet marked sent
+	// whose Time is at or before before, oldest first, at most limit (0:
+	// no limit).
+	UnsentNotifications(ctx context.Context, before time.Time, limit int) ([]Notification, error)
+	// MarkNotificationSent marks a notification sent; an unknown or an
+	// already sent one is not an error.
+	MarkNotificationSent(ctx context.Context, runID, id string) error
+}
+
+// NotificationPublisher sends notifications (to EventBridge, a local
+// receiver, a log). Publish returns nil only when every notification
+// was accepted; it may send any of them more than once.
+type NotificationPublisher interface {
+	Publish(ctx context.Context, ns []Notification) error
 }
 
 // RunStore stores runs and their sessions.

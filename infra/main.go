@@ -46,6 +46,7 @@ func main() {
 	props.ToolFunctionArns = ctxList(app, "toolFunctionArns")
 	props.HookFunctionArns = ctxList(app, "hookFunctionArns")
 	props.BedrockGuardrailArns = ctxList(app, "bedrockGuardrailArns")
+	props.EventBus = ctxString(app, "eventBus", "default")
 	buffered, err := strconv.ParseBool(ctxString(app, "bufferedStream", strconv.FormatBool(props.Stage == "local")))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bufferedStream: want true or false:", err)

@@ -67,6 +67,11 @@ type StackProps struct {
 	// without response streaming (LocalStack 4.4 predates it). It sets the
 	// API function's BATON_STREAM_TRANSFER to match.
 	BufferedStream bool
+	// EventBus is the EventBridge bus run notifications go to, a name or
+	// an ARN (default "default", the account's default bus): the
+	// functions' BATON_EVENT_BUS, and events:PutEvents on that bus alone
+	// for the functions that commit transitions (API, worker, sweeper).
+	EventBus string
 }
 
 // Stream route limits: API Gateway streams a response for at most 15
@@ -97,6 +102,9 @@ func (p *StackProps) defaults() {
 	if p.ThrottleBurst <= 0 {
 		p.ThrottleBurst = 100
 	}
+	if p.EventBus == "" {
+		p.EventBus = "default"
+	}
 }
 
 // Validate checks the props.
@@ -106,6 +114,9 @@ func (p *StackProps) Validate() error {
 	}
 	if 6*p.WorkerTimeoutSeconds > 43200 {
 		return fmt.Errorf("6 × worker timeout exceeds SQS's 12 h visibility timeout")
+	}
+	if strings.Contains(p.EventBus, "*") {
+		return fmt.Errorf("eventBus: %q: name one bus, without wildcards", p.EventBus)
 	}
 	for _, arn := range p.BedrockGuardrailArns {
 		if !*awscdk.Token_IsUnresolved(jsii.String(arn)) && !guardrailArn.MatchString(arn) {
@@ -173,6 +184,7 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 		"BATON_STALL_AFTER":  jsii.String(fmt.Sprintf("%ds", int(2*6*props.WorkerTimeoutSeconds))),
 		"BATON_INTENT_LEASE": jsii.String(fmt.Sprintf("%ds", int(2*props.WorkerTimeoutSeconds))),
 		"LOG_LEVEL":          jsii.String("info"),
+		"BATON_EVENT_BUS":    jsii.String(props.EventBus),
 	}
 	for k, v := range props.Env {
 		env[k] = jsii.String(v)
@@ -232,6 +244,10 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 	// results, approvals, steering, cancels, expiries), which no
 	// guardrail checks.
 	allow([]string{"bedrock:ApplyGuardrail"}, props.BedrockGuardrailArns, worker)
+	// Run notifications are published by whichever function commits the
+	// transition (the API: approvals, cancels; the worker: steps; the
+	// sweeper: expiries and re-sends), on the configured bus only.
+	allow([]string{"events:PutEvents"}, []string{eventBusArn(stack, props.EventBus)}, api, worker, sweeper)
 	worker.AddEventSource(awslambdaeventsources.NewSqsEventSource(steps, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(10),
 		ReportBatchItemFailures: jsii.Bool(true),
@@ -286,6 +302,14 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 	awscdk.NewCfnOutput(stack, jsii.String("QueueUrl"), &awscdk.CfnOutputProps{Value: steps.QueueUrl()})
 	awscdk.NewCfnOutput(stack, jsii.String("DeadLetterQueueUrl"), &awscdk.CfnOutputProps{Value: dlq.QueueUrl()})
 	return stack, nil
+}
+
+// eventBusArn is the ARN of the bus named bus (or bus, an ARN already).
+func eventBusArn(stack awscdk.Stack, bus string) string {
+	if strings.HasPrefix(bus, "arn:") {
+		return bus
+	}
+	return *stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("events"), Resource: jsii.String("event-bus"), ResourceName: jsii.String(bus)})
 }
 
 // addRoutes puts every path under /v1 on the API function: GET

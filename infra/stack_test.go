@@ -515,3 +515,56 @@ func TestHookGrants(t *testing.T) {
 		t.Errorf("the secret may be read by %v, want all three", got)
 	}
 }
+
+// TestEventBusGrants: events:PutEvents on the configured bus alone, to
+// the API, the worker and the sweeper (each commits transitions), and
+// BATON_EVENT_BUS naming it.
+func TestEventBusGrants(t *testing.T) {
+	check := func(t *testing.T, raw template, wantBus string, wantResource func(string) bool) {
+		t.Helper()
+		got := grantsOf(t, raw, "events:PutEvents")
+		var fns []string
+		for fn := range got {
+			fns = append(fns, fn)
+		}
+		slices.Sort(fns)
+		if len(fns) != 3 || !strings.HasPrefix(fns[0], "Api") || !strings.HasPrefix(fns[1], "Sweeper") || !strings.HasPrefix(fns[2], "Worker") {
+			t.Errorf("events:PutEvents granted to %v, want the api, sweeper and worker functions", fns)
+		}
+		for _, p := range ofType(raw, "AWS::IAM::Policy") {
+			for _, s := range p["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+				st := s.(map[string]any)
+				if !slices.Contains(strs(st["Action"]), "events:PutEvents") {
+					continue
+				}
+				b, _ := json.Marshal(st["Resource"])
+				if !wantResource(string(b)) {
+					t.Errorf("events:PutEvents on %s", b)
+				}
+			}
+		}
+		for _, f := range ofType(raw, "AWS::Lambda::Function") {
+			vars := f["Environment"].(map[string]any)["Variables"].(map[string]any)
+			if vars["BATON_EVENT_BUS"] != wantBus {
+				t.Errorf("BATON_EVENT_BUS = %v, want %s", vars["BATON_EVENT_BUS"], wantBus)
+			}
+		}
+	}
+	t.Run("default bus", func(t *testing.T) {
+		_, raw := synth(t, &StackProps{Stage: "dev"})
+		check(t, raw, "default", func(r string) bool {
+			return strings.Contains(r, ":event-bus/default") && !strings.Contains(r, "*")
+		})
+	})
+	t.Run("a named bus ARN", func(t *testing.T) {
+		arn := "arn:aws:events:eu-west-1:123456789012:event-bus/approvals"
+		_, raw := synth(t, &StackProps{Stage: "dev", EventBus: arn})
+		check(t, raw, arn, func(r string) bool { return r == `"`+arn+`"` })
+	})
+	t.Run("no wildcards", func(t *testing.T) {
+		app := awscdk.NewApp(nil)
+		if _, err := NewBatonStack(app, "Bad", &StackProps{BuildDir: t.TempDir(), EventBus: "*"}); err == nil {
+			t.Error("eventBus * accepted")
+		}
+	})
+}

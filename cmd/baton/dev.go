@@ -39,6 +39,7 @@ func parseDevFlags(args []string, stderr io.Writer) (devOptions, error) {
 	fs.DurationVar(&s.Visibility, "visibility-timeout", app.DefaultVisibility, "step visibility timeout: an interrupted step is retried after it")
 	fs.IntVar(&o.pollers, "pollers", 4, "concurrent queue pollers")
 	fs.StringVar(&o.cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&o.cfg.Notify.URL, "notify-url", "", "POST each run notification, as the EventBridge entry it would be ({\"source\",\"detail-type\",\"detail\"}), to this URL; empty: log them")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -79,6 +80,9 @@ func parseDevFlags(args []string, stderr io.Writer) (devOptions, error) {
 	// tool is never taken for a crashed one.
 	o.cfg.StallAfter, o.cfg.IntentLease, o.cfg.MaxReceives = 2*s.Visibility, s.Visibility+30*time.Second, 5
 	o.cfg.LogText = true
+	// EventBridge is not emulated: notifications go to --notify-url, or
+	// to the log.
+	o.cfg.Notify.Log = o.cfg.Notify.URL == ""
 	return o, nil
 }
 

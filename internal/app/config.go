@@ -44,6 +44,8 @@ type Config struct {
 	// StreamTransferBuffered (the ordinary integration, answered with 25 s
 	// buffered windows). It must match the deployed integration.
 	StreamTransfer string
+	// Notify says where run notifications go (notify.go).
+	Notify Notify
 	// Tokens are stored at Build; only on the embedded stores
 	// (BATON_DEV_TOKENS with BATON_STORES=memory).
 	Tokens []Token
@@ -124,6 +126,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	var err error
 	switch s := get("BATON_STORES", "aws"); s {
 	case "aws":
+		c.Notify.EventBus = get("BATON_EVENT_BUS", "default")
 	case "memory":
 		c.Stores.Memory = true
 		if c.Tokens, err = ParseDevTokens(get("BATON_DEV_TOKENS", "")); err != nil {

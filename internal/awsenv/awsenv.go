@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -118,6 +119,9 @@ func SQS(cfg aws.Config, endpoint string, apiOptions ...func(*middleware.Stack) 
 
 // Lambda builds the Lambda client lambda tools are invoked with.
 func Lambda(cfg aws.Config) *lambda.Client { return lambda.NewFromConfig(cfg) }
+
+// EventBridge returns the EventBridge client of the run notifications.
+func EventBridge(cfg aws.Config) *eventbridge.Client { return eventbridge.NewFromConfig(cfg) }
 
 // SSM builds the SSM client secrets are read with.
 func SSM(cfg aws.Config) *ssm.Client { return ssm.NewFromConfig(cfg) }

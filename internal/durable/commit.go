@@ -41,8 +41,8 @@ var errAttemptsExhausted = errors.New("commit attempts exhausted")
 // start, by outside inputs and by steps. next builds an attempt from
 // fresh state (attempt 0 may reuse what the caller already read); a
 // version conflict backs off and tries again. After the write lands, the
-// step's own messages extend the transcript cache and the next steps are
-// sent.
+// step's own messages extend the transcript cache, the next steps are
+// sent and the write's notifications published (notify.go).
 func (e *Runner) commit(ctx context.Context, tenant string, next func(attempt int) (transition, error)) (Snapshot, error) {
 	for attempt := 0; attempt < e.Limits.CommitAttempts; attempt++ {
 		if attempt > 0 {
@@ -54,7 +54,10 @@ func (e *Runner) commit(ctx context.Context, tenant string, next func(attempt in
 		if err != nil {
 			return Snapshot{}, err
 		}
-		w := e.newWrite(tenant, t.prev, t.out)
+		w, err := e.newWrite(tenant, t.prev, t.out)
+		if err != nil {
+			return Snapshot{}, err
+		}
 		if t.store != nil {
 			err = t.store(w)
 		} else {
@@ -68,6 +71,7 @@ func (e *Runner) commit(ctx context.Context, tenant string, next func(attempt in
 		}
 		e.committed(tenant, t.out)
 		e.enqueue(ctx, t.out.State, t.out.Next)
+		e.notify(ctx, w.Notifications)
 		return Snapshot{RunRecord: core.RunRecord{Tenant: tenant, State: t.out.State}, Written: t.out}, nil
 	}
 	return Snapshot{}, errAttemptsExhausted
@@ -101,11 +105,18 @@ func (e *Runner) applyTo(ctx context.Context, first core.RunRecord, tr []core.Me
 	}
 }
 
-// newWrite is the store write of one transition.
-func (e *Runner) newWrite(tenant string, prev core.RunState, out core.Output) core.Write {
+// newWrite is the store write of one transition, with its notifications
+// (when a Notifier publishes them).
+func (e *Runner) newWrite(tenant string, prev core.RunState, out core.Output) (core.Write, error) {
 	w := core.Write{Tenant: tenant, PrevVersion: prev.Version, Output: dedupeResults(out), Pending: core.PendingItems(prev, out.State)}
 	if due, ok := out.State.DueAt(e.Limits.StallAfter); ok {
 		w.DueAt = &due
 	}
-	return w
+	if e.Notifier != nil {
+		var err error
+		if w.Notifications, err = notifications(tenant, prev, out, w.Pending); err != nil {
+			return core.Write{}, err
+		}
+	}
+	return w, nil
 }

@@ -8,6 +8,8 @@
 // model or tool call runs, the worker commits each model call retry (a
 // model_retry event) and, when half of Limits.StallAfter passes without
 // one, a heartbeat, so the sweeper sends again only the steps of workers
-// that died (progress.go). It never imports an
+// that died (progress.go). A commit that pauses, finishes or expires
+// carries run notifications as outbox records, published after it and
+// re-sent by the sweeper until marked sent (notify.go). It never imports an
 // AWS SDK; adapters are injected through Options.
 package durable

@@ -18,6 +18,7 @@ type Store interface {
 	core.RecordReader
 	core.DueRuns
 	core.IntentStore
+	core.Outbox
 }
 
 // Options wires a Runner. Store, Queue and Agents are required; every
@@ -33,6 +34,9 @@ type Options struct {
 	Tools      core.ToolExecutor
 	Summarizer core.Summarizer
 	Compactor  core.ContextCompactor
+	// Notifier publishes run notifications (nil: none are stored or
+	// sent); see notify.go.
+	Notifier core.NotificationPublisher
 	// Deltas keeps the token deltas of streamed model turns for live
 	// streams (nil: tokens are not streamed).
 	Deltas core.DeltaStore
@@ -80,6 +84,10 @@ type Limits struct {
 	DeltaWindow     time.Duration
 	DeltaBatchBytes int
 	DeltaTTL        time.Duration
+	// NotifyAfter is how long after its transition an unsent notification
+	// is left to the process that committed it before the sweeper sends
+	// it (default 30s).
+	NotifyAfter time.Duration
 }
 
 func (c Limits) withDefaults() Limits {
@@ -107,6 +115,9 @@ func (c Limits) withDefaults() Limits {
 	if c.DeltaTTL <= 0 {
 		c.DeltaTTL = 10 * time.Minute
 	}
+	if c.NotifyAfter <= 0 {
+		c.NotifyAfter = 30 * time.Second
+	}
 	return c
 }
 
@@ -120,6 +131,7 @@ type Runner struct {
 	Store         Store
 	Queue         core.StepQueue
 	Deltas        core.DeltaStore
+	Notifier      core.NotificationPublisher
 	IO            core.IO
 	Clock         core.Clock
 	IDs           core.IDSource
@@ -154,7 +166,7 @@ func New(o Options) *Runner {
 		agentMachines[slug] = &c
 	}
 	lim := o.Limits.withDefaults()
-	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim,
+	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim,
 		IO:    core.IO{Model: o.Model, Tools: o.Tools, Summarizer: o.Summarizer, Compactor: o.Compactor},
 		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter}
 }

@@ -62,6 +62,8 @@ type harness struct {
 	clock *core.FixedClock
 	count *counter
 	model core.ModelProvider
+	// notes records the published notifications.
+	notes *recorder
 }
 
 func newHarness(t *testing.T, wrapStore func(durable.Store) durable.Store) *harness {
@@ -70,7 +72,7 @@ func newHarness(t *testing.T, wrapStore func(durable.Store) durable.Store) *harn
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{store: memstore.New(), clock: &core.FixedClock{T: t0}, count: &counter{n: map[string]int{}, keys: map[string]int{}}}
+	h := &harness{store: memstore.New(), clock: &core.FixedClock{T: t0}, count: &counter{n: map[string]int{}, keys: map[string]int{}}, notes: &recorder{}}
 	h.q = memstore.NewStepQueue(time.Hour, 5, func() time.Time { return h.clock.T })
 	goh := executors.NewGoRegistry()
 	goh.Register("count", h.count.handler)
@@ -83,7 +85,7 @@ func newHarness(t *testing.T, wrapStore func(durable.Store) durable.Store) *harn
 		store = wrapStore(store)
 	}
 	h.model = core.ScriptedModel{}
-	h.eng = durable.New(durable.Options{Store: store, Queue: h.q, Agents: reg, Tools: router, Clock: h.clock, IDs: &core.SequentialIDs{},
+	h.eng = durable.New(durable.Options{Store: store, Queue: h.q, Agents: reg, Tools: router, Clock: h.clock, IDs: &core.SequentialIDs{}, Notifier: h.notes,
 		Model: modelFunc(func(ctx context.Context, r core.ModelRequest) (core.ModelReply, error) {
 			return h.model.Complete(ctx, r)
 		}), Limits: durable.Limits{IntentLease: time.Minute}})

@@ -146,8 +146,9 @@ func (e *Runner) commitStep(ctx context.Context, rec core.RunRecord, tr []core.M
 
 // Sweep is the scheduler's pass over due runs: it expires pending items
 // whose time has come (writing failed timed_out results) and sends again
-// the steps of runs that made no progress for StallAfter. It returns how
-// many runs it looked at.
+// the steps of runs that made no progress for StallAfter. Then it sends
+// again the notifications still unsent NotifyAfter after their
+// transition. It returns how many runs it looked at.
 func (e *Runner) Sweep(ctx context.Context, limit int) (int, error) {
 	now := e.Clock.Now()
 	ids, err := e.Store.DueRuns(ctx, now, limit)
@@ -171,6 +172,9 @@ func (e *Runner) Sweep(ctx context.Context, limit int) (int, error) {
 			e.Log.WarnContext(ctx, "sweep: sending stalled steps again", "run_id", id, "steps", len(steps), "since", st.UpdatedAt)
 			e.enqueue(ctx, st, steps)
 		}
+	}
+	if _, err := e.sweepNotifications(ctx, now, limit); err != nil {
+		return len(ids), err
 	}
 	return len(ids), nil
 }

@@ -20,6 +20,7 @@
 //	PK=RUN#<run>                       SK=TR#AUD#<seq>#<part> an audit event, keyed the same way
 //	PK=RUN#<run>                       SK=PND#<id>           a pending client-tool request or approval action
 //	PK=RUN#<run>                       SK=INT#<tool_call_id> a tool call's execution intent (owner, lease, attempt)
+//	PK=RUN#<run>                       SK=OBX#<id>           an outbox record (a run notification, JSON in d); while unsent, GSI1PK=OBX#<shard>, GSI1SK=<time>#<run>#<id>
 //	PK=IDM#<scope>#<key>               SK=IDM                an idempotency record; SK=IDM#BODY#<nonce>#<part> holds a large body
 //	PK=TOK#<hash>                      SK=TOK                an API token
 //
@@ -57,6 +58,14 @@
 // core.ErrNotFound; throttling, 5xx responses, transport failures and
 // transactions that kept colliding with concurrent ones are wrapped with
 // core.Retryable.
+//
+// A commit's outbox records (core.Write.Notifications) are written with
+// the commit point, in the same transaction as the run item, and listed
+// in the sparse index under eight OBX# shards until MarkNotificationSent
+// sets sent and removes their index keys (one UpdateItem per sent
+// notification). A transition without notifications writes nothing more.
+// UnsentNotifications queries the OBX# shards and reads each listed item
+// strongly consistently.
 //
 // DueRuns reads the sparse index, which DynamoDB keeps eventually
 // consistent: a run may show up (or stay listed) shortly after a commit

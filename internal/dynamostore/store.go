@@ -52,6 +52,7 @@ var (
 	_ core.IntentStore      = (*Store)(nil)
 	_ core.IdempotencyStore = (*Store)(nil)
 	_ core.TokenStore       = (*Store)(nil)
+	_ core.Outbox           = (*Store)(nil)
 )
 
 // New returns a store on table, which CreateTable made (or an equivalent
@@ -75,13 +76,14 @@ const (
 	skIdem   = "IDM"
 	skToken  = "TOK"
 
-	prefixMsg   = "MSG#"
-	prefixEvt   = "EVT#"
-	prefixRes   = "TR#RES#"
-	prefixAud   = "TR#AUD#"
-	prefixPend  = "PND#"
-	prefixInt   = "INT#"
-	prefixIBody = "IDM#BODY#"
+	prefixMsg    = "MSG#"
+	prefixEvt    = "EVT#"
+	prefixRes    = "TR#RES#"
+	prefixAud    = "TR#AUD#"
+	prefixPend   = "PND#"
+	prefixInt    = "INT#"
+	prefixOutbox = "OBX#"
+	prefixIBody  = "IDM#BODY#"
 
 	// maxSeq is the largest sequence number a 16-digit key holds.
 	maxSeq = 9_999_999_999_999_999

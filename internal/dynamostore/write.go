@@ -23,6 +23,9 @@ const (
 	// maxPending is how many pending items a Write may carry; they are
 	// written with the commit point, never ahead of it.
 	maxPending = 90
+	// maxNotifications is how many outbox records a Write may carry,
+	// written with the commit point like the pending items.
+	maxNotifications = 4
 	// dueShards spreads the due index over this many partition keys.
 	dueShards = 8
 )
@@ -37,7 +40,9 @@ type writePlan struct {
 	run                    item // the run item, the commit point
 	cfg                    item // the configuration item
 	records                []item
-	pending                []item
+	// pending are the items written with the commit point, never ahead
+	// of it: the pending items and the outbox records.
+	pending []item
 }
 
 func (s *Store) plan(w core.Write) (*writePlan, error) {
@@ -123,6 +128,19 @@ func (s *Store) plan(w core.Write) (*writePlan, error) {
 		}
 		p.pending = append(p.pending, pendingItem(pi))
 	}
+	if len(w.Notifications) > maxNotifications {
+		return nil, fmt.Errorf("%w: %d notifications in one write, at most %d", core.ErrInvalidInput, len(w.Notifications), maxNotifications)
+	}
+	for _, n := range w.Notifications {
+		if n.RunID != st.RunID || n.ID == "" {
+			return nil, fmt.Errorf("%w: notification %q of run %q in a write of run %q", core.ErrInvalidInput, n.ID, n.RunID, st.RunID)
+		}
+		it, err := outboxItem(n)
+		if err != nil {
+			return nil, err
+		}
+		p.pending = append(p.pending, it)
+	}
 	return p, nil
 }
 
@@ -134,10 +152,19 @@ func dueKey(t time.Time) (string, error) {
 	return t.Format("2006-01-02T15:04:05.000000000") + "Z", nil
 }
 
-func dueShard(runID string) string {
+// Shards of the sparse index: due runs and unsent notifications.
+const (
+	dueShardPrefix    = "DUE#"
+	outboxShardPrefix = "OBX#"
+)
+
+func dueShard(runID string) string { return shardOf(dueShardPrefix, runID) }
+
+// shardOf is the index shard of a run under prefix.
+func shardOf(prefix, runID string) string {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(runID))
-	return fmt.Sprintf("DUE#%d", h.Sum32()%dueShards)
+	return fmt.Sprintf("%s%d", prefix, h.Sum32()%dueShards)
 }
 
 // ---- sizes ----

@@ -41,6 +41,15 @@ type run struct {
 	audit   map[int64][]byte
 	pending map[string]core.PendingItem
 	session string
+	// outbox holds the run's notifications, serialized, by id; sent marks
+	// those published.
+	outbox map[string]*outboxEntry
+}
+
+type outboxEntry struct {
+	data []byte
+	at   time.Time
+	sent bool
 }
 
 type intent struct {
@@ -57,6 +66,7 @@ var (
 	_ core.IntentStore      = (*Store)(nil)
 	_ core.IdempotencyStore = (*Store)(nil)
 	_ core.TokenStore       = (*Store)(nil)
+	_ core.Outbox           = (*Store)(nil)
 )
 
 // New returns an empty store.
@@ -106,7 +116,7 @@ func (s *Store) CreateRun(_ context.Context, head core.SessionHead, w core.Write
 		ss = &session{messages: map[int64][]byte{}}
 		s.sessions[key] = ss
 	}
-	r := &run{tenant: w.Tenant, session: st.SessionID, events: map[int64][]byte{}, results: map[int64][]byte{}, audit: map[int64][]byte{}, pending: map[string]core.PendingItem{}}
+	r := &run{tenant: w.Tenant, session: st.SessionID, events: map[int64][]byte{}, results: map[int64][]byte{}, audit: map[int64][]byte{}, pending: map[string]core.PendingItem{}, outbox: map[string]*outboxEntry{}}
 	s.runs[st.RunID] = r
 	s.apply(ss, r, w, enc)
 	return nil
@@ -155,6 +165,7 @@ type encoded struct {
 	events   [][]byte
 	results  [][]byte
 	audit    [][]byte
+	outbox   [][]byte
 }
 
 func encodeWrite(w core.Write) (encoded, error) {
@@ -187,6 +198,14 @@ func encodeWrite(w core.Write) (encoded, error) {
 	if out.audit, err = encodeAll("audit event", len(o.Audit), func(i int) any { return o.Audit[i] }); err != nil {
 		return encoded{}, err
 	}
+	for _, n := range w.Notifications {
+		if n.RunID != w.Output.State.RunID || n.ID == "" {
+			return encoded{}, fmt.Errorf("%w: notification %q of run %q in a write of run %q", core.ErrInvalidInput, n.ID, n.RunID, w.Output.State.RunID)
+		}
+	}
+	if out.outbox, err = encodeAll("notification", len(w.Notifications), func(i int) any { return w.Notifications[i] }); err != nil {
+		return encoded{}, err
+	}
 	return out, nil
 }
 
@@ -206,6 +225,9 @@ func (s *Store) apply(ss *session, r *run, w core.Write, enc encoded) {
 	}
 	for _, p := range w.Pending {
 		r.pending[p.ID] = p
+	}
+	for i, n := range w.Notifications {
+		r.outbox[n.ID] = &outboxEntry{data: enc.outbox[i], at: n.Time}
 	}
 	r.state, r.version, r.dueAt = enc.state, st.Version, nil
 	if w.DueAt != nil {
@@ -433,5 +455,47 @@ func (s *Store) PutToken(_ context.Context, hash string, t core.Token) error {
 	defer s.mu.Unlock()
 	t.Scopes = append([]string(nil), t.Scopes...)
 	s.tokens[hash] = t
+	return nil
+}
+
+// UnsentNotifications lists the notifications not marked sent whose time
+// is at or before before, oldest first (ties by id).
+func (s *Store) UnsentNotifications(_ context.Context, before time.Time, limit int) ([]core.Notification, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []core.Notification
+	for _, r := range s.runs {
+		for _, e := range r.outbox {
+			if e.sent || e.at.After(before) {
+				continue
+			}
+			var n core.Notification
+			if err := core.DecodeJSON(e.data, &n); err != nil {
+				return nil, fmt.Errorf("decode notification: %w", err)
+			}
+			out = append(out, n)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Time.Equal(out[j].Time) {
+			return out[i].Time.Before(out[j].Time)
+		}
+		return out[i].ID < out[j].ID
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// MarkNotificationSent marks a notification sent.
+func (s *Store) MarkNotificationSent(_ context.Context, runID, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.runs[runID]; ok {
+		if e, ok := r.outbox[id]; ok {
+			e.sent = true
+		}
+	}
 	return nil
 }

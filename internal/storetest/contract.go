@@ -44,6 +44,7 @@ func RunContract(t *testing.T, newStore func(t *testing.T) Store) {
 		{"ToolRecords/by_seq", testToolRecords},
 		{"PendingItem/read_back", testPendingItem},
 		{"DueRuns/order_limit_removal", testDueRuns},
+		{"Outbox/commit_list_mark", testOutbox},
 		{"ClaimIntent/lease", testClaimIntent},
 		{"Idempotency/begin_finish", testIdempotency},
 		{"Idempotency/abort", testIdempotencyAbort},

@@ -22,6 +22,7 @@ type Store interface {
 	core.IdempotencyStore
 	core.TokenStore
 	core.DeltaStore
+	core.Outbox
 }
 
 // t0 is the suite's epoch.
