@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/intake"
+	"github.com/baton-agents/baton/internal/local"
 	"github.com/baton-agents/baton/internal/memstore"
 	"github.com/baton-agents/baton/internal/runspec"
 	"github.com/baton-agents/baton/internal/sqsqueue"
@@ -77,7 +78,9 @@ func (a *App) openIntake(ctx context.Context, st stores, clock core.Clock) error
 		}{{&c.QueueURL, c.QueueName}, {&c.DeadLetterURL, c.QueueName + "-dlq"}} {
 			out, err := st.sqs.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(u.name)})
 			if err != nil {
-				return fmt.Errorf("find intake queue %s (pass --create-resources to create it): %w", u.name, err)
+				// A deployment without the intake runs without it.
+				a.Log.Warn("no intake queue; intake disabled (pass --create-resources to create it)", "queue", u.name, "err", err)
+				return nil
 			}
 			*u.url = aws.ToString(out.QueueUrl)
 		}
@@ -108,4 +111,20 @@ func (a *App) MustIntake() *intake.Handler {
 		os.Exit(1)
 	}
 	return a.Intake
+}
+
+// withIntake adds the intake poller, and the folder feed of
+// o.IntakeDir, to baton dev's options when an intake queue is configured.
+func (a *App) withIntake(o ServeOptions, lo local.Options) local.Options {
+	if a.Intake == nil || a.IntakeQueue == nil {
+		return lo
+	}
+	lo.Intake, lo.IntakeReceiver = a.Intake.Handle, a.IntakeQueue
+	if o.IntakeDir != "" {
+		lo.IntakeDir = local.IntakeDir{Dir: o.IntakeDir, Send: a.IntakeQueue.Send, Log: a.Log}
+		if a.Config.Stores.Memory {
+			lo.IntakeDir.Dead = a.IntakeDeadLetters
+		}
+	}
+	return lo
 }
