@@ -286,37 +286,31 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 	})
 	addRoutes(rest, api, transfer)
 
-	awscloudwatch.NewAlarm(stack, jsii.String("DeadLetters"), &awscloudwatch.AlarmProps{
-		AlarmDescription:   jsii.String("Baton step messages reached the dead-letter queue"),
-		Metric:             dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum")}),
-		Threshold:          jsii.Number(1),
-		EvaluationPeriods:  jsii.Number(1),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-	})
-	awscloudwatch.NewAlarm(stack, jsii.String("WorkerErrors"), &awscloudwatch.AlarmProps{
-		AlarmDescription:   jsii.String("The Baton worker Lambda failed invocations"),
-		Metric:             worker.MetricErrors(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}),
-		Threshold:          jsii.Number(1),
-		EvaluationPeriods:  jsii.Number(1),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-	})
-
-	awscloudwatch.NewAlarm(stack, jsii.String("IntakeDeadLetters"), &awscloudwatch.AlarmProps{
-		AlarmDescription:   jsii.String("Baton intake messages reached the intake dead-letter queue (refused: see their baton_error_code attribute)"),
-		Metric:             intakeDLQ.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum")}),
-		Threshold:          jsii.Number(1),
-		EvaluationPeriods:  jsii.Number(1),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-	})
+	perMinute := &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum")}
+	alarmOnAny(stack, "DeadLetters", "Baton step messages reached the dead-letter queue", dlq.MetricApproximateNumberOfMessagesVisible(perMinute))
+	alarmOnAny(stack, "WorkerErrors", "The Baton worker Lambda failed invocations",
+		worker.MetricErrors(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}))
+	alarmOnAny(stack, "IntakeDeadLetters", "Baton intake messages reached the intake dead-letter queue (refused: see their baton_error_code attribute)",
+		intakeDLQ.MetricApproximateNumberOfMessagesVisible(perMinute))
 
 	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{Value: rest.Url(), Description: jsii.String("Base URL; the API is under v1/")})
 	awscdk.NewCfnOutput(stack, jsii.String("TableName"), &awscdk.CfnOutputProps{Value: table.TableName()})
 	awscdk.NewCfnOutput(stack, jsii.String("QueueUrl"), &awscdk.CfnOutputProps{Value: steps.QueueUrl()})
 	awscdk.NewCfnOutput(stack, jsii.String("DeadLetterQueueUrl"), &awscdk.CfnOutputProps{Value: dlq.QueueUrl()})
 	return stack, nil
+}
+
+// alarmOnAny alarms when metric reaches 1 in one period (missing data is
+// not breaching).
+func alarmOnAny(stack awscdk.Stack, id, description string, metric awscloudwatch.IMetric) {
+	awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
+		AlarmDescription:   jsii.String(description),
+		Metric:             metric,
+		Threshold:          jsii.Number(1),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
 }
 
 // addRoutes puts every path under /v1 on the API function: GET
