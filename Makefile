@@ -27,7 +27,7 @@ emulators-stop: ## stop the emulators started by make emulators
 lint: ## gofmt, go vet, and the check that core imports no AWS or provider SDK
 	@scripts/lint.sh
 
-LAMBDAS := api worker sweeper
+LAMBDAS := api worker sweeper intake
 AGENTS_FILE ?= cmd/baton/agents.demo.json
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w -buildid='
 

@@ -221,6 +221,9 @@ type ReceivedMessage struct {
 	Group         string
 	DedupID       string
 	SentAt        time.Time
+	// Attributes are the message attributes of a message of a
+	// MessageQueue (string values only); step messages have none.
+	Attributes map[string]string
 }
 
 // StepReceiver is the receive side of the step queue, what a local

@@ -10,7 +10,10 @@
 // bedrock:ApplyGuardrail on exactly those guardrails; bufferedStream (true or false,
 // default true for stage local — LocalStack 4.4 predates API Gateway
 // response streaming — and false otherwise) keeps the stream route on the
-// buffered integration.
+// buffered integration. intakeEventPattern (a JSON event pattern) adds an
+// EventBridge rule, on intakeEventBus (name or ARN; default bus when
+// unset), that starts runs through the intake queue (README, "Background
+// runs").
 package main
 
 import (
@@ -53,12 +56,28 @@ func main() {
 		os.Exit(1)
 	}
 	props.BufferedStream = buffered
+	props.IntakeEventPattern = ctxJSON(app, "intakeEventPattern")
+	props.IntakeEventBus = ctxString(app, "intakeEventBus", "")
 	props.StackProps.Env = &awscdk.Environment{Account: envPtr("CDK_DEFAULT_ACCOUNT"), Region: envPtr("CDK_DEFAULT_REGION")}
 	if _, err := NewBatonStack(app, "Baton-"+props.Stage, props); err != nil {
 		fmt.Fprintln(os.Stderr, "baton stack:", err)
 		os.Exit(1)
 	}
 	app.Synth(nil)
+}
+
+// ctxJSON reads a JSON context value: a string (-c key='{…}') or an
+// object (cdk.json), returned as JSON text ("" when unset).
+func ctxJSON(app awscdk.App, key string) string {
+	switch v := app.Node().TryGetContext(jsii.String(key)).(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	default:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
 }
 
 func ctxString(app awscdk.App, key, def string) string {

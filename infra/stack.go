@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -72,7 +73,21 @@ type StackProps struct {
 	// functions' BATON_EVENT_BUS, and events:PutEvents on that bus alone
 	// for the functions that commit transitions (API, worker, sweeper).
 	EventBus string
+	// IntakeEventPattern, when set (JSON), adds an EventBridge rule on
+	// IntakeEventBus (a name or ARN; default the account's default bus)
+	// whose matching events start runs through the intake queue, shaped by
+	// the input transformer of intakeTransformer.
+	IntakeEventPattern string
+	IntakeEventBus     string
 }
+
+// Intake queue settings: the intake function is quick (one validation,
+// one conditional write, one send) and its timeout stays under the
+// in-flight lease of an idempotency key (2 min, internal/app).
+const (
+	intakeTimeoutSeconds = 30
+	intakeMaxReceives    = 5
+)
 
 // Stream route limits: API Gateway streams a response for at most 15
 // minutes, so the API function may run that long (a stream ends 10 s
@@ -117,6 +132,12 @@ func (p *StackProps) Validate() error {
 	}
 	if strings.Contains(p.EventBus, "*") {
 		return fmt.Errorf("eventBus: %q: name one bus, without wildcards", p.EventBus)
+	}
+	if p.IntakeEventPattern != "" {
+		var pattern map[string]any
+		if err := json.Unmarshal([]byte(p.IntakeEventPattern), &pattern); err != nil || len(pattern) == 0 {
+			return fmt.Errorf("intakeEventPattern: want a JSON event pattern object: %v", err)
+		}
 	}
 	for _, arn := range p.BedrockGuardrailArns {
 		if !*awscdk.Token_IsUnresolved(jsii.String(arn)) && !guardrailArn.MatchString(arn) {
@@ -214,7 +235,8 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 	worker := fn("Worker", workerTimeout, 1024)
 	sweeper := fn("Sweeper", awscdk.Duration_Seconds(jsii.Number(60)), 256)
 
-	for _, f := range []awslambda.Function{api, worker, sweeper} {
+	intakeFn, intakeDLQ := addIntake(stack, props, fn)
+	for _, f := range []awslambda.Function{api, worker, sweeper, intakeFn} {
 		table.GrantReadWriteData(f)
 		steps.GrantSendMessages(f)
 	}
@@ -234,10 +256,10 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 	// start in every function, since each applies inputs with the agents'
 	// step machines (the API: client results and approvals; the sweeper:
 	// expiries).
-	allow([]string{"secretsmanager:GetSecretValue"}, props.SecretArns, api, worker, sweeper)
-	allow([]string{"ssm:GetParameter"}, props.SSMParameterArns, api, worker, sweeper)
+	allow([]string{"secretsmanager:GetSecretValue"}, props.SecretArns, api, worker, sweeper, intakeFn)
+	allow([]string{"ssm:GetParameter"}, props.SSMParameterArns, api, worker, sweeper, intakeFn)
 	allow([]string{"lambda:InvokeFunction"}, props.ToolFunctionArns, worker)
-	allow([]string{"lambda:InvokeFunction"}, props.HookFunctionArns, api, worker, sweeper)
+	allow([]string{"lambda:InvokeFunction"}, props.HookFunctionArns, api, worker, sweeper, intakeFn)
 	// Guardrails check the model's input (planning a model turn), its
 	// reply (applying it) and tool calls (planning them): all in the
 	// worker. The API and the sweeper apply only outside inputs (client
@@ -280,22 +302,12 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 	})
 	addRoutes(rest, api, transfer)
 
-	awscloudwatch.NewAlarm(stack, jsii.String("DeadLetters"), &awscloudwatch.AlarmProps{
-		AlarmDescription:   jsii.String("Baton step messages reached the dead-letter queue"),
-		Metric:             dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum")}),
-		Threshold:          jsii.Number(1),
-		EvaluationPeriods:  jsii.Number(1),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-	})
-	awscloudwatch.NewAlarm(stack, jsii.String("WorkerErrors"), &awscloudwatch.AlarmProps{
-		AlarmDescription:   jsii.String("The Baton worker Lambda failed invocations"),
-		Metric:             worker.MetricErrors(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}),
-		Threshold:          jsii.Number(1),
-		EvaluationPeriods:  jsii.Number(1),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-	})
+	perMinute := &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum")}
+	alarmOnAny(stack, "DeadLetters", "Baton step messages reached the dead-letter queue", dlq.MetricApproximateNumberOfMessagesVisible(perMinute))
+	alarmOnAny(stack, "WorkerErrors", "The Baton worker Lambda failed invocations",
+		worker.MetricErrors(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}))
+	alarmOnAny(stack, "IntakeDeadLetters", "Baton intake messages reached the intake dead-letter queue (refused: see their baton_error_code attribute)",
+		intakeDLQ.MetricApproximateNumberOfMessagesVisible(perMinute))
 
 	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{Value: rest.Url(), Description: jsii.String("Base URL; the API is under v1/")})
 	awscdk.NewCfnOutput(stack, jsii.String("TableName"), &awscdk.CfnOutputProps{Value: table.TableName()})
@@ -310,6 +322,19 @@ func eventBusArn(stack awscdk.Stack, bus string) string {
 		return bus
 	}
 	return *stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("events"), Resource: jsii.String("event-bus"), ResourceName: jsii.String(bus)})
+}
+
+// alarmOnAny alarms when metric reaches 1 in one period (missing data is
+// not breaching).
+func alarmOnAny(stack awscdk.Stack, id, description string, metric awscloudwatch.IMetric) {
+	awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
+		AlarmDescription:   jsii.String(description),
+		Metric:             metric,
+		Threshold:          jsii.Number(1),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
 }
 
 // addRoutes puts every path under /v1 on the API function: GET

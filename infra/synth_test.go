@@ -25,7 +25,8 @@ func TestSynthesizedTemplate(t *testing.T) {
 	}
 	checkQueueRules(t, raw)
 	checkRoutes(t, raw, false)
-	if n := len(ofType(raw, "AWS::Lambda::Function")); n != 3 {
+	checkIntake(t, raw)
+	if n := len(ofType(raw, "AWS::Lambda::Function")); n != 4 {
 		t.Errorf("%d functions in the synthesized template", n)
 	}
 	for _, m := range ofType(raw, "AWS::Lambda::EventSourceMapping") {

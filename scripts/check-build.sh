@@ -3,7 +3,7 @@
 # is under 10 MB, and building again gives byte-identical zips.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fns=(api worker sweeper)
+fns=(api worker sweeper intake)
 make -s build-lambdas >/dev/null
 declare -A first
 for fn in "${fns[@]}"; do
@@ -24,7 +24,7 @@ for fn in "${fns[@]}"; do
   first[$fn]=$(sha256sum "$zip" | cut -d' ' -f1)
   printf '%-8s %s  %8d bytes  %s\n' "$fn" "${first[$fn]:0:16}" "$size" "$info"
 done
-rm -rf build/api build/worker build/sweeper build/*.zip
+rm -rf build/api build/worker build/sweeper build/intake build/*.zip
 make -s build-lambdas >/dev/null
 for fn in "${fns[@]}"; do
   again=$(sha256sum "build/$fn.zip" | cut -d' ' -f1)

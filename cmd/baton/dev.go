@@ -21,6 +21,8 @@ type devOptions struct {
 	cfg     app.Config
 	addr    string
 	pollers int
+	// intakeDir feeds the intake queue from a folder (--intake-dir).
+	intakeDir string
 }
 
 func parseDevFlags(args []string, stderr io.Writer) (devOptions, error) {
@@ -35,6 +37,8 @@ func parseDevFlags(args []string, stderr io.Writer) (devOptions, error) {
 	fs.StringVar(&o.cfg.Region, "region", firstEnv("AWS_REGION", "AWS_DEFAULT_REGION"), "AWS region for external stores (default us-east-1)")
 	fs.StringVar(&s.Table, "table", app.DefaultTable, "DynamoDB table name")
 	fs.StringVar(&s.QueueName, "queue", app.DefaultQueueName, "SQS FIFO queue base name (.fifo is added)")
+	fs.StringVar(&o.cfg.Intake.QueueName, "intake-queue", app.DefaultIntakeQueueName, "SQS standard intake queue name (its dead-letter queue is NAME-dlq); on the embedded stores the intake queue is in memory")
+	fs.StringVar(&o.intakeDir, "intake-dir", "", "feed the intake queue from a folder: each *.json file dropped there is sent as one message and moved to DIR/sent/ (on the embedded stores dead letters are written to DIR/dead/)")
 	fs.BoolVar(&s.CreateResources, "create-resources", false, "create the table and queues when missing")
 	fs.DurationVar(&s.Visibility, "visibility-timeout", app.DefaultVisibility, "step visibility timeout: an interrupted step is retried after it")
 	fs.IntVar(&o.pollers, "pollers", 4, "concurrent queue pollers")
@@ -155,7 +159,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	err = a.Serve(ctx, app.ServeOptions{Addr: o.addr, Pollers: o.pollers, Ready: func(base string) {
+	err = a.Serve(ctx, app.ServeOptions{Addr: o.addr, Pollers: o.pollers, IntakeDir: o.intakeDir, Ready: func(base string) {
 		fmt.Fprintf(stdout, "baton dev: serving %s on %s (%s)\n", strings.Join(a.AgentSlugs(), ", "), base, a.Stores.Describe)
 		for _, t := range tokens {
 			if os.Getenv("BATON_DEV_TOKENS") == "" {
@@ -166,6 +170,12 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
   curl -s -X POST %s/v1/runs -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
     -d '{"agent":"demo","messages":[{"role":"user","content":"hi"}],"model":{"provider":"scripted","turns":[{"content":"Hello!"}]}}'
 `, base)
+		if u := a.Config.Intake.QueueURL; u != "" {
+			fmt.Fprintf(stdout, "baton dev: intake queue %s (dead letters: %s)\n", u, a.Config.Intake.DeadLetterURL)
+		}
+		if o.intakeDir != "" {
+			fmt.Fprintf(stdout, "baton dev: intake folder %s: drop *.json intake messages there\n", o.intakeDir)
+		}
 		fmt.Fprintln(stdout, "baton dev: ready")
 	}})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/baton-agents/baton/internal/executors"
 	"github.com/baton-agents/baton/internal/guardrails"
 	"github.com/baton-agents/baton/internal/httpapi"
+	"github.com/baton-agents/baton/internal/intake"
 	"github.com/baton-agents/baton/internal/providers"
 	"github.com/baton-agents/baton/internal/providers/setup"
 	"github.com/baton-agents/baton/internal/secrets"
@@ -84,6 +85,13 @@ type App struct {
 	// Stores describes the stores.
 	Stores StoresInfo
 	Log    *slog.Logger
+	// Intake handles intake batches and IntakeQueue receives them (baton
+	// dev's poller); both nil unless an intake queue is configured
+	// (always on the embedded stores). IntakeDeadLetters is its
+	// dead-letter queue.
+	Intake            *intake.Handler
+	IntakeQueue       core.MessageQueue
+	IntakeDeadLetters core.MessageQueue
 
 	opts    durable.Options
 	cleanup func(context.Context) error
@@ -182,6 +190,9 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	a.Runner = a.NewRunner()
 	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers})
 	a.Worker = &worker.Worker{Runner: a.Runner, Log: log}
+	if err := a.openIntake(ctx, st, clock); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 

@@ -91,7 +91,7 @@ func TestArchitecture(t *testing.T) {
 	}
 	sort.Strings(pkgs)
 	driven := []string{"internal/dynamostore", "internal/sqsqueue", "internal/memstore", "internal/providers", "internal/executors", "internal/secrets", "internal/awsenv", "internal/toolspec", "internal/hooks", "internal/notify"}
-	driving := []string{"internal/httpapi", "internal/worker", "internal/durable", "internal/app", "internal/local", "internal/lambdastream", "cmd", "functions"}
+	driving := []string{"internal/httpapi", "internal/worker", "internal/intake", "internal/runspec", "internal/durable", "internal/app", "internal/local", "internal/lambdastream", "cmd", "functions"}
 	for _, p := range pkgs {
 		for _, imp := range all[p] {
 			switch {
@@ -106,7 +106,7 @@ func TestArchitecture(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"cmd/baton", "functions/api", "functions/worker", "internal/executors", "core"} {
+	for _, want := range []string{"cmd/baton", "functions/api", "functions/worker", "functions/intake", "internal/executors", "core"} {
 		if _, ok := all[module+"/"+want]; !ok {
 			t.Errorf("package %s not found", want)
 		}

@@ -15,6 +15,8 @@ import (
 type Config struct {
 	Stores Stores
 	Agents Agents
+	// Intake is the intake queue, whose messages start runs (intake.go).
+	Intake Intake
 	// Region is the AWS region (AWS_REGION); empty uses the SDK's
 	// resolution, then us-east-1. Bedrock defaults to it.
 	Region string
@@ -122,6 +124,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 		Region: get("AWS_REGION", ""), LogLevel: get("LOG_LEVEL", "info"), Providers: List(get("BATON_PROVIDERS", "")),
 		StreamTransfer: strings.ToUpper(get("BATON_STREAM_TRANSFER", StreamTransferStream)),
 		Env:            lookup,
+		Intake:         intakeFromEnv(get),
 	}
 	var err error
 	switch s := get("BATON_STORES", "aws"); s {

@@ -12,6 +12,9 @@ import (
 type ServeOptions struct {
 	Addr    string
 	Pollers int
+	// IntakeDir feeds the intake queue from a folder (baton dev
+	// --intake-dir; see local.IntakeDir).
+	IntakeDir string
 	// Ready is called with the server's base URL once it listens.
 	Ready func(baseURL string)
 }
@@ -22,13 +25,13 @@ type ServeOptions struct {
 // worker as the Lambda event source mapping does, and the sweeper every
 // two seconds.
 func (a *App) Serve(ctx context.Context, o ServeOptions) error {
-	return local.Serve(ctx, local.Options{
+	return local.Serve(ctx, a.withIntake(o, local.Options{
 		Addr: o.Addr, API: a.API.Handle, MaxBody: a.API.Config.MaxBodyBytes,
 		Streams: local.Streams{Match: httpapi.IsStream, Handler: a.API.Stream},
 		Worker:  a.Worker.Handle, Receiver: a.Steps, Pollers: o.Pollers,
 		Sweep: func(ctx context.Context) error { _, err := a.Runner.Sweep(ctx, 100); return err },
 		Log:   a.Log, Ready: o.Ready,
-	})
+	}))
 }
 
 // Demo runs the scripted demo agent in process and writes its result

@@ -36,6 +36,7 @@ type stores struct {
 	tokens  core.TokenStore
 	idem    core.IdempotencyStore
 	queue   Queue
+	sqs     *sqs.Client // nil on the embedded stores
 	info    StoresInfo
 	cleanup func(context.Context) error
 }
@@ -108,7 +109,7 @@ func openAWS(ctx context.Context, cfg Config, loadAWS awsenv.Loader, deps Deps) 
 	}
 	info.Describe = fmt.Sprintf("DynamoDB table %s at %s, SQS queue %s at %s", sc.Table, orAWS(sc.DynamoDBEndpoint), queue, orAWS(sc.SQSEndpoint))
 	s := dynamostore.New(ddb, sc.Table)
-	return stores{store: s, deltas: s, tokens: s, idem: s, queue: sqsqueue.New(sq, info.QueueURL), info: info, cleanup: cleanup}, nil
+	return stores{store: s, deltas: s, tokens: s, idem: s, queue: sqsqueue.New(sq, info.QueueURL), sqs: sq, info: info, cleanup: cleanup}, nil
 }
 
 func orAWS(endpoint string) string {

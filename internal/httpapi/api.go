@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -9,10 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -20,8 +17,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/agents"
 	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/runspec"
 )
 
 // Scopes a token may hold.
@@ -89,18 +86,12 @@ func HashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// apiError is an error with a status and a machine code.
-type apiError struct {
-	Status  int
-	Code    string
-	Message string
-	Details map[string]any
-}
-
-func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+// apiError is an error with a status and a machine code (runspec's, which
+// the intake queue's handler shares).
+type apiError = runspec.Error
 
 func errf(status int, code, format string, args ...any) *apiError {
-	return &apiError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+	return runspec.Errorf(status, code, format, args...)
 }
 
 type request struct {
@@ -307,10 +298,8 @@ func (a *API) readBody(r *request) ([]byte, error) {
 	return body, nil
 }
 
-var idemKeyRe = regexp.MustCompile(`^[\x21-\x7e]{1,255}$`)
-
 func (a *API) idempotent(ctx context.Context, r *request, key string, rt *route, params []string) (int, []byte, map[string]string) {
-	if !idemKeyRe.MatchString(key) {
+	if !runspec.ValidIdempotencyKey(key) {
 		return a.fail(ctx, r, errf(http.StatusBadRequest, "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 visible ASCII characters"), nil)
 	}
 	scope := r.tenant + " " + r.HTTPMethod + " /" + strings.Trim(r.Path, "/")
@@ -358,58 +347,11 @@ func (a *API) fail(ctx context.Context, r *request, err error, hdr map[string]st
 	return ae.Status, b, hdr
 }
 
-func toAPIError(err error) *apiError {
-	var ae *apiError
-	if errors.As(err, &ae) {
-		return ae
-	}
-	var oe *agents.OverrideError
-	switch {
-	case errors.As(err, &oe):
-		return &apiError{Status: 400, Code: "override_not_allowed", Message: err.Error(), Details: map[string]any{"field": oe.Field}}
-	case errors.Is(err, durable.ErrUnknownAgent):
-		return errf(400, "unknown_agent", "%v", err)
-	case errors.Is(err, durable.ErrSessionBusy):
-		return errf(409, "transcript_lock_contention", "the session has an unfinished run; wait for it to finish or cancel it")
-	case errors.Is(err, durable.ErrAlreadyDecided):
-		return errf(409, "already_decided", "%v", err)
-	case errors.Is(err, durable.ErrFinished):
-		return errf(409, "run_finished", "%v", err)
-	case errors.Is(err, durable.ErrContention), errors.Is(err, core.ErrConflict), errors.Is(err, core.ErrLockHeld):
-		return errf(409, "conflict", "the run is busy; retry the request")
-	case errors.Is(err, core.ErrInvalidInput):
-		return errf(400, "invalid_request", "%s", strings.TrimPrefix(err.Error(), core.ErrInvalidInput.Error()+": "))
-	case errors.Is(err, core.ErrNotFound):
-		return errf(404, "not_found", "no such run or pending item")
-	}
-	return errf(500, "internal", "internal error")
-}
+func toAPIError(err error) *apiError { return runspec.Classify(err) }
 
 // decodeStrict decodes exactly one JSON object into v, refusing unknown
 // fields.
-func decodeStrict(body []byte, v any, optional bool) error {
-	if len(bytes.TrimSpace(body)) == 0 {
-		if optional {
-			return nil
-		}
-		return errf(http.StatusBadRequest, "invalid_body", "a JSON object body is required")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		msg := err.Error()
-		if strings.HasPrefix(msg, "json: unknown field ") {
-			field := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
-			return &apiError{Status: 400, Code: "unknown_field", Message: fmt.Sprintf("unknown field %q", field), Details: map[string]any{"field": field}}
-		}
-		return errf(http.StatusBadRequest, "invalid_body", "the body is not valid JSON for this endpoint: %s", strings.TrimPrefix(msg, "json: "))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errf(http.StatusBadRequest, "invalid_body", "unexpected data after the JSON object")
-	}
-	return nil
-}
+func decodeStrict(body []byte, v any, optional bool) error { return runspec.Decode(body, v, optional) }
 
 func intQuery(r *request, name string, def, min, max int) (int, error) {
 	v, ok := r.query(name)

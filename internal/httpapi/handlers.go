@@ -2,109 +2,27 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/baton-agents/baton/core"
 
 	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/runspec"
 )
 
-var (
-	sessionIDRe = regexp.MustCompile(`^[A-Za-z0-9._:\-]{1,128}$`)
-	runIDRe     = regexp.MustCompile(`^[A-Za-z0-9._:\-]{1,128}$`)
-)
-
-// Limits on a start request.
-const (
-	maxMessages      = 1000
-	maxTools         = 128
-	maxMetadataBytes = 16 << 10
-)
-
-type startBody struct {
-	Agent             string           `json:"agent"`
-	SessionID         *string          `json:"session_id"`
-	Messages          []any            `json:"messages"`
-	Tools             []map[string]any `json:"tools"`
-	Model             *core.ModelSpec  `json:"model"`
-	MaxTurns          *int             `json:"max_turns"`
-	Budgets           map[string]int   `json:"budgets"`
-	ContextBudget     *int             `json:"context_budget"`
-	ParallelToolCalls *bool            `json:"parallel_tool_calls"`
-	StreamTokens      *bool            `json:"stream_tokens"`
-	Metadata          map[string]any   `json:"metadata"`
-}
+var runIDRe = regexp.MustCompile(`^[A-Za-z0-9._:\-]{1,128}$`)
 
 func (a *API) startRun(ctx context.Context, r *request, _ []string) (int, any, error) {
-	var b startBody
+	var b runspec.Body
 	if err := decodeStrict(r.body, &b, false); err != nil {
 		return 0, nil, err
 	}
-	if strings.TrimSpace(b.Agent) == "" {
-		return 0, nil, errf(400, "invalid_request", "agent is required")
-	}
-	req := durable.StartRequest{Agent: b.Agent, Metadata: b.Metadata}
-	if b.SessionID != nil {
-		if !sessionIDRe.MatchString(*b.SessionID) {
-			return 0, nil, errf(400, "invalid_request", "session_id must be 1 to 128 letters, digits or . _ : -")
-		}
-		req.SessionID = *b.SessionID
-	}
-	if len(b.Messages) == 0 {
-		return 0, nil, errf(400, "invalid_request", "messages must hold at least one message")
-	}
-	if len(b.Messages) > maxMessages {
-		return 0, nil, errf(400, "invalid_request", "at most %d messages per request", maxMessages)
-	}
-	msgs, err := core.NormalizeMessages(b.Messages)
+	req, err := runspec.Validator{Agents: a.Runner.Agents, Providers: a.Config.Providers}.Request(b)
 	if err != nil {
-		return 0, nil, errf(400, "invalid_message", "%v", err)
-	}
-	req.Messages = msgs
-	if len(b.Tools) > maxTools {
-		return 0, nil, errf(400, "invalid_tool_declaration", "at most %d tools per request", maxTools)
-	}
-	for i, t := range b.Tools {
-		name, _ := t["name"].(string)
-		if !strings.HasPrefix(name, "client/") {
-			return 0, nil, &apiError{Status: 400, Code: "invalid_tool_declaration",
-				Message: fmt.Sprintf("tools[%d]: callers may declare only client/* tools, got %q", i, name), Details: map[string]any{"index": i}}
-		}
-		if _, rej := core.NormalizeRequestTools([]any{t}); len(rej) > 0 {
-			return 0, nil, &apiError{Status: 400, Code: "invalid_tool_declaration",
-				Message: fmt.Sprintf("tools[%d] (%s): %s", i, name, rej[0].Reason), Details: map[string]any{"index": i}}
-		}
-		req.RequestTools = append(req.RequestTools, t)
-	}
-	if b.Model != nil {
-		if !a.providerEnabled(b.Model.Provider) {
-			return 0, nil, errf(400, "provider_not_enabled", "model provider %q is not enabled in this deployment (enabled: %s)", b.Model.Provider, strings.Join(a.Config.Providers, ", "))
-		}
-		req.Overrides.Model = b.Model
-	}
-	req.Overrides.MaxTurns = b.MaxTurns
-	req.Overrides.Budgets = b.Budgets
-	req.Overrides.ContextBudget = b.ContextBudget
-	req.Overrides.ParallelToolCalls = b.ParallelToolCalls
-	req.Overrides.StreamTokens = b.StreamTokens
-	if b.MaxTurns != nil && (*b.MaxTurns < 1 || *b.MaxTurns > 1000) {
-		return 0, nil, errf(400, "invalid_request", "max_turns must be between 1 and 1000")
-	}
-	if b.ContextBudget != nil && *b.ContextBudget < 0 {
-		return 0, nil, errf(400, "invalid_request", "context_budget must not be negative")
-	}
-	if b.Metadata != nil {
-		if mb, _ := json.Marshal(b.Metadata); len(mb) > maxMetadataBytes {
-			return 0, nil, errf(400, "invalid_request", "metadata is larger than %d bytes", maxMetadataBytes)
-		}
-	}
-	if agent, ok := a.Runner.Agents.Get(b.Agent); ok && b.Model == nil && !a.providerEnabled(agent.Spec.Model.Provider) {
-		return 0, nil, errf(400, "provider_not_enabled", "agent %s uses model provider %q, which is not enabled in this deployment", b.Agent, agent.Spec.Model.Provider)
+		return 0, nil, err
 	}
 	caller, err := core.ParseCallerContext(r.Headers, r.RequestContext.RequestID, core.MaxChainDepth)
 	if err != nil {
@@ -117,15 +35,6 @@ func (a *API) startRun(ctx context.Context, r *request, _ []string) (int, any, e
 		return 0, nil, err
 	}
 	return a.view(ctx, http.StatusAccepted, rec)
-}
-
-func (a *API) providerEnabled(p string) bool {
-	for _, q := range a.Config.Providers {
-		if q == p {
-			return true
-		}
-	}
-	return false
 }
 
 func (a *API) view(ctx context.Context, status int, rec durable.Snapshot) (int, any, error) {

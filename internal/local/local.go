@@ -151,6 +151,14 @@ type Options struct {
 	Worker   WorkerHandler
 	Receiver core.StepReceiver
 	Pollers  int
+	// Intake, when set, handles the intake queue's messages, received
+	// from IntakeReceiver by IntakePollers pollers (default 2), as the
+	// intake Lambda's event source mapping does; IntakeDir, when its Dir
+	// is set, feeds the queue from a folder.
+	Intake         WorkerHandler
+	IntakeReceiver core.StepReceiver
+	IntakePollers  int
+	IntakeDir      IntakeDir
 	// Sweep runs every SweepEvery (default 2s), as the sweeper Lambda's
 	// schedule does.
 	Sweep      func(ctx context.Context) error
@@ -176,6 +184,20 @@ func Serve(ctx context.Context, o Options) error {
 	for i := 0; i < o.Pollers; i++ {
 		wg.Add(1)
 		go func() { defer wg.Done(); Poll(ctx, o.Receiver, o.Worker, o.Log) }()
+	}
+	if o.Intake != nil {
+		n := o.IntakePollers
+		if n <= 0 {
+			n = 2
+		}
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() { defer wg.Done(); Poll(ctx, o.IntakeReceiver, o.Intake, o.Log) }()
+		}
+	}
+	if o.IntakeDir.Dir != "" {
+		wg.Add(1)
+		go func() { defer wg.Done(); o.IntakeDir.Run(ctx) }()
 	}
 	every := o.SweepEvery
 	if every <= 0 {

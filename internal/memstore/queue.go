@@ -26,6 +26,9 @@ type StepQueue struct {
 	dedup       map[string]time.Time
 	dead        []core.ReceivedMessage
 	notify      chan struct{}
+	// deadTo receives the dead letters of a message queue
+	// (NewMessageQueue) instead of dead.
+	deadTo *StepQueue
 }
 
 type qmsg struct {
@@ -38,6 +41,7 @@ type qmsg struct {
 var (
 	_ core.StepQueue    = (*StepQueue)(nil)
 	_ core.StepReceiver = (*StepQueue)(nil)
+	_ core.MessageQueue = (*StepQueue)(nil)
 )
 
 // DedupWindow is how long SQS FIFO remembers a deduplication id.
@@ -52,6 +56,38 @@ func NewStepQueue(visibility time.Duration, maxReceives int, clock func() time.T
 		maxReceives = 5
 	}
 	return &StepQueue{clock: clock, visibility: visibility, maxReceives: maxReceives, dedup: map[string]time.Time{}, notify: make(chan struct{}, 1)}
+}
+
+// NewMessageQueue returns a standard queue of opaque messages with
+// attributes (core.MessageQueue), the embedded intake queue and its
+// dead-letter queue: its messages (sent with Send) have no group, so they
+// are delivered side by side, and a message received maxReceives times
+// moves to dlq when it is set (to Dead otherwise).
+func NewMessageQueue(visibility time.Duration, maxReceives int, dlq *StepQueue, clock func() time.Time) *StepQueue {
+	q := NewStepQueue(visibility, maxReceives, clock)
+	q.deadTo = dlq
+	return q
+}
+
+// Send sends one message without group or deduplication id, as to a
+// standard SQS queue.
+func (q *StepQueue) Send(_ context.Context, body string, attrs map[string]string) error {
+	q.mu.Lock()
+	q.seq++
+	d := core.ReceivedMessage{MessageID: "m-" + strconv.Itoa(q.seq), Body: []byte(body), SentAt: q.clock()}
+	if len(attrs) > 0 {
+		d.Attributes = make(map[string]string, len(attrs))
+		for k, v := range attrs {
+			d.Attributes[k] = v
+		}
+	}
+	q.msgs = append(q.msgs, &qmsg{d: d})
+	q.mu.Unlock()
+	select {
+	case q.notify <- struct{}{}:
+	default:
+	}
+	return nil
 }
 
 // Enqueue sends step messages. A step without a group or a dedup id
@@ -109,7 +145,18 @@ func (q *StepQueue) Receive(ctx context.Context, max int, wait time.Duration) ([
 
 func (q *StepQueue) take(max int) []core.ReceivedMessage {
 	q.mu.Lock()
-	defer q.mu.Unlock()
+	var dead []core.ReceivedMessage
+	out := q.takeLocked(max, &dead)
+	q.mu.Unlock()
+	for _, d := range dead {
+		_ = q.deadTo.Send(context.Background(), string(d.Body), d.Attributes)
+	}
+	return out
+}
+
+// takeLocked is take with q.mu held; the dead letters of a message queue
+// are returned in dead, to be sent to deadTo once q.mu is released.
+func (q *StepQueue) takeLocked(max int, dead *[]core.ReceivedMessage) []core.ReceivedMessage {
 	now := q.clock()
 	busy := map[string]bool{}
 	var keep []*qmsg
@@ -117,7 +164,11 @@ func (q *StepQueue) take(max int) []core.ReceivedMessage {
 		if m.inFlight && !now.Before(m.invisible) {
 			m.inFlight = false
 			if m.d.ReceiveCount >= q.maxReceives {
-				q.dead = append(q.dead, m.d)
+				if q.deadTo != nil {
+					*dead = append(*dead, m.d)
+				} else {
+					q.dead = append(q.dead, m.d)
+				}
 				continue
 			}
 		}
@@ -125,7 +176,7 @@ func (q *StepQueue) take(max int) []core.ReceivedMessage {
 	}
 	q.msgs = keep
 	for _, m := range q.msgs {
-		if m.inFlight {
+		if m.inFlight && m.d.Group != "" {
 			busy[m.d.Group] = true
 		}
 	}
@@ -134,10 +185,12 @@ func (q *StepQueue) take(max int) []core.ReceivedMessage {
 		if len(out) >= max {
 			break
 		}
-		if busy[m.d.Group] {
+		if m.inFlight || busy[m.d.Group] {
 			continue
 		}
-		busy[m.d.Group] = true
+		if m.d.Group != "" {
+			busy[m.d.Group] = true
+		}
 		m.inFlight = true
 		m.invisible = now.Add(q.visibility)
 		m.d.ReceiveCount++

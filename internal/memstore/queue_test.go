@@ -95,3 +95,45 @@ func TestDrainDeliversUntilEmpty(t *testing.T) {
 		t.Fatal("a queue that never runs dry drained")
 	}
 }
+
+// TestMessageQueue: a standard message queue delivers messages with their
+// attributes side by side (no groups), redelivers one not deleted after
+// the visibility timeout, and moves it to its dead-letter queue after the
+// maximum receives, attributes kept.
+func TestMessageQueue(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	dlq := memstore.NewMessageQueue(time.Minute, 1000, nil, clock.Now)
+	q := memstore.NewMessageQueue(10*time.Second, 2, dlq, clock.Now)
+	for i := 0; i < 3; i++ {
+		if err := q.Send(ctx, fmt.Sprintf(`{"n":%d}`, i), map[string]string{"k": fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := q.Receive(ctx, 10, 0)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("receive: %v %v", got, err)
+	}
+	if got[1].Attributes["k"] != "1" || string(got[1].Body) != `{"n":1}` || got[1].ReceiveCount != 1 {
+		t.Fatalf("message %+v", got[1])
+	}
+	if again, _ := q.Receive(ctx, 10, 0); len(again) != 0 {
+		t.Fatalf("in-flight messages delivered again: %v", again)
+	}
+	if err := q.Delete(ctx, got[0].ReceiptHandle); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(11 * time.Second)
+	got, _ = q.Receive(ctx, 10, 0)
+	if len(got) != 2 || got[0].ReceiveCount != 2 {
+		t.Fatalf("redelivery: %+v", got)
+	}
+	clock.Advance(11 * time.Second)
+	if got, _ = q.Receive(ctx, 10, 0); len(got) != 0 || q.Len() != 0 {
+		t.Fatalf("after the maximum receives: %+v, %d left", got, q.Len())
+	}
+	dead, _ := dlq.Receive(ctx, 10, 0)
+	if len(dead) != 2 || dead[0].Attributes["k"] == "" {
+		t.Fatalf("dead letters %+v", dead)
+	}
+}

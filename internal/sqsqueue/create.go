@@ -46,14 +46,33 @@ type redrivePolicy struct {
 // It is idempotent: queues that exist are kept and their attributes set
 // to these values.
 func CreateQueues(ctx context.Context, client *sqs.Client, name string, visibility time.Duration, maxReceives int) (queueURL, dlqURL string, err error) {
+	return createQueues(ctx, client, name, true, visibility, maxReceives)
+}
+
+// CreateStandardQueues creates the standard queue name and its standard
+// dead-letter queue "<name>-dlq" (the intake queue and its dead-letter
+// queue), as CreateQueues does for FIFO queues: the queue's visibility
+// timeout, a redrive policy after maxReceives receives, dead letters kept
+// for 14 days; idempotent.
+func CreateStandardQueues(ctx context.Context, client *sqs.Client, name string, visibility time.Duration, maxReceives int) (queueURL, dlqURL string, err error) {
+	return createQueues(ctx, client, name, false, visibility, maxReceives)
+}
+
+func createQueues(ctx context.Context, client *sqs.Client, name string, fifo bool, visibility time.Duration, maxReceives int) (queueURL, dlqURL string, err error) {
 	if err := validateCreate(name, visibility, maxReceives); err != nil {
 		return "", "", fmt.Errorf("create queues %q: %w", name, err)
 	}
-	dlqName := name + "-dlq.fifo"
-	dlqURL, err = ensureQueue(ctx, client, dlqName, map[string]string{
-		string(types.QueueAttributeNameContentBasedDeduplication): "false",
-		string(types.QueueAttributeNameMessageRetentionPeriod):    strconv.Itoa(int(dlqRetention / time.Second)),
-	})
+	suffix, dedup := "", map[string]string{}
+	if fifo {
+		suffix = ".fifo"
+		dedup[string(types.QueueAttributeNameContentBasedDeduplication)] = "false"
+	}
+	dlqName := name + "-dlq" + suffix
+	dlqAttrs := map[string]string{string(types.QueueAttributeNameMessageRetentionPeriod): strconv.Itoa(int(dlqRetention / time.Second))}
+	for k, v := range dedup {
+		dlqAttrs[k] = v
+	}
+	dlqURL, err = ensureQueue(ctx, client, dlqName, fifo, dlqAttrs)
 	if err != nil {
 		return "", "", err
 	}
@@ -70,13 +89,16 @@ func CreateQueues(ctx context.Context, client *sqs.Client, name string, visibili
 	}
 	policy, err := json.Marshal(redrivePolicy{DeadLetterTargetArn: arn, MaxReceiveCount: maxReceives})
 	if err != nil {
-		return "", "", fmt.Errorf("create queue %s.fifo: redrive policy: %w", name, err)
+		return "", "", fmt.Errorf("create queue %s%s: redrive policy: %w", name, suffix, err)
 	}
-	queueURL, err = ensureQueue(ctx, client, name+".fifo", map[string]string{
-		string(types.QueueAttributeNameContentBasedDeduplication): "false",
-		string(types.QueueAttributeNameVisibilityTimeout):         strconv.Itoa(int(math.Ceil(visibility.Seconds()))),
-		string(types.QueueAttributeNameRedrivePolicy):             string(policy),
-	})
+	mainAttrs := map[string]string{
+		string(types.QueueAttributeNameVisibilityTimeout): strconv.Itoa(int(math.Ceil(visibility.Seconds()))),
+		string(types.QueueAttributeNameRedrivePolicy):     string(policy),
+	}
+	for k, v := range dedup {
+		mainAttrs[k] = v
+	}
+	queueURL, err = ensureQueue(ctx, client, name+suffix, fifo, mainAttrs)
 	if err != nil {
 		return "", "", err
 	}
@@ -100,10 +122,14 @@ func validateCreate(name string, visibility time.Duration, maxReceives int) erro
 	return nil
 }
 
-// ensureQueue creates the FIFO queue fifoName with attrs, or, when it
-// exists with other attributes, sets attrs on it; it returns its URL.
-func ensureQueue(ctx context.Context, client *sqs.Client, fifoName string, attrs map[string]string) (string, error) {
-	create := map[string]string{string(types.QueueAttributeNameFifoQueue): "true"}
+// ensureQueue creates the queue fifoName (FIFO when fifo) with attrs, or,
+// when it exists with other attributes, sets attrs on it; it returns its
+// URL.
+func ensureQueue(ctx context.Context, client *sqs.Client, fifoName string, fifo bool, attrs map[string]string) (string, error) {
+	create := map[string]string{}
+	if fifo {
+		create[string(types.QueueAttributeNameFifoQueue)] = "true"
+	}
 	for k, v := range attrs {
 		create[k] = v
 	}

@@ -30,16 +30,42 @@ const (
 	maxWait = 20 * time.Second
 )
 
-// Queue is an SQS FIFO queue of step messages.
+// Queue is an SQS FIFO queue of step messages (New), or a standard queue
+// of opaque messages with attributes (NewStandard: the intake queue and
+// its dead-letter queue).
 type Queue struct {
-	client *sqs.Client
-	url    string
+	client   *sqs.Client
+	url      string
+	standard bool
 }
 
 var (
 	_ core.StepQueue    = (*Queue)(nil)
 	_ core.StepReceiver = (*Queue)(nil)
+	_ core.MessageQueue = (*Queue)(nil)
 )
+
+// NewStandard returns the standard queue at queueURL, for Send, Receive
+// and Delete (Enqueue is for FIFO step queues).
+func NewStandard(client *sqs.Client, queueURL string) *Queue {
+	return &Queue{client: client, url: queueURL, standard: true}
+}
+
+// Send sends one message with string message attributes (a standard
+// queue's; a FIFO queue refuses a message without a group).
+func (q *Queue) Send(ctx context.Context, body string, attrs map[string]string) error {
+	in := &sqs.SendMessageInput{QueueUrl: aws.String(q.url), MessageBody: aws.String(body)}
+	if len(attrs) > 0 {
+		in.MessageAttributes = make(map[string]types.MessageAttributeValue, len(attrs))
+		for k, v := range attrs {
+			in.MessageAttributes[k] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+		}
+	}
+	if _, err := q.client.SendMessage(ctx, in); err != nil {
+		return fmt.Errorf("send to %s: %w", q.url, translate(err))
+	}
+	return nil
+}
 
 // New returns the queue at queueURL. The client is built once per cold
 // start and shared; the queue holds no other state.
@@ -141,17 +167,21 @@ var receiveAttributes = []types.MessageSystemAttributeName{
 func (q *Queue) Receive(ctx context.Context, limit int, wait time.Duration) ([]core.ReceivedMessage, error) {
 	limit = min(maxBatch, max(1, limit))
 	wait = min(maxWait, max(0, wait))
-	attempt, err := attemptID()
-	if err != nil {
-		return nil, fmt.Errorf("receive from %s: %w", q.url, err)
-	}
-	out, err := q.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+	in := &sqs.ReceiveMessageInput{
 		QueueUrl:                    aws.String(q.url),
 		MaxNumberOfMessages:         int32(limit),
 		WaitTimeSeconds:             int32(math.Ceil(wait.Seconds())),
 		MessageSystemAttributeNames: receiveAttributes,
-		ReceiveRequestAttemptId:     aws.String(attempt),
-	})
+		MessageAttributeNames:       []string{"All"},
+	}
+	if !q.standard { // attempt ids are FIFO's only
+		attempt, err := attemptID()
+		if err != nil {
+			return nil, fmt.Errorf("receive from %s: %w", q.url, err)
+		}
+		in.ReceiveRequestAttemptId = aws.String(attempt)
+	}
+	out, err := q.client.ReceiveMessage(ctx, in)
 	if err != nil {
 		return nil, fmt.Errorf("receive from %s: %w", q.url, translate(err))
 	}
@@ -174,6 +204,14 @@ func delivery(m types.Message) (core.ReceivedMessage, error) {
 		ReceiptHandle: aws.ToString(m.ReceiptHandle),
 		Group:         m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)],
 		DedupID:       m.Attributes[string(types.MessageSystemAttributeNameMessageDeduplicationId)],
+	}
+	for k, v := range m.MessageAttributes {
+		if v.StringValue != nil {
+			if d.Attributes == nil {
+				d.Attributes = map[string]string{}
+			}
+			d.Attributes[k] = *v.StringValue
+		}
 	}
 	if v, ok := m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)]; ok {
 		n, err := strconv.Atoi(v)

@@ -163,3 +163,47 @@ func attributes(t *testing.T, c *sqs.Client, queueURL string) map[string]string 
 	}
 	return out.Attributes
 }
+
+// TestStandardQueue: CreateStandardQueues makes a standard queue and its
+// dead-letter queue; Send's message attributes come back with Receive, and
+// a message received the maximum number of times without a delete moves
+// to the dead-letter queue.
+func TestStandardQueue(t *testing.T) {
+	c, _ := client(t)
+	ctx := t.Context()
+	name := uniqueName(t)
+	queueURL, dlqURL, err := sqsqueue.CreateStandardQueues(ctx, c, name, time.Second, 1)
+	if err != nil {
+		t.Fatalf("create standard queues: %v", err)
+	}
+	t.Cleanup(func() {
+		for _, u := range []string{queueURL, dlqURL} {
+			_, _ = c.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: aws.String(u)})
+		}
+	})
+	if strings.HasSuffix(queueURL, ".fifo") || !strings.HasSuffix(dlqURL, name+"-dlq") {
+		t.Fatalf("urls %s %s", queueURL, dlqURL)
+	}
+	q, dlq := sqsqueue.NewStandard(c, queueURL), sqsqueue.NewStandard(c, dlqURL)
+	if err := q.Send(ctx, `{"a":1}`, map[string]string{"baton_error_code": "invalid_request"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := q.Receive(ctx, 10, 5*time.Second)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("receive: %v %v", got, err)
+	}
+	if string(got[0].Body) != `{"a":1}` || got[0].Attributes["baton_error_code"] != "invalid_request" || got[0].ReceiveCount != 1 {
+		t.Fatalf("message %+v", got[0])
+	}
+	// Not deleted: after the visibility timeout it is redriven.
+	var dead []core.ReceivedMessage
+	for i := 0; i < 20 && len(dead) == 0; i++ {
+		_, _ = q.Receive(ctx, 10, time.Second)
+		if dead, err = dlq.Receive(ctx, 10, time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(dead) != 1 || dead[0].Attributes["baton_error_code"] != "invalid_request" {
+		t.Fatalf("dead letters %+v", dead)
+	}
+}

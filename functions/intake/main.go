@@ -1,0 +1,14 @@
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/baton-agents/baton/internal/app"
+)
+
+func main() {
+	a := app.MustBuild(context.Background(), false)
+	lambda.Start(a.MustIntake().Handle)
+}

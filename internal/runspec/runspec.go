@@ -1,0 +1,207 @@
+// Package runspec is the one validation path of a run's start request:
+// the POST /v1/runs body, decoded strictly and checked against the agents
+// and the enabled model providers, and the error codes every driving
+// adapter answers with. The HTTP API (internal/httpapi) and the intake
+// queue's handler (internal/intake) both use it, so a body the API refuses
+// is refused by the intake with the same code and message.
+package runspec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/durable"
+)
+
+// Error is a refusal with an HTTP status and a machine code: the API's
+// {"error":{"code","message","details"}} and the intake's dead-letter
+// attributes.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+	Details map[string]any
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Errorf returns an Error.
+func Errorf(status int, code, format string, args ...any) *Error {
+	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+var sessionIDRe = regexp.MustCompile(`^[A-Za-z0-9._:\-]{1,128}$`)
+
+// Limits on a start request.
+const (
+	maxMessages      = 1000
+	maxTools         = 128
+	maxMetadataBytes = 16 << 10
+)
+
+// Body is the body of POST /v1/runs.
+type Body struct {
+	Agent             string           `json:"agent"`
+	SessionID         *string          `json:"session_id"`
+	Messages          []any            `json:"messages"`
+	Tools             []map[string]any `json:"tools"`
+	Model             *core.ModelSpec  `json:"model"`
+	MaxTurns          *int             `json:"max_turns"`
+	Budgets           map[string]int   `json:"budgets"`
+	ContextBudget     *int             `json:"context_budget"`
+	ParallelToolCalls *bool            `json:"parallel_tool_calls"`
+	StreamTokens      *bool            `json:"stream_tokens"`
+	Metadata          map[string]any   `json:"metadata"`
+}
+
+// Validator checks start bodies against a deployment's agents and
+// enabled model providers.
+type Validator struct {
+	Agents    *agents.Registry
+	Providers []string
+}
+
+// Request validates b and returns the start request it describes, without
+// a principal (the caller sets it). Its errors are *Error.
+func (v Validator) Request(b Body) (durable.StartRequest, error) {
+	if strings.TrimSpace(b.Agent) == "" {
+		return durable.StartRequest{}, Errorf(400, "invalid_request", "agent is required")
+	}
+	req := durable.StartRequest{Agent: b.Agent, Metadata: b.Metadata}
+	if b.SessionID != nil {
+		if !sessionIDRe.MatchString(*b.SessionID) {
+			return req, Errorf(400, "invalid_request", "session_id must be 1 to 128 letters, digits or . _ : -")
+		}
+		req.SessionID = *b.SessionID
+	}
+	if len(b.Messages) == 0 {
+		return req, Errorf(400, "invalid_request", "messages must hold at least one message")
+	}
+	if len(b.Messages) > maxMessages {
+		return req, Errorf(400, "invalid_request", "at most %d messages per request", maxMessages)
+	}
+	msgs, err := core.NormalizeMessages(b.Messages)
+	if err != nil {
+		return req, Errorf(400, "invalid_message", "%v", err)
+	}
+	req.Messages = msgs
+	if len(b.Tools) > maxTools {
+		return req, Errorf(400, "invalid_tool_declaration", "at most %d tools per request", maxTools)
+	}
+	for i, t := range b.Tools {
+		name, _ := t["name"].(string)
+		if !strings.HasPrefix(name, "client/") {
+			return req, &Error{Status: 400, Code: "invalid_tool_declaration",
+				Message: fmt.Sprintf("tools[%d]: callers may declare only client/* tools, got %q", i, name), Details: map[string]any{"index": i}}
+		}
+		if _, rej := core.NormalizeRequestTools([]any{t}); len(rej) > 0 {
+			return req, &Error{Status: 400, Code: "invalid_tool_declaration",
+				Message: fmt.Sprintf("tools[%d] (%s): %s", i, name, rej[0].Reason), Details: map[string]any{"index": i}}
+		}
+		req.RequestTools = append(req.RequestTools, t)
+	}
+	if b.Model != nil {
+		if !v.providerEnabled(b.Model.Provider) {
+			return req, Errorf(400, "provider_not_enabled", "model provider %q is not enabled in this deployment (enabled: %s)", b.Model.Provider, strings.Join(v.Providers, ", "))
+		}
+		req.Overrides.Model = b.Model
+	}
+	req.Overrides.MaxTurns = b.MaxTurns
+	req.Overrides.Budgets = b.Budgets
+	req.Overrides.ContextBudget = b.ContextBudget
+	req.Overrides.ParallelToolCalls = b.ParallelToolCalls
+	req.Overrides.StreamTokens = b.StreamTokens
+	if b.MaxTurns != nil && (*b.MaxTurns < 1 || *b.MaxTurns > 1000) {
+		return req, Errorf(400, "invalid_request", "max_turns must be between 1 and 1000")
+	}
+	if b.ContextBudget != nil && *b.ContextBudget < 0 {
+		return req, Errorf(400, "invalid_request", "context_budget must not be negative")
+	}
+	if b.Metadata != nil {
+		if mb, _ := json.Marshal(b.Metadata); len(mb) > maxMetadataBytes {
+			return req, Errorf(400, "invalid_request", "metadata is larger than %d bytes", maxMetadataBytes)
+		}
+	}
+	if agent, ok := v.Agents.Get(b.Agent); ok && b.Model == nil && !v.providerEnabled(agent.Spec.Model.Provider) {
+		return req, Errorf(400, "provider_not_enabled", "agent %s uses model provider %q, which is not enabled in this deployment", b.Agent, agent.Spec.Model.Provider)
+	}
+	return req, nil
+}
+
+func (v Validator) providerEnabled(p string) bool {
+	for _, q := range v.Providers {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+var idemKeyRe = regexp.MustCompile(`^[\x21-\x7e]{1,255}$`)
+
+// ValidIdempotencyKey reports whether key is 1 to 255 visible ASCII
+// characters.
+func ValidIdempotencyKey(key string) bool { return idemKeyRe.MatchString(key) }
+
+// Classify maps an error of the runner, of core or of this package to
+// its Error; anything unknown is a 500 "internal".
+func Classify(err error) *Error {
+	var ae *Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var oe *agents.OverrideError
+	switch {
+	case errors.As(err, &oe):
+		return &Error{Status: 400, Code: "override_not_allowed", Message: err.Error(), Details: map[string]any{"field": oe.Field}}
+	case errors.Is(err, durable.ErrUnknownAgent):
+		return Errorf(400, "unknown_agent", "%v", err)
+	case errors.Is(err, durable.ErrSessionBusy):
+		return Errorf(409, "transcript_lock_contention", "the session has an unfinished run; wait for it to finish or cancel it")
+	case errors.Is(err, durable.ErrAlreadyDecided):
+		return Errorf(409, "already_decided", "%v", err)
+	case errors.Is(err, durable.ErrFinished):
+		return Errorf(409, "run_finished", "%v", err)
+	case errors.Is(err, durable.ErrContention), errors.Is(err, core.ErrConflict), errors.Is(err, core.ErrLockHeld):
+		return Errorf(409, "conflict", "the run is busy; retry the request")
+	case errors.Is(err, core.ErrInvalidInput):
+		return Errorf(400, "invalid_request", "%s", strings.TrimPrefix(err.Error(), core.ErrInvalidInput.Error()+": "))
+	case errors.Is(err, core.ErrNotFound):
+		return Errorf(404, "not_found", "no such run or pending item")
+	}
+	return Errorf(500, "internal", "internal error")
+}
+
+// Decode decodes exactly one JSON object into v, refusing unknown fields;
+// an empty body is refused unless optional.
+func Decode(body []byte, v any, optional bool) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		if optional {
+			return nil
+		}
+		return Errorf(http.StatusBadRequest, "invalid_body", "a JSON object body is required")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		msg := err.Error()
+		if strings.HasPrefix(msg, "json: unknown field ") {
+			field := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
+			return &Error{Status: 400, Code: "unknown_field", Message: fmt.Sprintf("unknown field %q", field), Details: map[string]any{"field": field}}
+		}
+		return Errorf(http.StatusBadRequest, "invalid_body", "the body is not valid JSON for this endpoint: %s", strings.TrimPrefix(msg, "json: "))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Errorf(http.StatusBadRequest, "invalid_body", "unexpected data after the JSON object")
+	}
+	return nil
+}
