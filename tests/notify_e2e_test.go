@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -114,5 +115,76 @@ func TestNotificationsEndToEnd(t *testing.T) {
 				t.Fatalf("finished: %+v", f)
 			}
 		})
+	}
+}
+
+// TestNotificationSurvivesACrash: baton dev is killed (SIGKILL) after it
+// committed a pause and while it is publishing the notification; a new
+// baton dev on the same table delivers it once its sweeper runs, with
+// the same event id. Needs the emulators: embedded stores do not survive
+// a restart.
+func TestNotificationSurvivesACrash(t *testing.T) {
+	if os.Getenv("BATON_TEST_DYNAMODB_ENDPOINT") == "" || os.Getenv("BATON_E2E_BASE_URL") != "" {
+		t.Skip("needs baton dev on the emulators: embedded stores do not survive a restart by design")
+	}
+	var (
+		mu       sync.Mutex
+		received []notifyEvent
+		crashed  = make(chan struct{})
+		first    = make(chan struct{}, 1)
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var e notifyEvent
+		if err := json.NewDecoder(r.Body).Decode(&e); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		received = append(received, e)
+		n := len(received)
+		mu.Unlock()
+		if n == 1 {
+			// The first delivery never completes: baton dev is killed
+			// while it waits for this answer.
+			first <- struct{}{}
+			<-crashed
+			http.Error(w, "gone", http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	defer close(crashed)
+	args := append(devArgs(t), "--notify-url", srv.URL+"/events")
+	d := startDev(t, args)
+	id := start(t, d, `{"agent":"e2e","messages":[{"role":"user","content":"mail ann"}],"model":{"provider":"scripted","turns":[
+		{"tool_calls":[{"id":"c1","name":"ability/send_email","parameters":{"to":"ann@example.com"}}]},{"content":"Sent."}]}}`)
+	select {
+	case <-first:
+	case <-time.After(time.Minute):
+		t.Fatal("no notification was attempted")
+	}
+	_ = d.cmd.Process.Kill()
+	_ = d.cmd.Wait()
+
+	d2 := startDev(t, args)
+	defer d2.stop(t)
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		mu.Lock()
+		n := len(received)
+		mu.Unlock()
+		if n >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	mu.Lock()
+	got := append([]notifyEvent(nil), received...)
+	mu.Unlock()
+	if len(got) != 2 || got[0].Detail["run_id"] != id || got[1].Detail["event_id"] != got[0].Detail["event_id"] || got[1].DetailType != "Baton Run Paused" {
+		t.Fatalf("deliveries %+v", got)
+	}
+	// The crash lost nothing of the run either.
+	if v := d2.waitStatus(t, id); v["status"] != "approval_required" {
+		t.Fatalf("%v", v)
 	}
 }
