@@ -364,9 +364,12 @@ func toAPIError(err error) *apiError {
 		return ae
 	}
 	var oe *agents.OverrideError
+	var ce *agents.CallbackError
 	switch {
 	case errors.As(err, &oe):
 		return &apiError{Status: 400, Code: "override_not_allowed", Message: err.Error(), Details: map[string]any{"field": oe.Field}}
+	case errors.As(err, &ce):
+		return &apiError{Status: 400, Code: ce.Code, Message: ce.Message, Details: map[string]any{"field": "callback"}}
 	case errors.Is(err, durable.ErrUnknownAgent):
 		return errf(400, "unknown_agent", "%v", err)
 	case errors.Is(err, durable.ErrSessionBusy):

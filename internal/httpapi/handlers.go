@@ -11,6 +11,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 
+	"github.com/baton-agents/baton/internal/agents"
 	"github.com/baton-agents/baton/internal/durable"
 )
 
@@ -38,6 +39,8 @@ type startBody struct {
 	ParallelToolCalls *bool            `json:"parallel_tool_calls"`
 	StreamTokens      *bool            `json:"stream_tokens"`
 	Metadata          map[string]any   `json:"metadata"`
+	// Callback is checked by the agent (agents.Agent.RunConfig).
+	Callback *agents.CallbackRequest `json:"callback"`
 }
 
 func (a *API) startRun(ctx context.Context, r *request, _ []string) (int, any, error) {
@@ -92,6 +95,7 @@ func (a *API) startRun(ctx context.Context, r *request, _ []string) (int, any, e
 	req.Overrides.ContextBudget = b.ContextBudget
 	req.Overrides.ParallelToolCalls = b.ParallelToolCalls
 	req.Overrides.StreamTokens = b.StreamTokens
+	req.Overrides.Callback = b.Callback
 	if b.MaxTurns != nil && (*b.MaxTurns < 1 || *b.MaxTurns > 1000) {
 		return 0, nil, errf(400, "invalid_request", "max_turns must be between 1 and 1000")
 	}
