@@ -110,6 +110,13 @@ const (
 	// before the next attempt, a Go duration string such as "1.5s").
 	// Turn is the turn the call is for.
 	EventModelRetry = "model_retry"
+	// EventCallbackFailed: Baton gave up delivering a notification to the
+	// run's callback (webhook). Data: event_id (the notification's),
+	// event (paused, finished or expired), attempts, last_status (the
+	// last HTTP status, 0 when no response arrived) and last_error. It
+	// may be emitted after the run finished, and more than once for one
+	// event_id when a crash interrupts the giving up.
+	EventCallbackFailed = "callback_failed"
 	// EventToken and EventThinking (§13.1) are ephemeral: a piece of the
 	// model's output text or of its reasoning, as the provider streams
 	// it. The in-process Runner hands them to its Sink while the model

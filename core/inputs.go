@@ -127,6 +127,20 @@ type ModelRetrying struct {
 // is ErrStaleStep, a finished run ErrTerminal.
 type Heartbeat struct{ Step Step }
 
+// CallbackFailed reports that the delivery of a notification to the
+// run's callback failed for good. Applying it emits a callback_failed
+// event and changes nothing else; it applies to a run in any status,
+// finished ones included.
+type CallbackFailed struct {
+	EventID    string
+	Event      string
+	Attempts   int
+	LastStatus int
+	LastError  string
+}
+
+func (CallbackFailed) isInput() {}
+
 func (ModelReplied) isInput() {}
 
 func (ModelRetrying) isInput() {}

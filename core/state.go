@@ -113,6 +113,9 @@ type RunConfig struct {
 	// streams (stream_tokens: false on the agent or the request); the
 	// committed run is the same either way.
 	NoTokenStream bool `json:"no_token_stream,omitempty"`
+	// Callback is the run's webhook: where its notifications are POSTed,
+	// signed with its agent's callback secret (nil: none).
+	Callback *Callback `json:"callback,omitempty"`
 	// Visible lists the tools the model sees; it is resolved by Start.
 	Visible []string `json:"visible_tools"`
 }

@@ -63,6 +63,10 @@ type Write struct {
 	// Notifications are the transition's outbox records, stored with the
 	// commit point (all or nothing) and published after it.
 	Notifications []Notification
+	// AfterFinish says the run was already finished before this write
+	// (a callback_failed event): the write leaves the run's session
+	// alone, which may have moved on to another run.
+	AfterFinish bool
 }
 
 // Notification is an outbox record: one run notification to publish for
@@ -75,8 +79,55 @@ type Notification struct {
 	// and NotificationExpired detail types.
 	DetailType string          `json:"detail_type"`
 	Detail     json.RawMessage `json:"detail"`
-	// Time is the transition's time (the committed state's UpdatedAt).
+	// Time is the transition's time (the committed state's UpdatedAt);
+	// the sweeper sends the record again once Time is NotifyAfter old. A
+	// callback delivery that failed moves it forward (UpdateNotification)
+	// to space out the attempts.
 	Time time.Time `json:"time"`
+	// Callback, when set, makes the record the delivery of notification
+	// Callback.EventID to the run's callback instead of its event on the
+	// bus; each target has its own record, settled on its own.
+	Callback *CallbackDelivery `json:"callback,omitempty"`
+}
+
+// Callback is a run's webhook: the URL notifications are POSTed to and
+// the notification events it wants (paused, finished, expired).
+type Callback struct {
+	URL    string   `json:"url"`
+	Events []string `json:"events"`
+}
+
+// Wants reports whether the callback takes notification event ev.
+func (c *Callback) Wants(ev string) bool {
+	if c == nil {
+		return false
+	}
+	for _, e := range c.Events {
+		if e == ev {
+			return true
+		}
+	}
+	return false
+}
+
+// CallbackDelivery is the state of one notification's delivery to a
+// run's callback.
+type CallbackDelivery struct {
+	// EventID is the notification's event id, the request's
+	// Idempotency-Key.
+	EventID string `json:"event_id"`
+	Event   string `json:"event"`
+	// Agent is the run's agent, whose callback secret signs the request.
+	Agent string `json:"agent"`
+	URL   string `json:"url"`
+	// Attempts counts the failed attempts; LastStatus (0: no response)
+	// and LastError describe the last one.
+	Attempts   int    `json:"attempts,omitempty"`
+	LastStatus int    `json:"last_status,omitempty"`
+	LastError  string `json:"last_error,omitempty"`
+	// Failed: Baton gave up; the record stays, out of the unsent list,
+	// as the failed-delivery record.
+	Failed bool `json:"failed,omitempty"`
 }
 
 // Run notifications: the source and the detail types of the events.
@@ -96,6 +147,11 @@ type Outbox interface {
 	// MarkNotificationSent marks a notification sent; an unknown or an
 	// already sent one is not an error.
 	MarkNotificationSent(ctx context.Context, runID, id string) error
+	// UpdateNotification stores n again over the unsent record of the
+	// same run and id: listed again at n.Time, or, when its callback
+	// delivery Failed, kept and listed no more. A sent or unknown record
+	// is left alone (no error).
+	UpdateNotification(ctx context.Context, n Notification) error
 }
 
 // NotificationPublisher sends notifications (to EventBridge, a local

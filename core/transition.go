@@ -26,6 +26,9 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 		err = t.modelRetrying(in)
 	case Heartbeat:
 		err = t.heartbeat(in)
+	case CallbackFailed:
+		t.emit(EventCallbackFailed, map[string]any{"event_id": in.EventID, "event": in.Event, "attempts": in.Attempts,
+			"last_status": in.LastStatus, "last_error": in.LastError})
 	case ToolExecuted:
 		err = t.toolExecuted(ctx, in)
 	case ToolDecided:

@@ -28,7 +28,7 @@ const (
 	OverrideContextBudget = "context_budget"
 )
 
-var overridable = map[string]bool{OverrideModel: true, OverrideMaxTurns: true, OverrideBudgets: true, OverrideParallelToolCalls: true, OverrideContextBudget: true}
+var overridable = map[string]bool{OverrideModel: true, OverrideMaxTurns: true, OverrideBudgets: true, OverrideParallelToolCalls: true, OverrideContextBudget: true, OverrideCallback: true}
 
 // File is the agents file.
 type File struct {
@@ -67,6 +67,10 @@ type Spec struct {
 	// (toolspec.ParseHook; package hooks calls them).
 	PreToolMediator  any `json:"pre_tool_mediator,omitempty"`
 	CompletionPolicy any `json:"completion_policy,omitempty"`
+	// Callback is the agent's webhook, and CallbackHosts the hosts a
+	// caller's callback may name (callback.go).
+	Callback      *CallbackSpec `json:"callback,omitempty"`
+	CallbackHosts []string      `json:"callback_hosts,omitempty"`
 }
 
 // Agent is a validated agent.
@@ -80,6 +84,9 @@ type Agent struct {
 	Mediator   *toolspec.Hook
 	Completion *toolspec.Hook
 	allowed    map[string]bool
+	// callbackEvents and callbackTimeout are the callback's, validated.
+	callbackEvents  []string
+	callbackTimeout time.Duration
 }
 
 // Registry holds the agents by slug.
@@ -139,7 +146,7 @@ func build(s Spec) (*Agent, error) {
 	a := &Agent{Spec: s, Executors: map[string]toolspec.Executor{}, allowed: map[string]bool{}, PendingTTL: core.DefaultPendingTTL}
 	for _, o := range s.AllowOverrides {
 		if !overridable[o] {
-			return nil, fmt.Errorf("allow_overrides: %q cannot be overridden (want model, max_turns, budgets, parallel_tool_calls or context_budget)", o)
+			return nil, fmt.Errorf("allow_overrides: %q cannot be overridden (want model, max_turns, budgets, parallel_tool_calls, context_budget or callback)", o)
 		}
 		a.allowed[o] = true
 	}
@@ -172,6 +179,9 @@ func build(s Spec) (*Agent, error) {
 		a.Executors[d.Name] = ex
 	}
 	if err := a.parseHooks(); err != nil {
+		return nil, err
+	}
+	if err := a.parseCallback(); err != nil {
 		return nil, err
 	}
 	cfg := a.baseConfig()
@@ -271,6 +281,7 @@ func (a *Agent) baseConfig() core.RunConfig {
 		ParallelToolCalls: s.ParallelToolCalls, ContextBudget: s.ContextBudget, ToolResultMaxBytes: s.ToolResultMaxBytes,
 		Policy:     core.PolicyConfig{Mode: s.Mode, ToolPolicy: s.ToolPolicy, ActionPolicy: s.ActionPolicy, Deny: s.Deny, Categories: s.Categories},
 		Compaction: s.Compaction, NoTokenStream: s.StreamTokens != nil && !*s.StreamTokens || s.Guardrails.HasOutput(),
+		Callback: a.baseCallback(),
 	}
 }
 
@@ -285,6 +296,8 @@ type Overrides struct {
 	// keeps the agent's setting and is refused when the agent turns it
 	// off. Any caller may set it: it never changes the run's outcome.
 	StreamTokens *bool
+	// Callback replaces the agent's callback (callback.go).
+	Callback *CallbackRequest
 }
 
 // OverrideError names a field the agent does not let callers set.
@@ -325,6 +338,9 @@ func (a *Agent) RunConfig(o Overrides) (core.RunConfig, error) {
 			err = &OverrideError{OverrideStreamTokens}
 		}
 		cfg.NoTokenStream = !*o.StreamTokens
+	}
+	if err == nil && o.Callback != nil {
+		cfg.Callback, err = a.callerCallback(o.Callback)
 	}
 	if err != nil {
 		return cfg, err

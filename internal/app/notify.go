@@ -8,7 +8,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/agents"
 	"github.com/baton-agents/baton/internal/awsenv"
+	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/executors"
 	"github.com/baton-agents/baton/internal/notify"
 )
 
@@ -59,4 +62,14 @@ func (l *lazyEvents) PutEvents(ctx context.Context, in *eventbridge.PutEventsInp
 	c := l.c
 	l.mu.Unlock()
 	return c.PutEvents(ctx, in, opts...)
+}
+
+// callbackSender is the sender of the agents' callbacks (nil when no
+// agent has one); their secrets are resolved now.
+func callbackSender(ctx context.Context, reg *agents.Registry, remote *executors.Remote) (durable.CallbackSender, error) {
+	signers := reg.CallbackSigners()
+	if len(signers) == 0 {
+		return nil, nil
+	}
+	return notify.NewWebhooks(ctx, remote, signers)
 }

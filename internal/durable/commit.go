@@ -112,9 +112,14 @@ func (e *Runner) newWrite(tenant string, prev core.RunState, out core.Output) (c
 	if due, ok := out.State.DueAt(e.Limits.StallAfter); ok {
 		w.DueAt = &due
 	}
-	if e.Notifier != nil {
+	w.AfterFinish = core.IsTerminal(prev.Status)
+	if e.Notifier != nil || e.Callbacks != nil {
+		var cb *core.Callback
+		if e.Callbacks != nil {
+			cb = out.State.Config.Callback
+		}
 		var err error
-		if w.Notifications, err = notifications(tenant, prev, out, w.Pending); err != nil {
+		if w.Notifications, err = notifications(tenant, prev, out, w.Pending, e.Notifier != nil, cb); err != nil {
 			return core.Write{}, err
 		}
 	}

@@ -67,8 +67,10 @@ type NotifiedExpiry struct {
 }
 
 // notifications derives the outbox records of the transition from prev
-// to out (pending: the write's pending items).
-func notifications(tenant string, prev core.RunState, out core.Output, pending []core.PendingItem) ([]core.Notification, error) {
+// to out (pending: the write's pending items): with bus, one per
+// notification for the publisher; with cb, one more per notification cb
+// wants, its delivery to the run's callback (callbacks.go).
+func notifications(tenant string, prev core.RunState, out core.Output, pending []core.PendingItem, bus bool, cb *core.Callback) ([]core.Notification, error) {
 	st := out.State
 	var ns []core.Notification
 	add := func(event, detailType string, fill func(*NotificationDetail)) error {
@@ -82,7 +84,13 @@ func notifications(tenant string, prev core.RunState, out core.Output, pending [
 		if err != nil {
 			return fmt.Errorf("encode notification %s: %w", d.EventID, err)
 		}
-		ns = append(ns, core.Notification{ID: d.EventID, RunID: st.RunID, DetailType: detailType, Detail: b, Time: st.UpdatedAt})
+		n := core.Notification{ID: d.EventID, RunID: st.RunID, DetailType: detailType, Detail: b, Time: st.UpdatedAt}
+		if bus {
+			ns = append(ns, n)
+		}
+		if cb.Wants(event) {
+			ns = append(ns, callbackRecord(n, event, st.Config.Agent, cb.URL))
+		}
 		return nil
 	}
 	var expired []NotifiedExpiry
@@ -165,6 +173,7 @@ func truncate(s string, n int) (string, bool) {
 // notify publishes a commit's notifications and marks them sent; a
 // failure leaves them to the sweeper.
 func (e *Runner) notify(ctx context.Context, ns []core.Notification) {
+	ns = e.deliverCallbacks(ctx, ns)
 	if len(ns) == 0 || e.Notifier == nil {
 		return
 	}
@@ -182,7 +191,7 @@ func (e *Runner) notify(ctx context.Context, ns []core.Notification) {
 // sweepNotifications sends again the notifications still unsent
 // NotifyAfter after their transition, at most limit.
 func (e *Runner) sweepNotifications(ctx context.Context, now time.Time, limit int) (int, error) {
-	if e.Notifier == nil {
+	if e.Notifier == nil && e.Callbacks == nil {
 		return 0, nil
 	}
 	ns, err := e.Store.UnsentNotifications(ctx, now.Add(-e.Limits.NotifyAfter), limit)

@@ -37,6 +37,9 @@ type Options struct {
 	// Notifier publishes run notifications (nil: none are stored or
 	// sent); see notify.go.
 	Notifier core.NotificationPublisher
+	// Callbacks delivers notifications to runs' callbacks (nil: runs'
+	// callbacks get none); see callbacks.go.
+	Callbacks CallbackSender
 	// Deltas keeps the token deltas of streamed model turns for live
 	// streams (nil: tokens are not streamed).
 	Deltas core.DeltaStore
@@ -88,6 +91,12 @@ type Limits struct {
 	// is left to the process that committed it before the sweeper sends
 	// it (default 30s).
 	NotifyAfter time.Duration
+	// CallbackAttempts is how many failed deliveries of a notification
+	// to a run's callback make Baton give up (default 6);
+	// CallbackBackoff is the wait after the first failure, doubling after
+	// each (default 30s, at most 1h).
+	CallbackAttempts int
+	CallbackBackoff  time.Duration
 }
 
 func (c Limits) withDefaults() Limits {
@@ -118,6 +127,12 @@ func (c Limits) withDefaults() Limits {
 	if c.NotifyAfter <= 0 {
 		c.NotifyAfter = 30 * time.Second
 	}
+	if c.CallbackAttempts <= 0 {
+		c.CallbackAttempts = 6
+	}
+	if c.CallbackBackoff <= 0 {
+		c.CallbackBackoff = 30 * time.Second
+	}
 	return c
 }
 
@@ -132,6 +147,7 @@ type Runner struct {
 	Queue         core.StepQueue
 	Deltas        core.DeltaStore
 	Notifier      core.NotificationPublisher
+	Callbacks     CallbackSender
 	IO            core.IO
 	Clock         core.Clock
 	IDs           core.IDSource
@@ -166,7 +182,7 @@ func New(o Options) *Runner {
 		agentMachines[slug] = &c
 	}
 	lim := o.Limits.withDefaults()
-	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim,
+	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim,
 		IO:    core.IO{Model: o.Model, Tools: o.Tools, Summarizer: o.Summarizer, Compactor: o.Compactor},
 		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter}
 }

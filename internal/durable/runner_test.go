@@ -20,7 +20,8 @@ import (
 var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
 const agentsFile = `{"agents":[{"slug":"demo","model":{"provider":"scripted"},
- "allow_overrides":["model","max_turns","budgets","parallel_tool_calls"],
+ "allow_overrides":["model","max_turns","budgets","parallel_tool_calls","callback"],
+ "callback":{"secret_env":"CALLBACK_SECRET"},"callback_hosts":["hooks.example.com"],
  "system":"Be brief.","max_turns":8,
  "tools":[
   {"name":"ability/search","source":"go","description":"Search.","parameters":{"type":"object","properties":{"q":{"type":"string"}}},"executor":{"type":"go","handler":"count"}},
@@ -64,6 +65,8 @@ type harness struct {
 	model core.ModelProvider
 	// notes records the published notifications.
 	notes *recorder
+	// opts built eng.
+	opts durable.Options
 }
 
 func newHarness(t *testing.T, wrapStore func(durable.Store) durable.Store) *harness {
@@ -85,10 +88,11 @@ func newHarness(t *testing.T, wrapStore func(durable.Store) durable.Store) *harn
 		store = wrapStore(store)
 	}
 	h.model = core.ScriptedModel{}
-	h.eng = durable.New(durable.Options{Store: store, Queue: h.q, Agents: reg, Tools: router, Clock: h.clock, IDs: &core.SequentialIDs{}, Notifier: h.notes,
+	h.opts = durable.Options{Store: store, Queue: h.q, Agents: reg, Tools: router, Clock: h.clock, IDs: &core.SequentialIDs{}, Notifier: h.notes,
 		Model: modelFunc(func(ctx context.Context, r core.ModelRequest) (core.ModelReply, error) {
 			return h.model.Complete(ctx, r)
-		}), Limits: durable.Limits{IntentLease: time.Minute}})
+		}), Limits: durable.Limits{IntentLease: time.Minute}}
+	h.eng = durable.New(h.opts)
 	return h
 }
 

@@ -27,6 +27,11 @@ func outboxItem(n core.Notification) (item, error) {
 	}
 	it := itemKey(runPK(n.RunID), prefixOutbox+n.ID)
 	it["d"] = avB(b)
+	if n.Callback != nil && n.Callback.Failed {
+		// The failed-delivery record: kept, listed no more.
+		it["failed"] = avBool(true)
+		return it, nil
+	}
 	it[attrGSI1PK] = avS(shardOf(outboxShardPrefix, n.RunID))
 	it[attrGSI1SK] = avS(at + "#" + n.RunID + "#" + n.ID)
 	return it, nil
@@ -81,6 +86,29 @@ func (s *Store) MarkNotificationSent(ctx context.Context, runID, id string) erro
 	}
 	if err != nil {
 		return fmt.Errorf("mark notification %s sent: %w", id, translate(err))
+	}
+	return nil
+}
+
+// UpdateNotification stores an unsent notification again (its item,
+// listed at n.Time, or a failed delivery's, unlisted), with one
+// conditional PutItem.
+func (s *Store) UpdateNotification(ctx context.Context, n core.Notification) error {
+	it, err := outboxItem(n)
+	if err != nil {
+		return err
+	}
+	e := newExpr()
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.table), Item: it,
+		ConditionExpression:      aws.String(fmt.Sprintf("attribute_exists(%s) AND attribute_not_exists(%s) AND attribute_not_exists(%s)", e.n(attrPK), e.n("sent"), e.n("failed"))),
+		ExpressionAttributeNames: e.namesOrNil(), ExpressionAttributeValues: e.valuesOrNil(),
+	})
+	if _, failed := conditionFailed(err); failed {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("update notification %s: %w", n.ID, translate(err))
 	}
 	return nil
 }

@@ -35,11 +35,14 @@ type writePlan struct {
 	runID, session, tenant string
 	prev                   int64
 	terminal               bool
-	nextSeq                int64
-	cfgHash                string
-	run                    item // the run item, the commit point
-	cfg                    item // the configuration item
-	records                []item
+	// afterFinish: the run finished before this write; its session,
+	// which may have moved on, is left as it is.
+	afterFinish bool
+	nextSeq     int64
+	cfgHash     string
+	run         item // the run item, the commit point
+	cfg         item // the configuration item
+	records     []item
 	// pending are the items written with the commit point, never ahead
 	// of it: the pending items and the outbox records.
 	pending []item
@@ -56,7 +59,7 @@ func (s *Store) plan(w core.Write) (*writePlan, error) {
 	}
 	p := &writePlan{
 		runID: st.RunID, session: st.SessionID, tenant: w.Tenant, prev: w.PrevVersion,
-		terminal: core.IsTerminal(st.Status), nextSeq: max(st.NextMsgSeq, 1), cfgHash: cfgHash,
+		terminal: core.IsTerminal(st.Status), afterFinish: w.AfterFinish, nextSeq: max(st.NextMsgSeq, 1), cfgHash: cfgHash,
 	}
 	p.run = itemKey(runPK(st.RunID), skState)
 	p.run["tenant"] = avS(w.Tenant)
@@ -310,6 +313,11 @@ func (p *writePlan) headTake(e *expr, head core.SessionHead) string {
 // moves back.
 func (p *writePlan) headCommit(e *expr) (update, cond string) {
 	next := e.v(avN(p.nextSeq))
+	if p.afterFinish {
+		// An update that changes nothing, so the transaction's items keep
+		// their places.
+		return fmt.Sprintf("SET %s = if_not_exists(%s, %s)", e.n("next_seq"), e.n("next_seq"), next), fmt.Sprintf("attribute_exists(%s)", e.n("next_seq"))
+	}
 	if p.terminal {
 		update = fmt.Sprintf("SET %s = %s REMOVE %s", e.n("next_seq"), next, e.n("active_run"))
 		cond = fmt.Sprintf("(attribute_not_exists(%s) OR %s = %s) AND %s <= %s", e.n("active_run"), e.n("active_run"), e.v(avS(p.runID)), e.n("next_seq"), next)

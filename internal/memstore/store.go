@@ -227,7 +227,7 @@ func (s *Store) apply(ss *session, r *run, w core.Write, enc encoded) {
 		r.pending[p.ID] = p
 	}
 	for i, n := range w.Notifications {
-		r.outbox[n.ID] = &outboxEntry{data: enc.outbox[i], at: n.Time}
+		r.outbox[n.ID] = &outboxEntry{data: enc.outbox[i], at: n.Time, sent: n.Callback != nil && n.Callback.Failed}
 	}
 	r.state, r.version, r.dueAt = enc.state, st.Version, nil
 	if w.DueAt != nil {
@@ -486,6 +486,22 @@ func (s *Store) UnsentNotifications(_ context.Context, before time.Time, limit i
 		out = out[:limit]
 	}
 	return out, nil
+}
+
+// UpdateNotification stores an unsent notification again.
+func (s *Store) UpdateNotification(_ context.Context, n core.Notification) error {
+	b, err := core.CanonicalJSON(n)
+	if err != nil {
+		return fmt.Errorf("encode notification %s: %w", n.ID, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.runs[n.RunID]; ok {
+		if e, ok := r.outbox[n.ID]; ok && !e.sent {
+			e.data, e.at, e.sent = b, n.Time, n.Callback != nil && n.Callback.Failed
+		}
+	}
+	return nil
 }
 
 // MarkNotificationSent marks a notification sent.

@@ -60,6 +60,8 @@ type Body struct {
 	ParallelToolCalls *bool            `json:"parallel_tool_calls"`
 	StreamTokens      *bool            `json:"stream_tokens"`
 	Metadata          map[string]any   `json:"metadata"`
+	// Callback is checked by the agent (agents.Agent.RunConfig).
+	Callback *agents.CallbackRequest `json:"callback"`
 }
 
 // Validator checks start bodies against a deployment's agents and
@@ -119,6 +121,7 @@ func (v Validator) Request(b Body) (durable.StartRequest, error) {
 	req.Overrides.ContextBudget = b.ContextBudget
 	req.Overrides.ParallelToolCalls = b.ParallelToolCalls
 	req.Overrides.StreamTokens = b.StreamTokens
+	req.Overrides.Callback = b.Callback
 	if b.MaxTurns != nil && (*b.MaxTurns < 1 || *b.MaxTurns > 1000) {
 		return req, Errorf(400, "invalid_request", "max_turns must be between 1 and 1000")
 	}
@@ -159,7 +162,10 @@ func Classify(err error) *Error {
 		return ae
 	}
 	var oe *agents.OverrideError
+	var ce *agents.CallbackError
 	switch {
+	case errors.As(err, &ce):
+		return &Error{Status: 400, Code: ce.Code, Message: ce.Message, Details: map[string]any{"field": "callback"}}
 	case errors.As(err, &oe):
 		return &Error{Status: 400, Code: "override_not_allowed", Message: err.Error(), Details: map[string]any{"field": oe.Field}}
 	case errors.Is(err, durable.ErrUnknownAgent):

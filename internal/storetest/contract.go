@@ -45,6 +45,8 @@ func RunContract(t *testing.T, newStore func(t *testing.T) Store) {
 		{"PendingItem/read_back", testPendingItem},
 		{"DueRuns/order_limit_removal", testDueRuns},
 		{"Outbox/commit_list_mark", testOutbox},
+		{"Outbox/update_fail", testOutboxUpdate},
+		{"Commit/after_finish", testCommitAfterFinish},
 		{"ClaimIntent/lease", testClaimIntent},
 		{"Idempotency/begin_finish", testIdempotency},
 		{"Idempotency/abort", testIdempotencyAbort},

@@ -1,0 +1,67 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/executors"
+	"github.com/baton-agents/baton/internal/toolspec"
+)
+
+// Webhooks delivers notifications to runs' callbacks: it POSTs the
+// notification's detail to the callback's URL through an executors.HTTP
+// endpoint, so the request is signed exactly like an http tool call
+// (X-Baton-Timestamp, X-Baton-Signature, package toolsig) with the
+// secret of the run's agent's callback, and carries the notification's
+// event id as its Idempotency-Key. Any 2xx answer, whatever its body, is
+// a delivery.
+type Webhooks struct {
+	remote  *executors.Remote
+	signers map[string]toolspec.Executor
+}
+
+// NewWebhooks returns the sender of the callbacks of the agents in
+// signers (agent slug → http endpoint without URL: the callback's secret
+// reference and timeout). It resolves every secret now (cold start), so
+// a missing one fails here, naming the agent.
+func NewWebhooks(ctx context.Context, remote *executors.Remote, signers map[string]toolspec.Executor) (*Webhooks, error) {
+	w := &Webhooks{remote: remote, signers: signers}
+	for slug, ex := range signers {
+		ex.URL = "https://callback.invalid/"
+		if _, err := remote.Endpoint(ctx, "callback of agent "+slug, ex); err != nil {
+			return nil, fmt.Errorf("agent %s: callback: %w", slug, err)
+		}
+	}
+	return w, nil
+}
+
+// Deliver POSTs n's detail to its callback.
+func (w *Webhooks) Deliver(ctx context.Context, n core.Notification) (int, error) {
+	c := n.Callback
+	ex, ok := w.signers[c.Agent]
+	if !ok {
+		return 0, fmt.Errorf("agent %s has no callback secret", c.Agent)
+	}
+	ex.URL = c.URL
+	// The secret is resolved once per process; building the endpoint is
+	// cheap.
+	ep, err := w.remote.Endpoint(ctx, "callback", ex)
+	if err != nil {
+		return 0, err
+	}
+	_, err = ep.Call(ctx, n.Detail, c.EventID)
+	var f *executors.Failure
+	if errors.As(err, &f) {
+		if f.Type != executors.ErrTypeHTTPStatus {
+			return 200, nil // a 2xx whose body is not JSON, or large
+		}
+		status, _ := f.Metadata["http_status"].(int)
+		return status, err
+	}
+	if err != nil {
+		return 0, err
+	}
+	return 200, nil
+}
