@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func TestMain(m *testing.M) {
 type dev struct {
 	cmd  *exec.Cmd
 	base string
-	out  *bytes.Buffer
+	out  *syncBuffer
 	args []string
 }
 
@@ -83,7 +84,7 @@ func startDev(t *testing.T, args []string) *dev {
 	t.Helper()
 	if base := os.Getenv("BATON_E2E_BASE_URL"); base != "" {
 		// A deployed stack (make e2e-localstack): nothing to start.
-		return &dev{base: strings.TrimRight(base, "/"), out: &bytes.Buffer{}}
+		return &dev{base: strings.TrimRight(base, "/"), out: &syncBuffer{}}
 	}
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "BATON_DEV_TOKENS=acme="+tokAcme+",globex="+tokGlobex+",acme="+tokAcmeCRM+"+crm:write", "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local")
@@ -91,12 +92,12 @@ func startDev(t *testing.T, args []string) *dev {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
-	cmd.Stderr = &logs
+	logs := &syncBuffer{}
+	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	d := &dev{cmd: cmd, out: &logs, args: args}
+	d := &dev{cmd: cmd, out: logs, args: args}
 	ready := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -371,4 +372,23 @@ func TestStateSurvivesRestart(t *testing.T) {
 	if v["status"] != "completed" || result(v)["final_content"] != "Resumed after a restart." {
 		t.Fatalf("%v", v)
 	}
+}
+
+// syncBuffer collects baton dev's log output; tests may read it while
+// the process writes it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
