@@ -147,3 +147,15 @@ func (e *Runner) Messages(ctx context.Context, tenant, runID string, after int64
 	}
 	return e.Store.Messages(ctx, tenant, rec.State.SessionID, after, head.NextSeq, limit)
 }
+
+// Session reads a tenant's session: its head (whose ActiveRun is the
+// unfinished run holding it, or "") and its whole transcript. A session
+// the tenant never used has an empty head and no messages.
+func (e *Runner) Session(ctx context.Context, tenant, sessionID string) (core.SessionHead, []core.Message, error) {
+	head, err := e.Store.SessionHead(ctx, tenant, sessionID)
+	if err != nil || !head.Exists {
+		return head, nil, err
+	}
+	msgs, err := e.transcriptBefore(ctx, tenant, sessionID, head.NextSeq)
+	return head, msgs, err
+}

@@ -159,6 +159,7 @@ func (a *API) routes() []route {
 		{http.MethodPost, []string{"v1", "runs", "{}", "tool-results"}, ScopeResultsSubmit, a.submitResult, true},
 		{http.MethodPost, []string{"v1", "runs", "{}", "approvals", "{}"}, ScopeApprovalDecide, a.approve, true},
 		{http.MethodPost, []string{"v1", "runs", "{}", "cancel"}, ScopeRunsWrite, a.cancel, true},
+		{http.MethodPost, aguiRoute, ScopeRunsWrite, a.postAGUI, false},
 	}
 }
 

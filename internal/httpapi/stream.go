@@ -14,19 +14,16 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/agui"
 	"github.com/baton-agents/baton/internal/durable"
-	"github.com/baton-agents/baton/internal/wait"
+	"github.com/baton-agents/baton/internal/runspec"
+	"github.com/baton-agents/baton/internal/runstream"
 )
 
-// Stream limits: a comment line at least every keepAliveEvery keeps
-// proxies from closing an idle stream; a stream ends after
+// A stream ends after
 // maxStreamDuration (API Gateway's limit for a streamed response), and
 // the client reconnects with Last-Event-ID.
-const (
-	keepAliveEvery    = 15 * time.Second
-	maxStreamDuration = 15 * time.Minute
-	streamPage        = 100
-)
+const maxStreamDuration = 15 * time.Minute
 
 // StreamBody writes an authorized stream to w, calling flush after each
 // event, until the run finishes or pauses, the stream's time is up, or
@@ -43,7 +40,7 @@ type StreamBody = func(ctx context.Context, w io.Writer, flush func()) error
 // resumes after that event.
 func (a *API) Stream(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, StreamBody) {
 	r := &request{APIGatewayProxyRequest: req}
-	runID, after, err := a.openStream(ctx, r)
+	body, err := a.openStream(ctx, r)
 	if err != nil {
 		status, body, hdr := a.fail(ctx, r, err, nil)
 		resp := events.APIGatewayProxyResponse{StatusCode: status, Headers: map[string]string{"Content-Type": "application/json"}, Body: string(body)}
@@ -52,37 +49,77 @@ func (a *API) Stream(ctx context.Context, req events.APIGatewayProxyRequest) (ev
 		}
 		return resp, nil
 	}
-	resp := events.APIGatewayProxyResponse{StatusCode: http.StatusOK, Headers: streamHeaders()}
-	return resp, func(ctx context.Context, w io.Writer, flush func()) error {
-		return a.stream(ctx, r.tenant, runID, after, w, flush, maxStreamDuration)
-	}
+	return events.APIGatewayProxyResponse{StatusCode: http.StatusOK, Headers: streamHeaders()}, body
 }
 
-// IsStream reports whether a request is for the stream route, which a
-// server able to stream (baton dev, a streaming Lambda integration) sends
-// to Stream instead of Handle.
+// Streamed routes: the run's event stream and the AG-UI route.
+var (
+	streamRoute = []string{"v1", "runs", "{}", "stream"}
+	aguiRoute   = []string{"v1", "agents", "{}", "agui"}
+)
+
+// IsStream reports whether a request is for a streamed route (GET
+// /v1/runs/{run_id}/stream, POST /v1/agents/{agent}/agui), which a server
+// able to stream (baton dev, a streaming Lambda integration) sends to
+// Stream instead of Handle.
 func IsStream(method, path string) bool {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
-	_, ok := match([]string{"v1", "runs", "{}", "stream"}, segs)
-	return ok && method == http.MethodGet
+	_, run := match(streamRoute, segs)
+	_, agui := match(aguiRoute, segs)
+	return run && method == http.MethodGet || agui && method == http.MethodPost
 }
 
 func streamHeaders() map[string]string {
 	return map[string]string{"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 }
 
-// openStream checks a stream request: route, token, run id, cursor, and
-// that the run is the tenant's.
-func (a *API) openStream(ctx context.Context, r *request) (string, int64, error) {
+// openStream checks a stream request (route, token, body or run and
+// cursor) and returns the stream's body.
+func (a *API) openStream(ctx context.Context, r *request) (StreamBody, error) {
 	if !IsStream(r.HTTPMethod, r.Path) {
-		return "", 0, errf(http.StatusNotFound, "route_not_found", "no stream route for %s %s", r.HTTPMethod, r.Path)
+		return nil, errf(http.StatusNotFound, "route_not_found", "no stream route for %s %s", r.HTTPMethod, r.Path)
 	}
-	runID := strings.Split(strings.Trim(r.Path, "/"), "/")[2]
+	segs := strings.Split(strings.Trim(r.Path, "/"), "/")
+	if r.HTTPMethod == http.MethodPost {
+		if err := a.authenticate(ctx, r, ScopeRunsWrite); err != nil {
+			return nil, err
+		}
+		body, err := a.readBody(r)
+		if err != nil {
+			return nil, err
+		}
+		return a.agui().Open(ctx, r.tenant, r.principal(), segs[2], body, maxStreamDuration)
+	}
+	runID := segs[2]
 	if err := a.authenticate(ctx, r, ScopeRunsRead); err != nil {
-		return "", 0, err
+		return nil, err
 	}
-	p, err := a.streamParams(ctx, r, runID)
-	return runID, p, err
+	after, err := a.streamParams(ctx, r, runID)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, w io.Writer, flush func()) error {
+		return a.stream(ctx, r.tenant, runID, after, w, flush, maxStreamDuration)
+	}, nil
+}
+
+// agui is the AG-UI adapter over this API's runner.
+func (a *API) agui() agui.Handler {
+	return agui.Handler{Runner: a.Runner, Validator: runspec.Validator{Agents: a.Runner.Agents, Providers: a.Config.Providers}, Log: a.Log}
+}
+
+// postAGUI is the AG-UI route behind the buffered integration (Handle):
+// the stream is written into the response for at most MaxWait.
+func (a *API) postAGUI(ctx context.Context, r *request, p []string) (int, any, error) {
+	body, err := a.agui().Open(ctx, r.tenant, r.principal(), p[0], r.body, a.Config.MaxWait)
+	if err != nil {
+		return 0, nil, err
+	}
+	var buf bytes.Buffer
+	if err := body(ctx, &buf, func() {}); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, rawBody{headers: streamHeaders(), body: buf.Bytes()}, nil
 }
 
 // streamParams checks the run id and reads the resume cursor: the
@@ -130,93 +167,44 @@ type rawBody struct {
 	body    []byte
 }
 
-// stream writes the run's events after after to w until the run finishes
-// or pauses (then "end" with the run view), max passes or ctx ends,
-// interleaving the token deltas of the run's model turns from the turn in
-// flight when it starts. Each poll reads the run, then its new delta
-// batches up to the turn in flight, then its new events up to the run it
-// read. A turn's deltas are all written before its reply is committed
-// (durable's publisher), so they come out before the events of that
-// reply: each batch is written before the first event of a later turn,
-// or of its own turn but for turn_started and model_retry (committed
-// before and during the model call). It reads the store sparingly: at
-// once, then backing off from 100 ms to 1 s while nothing happens.
+// stream writes the run's events after after to w as server-sent
+// events until the run finishes or pauses (then "end" with the run view),
+// max passes or ctx ends; runstream decides what comes when.
 func (a *API) stream(ctx context.Context, tenant, runID string, after int64, w io.Writer, flush func(), max time.Duration) error {
-	start := time.Now()
-	lastWrite := start
-	delay := 100 * time.Millisecond
-	var cursor *core.DeltaPos
-	for {
-		snap, err := a.Runner.Get(ctx, tenant, runID)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		if cursor == nil {
-			cursor = &core.DeltaPos{Turn: snap.State.Turn + 1}
-		}
-		batches := a.deltaBatches(ctx, runID, snap.State.Turn+1, cursor)
-		evs, err := a.Runner.Store.Events(ctx, runID, after, snap.State.NextEventSeq, streamPage)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		wrote := 0
-		for _, ev := range evs {
-			// The deltas of a turn go before the events of its reply:
-			// every event of the turn but its turn_started and
-			// model_retry, which are committed before or during the call.
-			for len(batches) > 0 && (batches[0].Pos.Turn < ev.Turn || batches[0].Pos.Turn == ev.Turn && ev.Type != core.EventTurnStarted && ev.Type != core.EventModelRetry) {
-				if wrote, err = writeBatch(w, batches[0], wrote); err != nil || wrote < 0 {
-					return err
-				}
-				batches = batches[1:]
-			}
-			b, err := json.Marshal(ev)
-			if err != nil {
-				return err
-			}
-			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Type, b); err != nil {
-				return nil // the client went away
-			}
-			after = ev.Seq
-		}
-		for _, b := range batches {
-			if wrote, err = writeBatch(w, b, wrote); err != nil || wrote < 0 {
-				return err
-			}
-		}
-		if len(evs) > 0 || wrote > 0 {
-			flush()
-			lastWrite, delay = time.Now(), 100*time.Millisecond
-		}
-		if len(evs) == streamPage {
-			continue
-		}
-		if streamEnds(snap.State.Status) {
-			return a.writeEnd(ctx, snap, w, flush)
-		}
-		now := time.Now()
-		if now.Sub(start) >= max {
-			return nil
-		}
-		if now.Sub(lastWrite) >= keepAliveEvery {
-			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
-				return nil
-			}
-			flush()
-			lastWrite = now
-		}
-		pause := min(delay, keepAliveEvery-now.Sub(lastWrite), max-now.Sub(start))
-		if err := wait.Sleep(ctx, pause); err != nil {
-			return nil
-		}
-		delay = min(delay*2, time.Second)
+	return runstream.Follower{Runner: a.Runner, Log: a.Log}.Follow(ctx, tenant, runID, after, max, &sseSink{a: a, w: w, flush: flush})
+}
+
+// sseSink writes a followed run as the stream route's server-sent events.
+type sseSink struct {
+	a     *API
+	w     io.Writer
+	flush func()
+}
+
+func (s *sseSink) Event(_ context.Context, ev core.Event) error {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return err
 	}
+	if _, err := fmt.Fprintf(s.w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Type, b); err != nil {
+		return runstream.ErrGone
+	}
+	return nil
+}
+
+func (s *sseSink) Deltas(_ context.Context, b core.DeltaBatch) error { return writeBatch(s.w, b) }
+
+func (s *sseSink) Flush() { s.flush() }
+
+func (s *sseSink) KeepAlive() error {
+	if _, err := io.WriteString(s.w, ": keep-alive\n\n"); err != nil {
+		return runstream.ErrGone
+	}
+	return nil
+}
+
+func (s *sseSink) End(ctx context.Context, snap durable.Snapshot) error {
+	return s.a.writeEnd(ctx, snap, s.w, s.flush)
 }
 
 // tokenData is the data of a streamed "token" or "thinking" event: the
@@ -228,57 +216,23 @@ type tokenData struct {
 	Index int    `json:"index"`
 }
 
-// deltaBatches reads the delta batches at or after cursor of turns up to
-// lastTurn and moves cursor past them. Without a delta store it reads
-// nothing; a failed read is logged and skipped: deltas are best effort
-// (events are not).
-func (a *API) deltaBatches(ctx context.Context, runID string, lastTurn int, cursor *core.DeltaPos) []core.DeltaBatch {
-	if a.Runner.Deltas == nil {
-		return nil
-	}
-	batches, err := a.Runner.Deltas.Deltas(ctx, runID, *cursor, a.Runner.Clock.Now(), streamPage)
-	if err != nil {
-		if ctx.Err() == nil {
-			a.Log.WarnContext(ctx, "stream: reading token deltas failed", "run_id", runID, "err", err)
-		}
-		return nil
-	}
-	for i, b := range batches {
-		if b.Pos.Turn > lastTurn {
-			batches = batches[:i]
-			break
-		}
-		*cursor = b.Pos
-		cursor.Batch++
-	}
-	return batches
-}
-
 // writeBatch writes a batch's deltas as "token" and "thinking" events
-// without ids (they are ephemeral) and returns wrote plus their count, or
-// -1 when the client went away.
-func writeBatch(w io.Writer, b core.DeltaBatch, wrote int) (int, error) {
+// without ids (they are ephemeral).
+func writeBatch(w io.Writer, b core.DeltaBatch) error {
 	for i, d := range b.Deltas {
 		data, err := json.Marshal(tokenData{Turn: b.Pos.Turn, Delta: d.Text, Index: b.Index + i})
 		if err != nil {
-			return wrote, err
+			return err
 		}
 		kind := core.DeltaToken
 		if d.Kind == core.DeltaThinking {
 			kind = core.DeltaThinking
 		}
 		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", kind, data); err != nil {
-			return -1, nil
+			return runstream.ErrGone
 		}
-		wrote++
 	}
-	return wrote, nil
-}
-
-// streamEnds: a finished run, or one paused for a client tool or an
-// approval, ends its stream.
-func streamEnds(s core.RunStatus) bool {
-	return core.IsTerminal(s) || s == core.StatusRuntimeToolPending || s == core.StatusApprovalRequired
+	return nil
 }
 
 func (a *API) writeEnd(ctx context.Context, snap durable.Snapshot, w io.Writer, flush func()) error {

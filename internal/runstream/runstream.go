@@ -1,0 +1,167 @@
+package runstream
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/wait"
+)
+
+// Limits of a followed stream: a keep-alive at least every KeepAliveEvery
+// keeps proxies from closing an idle stream; Page is how many events one
+// read takes.
+const (
+	KeepAliveEvery = 15 * time.Second
+	Page           = 100
+)
+
+// ErrGone is what a Sink returns when its client went away; Follow then
+// stops and returns nil.
+var ErrGone = errors.New("runstream: the client went away")
+
+// Sink receives a followed run. Event gets each committed lifecycle
+// event, Deltas each batch of token deltas (before the events of the
+// reply they belong to), Flush is called after each poll that delivered
+// something, KeepAlive when nothing happened for KeepAliveEvery, and End
+// once, with the run's snapshot, when the run has finished or paused.
+type Sink interface {
+	Event(ctx context.Context, ev core.Event) error
+	Deltas(ctx context.Context, b core.DeltaBatch) error
+	Flush()
+	KeepAlive() error
+	End(ctx context.Context, snap durable.Snapshot) error
+}
+
+// Follower follows runs through a runner.
+type Follower struct {
+	Runner *durable.Runner
+	Log    *slog.Logger
+	// FromTurn is the first turn whose deltas are followed; 0 means the
+	// turn in flight when Follow starts.
+	FromTurn int
+}
+
+// Ends reports whether a run in status s ends its stream: a finished
+// run, or one paused for a client tool or an approval.
+func Ends(s core.RunStatus) bool {
+	return core.IsTerminal(s) || s == core.StatusRuntimeToolPending || s == core.StatusApprovalRequired
+}
+
+// Follow hands s the run's events after after until the run finishes or
+// pauses (then End), max passes or ctx ends, interleaving the token
+// deltas of the run's model turns from the turn in flight when it
+// starts. Each poll reads the run, then its new delta batches up to the
+// turn in flight, then its new events up to the run it read. A turn's
+// deltas are all written before its reply is committed (durable's
+// publisher), so they come out before the events of that reply: each
+// batch is handed over before the first event of a later turn, or of its
+// own turn but for turn_started and model_retry (committed before and
+// during the model call). It reads the store sparingly: at once, then
+// backing off from 100 ms to 1 s while nothing happens.
+func (f Follower) Follow(ctx context.Context, tenant, runID string, after int64, max time.Duration, s Sink) error {
+	err := f.follow(ctx, tenant, runID, after, max, s)
+	if errors.Is(err, ErrGone) || err != nil && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func (f Follower) follow(ctx context.Context, tenant, runID string, after int64, max time.Duration, s Sink) error {
+	start := time.Now()
+	lastWrite := start
+	delay := 100 * time.Millisecond
+	var cursor *core.DeltaPos
+	for {
+		snap, err := f.Runner.Get(ctx, tenant, runID)
+		if err != nil {
+			return err
+		}
+		if cursor == nil {
+			cursor = &core.DeltaPos{Turn: snap.State.Turn + 1}
+			if f.FromTurn > 0 {
+				cursor.Turn = f.FromTurn
+			}
+		}
+		batches := f.deltaBatches(ctx, runID, snap.State.Turn+1, cursor)
+		evs, err := f.Runner.Store.Events(ctx, runID, after, snap.State.NextEventSeq, Page)
+		if err != nil {
+			return err
+		}
+		wrote := 0
+		for _, ev := range evs {
+			for len(batches) > 0 && (batches[0].Pos.Turn < ev.Turn || batches[0].Pos.Turn == ev.Turn && ev.Type != core.EventTurnStarted && ev.Type != core.EventModelRetry) {
+				if err := s.Deltas(ctx, batches[0]); err != nil {
+					return err
+				}
+				wrote++
+				batches = batches[1:]
+			}
+			if err := s.Event(ctx, ev); err != nil {
+				return err
+			}
+			after = ev.Seq
+		}
+		for _, b := range batches {
+			if err := s.Deltas(ctx, b); err != nil {
+				return err
+			}
+			wrote++
+		}
+		if len(evs) > 0 || wrote > 0 {
+			s.Flush()
+			lastWrite, delay = time.Now(), 100*time.Millisecond
+		}
+		if len(evs) == Page {
+			continue
+		}
+		if Ends(snap.State.Status) {
+			return s.End(ctx, snap)
+		}
+		now := time.Now()
+		if now.Sub(start) >= max {
+			return nil
+		}
+		if now.Sub(lastWrite) >= KeepAliveEvery {
+			if err := s.KeepAlive(); err != nil {
+				return err
+			}
+			s.Flush()
+			lastWrite = now
+		}
+		pause := min(delay, KeepAliveEvery-now.Sub(lastWrite), max-now.Sub(start))
+		if err := wait.Sleep(ctx, pause); err != nil {
+			return nil
+		}
+		delay = min(delay*2, time.Second)
+	}
+}
+
+// deltaBatches reads the delta batches at or after cursor of turns up to
+// lastTurn and moves cursor past them. Without a delta store it reads
+// nothing; a failed read is logged and skipped: deltas are best effort
+// (events are not).
+func (f Follower) deltaBatches(ctx context.Context, runID string, lastTurn int, cursor *core.DeltaPos) []core.DeltaBatch {
+	if f.Runner.Deltas == nil {
+		return nil
+	}
+	batches, err := f.Runner.Deltas.Deltas(ctx, runID, *cursor, f.Runner.Clock.Now(), Page)
+	if err != nil {
+		if ctx.Err() == nil && f.Log != nil {
+			f.Log.WarnContext(ctx, "stream: reading token deltas failed", "run_id", runID, "err", err)
+		}
+		return nil
+	}
+	for i, b := range batches {
+		if b.Pos.Turn > lastTurn {
+			batches = batches[:i]
+			break
+		}
+		*cursor = b.Pos
+		cursor.Batch++
+	}
+	return batches
+}
