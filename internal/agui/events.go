@@ -40,6 +40,24 @@ type Translator struct {
 	text     string // the open text message's id
 	textTurn int
 	step     string
+	// replied is the last turn whose reply was translated: later deltas
+	// of it (a retried call streaming again) are dropped.
+	replied int
+}
+
+// stepName names the AG-UI step of a model turn.
+func stepName(turn int) string { return fmt.Sprintf("turn_%d", turn) }
+
+// openStep starts the step of turn unless it is the open one. A turn's
+// deltas stream before its turn_started event is committed (with the
+// reply), so whichever comes first opens the step.
+func (t *Translator) openStep(out []Event, turn int) []Event {
+	if t.step == stepName(turn) {
+		return out
+	}
+	out = t.closeStep(out)
+	t.step = stepName(turn)
+	return append(out, Event{Type: "STEP_STARTED", StepName: t.step})
 }
 
 func (t *Translator) closeText(out []Event) []Event {
@@ -62,11 +80,15 @@ func (t *Translator) closeStep(out []Event) []Event {
 // Deltas translates a batch of token deltas (thinking is not sent).
 func (t *Translator) Deltas(b core.DeltaBatch) []Event {
 	var out []Event
+	if b.Pos.Turn <= t.replied {
+		return nil
+	}
 	for _, d := range b.Deltas {
 		if d.Kind == core.DeltaThinking || d.Text == "" {
 			continue
 		}
 		if t.text == "" {
+			out = t.openStep(out, b.Pos.Turn)
 			t.text, t.textTurn = textMessageID(t.RunID, b.Pos.Turn), b.Pos.Turn
 			out = append(out, Event{Type: "TEXT_MESSAGE_START", MessageID: t.text, Role: "assistant"})
 		}
@@ -79,9 +101,7 @@ func (t *Translator) Deltas(b core.DeltaBatch) []Event {
 func (t *Translator) Event(ctx context.Context, ev core.Event) ([]Event, error) {
 	switch ev.Type {
 	case core.EventTurnStarted:
-		out := t.closeStep(nil)
-		t.step = fmt.Sprintf("turn_%d", ev.Turn)
-		return append(out, Event{Type: "STEP_STARTED", StepName: t.step}), nil
+		return t.openStep(nil, ev.Turn), nil
 	case core.EventMessagesUpdated:
 		reason, _ := ev.Data["reason"].(string)
 		from, _ := num(ev.Data["from_seq"])
@@ -105,6 +125,7 @@ func (t *Translator) Event(ctx context.Context, ev core.Event) ([]Event, error) 
 // the end of the turn's step.
 func (t *Translator) reply(turn int, msgs []core.Message) []Event {
 	var out []Event
+	t.replied = max(t.replied, turn)
 	parent := ""
 	for _, m := range msgs {
 		if m.Role != core.RoleAssistant {
