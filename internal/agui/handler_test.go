@@ -21,19 +21,21 @@ const agentsJSON = `{"agents":[
  {"slug":"other","model":{"provider":"scripted"}}]}`
 
 type env struct {
-	a *app.App
-	h agui.Handler
+	a     *app.App
+	h     agui.Handler
+	clock *core.FixedClock
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	clock := &core.FixedClock{T: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
 	a, err := app.Build(context.Background(), app.Config{Stores: app.Stores{Memory: true, Visibility: time.Minute}, Agents: app.Agents{JSON: agentsJSON},
 		Providers: []string{"scripted"}, ExecuteTools: true, MaxBody: 64 << 10},
-		app.Deps{Clock: &core.FixedClock{T: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}, IDs: &core.SequentialIDs{}, Log: slog.New(slog.DiscardHandler)})
+		app.Deps{Clock: clock, IDs: &core.SequentialIDs{}, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{a: a, h: agui.Handler{Runner: a.Runner, Validator: runspec.Validator{Agents: a.Runner.Agents, Providers: []string{"scripted"}}, Log: a.Log}}
+	return &env{a: a, clock: clock, h: agui.Handler{Runner: a.Runner, Validator: runspec.Validator{Agents: a.Runner.Agents, Providers: []string{"scripted"}}, Log: a.Log}}
 }
 
 // pump runs the queued steps.
@@ -130,4 +132,30 @@ func TestResumeMatching(t *testing.T) {
 		t.Fatalf("%+v", evs)
 	}
 	e.refused(t, "acme", "demo", resume(id, "resolved", "accept"), "unknown_interrupt")
+}
+
+func TestResumeAlreadyDecided(t *testing.T) {
+	e := newEnv(t)
+	evs := e.run(t, "acme", "demo", `{"threadId":"t3","runId":"a","messages":[{"id":"u1","role":"user","content":"go"}],
+	"forwardedProps":{"baton":{"model":{"provider":"scripted","turns":[{"tool_calls":[{"id":"m1","name":"ability/send_email","parameters":{"to":"a"}},{"id":"m2","name":"ability/send_email","parameters":{"to":"b"}}]},{"content":"ok"}]}}}}`)
+	// The calls are decided one at a time: m1's interrupt first.
+	ints := evs[len(evs)-1].Outcome.(map[string]any)["interrupts"].([]any)
+	if len(ints) != 1 || ints[0].(map[string]any)["toolCallId"] != "m1" {
+		t.Fatalf("%+v", evs)
+	}
+	first := `{"threadId":"t3","runId":"b","messages":[],"resume":[{"interruptId":"` + ints[0].(map[string]any)["id"].(string) + `","status":"resolved","payload":{"decision":"accept"}}]}`
+	evs = e.run(t, "acme", "demo", first)
+	left := evs[len(evs)-1].Outcome.(map[string]any)["interrupts"].([]any)
+	if len(left) != 1 || left[0].(map[string]any)["toolCallId"] != "m2" {
+		t.Fatalf("m2's interrupt is next: %+v", evs)
+	}
+	e.refused(t, "acme", "demo", first, "interrupt_already_decided")
+}
+
+func TestResumeExpired(t *testing.T) {
+	e := newEnv(t)
+	evs := e.run(t, "acme", "demo", askMail)
+	in := evs[len(evs)-1].Outcome.(map[string]any)["interrupts"].([]any)[0].(map[string]any)
+	e.clock.T = e.clock.T.Add(48 * time.Hour)
+	e.refused(t, "acme", "demo", `{"threadId":"t2","runId":"b","messages":[],"resume":[{"interruptId":"`+in["id"].(string)+`","status":"resolved","payload":{"decision":"accept"}}]}`, "interrupt_expired")
 }
