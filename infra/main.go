@@ -56,6 +56,7 @@ func main() {
 		os.Exit(1)
 	}
 	props.BufferedStream = buffered
+	props.CORSOrigins = ctxList(app, "corsOrigins")
 	props.IntakeEventPattern = ctxJSON(app, "intakeEventPattern")
 	props.IntakeEventBus = ctxString(app, "intakeEventBus", "")
 	props.StackProps.Env = &awscdk.Environment{Account: envPtr("CDK_DEFAULT_ACCOUNT"), Region: envPtr("CDK_DEFAULT_REGION")}

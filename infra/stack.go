@@ -68,6 +68,11 @@ type StackProps struct {
 	// without response streaming (LocalStack 4.4 predates it). It sets the
 	// API function's BATON_STREAM_TRANSFER to match.
 	BufferedStream bool
+	// CORSOrigins are the browser origins allowed to call the AG-UI and
+	// stream routes (the API function's BATON_CORS_ORIGINS). Their
+	// preflight (OPTIONS) reaches the function through the routes' ANY
+	// methods. None: no browser origin.
+	CORSOrigins []string
 	// EventBus is the EventBridge bus run notifications go to, a name or
 	// an ARN (default "default", the account's default bus): the
 	// functions' BATON_EVENT_BUS, and events:PutEvents on that bus alone
@@ -232,6 +237,9 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 		transfer = awsapigateway.ResponseTransferMode_BUFFERED
 	}
 	api.AddEnvironment(jsii.String("BATON_STREAM_TRANSFER"), jsii.String(string(transfer)), nil)
+	if len(props.CORSOrigins) > 0 {
+		api.AddEnvironment(jsii.String("BATON_CORS_ORIGINS"), jsii.String(strings.Join(props.CORSOrigins, ",")), nil)
+	}
 	worker := fn("Worker", workerTimeout, 1024)
 	sweeper := fn("Sweeper", awscdk.Duration_Seconds(jsii.Number(60)), 256)
 

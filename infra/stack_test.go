@@ -345,6 +345,27 @@ func TestRoutes(t *testing.T) {
 		_, raw := synth(t, &StackProps{Stage: "dev"})
 		checkRoutes(t, raw, false)
 	})
+	t.Run("CORS origins reach the API function; preflights reach it through ANY", func(t *testing.T) {
+		_, raw := synth(t, &StackProps{Stage: "dev", CORSOrigins: []string{"https://app.example.com", "http://localhost:5173"}})
+		methods := apiMethods(t, raw)
+		for _, m := range []string{"ANY /v1/{proxy+}", "ANY /v1/runs/{run_id}/stream"} {
+			if _, ok := methods[m]; !ok {
+				t.Errorf("no %s: OPTIONS on the AG-UI or stream route would not reach the function", m)
+			}
+		}
+		for _, r := range raw.Resources {
+			if r.Type != "AWS::Lambda::Function" {
+				continue
+			}
+			env, _ := r.Properties["Environment"].(map[string]any)
+			v, _ := env["Variables"].(map[string]any)
+			if _, api := v["BATON_STREAM_TRANSFER"]; api && v["BATON_CORS_ORIGINS"] != "https://app.example.com,http://localhost:5173" {
+				t.Errorf("API function BATON_CORS_ORIGINS %v", v["BATON_CORS_ORIGINS"])
+			} else if !api && v["BATON_CORS_ORIGINS"] != nil {
+				t.Errorf("BATON_CORS_ORIGINS on another function: %v", v)
+			}
+		}
+	})
 	t.Run("buffered stream route", func(t *testing.T) {
 		_, raw := synth(t, &StackProps{Stage: "local", BufferedStream: true})
 		checkRoutes(t, raw, true)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -60,6 +61,54 @@ func aguiRun(t *testing.T, d *dev, token string, spec map[string]any) aguiResult
 	return r
 }
 
+// scripted is forwardedProps naming a scripted model with turns.
+func scripted(turns ...any) map[string]any {
+	return map[string]any{"baton": map[string]any{"model": map[string]any{"provider": "scripted", "turns": turns}}}
+}
+
+// event returns the last event of type ty, or fails.
+func (r aguiResult) event(t *testing.T, ty string) map[string]any {
+	t.Helper()
+	for i := len(r.Events) - 1; i >= 0; i-- {
+		if r.Events[i]["type"] == ty {
+			return r.Events[i]
+		}
+	}
+	t.Fatalf("no %s in %v (error %v)", ty, aguiTypes(r), r.Error)
+	return nil
+}
+
+// finished checks that r ended with RUN_FINISHED whose outcome type is
+// want, and returns the outcome.
+func (r aguiResult) finished(t *testing.T, want string) map[string]any {
+	t.Helper()
+	types := aguiTypes(r)
+	if r.Error != nil || len(types) < 2 || types[0] != "RUN_STARTED" || types[len(types)-1] != "RUN_FINISHED" {
+		t.Fatalf("events %v, error %v", types, errText(r.Error))
+	}
+	out := r.event(t, "RUN_FINISHED")["outcome"].(map[string]any)
+	if out["type"] != want {
+		t.Fatalf("outcome %v, want %s", out, want)
+	}
+	return out
+}
+
+// runError checks that r was refused with one RUN_ERROR of code.
+func (r aguiResult) runError(t *testing.T, code string) {
+	t.Helper()
+	types := aguiTypes(r)
+	if len(types) != 1 || types[0] != "RUN_ERROR" || r.Events[0]["code"] != code {
+		t.Fatalf("want one RUN_ERROR %s, got %v (%v)", code, r.Events, errText(r.Error))
+	}
+}
+
+func errText(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
 func aguiTypes(r aguiResult) []string {
 	var out []string
 	for _, e := range r.Events {
@@ -72,7 +121,11 @@ func aguiTypes(r aguiResult) []string {
 // @ag-ui/client HttpAgent on each store.
 func TestAGUIEndToEnd(t *testing.T) {
 	for mode, args := range storeModes(t) {
-		t.Run(mode, func(t *testing.T) { aguiEndToEnd(t, startDev(t, args)) })
+		t.Run(mode, func(t *testing.T) {
+			d := startDev(t, args)
+			aguiEndToEnd(t, d)
+			aguiContinuation(t, d)
+		})
 	}
 }
 
@@ -111,4 +164,155 @@ func aguiEndToEnd(t *testing.T, d *dev) {
 			}
 		}
 	})
+}
+
+func aguiContinuation(t *testing.T, d *dev) {
+	t.Run("a frontend tool round trip", func(t *testing.T) {
+		thread := "agui-tool-" + randomSuffix()
+		tools := []any{map[string]any{"name": "get_weather", "description": "The weather in a city.",
+			"parameters": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}}
+		r := aguiRun(t, d, tokAcme, map[string]any{"threadId": thread, "tools": tools,
+			"messages": []any{map[string]any{"id": "u1", "role": "user", "content": "weather in Oslo?"}},
+			"forwardedProps": scripted(
+				map[string]any{"tool_calls": []any{map[string]any{"id": "w1", "name": "client/get_weather", "parameters": map[string]any{"city": "Oslo"}}}},
+				map[string]any{"content": "It is sunny in Oslo."}),
+		})
+		out := r.finished(t, "success")
+		if ids, _ := out["pendingToolCallIds"].([]any); len(ids) != 1 || ids[0] != "w1" {
+			t.Fatalf("outcome %v", out)
+		}
+		if st := r.event(t, "TOOL_CALL_START"); st["toolCallName"] != "get_weather" || st["toolCallId"] != "w1" {
+			t.Fatalf("tool call %v", st)
+		}
+		if args := r.event(t, "TOOL_CALL_ARGS"); args["delta"] != `{"city":"Oslo"}` {
+			t.Fatalf("args %v", args)
+		}
+		runID := r.Events[0]["metadata"].(map[string]any)["baton_run_id"].(string)
+
+		// The frontend ran the tool: its whole history plus the tool message.
+		msgs := append(append([]any{}, anys(r.Messages)...), map[string]any{"id": "t1", "role": "tool", "toolCallId": "w1", "content": `{"sky":"sunny"}`})
+		r2 := aguiRun(t, d, tokAcme, map[string]any{"threadId": thread, "tools": tools, "messages": msgs})
+		r2.finished(t, "success")
+		if got := r2.Events[0]["metadata"].(map[string]any)["baton_run_id"]; got != runID {
+			t.Fatalf("the continuation streamed run %v, want %s", got, runID)
+		}
+		last := r2.Messages[len(r2.Messages)-1]
+		if last["role"] != "assistant" || last["content"] != "It is sunny in Oslo." {
+			t.Fatalf("messages %v", r2.Messages)
+		}
+		tr := d.call(t, "GET", "/v1/runs/"+runID+"/messages", tokAcme, "").body["messages"].([]any)
+		users := 0
+		for _, m := range tr {
+			if m.(map[string]any)["role"] == "user" {
+				users++
+			}
+		}
+		if users != 1 {
+			t.Fatalf("the re-sent history was appended again: %v", tr)
+		}
+		v := d.waitStatus(t, runID)
+		res := result(v)["tool_execution_results"].([]any)[0].(map[string]any)["result"].(map[string]any)
+		if v["status"] != "completed" || res["success"] != true {
+			t.Fatalf("run %v", v)
+		}
+
+		// Answering the call again is refused in the stream.
+		again := aguiRun(t, d, tokAcme, map[string]any{"threadId": thread, "tools": tools, "messages": msgs})
+		again.runError(t, "tool_call_already_answered")
+		unknown := aguiRun(t, d, tokAcme, map[string]any{"threadId": thread, "tools": tools,
+			"messages": append(append([]any{}, anys(r2.Messages)...), map[string]any{"id": "t2", "role": "tool", "toolCallId": "nope", "content": "x"})})
+		unknown.runError(t, "unknown_tool_call")
+	})
+
+	for _, decision := range []string{"accept", "reject"} {
+		t.Run("an approval "+decision+"ed through resume", func(t *testing.T) {
+			thread := "agui-approval-" + randomSuffix()
+			r := mailAnn(t, d, thread, "mail ann", "Done.")
+			out := r.finished(t, "interrupt")
+			ints := out["interrupts"].([]any)
+			in := ints[0].(map[string]any)
+			if len(ints) != 1 || in["toolCallId"] != "m1" || in["reason"] != "tool_approval" || in["metadata"].(map[string]any)["tool_name"] != "ability/send_email" {
+				t.Fatalf("interrupts %v", ints)
+			}
+			runID := r.Events[0]["metadata"].(map[string]any)["baton_run_id"].(string)
+			resume := []any{map[string]any{"interruptId": in["id"], "status": "resolved", "payload": map[string]any{"decision": decision, "reason": "checked"}}}
+			r2 := aguiRun(t, d, tokAcme, map[string]any{"threadId": thread, "messages": r.Messages, "resume": resume})
+			r2.finished(t, "success")
+			res := r2.event(t, "TOOL_CALL_RESULT")
+			if res["toolCallId"] != "m1" {
+				t.Fatalf("result %v", res)
+			}
+			v := d.waitStatus(t, runID)
+			ex := result(v)["tool_execution_results"].([]any)[0].(map[string]any)["result"].(map[string]any)
+			if v["status"] != "completed" || (decision == "accept") != ex["success"].(bool) {
+				t.Fatalf("%s: %v", decision, v)
+			}
+			again := aguiRun(t, d, tokAcme, map[string]any{"threadId": thread, "messages": r2.Messages, "resume": resume})
+			again.runError(t, "unknown_interrupt")
+		})
+	}
+
+	t.Run("an approval cancelled through resume rejects it", func(t *testing.T) {
+		thread := "agui-cancel-" + randomSuffix()
+		r := mailAnn(t, d, thread, "mail ann", "Not sent.")
+		in := r.finished(t, "interrupt")["interrupts"].([]any)[0].(map[string]any)
+		bad := aguiRun(t, d, tokAcme, map[string]any{"threadId": thread, "messages": r.Messages,
+			"resume": []any{map[string]any{"interruptId": "act_nope", "status": "cancelled"}}})
+		bad.runError(t, "unknown_interrupt")
+		r2 := aguiRun(t, d, tokAcme, map[string]any{"threadId": thread, "messages": r.Messages,
+			"resume": []any{map[string]any{"interruptId": in["id"], "status": "cancelled"}}})
+		r2.finished(t, "success")
+	})
+
+	t.Run("another tenant learns nothing of a thread", func(t *testing.T) {
+		thread := "agui-tenant-" + randomSuffix()
+		r := mailAnn(t, d, thread, "secret plans", "Done.")
+		in := r.finished(t, "interrupt")["interrupts"].([]any)[0].(map[string]any)
+		runID := r.Events[0]["metadata"].(map[string]any)["baton_run_id"].(string)
+		fresh := "agui-none-" + randomSuffix()
+		// Resuming or answering on the thread is refused exactly as on a
+		// thread nobody used.
+		for _, th := range []string{thread, fresh} {
+			aguiRun(t, d, tokGlobex, map[string]any{"threadId": th, "messages": r.Messages,
+				"resume": []any{map[string]any{"interruptId": in["id"], "status": "resolved", "payload": map[string]any{"decision": "accept"}}}}).runError(t, "unknown_interrupt")
+			aguiRun(t, d, tokGlobex, map[string]any{"threadId": th,
+				"messages": append(append([]any{}, anys(r.Messages)...), map[string]any{"id": "t1", "role": "tool", "toolCallId": "m1", "content": "x"})}).runError(t, "unknown_tool_call")
+		}
+		// A run globex starts on the same threadId is globex's own thread.
+		g := aguiRun(t, d, tokGlobex, map[string]any{"threadId": thread,
+			"messages":       []any{map[string]any{"id": "g1", "role": "user", "content": "hello"}},
+			"forwardedProps": scripted(map[string]any{"content": "Hi."}),
+		})
+		g.finished(t, "success")
+		gRun := g.Events[0]["metadata"].(map[string]any)["baton_run_id"].(string)
+		tr := d.call(t, "GET", "/v1/runs/"+gRun+"/messages", tokGlobex, "").body["messages"].([]any)
+		for _, m := range tr {
+			if c, _ := m.(map[string]any)["content"].(string); strings.Contains(c, "secret") {
+				t.Fatalf("globex's thread holds acme's messages: %v", tr)
+			}
+		}
+		if v := d.call(t, "GET", "/v1/runs/"+runID, tokAcme, ""); v.body["status"] != "approval_required" {
+			t.Fatalf("acme's run changed: %v", v.body)
+		}
+	})
+}
+
+// mailAnn starts a run on thread (as acme) that asks to send an email,
+// which needs approval, and says final once it is decided.
+func mailAnn(t *testing.T, d *dev, thread, prompt, final string) aguiResult {
+	t.Helper()
+	return aguiRun(t, d, tokAcme, map[string]any{"threadId": thread,
+		"messages": []any{map[string]any{"id": "u1", "role": "user", "content": prompt}},
+		"forwardedProps": scripted(
+			map[string]any{"tool_calls": []any{map[string]any{"id": "m1", "name": "ability/send_email", "parameters": map[string]any{"to": "ann@example.com"}}}},
+			map[string]any{"content": final}),
+	})
+}
+
+func anys(ms []map[string]any) []any {
+	out := make([]any, len(ms))
+	for i, m := range ms {
+		out[i] = m
+	}
+	return out
 }

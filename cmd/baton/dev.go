@@ -44,9 +44,11 @@ func parseDevFlags(args []string, stderr io.Writer) (devOptions, error) {
 	fs.IntVar(&o.pollers, "pollers", 4, "concurrent queue pollers")
 	fs.StringVar(&o.cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&o.cfg.Notify.URL, "notify-url", "", "POST each run notification, as the EventBridge entry it would be ({\"source\",\"detail-type\",\"detail\"}), to this URL; empty: log them")
+	cors := fs.String("cors-origins", os.Getenv("BATON_CORS_ORIGINS"), "comma-separated browser origins (e.g. http://localhost:5173, or *) allowed to call the AG-UI and stream routes")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	o.cfg.CORSOrigins = app.List(*cors)
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}

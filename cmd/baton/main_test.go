@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,5 +94,12 @@ func TestParseDevTokens(t *testing.T) {
 		if _, err := parseDevTokens(bad); err == nil || !strings.Contains(err.Error(), "BATON_DEV_TOKENS") {
 			t.Errorf("%q: err = %v", bad, err)
 		}
+	}
+}
+
+func TestDevCORSOrigins(t *testing.T) {
+	o, err := parseDevFlags([]string{"--cors-origins", "http://localhost:5173, https://app.example.com"}, io.Discard)
+	if err != nil || len(o.cfg.CORSOrigins) != 2 || o.cfg.CORSOrigins[0] != "http://localhost:5173" {
+		t.Fatalf("%v %v", o.cfg.CORSOrigins, err)
 	}
 }

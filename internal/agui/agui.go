@@ -68,18 +68,20 @@ func (h Handler) apply(ctx context.Context, tenant string, principal *core.Princ
 	if err != nil {
 		return "", 0, 0, err
 	}
-	msgs := newMessages(in.Messages, transcript)
-	var tools []Message
-	for len(msgs) > 0 && msgs[len(msgs)-1].Role == "tool" {
-		tools = append([]Message{msgs[len(msgs)-1]}, tools...)
-		msgs = msgs[:len(msgs)-1]
-	}
+	msgs, tools := trailingTools(newMessages(in.Messages, transcript))
+	// resent: the input ends with tool messages the thread already has
+	// and brings nothing else.
+	_, sent := trailingTools(in.Messages)
+	resent := len(msgs) == 0 && len(tools) == 0 && len(in.Resume) == 0 && len(sent) > 0
 	if head.ActiveRun == "" {
 		if len(in.Resume) > 0 {
 			return "", 0, 0, runspec.Errorf(409, "unknown_interrupt", "interrupt %s is not pending on this thread", in.Resume[0].InterruptID)
 		}
 		if len(tools) > 0 {
 			return "", 0, 0, h.answeredOr(transcript, tools[0])
+		}
+		if resent {
+			return "", 0, 0, h.answeredOr(transcript, sent[len(sent)-1])
 		}
 		return h.start(ctx, tenant, principal, agent, in, msgs)
 	}
@@ -133,6 +135,9 @@ func (h Handler) apply(ctx context.Context, tenant string, principal *core.Princ
 			}
 		}
 	}
+	if resent && runstream.Ends(st.Status) {
+		return "", 0, 0, h.answeredOr(transcript, sent[len(sent)-1])
+	}
 	if len(tools) == 0 && len(in.Resume) == 0 && len(msgs) == 0 && runstream.Ends(st.Status) {
 		return "", 0, 0, runspec.Errorf(409, "nothing_to_resume", "the thread's run %s is %s; answer its pending calls or interrupts", st.RunID, st.Status)
 	}
@@ -169,6 +174,16 @@ func (h Handler) start(ctx context.Context, tenant string, principal *core.Princ
 		return "", 0, 0, err
 	}
 	return snap.State.RunID, 0, 1, nil
+}
+
+// trailingTools splits msgs into the messages before its trailing tool
+// messages and those tool messages.
+func trailingTools(msgs []Message) ([]Message, []Message) {
+	i := len(msgs)
+	for i > 0 && msgs[i-1].Role == "tool" {
+		i--
+	}
+	return msgs[:i], msgs[i:]
 }
 
 // answeredOr: a tool message for a call the transcript has a result for

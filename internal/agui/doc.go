@@ -18,9 +18,12 @@
 // with pendingToolCallIds (@ag-ui/core 1.0.0 reports a frontend tool call
 // left to the application that way); the next input on the thread ends
 // its messages with the tool messages, matched to the pending requests by
-// toolCallId. A run paused on approvals ends with RUN_FINISHED, outcome
-// interrupt, one interrupt per pending action; the next input answers
-// them in resume.
+// toolCallId; tool messages re-sent with nothing new (their calls have
+// results) are refused with tool_call_already_answered. A run paused on
+// approvals ends with RUN_FINISHED, outcome interrupt, one interrupt per
+// pending action (a turn's calls are decided one at a time); the next
+// input answers them in resume. Another tenant's threadId of the same
+// name is another thread: it sees nothing of this one.
 //
 // History: a frontend re-sends its whole history. Baton appends only the
 // messages after the last one it already knows: a message whose id is

@@ -192,7 +192,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	a.opts = durable.Options{Notifier: cfg.Notify.notifier(loadAWS, log), Callbacks: callbacks, AgentMachines: machines, Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Tools: tools, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log,
 		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives}}
 	a.Runner = a.NewRunner()
-	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers})
+	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers, CORSOrigins: cfg.CORSOrigins})
 	a.Worker = &worker.Worker{Runner: a.Runner, Log: log}
 	if err := a.openIntake(ctx, st, clock); err != nil {
 		return nil, err

@@ -31,6 +31,9 @@ type Config struct {
 	// and need no access to tool secrets.
 	ExecuteTools bool
 
+	// CORSOrigins are the browser origins allowed to call the AG-UI and
+	// stream routes (BATON_CORS_ORIGINS, comma-separated; "*" allows any).
+	CORSOrigins []string
 	MaxBody     int           // BATON_MAX_BODY_BYTES (default 5 MiB)
 	StallAfter  time.Duration // BATON_STALL_AFTER (default 2m)
 	IntentLease time.Duration // BATON_INTENT_LEASE (default 5m)
@@ -125,6 +128,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 		StreamTransfer: strings.ToUpper(get("BATON_STREAM_TRANSFER", StreamTransferStream)),
 		Env:            lookup,
 		Intake:         intakeFromEnv(get),
+		CORSOrigins:    List(get("BATON_CORS_ORIGINS", "")),
 	}
 	var err error
 	switch s := get("BATON_STORES", "aws"); s {

@@ -44,6 +44,9 @@ type Config struct {
 	IdempotencyTTL time.Duration
 	// Providers lists the model providers a request may name.
 	Providers []string
+	// CORSOrigins are the browser origins (scheme://host[:port], or "*")
+	// allowed to call the AG-UI and stream routes (cors.go).
+	CORSOrigins []string
 }
 
 func (c Config) withDefaults() Config {
@@ -185,11 +188,15 @@ func match(parts, segs []string) ([]string, bool) {
 // every failure is a JSON error response.
 func (a *API) Handle(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
 	r := &request{APIGatewayProxyRequest: req}
-	status, body, hdr := a.serve(ctx, r)
+	status, body, hdr, ok := a.preflight(r)
+	if !ok {
+		status, body, hdr = a.serve(ctx, r)
+	}
 	resp := events.APIGatewayProxyResponse{StatusCode: status, Headers: map[string]string{"Content-Type": "application/json"}}
 	for k, v := range hdr {
 		resp.Headers[k] = v
 	}
+	a.corsHeaders(r, resp.Headers)
 	if id := req.RequestContext.RequestID; id != "" {
 		resp.Headers["X-Request-Id"] = id
 	}

@@ -47,9 +47,12 @@ func (a *API) Stream(ctx context.Context, req events.APIGatewayProxyRequest) (ev
 		for k, v := range hdr {
 			resp.Headers[k] = v
 		}
+		a.corsHeaders(r, resp.Headers)
 		return resp, nil
 	}
-	return events.APIGatewayProxyResponse{StatusCode: http.StatusOK, Headers: streamHeaders()}, body
+	resp := events.APIGatewayProxyResponse{StatusCode: http.StatusOK, Headers: streamHeaders()}
+	a.corsHeaders(r, resp.Headers)
+	return resp, body
 }
 
 // Streamed routes: the run's event stream and the AG-UI route.
