@@ -84,10 +84,12 @@ func TestTranslatorStreamedText(t *testing.T) {
 		t.Fatal(err)
 	}
 	out = append(out, evs...)
-	if got := types(out); got != "TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END" {
+	// The deltas come before the turn's turn_started (committed with the
+	// reply): they open the turn's step.
+	if got := types(out); got != "STEP_STARTED TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END STEP_FINISHED" {
 		t.Fatalf("the streamed text is sent once: %s", got)
 	}
-	if out[0].MessageID != "baton-r1-2" || out[3].MessageID != "baton-r1-2" {
+	if out[0].StepName != "turn_2" || out[1].MessageID != "baton-r1-2" || out[4].MessageID != "baton-r1-2" {
 		t.Fatalf("ids: %+v", out)
 	}
 }
