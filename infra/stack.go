@@ -377,4 +377,15 @@ func addRoutes(rest awsapigateway.RestApi, api awslambda.Function, transfer awsa
 		})
 	}
 	stream.AddMethod(jsii.String("GET"), streamed, nil)
+	// POST /v1/agents/{agent}/agui answers with a stream of AG-UI events
+	// on the same integration; its other methods (a CORS preflight
+	// included) and the paths around it reach the function buffered.
+	agents := v1.AddResource(jsii.String("agents"), nil)
+	anyMethod(agents)
+	agent := agents.AddResource(jsii.String("{agent}"), nil)
+	anyMethod(agent)
+	agent.AddProxy(proxy)
+	agui := agent.AddResource(jsii.String("agui"), nil)
+	anyMethod(agui)
+	agui.AddMethod(jsii.String("POST"), streamed, nil)
 }

@@ -274,7 +274,8 @@ func apiMethods(t *testing.T, raw template) map[string]apiMethod {
 }
 
 // checkRoutes: every path under /v1 reaches the API function; GET
-// /v1/runs/{run_id}/stream through a streaming integration (STREAM,
+// /v1/runs/{run_id}/stream and POST /v1/agents/{agent}/agui through a
+// streaming integration (STREAM,
 // InvokeWithResponseStream's response-streaming-invocations URI, 15
 // minutes) unless buffered, every other method through the ordinary
 // buffered proxy integration; the API function may run 15 minutes and
@@ -283,7 +284,8 @@ func checkRoutes(t *testing.T, raw template, buffered bool) {
 	t.Helper()
 	methods := apiMethods(t, raw)
 	var apiFn string
-	for _, want := range []string{"ANY /v1/{proxy+}", "ANY /v1/runs", "ANY /v1/runs/{run_id}", "ANY /v1/runs/{run_id}/{proxy+}", "ANY /v1/runs/{run_id}/stream", "GET /v1/runs/{run_id}/stream"} {
+	for _, want := range []string{"ANY /v1/{proxy+}", "ANY /v1/runs", "ANY /v1/runs/{run_id}", "ANY /v1/runs/{run_id}/{proxy+}", "ANY /v1/runs/{run_id}/stream", "GET /v1/runs/{run_id}/stream",
+		"ANY /v1/agents", "ANY /v1/agents/{agent}", "ANY /v1/agents/{agent}/{proxy+}", "ANY /v1/agents/{agent}/agui", "POST /v1/agents/{agent}/agui"} {
 		m, ok := methods[want]
 		if !ok {
 			t.Errorf("no method %s (have %v)", want, methods)
@@ -296,11 +298,11 @@ func checkRoutes(t *testing.T, raw template, buffered bool) {
 			t.Errorf("%s: integration %v", want, m.integration)
 		}
 	}
-	if len(methods) != 6 {
+	if len(methods) != 11 {
 		t.Errorf("%d methods: %v", len(methods), methods)
 	}
 	for key, m := range methods {
-		streamed := key == "GET /v1/runs/{run_id}/stream" && !buffered
+		streamed := (key == "GET /v1/runs/{run_id}/stream" || key == "POST /v1/agents/{agent}/agui") && !buffered
 		mode, _ := m.integration["ResponseTransferMode"].(string)
 		switch {
 		case streamed && (mode != "STREAM" || m.integration["TimeoutInMillis"] != float64(900000) ||
@@ -337,6 +339,16 @@ func checkRoutes(t *testing.T, raw template, buffered bool) {
 	}
 	if !found {
 		t.Error("no permission for API Gateway to invoke the API function on GET /v1/runs/*/stream")
+	}
+	found = false
+	for _, p := range ofType(raw, "AWS::Lambda::Permission") {
+		b, _ := json.Marshal(p["SourceArn"])
+		if p["Action"] == "lambda:InvokeFunction" && strings.HasSuffix(strings.TrimSuffix(string(b), `"]]}`), "/POST/v1/agents/*/agui") {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no permission for API Gateway to invoke the API function on POST /v1/agents/*/agui")
 	}
 }
 
