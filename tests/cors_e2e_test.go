@@ -1,0 +1,56 @@
+//go:build e2e
+
+package tests
+
+import (
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestCORSEndToEnd: baton dev with --cors-origins answers a browser's
+// preflight of the AG-UI and stream routes for an allowed origin only,
+// and a streamed response carries Access-Control-Allow-Origin for that
+// origin only.
+func TestCORSEndToEnd(t *testing.T) {
+	if os.Getenv("BATON_E2E_BASE_URL") != "" {
+		t.Skip("starts baton dev itself, with flags of its own")
+	}
+	const allowed, other = "http://app.example.test", "http://evil.example.test"
+	d := startDev(t, append(storeModes(t)["embedded"], "--cors-origins", allowed))
+	do := func(method, path, origin string, hdr map[string]string, body string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(method, d.base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Origin", origin)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	preflight := map[string]string{"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type"}
+	if r := do("OPTIONS", "/v1/agents/e2e/agui", allowed, preflight, ""); r.StatusCode != 204 || r.Header.Get("Access-Control-Allow-Origin") != allowed ||
+		!strings.Contains(r.Header.Get("Access-Control-Allow-Methods"), "POST") || !strings.Contains(strings.ToLower(r.Header.Get("Access-Control-Allow-Headers")), "authorization") {
+		t.Fatalf("preflight from the allowed origin: %d %v", r.StatusCode, r.Header)
+	}
+	if r := do("OPTIONS", "/v1/agents/e2e/agui", other, preflight, ""); r.StatusCode != 403 || r.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("preflight from another origin: %d %v", r.StatusCode, r.Header)
+	}
+	id := start(t, d, `{"agent":"e2e","messages":[{"role":"user","content":"hi"}],"model":{"provider":"scripted","turns":[{"content":"Hello."}]}}`)
+	d.waitStatus(t, id)
+	auth := map[string]string{"Authorization": "Bearer " + tokAcme}
+	if r := do("GET", "/v1/runs/"+id+"/stream", allowed, auth, ""); r.StatusCode != 200 || r.Header.Get("Access-Control-Allow-Origin") != allowed {
+		t.Fatalf("stream for the allowed origin: %d %v", r.StatusCode, r.Header)
+	}
+	if r := do("GET", "/v1/runs/"+id+"/stream", other, auth, ""); r.StatusCode != 200 || r.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("stream for another origin: %d %v", r.StatusCode, r.Header)
+	}
+}
