@@ -13,7 +13,7 @@ CDK := cd infra && CDK_DISABLE_VERSION_CHECK=true CDK_DISABLE_CLI_TELEMETRY=true
 
 test: lint check-build infra-test ## everything: lint, builds, unit, CDK, contract and end-to-end tests
 	$(GO) test -count=1 $(PKGS)
-	scripts/emulators.sh run $(GO) test -count=1 -tags 'integration e2e' ./internal/dynamostore/ ./internal/sqsqueue/ ./tests/
+	scripts/emulators.sh run $(GO) test -count=1 -tags 'integration e2e' ./internal/dynamostore/ ./internal/sqsqueue/ ./internal/providers/openai/ ./tests/
 
 test-unit: lint ## lint and the tests that need no emulator
 	$(GO) test -count=1 $(PKGS)

