@@ -3,14 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,12 +13,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/baton-agents/baton/internal/lambdastream/runtimetest"
 	"github.com/baton-agents/baton/internal/sse"
 )
 
 // TestBinaryOnTheRuntimeAPI builds this function's binary and runs it
 // against a fake Lambda Runtime API on 127.0.0.1, on the embedded stores:
-// the stream route is posted as a response stream in API Gateway's format,
+// the stream route is runtimetest.Posted as a response stream in API Gateway's format,
 // every other route as the ordinary buffered proxy response.
 func TestBinaryOnTheRuntimeAPI(t *testing.T) {
 	goTool, err := exec.LookPath("go")
@@ -40,9 +36,9 @@ func TestBinaryOnTheRuntimeAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := newFakeRuntime(t)
+	rt := runtimetest.New(t)
 	const token = "tok-acme-lambda-1"
-	fn := startFunction(t, bin, rt, "AWS_LAMBDA_RUNTIME_API="+rt.addr(), "BATON_STORES=memory", "BATON_DEV_TOKENS=acme="+token,
+	fn := startFunction(t, bin, rt, "AWS_LAMBDA_RUNTIME_API="+rt.Addr(), "BATON_STORES=memory", "BATON_DEV_TOKENS=acme="+token,
 		"BATON_AGENTS_FILE="+agents, "BATON_PROVIDERS=scripted", "LOG_LEVEL=warn")
 
 	// A buffered route: an ordinary proxy response.
@@ -128,16 +124,16 @@ func proxyEvent(method, path, token, body string) events.APIGatewayProxyRequest 
 
 // buffered checks an ordinary buffered proxy response and returns its
 // JSON body.
-func buffered(t *testing.T, p posted, status int) map[string]any {
+func buffered(t *testing.T, p runtimetest.Posted, status int) map[string]any {
 	t.Helper()
-	if p.kind != "response" || p.header.Get("Lambda-Runtime-Function-Response-Mode") != "" {
-		t.Fatalf("not a buffered response: %s %v %q", p.kind, p.header, p.body)
+	if p.Kind != "response" || p.Header.Get("Lambda-Runtime-Function-Response-Mode") != "" {
+		t.Fatalf("not a buffered response: %s %v %q", p.Kind, p.Header, p.Body)
 	}
 	var resp events.APIGatewayProxyResponse
-	dec := json.NewDecoder(bytes.NewReader(p.body))
+	dec := json.NewDecoder(bytes.NewReader(p.Body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&resp); err != nil {
-		t.Fatalf("not a proxy response %q: %v", p.body, err)
+		t.Fatalf("not a proxy response %q: %v", p.Body, err)
 	}
 	if resp.StatusCode != status || resp.Headers["Content-Type"] != "application/json" {
 		t.Fatalf("status %d (want %d), headers %v: %s", resp.StatusCode, status, resp.Headers, resp.Body)
@@ -154,26 +150,26 @@ type prelude struct {
 	Headers    map[string]string `json:"headers"`
 }
 
-// streamed checks a response streamed to API Gateway — posted with
+// streamed checks a response streamed to API Gateway — runtimetest.Posted with
 // Lambda-Runtime-Function-Response-Mode: streaming, chunked, its body a
 // JSON prelude, exactly eight NUL bytes and the body — and returns the
 // prelude and the body.
-func streamed(t *testing.T, p posted) (prelude, string) {
+func streamed(t *testing.T, p runtimetest.Posted) (prelude, string) {
 	t.Helper()
-	if p.kind != "response" || p.header.Get("Lambda-Runtime-Function-Response-Mode") != "streaming" || !p.chunked ||
-		p.header.Get("Content-Type") != "application/vnd.awslambda.http-integration-response" {
-		t.Fatalf("not a streamed response: %s chunked=%v %v %q", p.kind, p.chunked, p.header, p.body)
+	if p.Kind != "response" || p.Header.Get("Lambda-Runtime-Function-Response-Mode") != "streaming" || !p.Chunked ||
+		p.Header.Get("Content-Type") != "application/vnd.awslambda.http-integration-response" {
+		t.Fatalf("not a streamed response: %s chunked=%v %v %q", p.Kind, p.Chunked, p.Header, p.Body)
 	}
-	if v := p.trailer.Get("Lambda-Runtime-Function-Error-Type"); v != "" {
-		t.Fatalf("the stream failed: %s %v", v, p.trailer)
+	if v := p.Trailer.Get("Lambda-Runtime-Function-Error-Type"); v != "" {
+		t.Fatalf("the stream failed: %s %v", v, p.Trailer)
 	}
 	var pre prelude
-	dec := json.NewDecoder(bytes.NewReader(p.body))
+	dec := json.NewDecoder(bytes.NewReader(p.Body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&pre); err != nil {
-		t.Fatalf("no JSON prelude in %q: %v", p.body, err)
+		t.Fatalf("no JSON prelude in %q: %v", p.Body, err)
 	}
-	rest := p.body[dec.InputOffset():]
+	rest := p.Body[dec.InputOffset():]
 	if len(rest) < 9 || !bytes.Equal(rest[:8], make([]byte, 8)) || rest[8] == 0 {
 		t.Fatalf("the prelude is not followed by exactly 8 NUL bytes and a body: %q", rest)
 	}
@@ -190,79 +186,15 @@ func parseSSE(t *testing.T, s string) []sse.Event {
 	return evs
 }
 
-// fakeRuntime is a Lambda Runtime API: GET …/next hands out the events
-// sent to invoke, POST …/{id}/response and …/{id}/error report back.
-type fakeRuntime struct {
-	srv     *httptest.Server
-	events  chan invocation
-	results chan posted
-	closed  chan struct{}
-}
-
-type invocation struct {
-	id      string
-	payload []byte
-}
-
-type posted struct {
-	id, kind string
-	header   http.Header
-	chunked  bool
-	body     []byte
-	trailer  http.Header
-}
-
-func newFakeRuntime(t *testing.T) *fakeRuntime {
-	t.Helper()
-	f := &fakeRuntime{events: make(chan invocation, 1), results: make(chan posted, 1), closed: make(chan struct{})}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(func() { close(f.closed); f.srv.Close() })
-	return f
-}
-
-func (f *fakeRuntime) addr() string { return strings.TrimPrefix(f.srv.URL, "http://") }
-
-func (f *fakeRuntime) serve(w http.ResponseWriter, r *http.Request) {
-	rest, ok := strings.CutPrefix(r.URL.Path, "/2018-06-01/runtime/invocation/")
-	switch {
-	case !ok:
-		http.NotFound(w, r)
-	case r.Method == http.MethodGet && rest == "next":
-		select {
-		case inv := <-f.events:
-			w.Header().Set("Lambda-Runtime-Aws-Request-Id", inv.id)
-			w.Header().Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(time.Now().Add(15*time.Minute).UnixMilli(), 10))
-			w.Header().Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:us-east-1:123456789012:function:baton-api")
-			w.Header().Set("Lambda-Runtime-Trace-Id", "Root=1-00000000-000000000000000000000000;Sampled=0")
-			_, _ = w.Write(inv.payload)
-		case <-f.closed:
-			http.Error(w, "closed", http.StatusGone)
-		case <-r.Context().Done():
-		}
-	case r.Method == http.MethodPost:
-		id, kind, _ := strings.Cut(rest, "/")
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		w.WriteHeader(http.StatusAccepted)
-		f.results <- posted{id: id, kind: kind, header: r.Header.Clone(), chunked: len(r.TransferEncoding) == 1 && r.TransferEncoding[0] == "chunked",
-			body: body, trailer: r.Trailer.Clone()}
-	default:
-		http.NotFound(w, r)
-	}
-}
-
 // function is the binary running on the fake runtime.
 type function struct {
-	rt     *fakeRuntime
+	rt     *runtimetest.Runtime
 	exited chan struct{}
 	stderr *lockedBuffer
 	n      int
 }
 
-func startFunction(t *testing.T, bin string, rt *fakeRuntime, env ...string) *function {
+func startFunction(t *testing.T, bin string, rt *runtimetest.Runtime, env ...string) *function {
 	t.Helper()
 	cmd := exec.Command(bin)
 	for _, kv := range os.Environ() {
@@ -288,32 +220,10 @@ func startFunction(t *testing.T, bin string, rt *fakeRuntime, env ...string) *fu
 }
 
 // invoke hands out one API Gateway event and returns what the function
-// posted for it.
-func (fn *function) invoke(t *testing.T, ev events.APIGatewayProxyRequest) posted {
+// runtimetest.Posted for it.
+func (fn *function) invoke(t *testing.T, ev events.APIGatewayProxyRequest) runtimetest.Posted {
 	t.Helper()
-	b, err := json.Marshal(ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fn.n++
-	id := fmt.Sprintf("invocation-%d", fn.n)
-	select {
-	case fn.rt.events <- invocation{id: id, payload: b}:
-	case <-fn.exited:
-		t.Fatalf("the function exited:\n%s", fn.stderr.String())
-	}
-	select {
-	case p := <-fn.rt.results:
-		if p.id != id {
-			t.Fatalf("answer for %s, want %s", p.id, id)
-		}
-		return p
-	case <-fn.exited:
-		t.Fatalf("the function exited:\n%s", fn.stderr.String())
-	case <-time.After(2 * time.Minute): // a safety net, not a timing assertion
-		t.Fatalf("no answer to %s %s:\n%s", ev.HTTPMethod, ev.Path, fn.stderr.String())
-	}
-	return posted{}
+	return fn.rt.Invoke(t, ev, time.Now().Add(15*time.Minute), fn.exited)
 }
 
 type lockedBuffer struct {

@@ -46,6 +46,11 @@ func imports(t *testing.T) map[string][]string {
 		if rel != "." {
 			ip += "/" + filepath.ToSlash(rel)
 		}
+		for _, imp := range pkg.Imports {
+			if strings.HasPrefix(imp, module+"/") && testKit(imp) {
+				t.Errorf("%s imports the test kit %s outside its tests", ip, imp)
+			}
+		}
 		all := pkg.Imports
 		if under(ip, "cmd", "functions") {
 			all = append(append(append([]string(nil), all...), pkg.TestImports...), pkg.XTestImports...)
@@ -64,6 +69,11 @@ func imports(t *testing.T) map[string][]string {
 	}
 	return out
 }
+
+// testKit reports whether pkg is one of the module's test kits (a
+// package whose name ends in "test", such as storetest), which only
+// tests import: checked below, since the mains' test files count.
+func testKit(pkg string) bool { return strings.HasSuffix(pkg, "test") }
 
 func under(pkg string, dirs ...string) bool {
 	for _, d := range dirs {
@@ -95,9 +105,10 @@ func TestArchitecture(t *testing.T) {
 	for _, p := range pkgs {
 		for _, imp := range all[p] {
 			switch {
-			case under(p, "cmd", "functions") && imp != module+"/internal/app" && imp != module+"/internal/sse":
+			case under(p, "cmd", "functions") && imp != module+"/internal/app" && imp != module+"/internal/sse" && !testKit(imp):
 				// internal/sse reads the public stream route: it is a
-				// client's tool, not wiring.
+				// client's tool, not wiring; test kits serve the mains'
+				// tests only.
 				t.Errorf("%s imports %s: mains wire through internal/app only (and read streams with internal/sse)", p, imp)
 			case under(p, driven...) && under(imp, driving...):
 				t.Errorf("%s imports %s: a driven adapter must not import the driving side", p, imp)

@@ -6,12 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,78 +16,16 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/baton-agents/baton/internal/lambdastream"
+	"github.com/baton-agents/baton/internal/lambdastream/runtimetest"
 )
 
-// fakeRuntime is a Lambda Runtime API on 127.0.0.1: it hands out the
-// events sent to invoke and reports what the function posted back.
-type fakeRuntime struct {
-	srv     *httptest.Server
-	events  chan invocation
-	results chan posted
-	closed  chan struct{}
-	// readBody reads a posted body (default io.ReadAll).
-	readBody func(id string, r io.Reader) ([]byte, error)
-	n        int
-	mu       sync.Mutex
-}
+// fakeRuntime is the shared fake Runtime API with this package's
+// invocation helpers.
+type fakeRuntime struct{ *runtimetest.Runtime }
 
-type invocation struct {
-	id       string
-	deadline time.Time
-	payload  []byte
-}
+type posted = runtimetest.Posted
 
-// posted is what the function sent for one invocation.
-type posted struct {
-	id, kind string // kind: response or error
-	header   http.Header
-	chunked  bool
-	body     []byte
-	trailer  http.Header
-}
-
-func newFakeRuntime(t *testing.T) *fakeRuntime {
-	t.Helper()
-	f := &fakeRuntime{events: make(chan invocation, 10), results: make(chan posted, 10), closed: make(chan struct{})}
-	f.readBody = func(_ string, r io.Reader) ([]byte, error) { return io.ReadAll(r) }
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(func() { close(f.closed); f.srv.Close() })
-	return f
-}
-
-func (f *fakeRuntime) addr() string { return strings.TrimPrefix(f.srv.URL, "http://") }
-
-func (f *fakeRuntime) serve(w http.ResponseWriter, r *http.Request) {
-	const prefix = "/2018-06-01/runtime/invocation/"
-	rest, ok := strings.CutPrefix(r.URL.Path, prefix)
-	switch {
-	case !ok:
-		http.NotFound(w, r)
-	case r.Method == http.MethodGet && rest == "next":
-		select {
-		case inv := <-f.events:
-			w.Header().Set("Lambda-Runtime-Aws-Request-Id", inv.id)
-			w.Header().Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(inv.deadline.UnixMilli(), 10))
-			w.Header().Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:us-east-1:123456789012:function:api")
-			w.Header().Set("Lambda-Runtime-Trace-Id", "Root=1-00000000-000000000000000000000000")
-			_, _ = w.Write(inv.payload)
-		case <-f.closed:
-			http.Error(w, "closed", http.StatusGone)
-		case <-r.Context().Done():
-		}
-	case r.Method == http.MethodPost:
-		id, kind, _ := strings.Cut(rest, "/")
-		body, err := f.readBody(id, r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		w.WriteHeader(http.StatusAccepted)
-		f.results <- posted{id: id, kind: kind, header: r.Header.Clone(), chunked: len(r.TransferEncoding) == 1 && r.TransferEncoding[0] == "chunked", body: body, trailer: r.Trailer.Clone()}
-	default:
-		http.NotFound(w, r)
-	}
-}
+func newFakeRuntime(t *testing.T) *fakeRuntime { return &fakeRuntime{runtimetest.New(t)} }
 
 // invoke hands out payload with a deadline an hour away and waits for
 // the function's answer.
@@ -102,28 +36,7 @@ func (f *fakeRuntime) invoke(t *testing.T, payload any) posted {
 
 func (f *fakeRuntime) invokeBy(t *testing.T, payload any, deadline time.Time) posted {
 	t.Helper()
-	f.mu.Lock()
-	f.n++
-	id := fmt.Sprintf("req-%d", f.n)
-	f.mu.Unlock()
-	b, ok := payload.([]byte)
-	if !ok {
-		var err error
-		if b, err = json.Marshal(payload); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f.events <- invocation{id: id, deadline: deadline, payload: b}
-	select {
-	case p := <-f.results:
-		if p.id != id {
-			t.Fatalf("answer for %s, want %s", p.id, id)
-		}
-		return p
-	case <-time.After(time.Minute): // a safety net, not a timing assertion
-		t.Fatalf("no answer to %s", id)
-		return posted{}
-	}
+	return f.Invoke(t, payload, deadline, nil)
 }
 
 // run serves invocations with h until the test ends; wait returns Run's
@@ -132,7 +45,7 @@ func run(t *testing.T, f *fakeRuntime, h lambdastream.Handler) (wait func() erro
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	rt := lambdastream.New(f.addr())
+	rt := lambdastream.New(f.Addr())
 	rt.Log = slog.New(slog.DiscardHandler)
 	go func() { done <- rt.Run(ctx, h, 1) }()
 	var once sync.Once
@@ -164,15 +77,15 @@ func splitStream(t *testing.T, b []byte) (map[string]any, string) {
 
 func checkStreamed(t *testing.T, p posted) {
 	t.Helper()
-	if p.kind != "response" || p.header.Get("Lambda-Runtime-Function-Response-Mode") != "streaming" || !p.chunked ||
-		p.header.Get("Content-Type") != lambdastream.ContentTypeHTTPIntegration {
-		t.Fatalf("not a streamed response: %s chunked=%v %v", p.kind, p.chunked, p.header)
+	if p.Kind != "response" || p.Header.Get("Lambda-Runtime-Function-Response-Mode") != "streaming" || !p.Chunked ||
+		p.Header.Get("Content-Type") != lambdastream.ContentTypeHTTPIntegration {
+		t.Fatalf("not a streamed response: %s chunked=%v %v", p.Kind, p.Chunked, p.Header)
 	}
 	// net/http moves the declared trailers from the Trailer header to
 	// the request's Trailer map.
 	for _, k := range []string{"Lambda-Runtime-Function-Error-Type", "Lambda-Runtime-Function-Error-Body"} {
-		if _, ok := p.trailer[k]; !ok {
-			t.Fatalf("trailer %s not declared: %v", k, p.trailer)
+		if _, ok := p.Trailer[k]; !ok {
+			t.Fatalf("trailer %s not declared: %v", k, p.Trailer)
 		}
 	}
 }
@@ -207,15 +120,15 @@ func TestBufferedAndStreamedRoutes(t *testing.T) {
 
 	t.Run("buffered route", func(t *testing.T) {
 		p := f.invoke(t, proxyEvent("GET", "/v1/runs/r-1"))
-		if p.kind != "response" || p.header.Get("Lambda-Runtime-Function-Response-Mode") != "" || p.chunked {
-			t.Fatalf("not a buffered response: %s chunked=%v %v", p.kind, p.chunked, p.header)
+		if p.Kind != "response" || p.Header.Get("Lambda-Runtime-Function-Response-Mode") != "" || p.Chunked {
+			t.Fatalf("not a buffered response: %s chunked=%v %v", p.Kind, p.Chunked, p.Header)
 		}
 		var resp events.APIGatewayProxyResponse
-		if err := json.Unmarshal(p.body, &resp); err != nil {
-			t.Fatalf("%q: %v", p.body, err)
+		if err := json.Unmarshal(p.Body, &resp); err != nil {
+			t.Fatalf("%q: %v", p.Body, err)
 		}
-		if resp.StatusCode != 200 || resp.Body != `{"path":"/v1/runs/r-1","html":"<b>"}` || !bytes.Contains(p.body, []byte("<b>")) {
-			t.Fatalf("proxy response %s", p.body)
+		if resp.StatusCode != 200 || resp.Body != `{"path":"/v1/runs/r-1","html":"<b>"}` || !bytes.Contains(p.Body, []byte("<b>")) {
+			t.Fatalf("proxy response %s", p.Body)
 		}
 	})
 
@@ -224,7 +137,7 @@ func TestBufferedAndStreamedRoutes(t *testing.T) {
 		ev.Headers = map[string]string{"Authorization": "Bearer ok"}
 		p := f.invoke(t, ev)
 		checkStreamed(t, p)
-		prelude, body := splitStream(t, p.body)
+		prelude, body := splitStream(t, p.Body)
 		if prelude["statusCode"] != float64(200) {
 			t.Fatalf("prelude %v", prelude)
 		}
@@ -235,15 +148,15 @@ func TestBufferedAndStreamedRoutes(t *testing.T) {
 		if body != "id: 1\nevent: a\ndata: {}\n\nevent: end\ndata: {}\n\n" {
 			t.Fatalf("body %q", body)
 		}
-		if len(p.trailer.Values("Lambda-Runtime-Function-Error-Type")) != 0 {
-			t.Fatalf("error trailer on a good stream: %v", p.trailer)
+		if len(p.Trailer.Values("Lambda-Runtime-Function-Error-Type")) != 0 {
+			t.Fatalf("error trailer on a good stream: %v", p.Trailer)
 		}
 	})
 
 	t.Run("streamed route's error response", func(t *testing.T) {
 		p := f.invoke(t, proxyEvent("GET", "/v1/runs/r-1/stream"))
 		checkStreamed(t, p)
-		prelude, body := splitStream(t, p.body)
+		prelude, body := splitStream(t, p.Body)
 		if prelude["statusCode"] != float64(401) || prelude["headers"].(map[string]any)["Content-Type"] != "application/json" {
 			t.Fatalf("prelude %v", prelude)
 		}
@@ -255,12 +168,12 @@ func TestBufferedAndStreamedRoutes(t *testing.T) {
 	t.Run("not an API Gateway event", func(t *testing.T) {
 		for _, payload := range [][]byte{[]byte(`{"Records":[]}`), []byte(`not json`)} {
 			p := f.invoke(t, payload)
-			if p.kind != "error" || p.header.Get("Lambda-Runtime-Function-Error-Type") == "" {
-				t.Fatalf("%s: %s %v", payload, p.kind, p.header)
+			if p.Kind != "error" || p.Header.Get("Lambda-Runtime-Function-Error-Type") == "" {
+				t.Fatalf("%s: %s %v", payload, p.Kind, p.Header)
 			}
 			var e map[string]string
-			if err := json.Unmarshal(p.body, &e); err != nil || e["errorMessage"] == "" || e["errorType"] == "" {
-				t.Fatalf("error body %q", p.body)
+			if err := json.Unmarshal(p.Body, &e); err != nil || e["errorMessage"] == "" || e["errorType"] == "" {
+				t.Fatalf("error body %q", p.Body)
 			}
 		}
 	})
@@ -272,7 +185,7 @@ func TestBufferedAndStreamedRoutes(t *testing.T) {
 func TestStreamIsSentAsItIsWritten(t *testing.T) {
 	f := newFakeRuntime(t)
 	gotPrelude := make(chan struct{})
-	f.readBody = func(_ string, r io.Reader) ([]byte, error) {
+	f.ReadBody = func(_ string, r io.Reader) ([]byte, error) {
 		var all []byte
 		buf := make([]byte, 1024)
 		signalled := false
@@ -308,7 +221,7 @@ func TestStreamIsSentAsItIsWritten(t *testing.T) {
 	run(t, f, g.Invoke)
 	p := f.invoke(t, proxyEvent("GET", "/v1/runs/r-1/stream"))
 	checkStreamed(t, p)
-	if _, body := splitStream(t, p.body); body != "after the prelude" {
+	if _, body := splitStream(t, p.Body); body != "after the prelude" {
 		t.Fatalf("body %q", body)
 	}
 }
@@ -328,13 +241,13 @@ func TestStreamFailureIsReportedInTrailers(t *testing.T) {
 	run(t, f, g.Invoke)
 	p := f.invoke(t, proxyEvent("GET", "/v1/runs/r-1/stream"))
 	checkStreamed(t, p)
-	if _, body := splitStream(t, p.body); body != "id: 1\n\n" {
+	if _, body := splitStream(t, p.Body); body != "id: 1\n\n" {
 		t.Fatalf("body %q", body)
 	}
-	if p.trailer.Get("Lambda-Runtime-Function-Error-Type") != "Baton.StreamError" {
-		t.Fatalf("trailers %v", p.trailer)
+	if p.Trailer.Get("Lambda-Runtime-Function-Error-Type") != "Baton.StreamError" {
+		t.Fatalf("trailers %v", p.Trailer)
 	}
-	b, err := base64.StdEncoding.DecodeString(p.trailer.Get("Lambda-Runtime-Function-Error-Body"))
+	b, err := base64.StdEncoding.DecodeString(p.Trailer.Get("Lambda-Runtime-Function-Error-Body"))
 	if err != nil || !strings.Contains(string(b), "the store failed") {
 		t.Fatalf("error body %q %v", b, err)
 	}
@@ -378,8 +291,8 @@ func TestDeadlines(t *testing.T) {
 	if dl := <-got; time.Until(dl) > 0 {
 		t.Errorf("the stream's deadline %v has not passed", dl)
 	}
-	if p.trailer.Get("Lambda-Runtime-Function-Error-Type") != "" {
-		t.Errorf("trailers %v", p.trailer)
+	if p.Trailer.Get("Lambda-Runtime-Function-Error-Type") != "" {
+		t.Errorf("trailers %v", p.Trailer)
 	}
 }
 
@@ -387,8 +300,8 @@ func TestPanicIsReportedAndStops(t *testing.T) {
 	f := newFakeRuntime(t)
 	wait := run(t, f, func(ctx context.Context, payload []byte) (lambdastream.Response, error) { panic("boom") })
 	p := f.invoke(t, []byte(`{}`))
-	if p.kind != "error" || p.header.Get("Lambda-Runtime-Function-Error-Type") != "Baton.Panic" || !strings.Contains(string(p.body), "boom") {
-		t.Fatalf("%s %v %s", p.kind, p.header, p.body)
+	if p.Kind != "error" || p.Header.Get("Lambda-Runtime-Function-Error-Type") != "Baton.Panic" || !strings.Contains(string(p.Body), "boom") {
+		t.Fatalf("%s %v %s", p.Kind, p.Header, p.Body)
 	}
 	if err := wait(); err == nil || !strings.Contains(err.Error(), "panicked") {
 		t.Fatalf("Run: %v", err)
@@ -413,8 +326,8 @@ func TestStreamPanicIsReportedAndStops(t *testing.T) {
 	wait := run(t, f, g.Invoke)
 	p := f.invoke(t, proxyEvent("GET", "/v1/runs/r-1/stream"))
 	checkStreamed(t, p)
-	if p.trailer.Get("Lambda-Runtime-Function-Error-Type") != "Baton.Panic" {
-		t.Fatalf("trailers %v", p.trailer)
+	if p.Trailer.Get("Lambda-Runtime-Function-Error-Type") != "Baton.Panic" {
+		t.Fatalf("trailers %v", p.Trailer)
 	}
 	if err := wait(); err == nil || !strings.Contains(err.Error(), "mid-stream") {
 		t.Fatalf("Run: %v", err)
