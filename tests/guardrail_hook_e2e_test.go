@@ -59,11 +59,7 @@ func toolGuardrailHook(t *testing.T, args []string) {
 	defer guard.Close()
 	agents := writeAgentsFile(t, map[string]any{"agents": []any{map[string]any{
 		"slug": "e2e-guard", "model": map[string]any{"provider": "scripted"}, "allow_overrides": []any{"model"}, "max_turns": 8,
-		"tools": []any{map[string]any{
-			"name": "inventory/check_stock", "source": "inventory", "description": "Check the stock of a SKU.",
-			"parameters": map[string]any{"type": "object", "required": []any{"sku"}, "properties": map[string]any{"sku": map[string]any{"type": "string"}}},
-			"executor":   map[string]any{"type": "http", "url": tool.srv.URL + "/check_stock", "secret_env": toolEnv, "timeout": "10s"},
-		}},
+		"tools":      []any{stockTool(tool.srv.URL, toolEnv)},
 		"guardrails": map[string]any{"tool": []any{map[string]any{"type": "http", "url": guard.URL + "/guard", "secret_env": hookEnv, "timeout": "5s"}}},
 	}}})
 	d := startDev(t, withAgentsFile(args, agents))

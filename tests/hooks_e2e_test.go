@@ -74,11 +74,7 @@ func writeHookAgents(t *testing.T, toolURL, toolEnv, hookURL, hookEnv string) st
 	t.Helper()
 	return writeAgentsFile(t, map[string]any{"agents": []any{map[string]any{
 		"slug": "e2e-hooks", "model": map[string]any{"provider": "scripted"}, "allow_overrides": []any{"model"}, "max_turns": 8,
-		"tools": []any{map[string]any{
-			"name": "inventory/check_stock", "source": "inventory", "description": "Check the stock of a SKU.",
-			"parameters": map[string]any{"type": "object", "required": []any{"sku"}, "properties": map[string]any{"sku": map[string]any{"type": "string"}}},
-			"executor":   map[string]any{"type": "http", "url": toolURL + "/check_stock", "secret_env": toolEnv, "timeout": "10s"},
-		}},
+		"tools":             []any{stockTool(toolURL, toolEnv)},
 		"pre_tool_mediator": map[string]any{"type": "http", "url": hookURL + "/mediate", "secret_env": hookEnv, "timeout": "10s"},
 		"completion_policy": map[string]any{"type": "http", "url": hookURL + "/complete", "secret_env": hookEnv, "timeout": "10s"},
 	}}})

@@ -97,14 +97,21 @@ func writeHTTPToolAgents(t *testing.T, url, env string) string {
 	file := map[string]any{"agents": []any{map[string]any{
 		"slug": "e2e-http", "label": "End-to-end http tool agent", "model": map[string]any{"provider": "scripted"},
 		"allow_overrides": []any{"model", "max_turns", "budgets"}, "max_turns": 8,
-		"tools": []any{map[string]any{
-			"name": "inventory/check_stock", "source": "inventory", "description": "Check the stock of a SKU.",
-			"parameters": map[string]any{"type": "object", "required": []any{"sku"},
-				"properties": map[string]any{"sku": map[string]any{"type": "string"}, "fail": map[string]any{"type": "boolean"}}},
-			"executor": map[string]any{"type": "http", "url": url + "/check_stock", "secret_env": env, "timeout": "10s"},
-		}},
+		"tools": []any{stockTool(url, env)},
 	}}}
 	return writeAgentsFile(t, file)
+}
+
+// stockTool is the agents-file declaration of inventory/check_stock, an
+// http tool served at url+"/check_stock" (newHTTPTool) and signed with
+// the secret in env.
+func stockTool(url, env string) map[string]any {
+	return map[string]any{
+		"name": "inventory/check_stock", "source": "inventory", "description": "Check the stock of a SKU.",
+		"parameters": map[string]any{"type": "object", "required": []any{"sku"},
+			"properties": map[string]any{"sku": map[string]any{"type": "string"}, "fail": map[string]any{"type": "boolean"}}},
+		"executor": map[string]any{"type": "http", "url": url + "/check_stock", "secret_env": env, "timeout": "10s"},
+	}
 }
 
 // writeAgentsFile writes an agents file for baton dev in a temporary
