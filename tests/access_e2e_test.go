@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 )
@@ -36,12 +35,7 @@ func writeAccessAgents(t *testing.T) string {
 // approval that another token gives and that approval_decided and the
 // audit record attribute to that token.
 func TestToolAccessEndToEnd(t *testing.T) {
-	if os.Getenv("BATON_E2E_BASE_URL") != "" {
-		t.Skip("needs baton dev with its own agents file and tokens")
-	}
-	for mode, args := range storeModes(t) {
-		t.Run(mode, func(t *testing.T) { toolAccessEndToEnd(t, withAgentsFile(args, writeAccessAgents(t))) })
-	}
+	eachStore(t, func(t *testing.T, args []string) { toolAccessEndToEnd(t, withAgentsFile(args, writeAccessAgents(t))) })
 }
 
 func toolAccessEndToEnd(t *testing.T, args []string) {

@@ -120,13 +120,11 @@ func aguiTypes(r aguiResult) []string {
 // TestAGUIEndToEnd drives POST /v1/agents/{agent}/agui with the official
 // @ag-ui/client HttpAgent on each store.
 func TestAGUIEndToEnd(t *testing.T) {
-	for mode, args := range storeModes(t) {
-		t.Run(mode, func(t *testing.T) {
-			d := startDev(t, args)
-			aguiEndToEnd(t, d)
-			aguiContinuation(t, d)
-		})
-	}
+	eachStore(t, func(t *testing.T, args []string) {
+		d := startDev(t, args)
+		aguiEndToEnd(t, d)
+		aguiContinuation(t, d)
+	})
 }
 
 func aguiEndToEnd(t *testing.T, d *dev) {

@@ -108,48 +108,46 @@ func callbackAgents(t *testing.T, url string) string {
 // allow it is a 400 override_not_allowed.
 func TestCallbackEndToEnd(t *testing.T) {
 	t.Setenv("E2E_CALLBACK_SECRET", e2eCallbackSecret)
-	for mode, args := range storeModes(t) {
-		t.Run(mode, func(t *testing.T) {
-			rcv := &callbackReceiver{t: t}
-			srv := httptest.NewServer(rcv)
-			defer srv.Close()
-			args = slices.Clone(args)
-			args[slices.Index(args, "--agents")+1] = callbackAgents(t, srv.URL+"/hook")
-			d := startDev(t, args)
+	eachStore(t, func(t *testing.T, args []string) {
+		rcv := &callbackReceiver{t: t}
+		srv := httptest.NewServer(rcv)
+		defer srv.Close()
+		args = slices.Clone(args)
+		args[slices.Index(args, "--agents")+1] = callbackAgents(t, srv.URL+"/hook")
+		d := startDev(t, args)
 
-			r := d.call(t, "POST", "/v1/runs", tokAcme, `{"agent":"hooked","messages":[{"role":"user","content":"hi"}],"callback":{"url":"https://hooks.example.com/x"}}`)
-			if r.status != 400 || r.body["error"].(map[string]any)["code"] != "override_not_allowed" {
-				t.Fatalf("caller callback: %d %v", r.status, r.body)
-			}
+		r := d.call(t, "POST", "/v1/runs", tokAcme, `{"agent":"hooked","messages":[{"role":"user","content":"hi"}],"callback":{"url":"https://hooks.example.com/x"}}`)
+		if r.status != 400 || r.body["error"].(map[string]any)["code"] != "override_not_allowed" {
+			t.Fatalf("caller callback: %d %v", r.status, r.body)
+		}
 
-			id := start(t, d, `{"agent":"hooked","messages":[{"role":"user","content":"mail ann"}],"model":{"provider":"scripted","turns":[
-				{"tool_calls":[{"id":"c1","name":"ability/send_email","parameters":{"to":"ann@example.com","password":"hunter2"}}]},{"content":"Sent to Ann."}]}}`)
-			if v := d.waitStatus(t, id); v["status"] != "approval_required" {
-				t.Fatalf("%v", v)
-			}
-			got := rcv.await(t, 1)
-			p := got[0].detail
-			if len(got) != 1 || p["event"] != "paused" || p["run_id"] != id || p["status"] != "approval_required" || got[0].key != p["event_id"] {
-				t.Fatalf("paused posts: %+v", got)
-			}
-			act := p["pending"].(map[string]any)["actions"].([]any)[0].(map[string]any)
-			params := act["preview"].(map[string]any)["parameters"].(map[string]any)
-			if params["to"] != "ann@example.com" || params["password"] != "[redacted]" {
-				t.Fatalf("paused action: %+v", act)
-			}
+		id := start(t, d, `{"agent":"hooked","messages":[{"role":"user","content":"mail ann"}],"model":{"provider":"scripted","turns":[
+			{"tool_calls":[{"id":"c1","name":"ability/send_email","parameters":{"to":"ann@example.com","password":"hunter2"}}]},{"content":"Sent to Ann."}]}}`)
+		if v := d.waitStatus(t, id); v["status"] != "approval_required" {
+			t.Fatalf("%v", v)
+		}
+		got := rcv.await(t, 1)
+		p := got[0].detail
+		if len(got) != 1 || p["event"] != "paused" || p["run_id"] != id || p["status"] != "approval_required" || got[0].key != p["event_id"] {
+			t.Fatalf("paused posts: %+v", got)
+		}
+		act := p["pending"].(map[string]any)["actions"].([]any)[0].(map[string]any)
+		params := act["preview"].(map[string]any)["parameters"].(map[string]any)
+		if params["to"] != "ann@example.com" || params["password"] != "[redacted]" {
+			t.Fatalf("paused action: %+v", act)
+		}
 
-			r = d.call(t, "POST", "/v1/runs/"+id+"/approvals/"+act["action_id"].(string), tokAcme, `{"decision":"accept"}`)
-			if r.status != 202 {
-				t.Fatalf("accept: %d %v", r.status, r.body)
-			}
-			if v := d.waitStatus(t, id); v["status"] != "completed" {
-				t.Fatalf("%v", v)
-			}
-			got = rcv.await(t, 2)
-			f := got[1].detail
-			if len(got) != 2 || f["event"] != "finished" || f["final_content"] != "Sent to Ann." || got[1].key != f["event_id"] || got[1].key == got[0].key {
-				t.Fatalf("posts after accept: %+v", got)
-			}
-		})
-	}
+		r = d.call(t, "POST", "/v1/runs/"+id+"/approvals/"+act["action_id"].(string), tokAcme, `{"decision":"accept"}`)
+		if r.status != 202 {
+			t.Fatalf("accept: %d %v", r.status, r.body)
+		}
+		if v := d.waitStatus(t, id); v["status"] != "completed" {
+			t.Fatalf("%v", v)
+		}
+		got = rcv.await(t, 2)
+		f := got[1].detail
+		if len(got) != 2 || f["event"] != "finished" || f["final_content"] != "Sent to Ann." || got[1].key != f["event_id"] || got[1].key == got[0].key {
+			t.Fatalf("posts after accept: %+v", got)
+		}
+	})
 }

@@ -39,9 +39,7 @@ func TestCompactionEndToEnd(t *testing.T) {
 		"model": map[string]any{"provider": "scripted", "model": "summarizer-e2e",
 			"options": map[string]any{"summary_usage": map[string]any{"prompt_tokens": 120, "completion_tokens": 30}}},
 	})
-	for mode, args := range storeModes(t) {
-		t.Run(mode, func(t *testing.T) { compactionEndToEnd(t, withAgentsFile(args, agents)) })
-	}
+	eachStore(t, func(t *testing.T, args []string) { compactionEndToEnd(t, withAgentsFile(args, agents)) })
 }
 
 func compactionEndToEnd(t *testing.T, args []string) {

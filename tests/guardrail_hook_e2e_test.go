@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -22,12 +21,7 @@ import (
 // the model why, and the loop goes on to a second call that runs and a
 // final answer.
 func TestToolGuardrailHookEndToEnd(t *testing.T) {
-	if os.Getenv("BATON_E2E_BASE_URL") != "" {
-		t.Skip("starts baton dev itself, with an agents file of its own")
-	}
-	for mode, args := range storeModes(t) {
-		t.Run(mode, func(t *testing.T) { toolGuardrailHook(t, args) })
-	}
+	eachStore(t, func(t *testing.T, args []string) { toolGuardrailHook(t, args) })
 }
 
 func toolGuardrailHook(t *testing.T, args []string) {
@@ -73,13 +67,7 @@ func toolGuardrailHook(t *testing.T, args []string) {
 	if v["status"] != "completed" || res["final_content"] != "A-1 is in stock; BAD is embargoed." {
 		t.Fatalf("run: %v", v)
 	}
-	calls, _ := tool.snapshot()
-	var executed []string
-	for _, c := range calls {
-		if c.body.RunID == id {
-			executed = append(executed, c.body.ToolCallID)
-		}
-	}
+	executed := tool.executed(id)
 	if len(executed) != 1 || executed[0] != "call_ok" {
 		t.Fatalf("the tool executed %v, want only call_ok", executed)
 	}

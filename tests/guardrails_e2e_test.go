@@ -23,9 +23,7 @@ func TestGuardrailsEndToEnd(t *testing.T) {
 			"output": []any{map[string]any{"type": "pii", "entities": []any{"email"}, "action": "redact"}},
 		},
 	}}})
-	for mode, args := range storeModes(t) {
-		t.Run(mode, func(t *testing.T) { guardrailsEndToEnd(t, withAgentsFile(args, agents)) })
-	}
+	eachStore(t, func(t *testing.T, args []string) { guardrailsEndToEnd(t, withAgentsFile(args, agents)) })
 }
 
 func guardrailsEndToEnd(t *testing.T, args []string) {

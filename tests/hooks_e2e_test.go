@@ -86,12 +86,7 @@ func writeHookAgents(t *testing.T, toolURL, toolEnv, hookURL, hookEnv string) st
 // continuation message; the mediator replaces the second check's result
 // and completes the run before the third scripted turn.
 func TestHooksEndToEnd(t *testing.T) {
-	if os.Getenv("BATON_E2E_BASE_URL") != "" {
-		t.Skip("starts baton dev itself, with an agents file of its own")
-	}
-	for mode, args := range storeModes(t) {
-		t.Run(mode, func(t *testing.T) { hooksEndToEnd(t, args) })
-	}
+	eachStore(t, func(t *testing.T, args []string) { hooksEndToEnd(t, args) })
 }
 
 func hooksEndToEnd(t *testing.T, args []string) {
@@ -112,13 +107,7 @@ func hooksEndToEnd(t *testing.T, args []string) {
 	if v["status"] != "completed" || res["completed"] != true || res["turn_count"] != float64(2) || res["final_content"] == "never reached" {
 		t.Fatalf("run: %v", v)
 	}
-	calls, _ := tool.snapshot()
-	var executed []string
-	for _, c := range calls {
-		if c.body.RunID == id {
-			executed = append(executed, c.body.ToolCallID)
-		}
-	}
+	executed := tool.executed(id)
 	if len(executed) != 1 || executed[0] != "call_a" {
 		t.Fatalf("the tool executed %v, want only call_a (the mediator replaced call_b)", executed)
 	}

@@ -90,6 +90,19 @@ func (ht *httpTool) snapshot() ([]httpToolCall, map[string]int) {
 	return append([]httpToolCall(nil), ht.calls...), keys
 }
 
+// executed lists the tool call ids the tool executed for the run, in
+// order.
+func (ht *httpTool) executed(runID string) []string {
+	calls, _ := ht.snapshot()
+	var ids []string
+	for _, c := range calls {
+		if c.body.RunID == runID {
+			ids = append(ids, c.body.ToolCallID)
+		}
+	}
+	return ids
+}
+
 // writeHTTPToolAgents writes an agents file whose agent "e2e-http" has
 // an http server tool pointed at url, signed with the secret in env.
 func writeHTTPToolAgents(t *testing.T, url, env string) string {

@@ -137,27 +137,25 @@ func TestIntakeEndToEnd(t *testing.T) {
 	secret := "e2e-intake-secret-" + randomSuffix() + randomSuffix()
 	const env = "BATON_E2E_INTAKE_SECRET"
 	t.Setenv(env, secret)
-	for mode, args := range storeModes(t) {
-		t.Run(mode, func(t *testing.T) {
-			tool := newHTTPTool(t, secret)
-			args = withAgentsFile(args, writeHTTPToolAgents(t, tool.srv.URL, env))
-			var feed intakeFeed
-			var name string
-			if mode == "embedded" {
-				dir := t.TempDir()
-				args = append(args, "--intake-dir", dir)
-				feed = dirFeed{dir}
-			} else {
-				name = "baton-e2e-intake-" + randomSuffix()
-				args = append(args, "--intake-queue", name)
-			}
-			d := startDev(t, args)
-			if name != "" {
-				feed = newSQSFeed(t, os.Getenv("BATON_TEST_SQS_ENDPOINT"), name)
-			}
-			intakeEndToEnd(t, d, feed, tool)
-		})
-	}
+	eachStore(t, func(t *testing.T, args []string) {
+		tool := newHTTPTool(t, secret)
+		args = withAgentsFile(args, writeHTTPToolAgents(t, tool.srv.URL, env))
+		var feed intakeFeed
+		var name string
+		if strings.HasSuffix(t.Name(), "/embedded") { // the embedded stores take a directory feed
+			dir := t.TempDir()
+			args = append(args, "--intake-dir", dir)
+			feed = dirFeed{dir}
+		} else {
+			name = "baton-e2e-intake-" + randomSuffix()
+			args = append(args, "--intake-queue", name)
+		}
+		d := startDev(t, args)
+		if name != "" {
+			feed = newSQSFeed(t, os.Getenv("BATON_TEST_SQS_ENDPOINT"), name)
+		}
+		intakeEndToEnd(t, d, feed, tool)
+	})
 }
 
 func intakeEndToEnd(t *testing.T, d *dev, feed intakeFeed, tool *httpTool) {

@@ -68,54 +68,52 @@ func (n *notifyReceiver) await(t *testing.T, runID string, want int) []notifyEve
 // action's redacted preview, then one finished notification after
 // accept, on each store.
 func TestNotificationsEndToEnd(t *testing.T) {
-	for mode, args := range storeModes(t) {
-		t.Run(mode, func(t *testing.T) {
-			rcv := &notifyReceiver{}
-			srv := httptest.NewServer(rcv)
-			defer srv.Close()
-			d := startDev(t, append(args, "--notify-url", srv.URL+"/events"))
-			id := start(t, d, `{"agent":"e2e","messages":[{"role":"user","content":"mail ann"}],"model":{"provider":"scripted","turns":[
-				{"tool_calls":[{"id":"c1","name":"ability/send_email","parameters":{"to":"ann@example.com","password":"hunter2"}}]},{"content":"Sent to Ann."}]}}`)
-			v := d.waitStatus(t, id)
-			if v["status"] != "approval_required" {
-				t.Fatalf("%v", v)
-			}
-			got := rcv.await(t, id, 1)
-			if len(got) != 1 {
-				t.Fatalf("notifications after the pause: %+v", got)
-			}
-			p := got[0]
-			if p.Source != "baton" || p.DetailType != "Baton Run Paused" || p.Detail["status"] != "approval_required" || p.Detail["event"] != "paused" ||
-				p.Detail["tenant"] != "acme" || p.Detail["agent"] != "e2e" || p.Detail["event_id"] == "" {
-				t.Fatalf("paused: %+v", p)
-			}
-			acts := p.Detail["pending"].(map[string]any)["actions"].([]any)
-			act := acts[0].(map[string]any)
-			params := act["preview"].(map[string]any)["parameters"].(map[string]any)
-			if len(acts) != 1 || act["tool_name"] != "ability/send_email" || params["to"] != "ann@example.com" || params["password"] != "[redacted]" || act["expires_at"] == "" {
-				t.Fatalf("paused action: %+v", act)
-			}
-			if act["action_id"] != pending(v, "actions", "action_id") {
-				t.Fatalf("action id %v, view %v", act["action_id"], pending(v, "actions", "action_id"))
-			}
+	eachStore(t, func(t *testing.T, args []string) {
+		rcv := &notifyReceiver{}
+		srv := httptest.NewServer(rcv)
+		defer srv.Close()
+		d := startDev(t, append(args, "--notify-url", srv.URL+"/events"))
+		id := start(t, d, `{"agent":"e2e","messages":[{"role":"user","content":"mail ann"}],"model":{"provider":"scripted","turns":[
+			{"tool_calls":[{"id":"c1","name":"ability/send_email","parameters":{"to":"ann@example.com","password":"hunter2"}}]},{"content":"Sent to Ann."}]}}`)
+		v := d.waitStatus(t, id)
+		if v["status"] != "approval_required" {
+			t.Fatalf("%v", v)
+		}
+		got := rcv.await(t, id, 1)
+		if len(got) != 1 {
+			t.Fatalf("notifications after the pause: %+v", got)
+		}
+		p := got[0]
+		if p.Source != "baton" || p.DetailType != "Baton Run Paused" || p.Detail["status"] != "approval_required" || p.Detail["event"] != "paused" ||
+			p.Detail["tenant"] != "acme" || p.Detail["agent"] != "e2e" || p.Detail["event_id"] == "" {
+			t.Fatalf("paused: %+v", p)
+		}
+		acts := p.Detail["pending"].(map[string]any)["actions"].([]any)
+		act := acts[0].(map[string]any)
+		params := act["preview"].(map[string]any)["parameters"].(map[string]any)
+		if len(acts) != 1 || act["tool_name"] != "ability/send_email" || params["to"] != "ann@example.com" || params["password"] != "[redacted]" || act["expires_at"] == "" {
+			t.Fatalf("paused action: %+v", act)
+		}
+		if act["action_id"] != pending(v, "actions", "action_id") {
+			t.Fatalf("action id %v, view %v", act["action_id"], pending(v, "actions", "action_id"))
+		}
 
-			r := d.call(t, "POST", "/v1/runs/"+id+"/approvals/"+act["action_id"].(string), tokAcme, `{"decision":"accept"}`)
-			if r.status != 202 {
-				t.Fatalf("accept: %d %v", r.status, r.body)
-			}
-			if v = d.waitStatus(t, id); v["status"] != "completed" {
-				t.Fatalf("%v", v)
-			}
-			got = rcv.await(t, id, 2)
-			if len(got) != 2 {
-				t.Fatalf("notifications after accept: %+v", got)
-			}
-			f := got[1]
-			if f.DetailType != "Baton Run Finished" || f.Detail["status"] != "completed" || f.Detail["final_content"] != "Sent to Ann." || f.Detail["usage"] == nil || f.Detail["event_id"] == p.Detail["event_id"] {
-				t.Fatalf("finished: %+v", f)
-			}
-		})
-	}
+		r := d.call(t, "POST", "/v1/runs/"+id+"/approvals/"+act["action_id"].(string), tokAcme, `{"decision":"accept"}`)
+		if r.status != 202 {
+			t.Fatalf("accept: %d %v", r.status, r.body)
+		}
+		if v = d.waitStatus(t, id); v["status"] != "completed" {
+			t.Fatalf("%v", v)
+		}
+		got = rcv.await(t, id, 2)
+		if len(got) != 2 {
+			t.Fatalf("notifications after accept: %+v", got)
+		}
+		f := got[1]
+		if f.DetailType != "Baton Run Finished" || f.Detail["status"] != "completed" || f.Detail["final_content"] != "Sent to Ann." || f.Detail["usage"] == nil || f.Detail["event_id"] == p.Detail["event_id"] {
+			t.Fatalf("finished: %+v", f)
+		}
+	})
 }
 
 // TestNotificationSurvivesACrash: baton dev is killed (SIGKILL) after it
