@@ -76,9 +76,6 @@ func RuleFromJSON(ctx context.Context, remote *executors.Remote, raw json.RawMes
 	return ParseRule(ctx, remote, v)
 }
 
-// RuleOn is the rule of a hook built elsewhere.
-func RuleOn(h *Hook) *Rule { return &Rule{h: h} }
-
 // Check asks the hook. A failed call or an answer without allow is an
 // error, for the guardrails' on_error setting to decide.
 func (r *Rule) Check(ctx context.Context, s guardrails.Subject) (guardrails.Verdict, error) {

@@ -46,9 +46,6 @@ func New(ctx context.Context, remote *executors.Remote, name string, ex toolspec
 	return &Hook{name: name, ep: ep}, nil
 }
 
-// NewFromEndpoint is a hook on an endpoint built elsewhere.
-func NewFromEndpoint(name string, ep executors.Endpoint) *Hook { return &Hook{name: name, ep: ep} }
-
 // Call sends req as JSON (key, when set, is its idempotency key) and
 // decodes the answer, which must be one JSON object with only out's
 // fields, into out.
