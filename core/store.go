@@ -161,6 +161,21 @@ type NotificationPublisher interface {
 	Publish(ctx context.Context, ns []Notification) error
 }
 
+// Storage is every storage port of the distributed runtime. The durable
+// stores (internal/memstore, internal/dynamostore) implement all of it,
+// and the contract suite (internal/storetest) runs on it.
+type Storage interface {
+	RunStore
+	TranscriptReader
+	RecordReader
+	DueRuns
+	IntentStore
+	IdempotencyStore
+	TokenStore
+	DeltaStore
+	Outbox
+}
+
 // RunStore stores runs and their sessions.
 type RunStore interface {
 	// SessionHead reads a session; a missing session has Exists false.

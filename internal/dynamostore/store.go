@@ -44,16 +44,7 @@ type Store struct {
 	claimLease time.Duration
 }
 
-var (
-	_ core.RunStore         = (*Store)(nil)
-	_ core.TranscriptReader = (*Store)(nil)
-	_ core.RecordReader     = (*Store)(nil)
-	_ core.DueRuns          = (*Store)(nil)
-	_ core.IntentStore      = (*Store)(nil)
-	_ core.IdempotencyStore = (*Store)(nil)
-	_ core.TokenStore       = (*Store)(nil)
-	_ core.Outbox           = (*Store)(nil)
-)
+var _ core.Storage = (*Store)(nil)
 
 // New returns a store on table, which CreateTable made (or an equivalent
 // table from the infrastructure code).

@@ -58,16 +58,7 @@ type intent struct {
 	attempt int
 }
 
-var (
-	_ core.RunStore         = (*Store)(nil)
-	_ core.TranscriptReader = (*Store)(nil)
-	_ core.RecordReader     = (*Store)(nil)
-	_ core.DueRuns          = (*Store)(nil)
-	_ core.IntentStore      = (*Store)(nil)
-	_ core.IdempotencyStore = (*Store)(nil)
-	_ core.TokenStore       = (*Store)(nil)
-	_ core.Outbox           = (*Store)(nil)
-)
+var _ core.Storage = (*Store)(nil)
 
 // New returns an empty store.
 func New() *Store {

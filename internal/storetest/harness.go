@@ -13,17 +13,7 @@ import (
 )
 
 // Store is every storage port of core's distributed runtime.
-type Store interface {
-	core.RunStore
-	core.TranscriptReader
-	core.RecordReader
-	core.DueRuns
-	core.IntentStore
-	core.IdempotencyStore
-	core.TokenStore
-	core.DeltaStore
-	core.Outbox
-}
+type Store = core.Storage
 
 // t0 is the suite's epoch.
 var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
