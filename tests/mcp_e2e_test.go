@@ -175,7 +175,7 @@ func TestMCPEverything(t *testing.T) {
 		id := start(t, d, `{"agent":"e2e-mcp","messages":[{"role":"user","content":"echo and add"}],"model":{"provider":"scripted","turns":[
 			{"tool_calls":[{"id":"c_echo","name":"mcp/everything/echo","parameters":{"message":"hello baton"}}]},
 			{"tool_calls":[{"id":"c_sum","name":"mcp/everything/get-sum","parameters":{"a":2,"b":3}}]},
-			{"tool_calls":[{"id":"c_bad","name":"mcp/everything/get-sum","parameters":{"a":"two"}}]},
+			{"tool_calls":[{"id":"c_bad","name":"mcp/everything/get-sum","parameters":{"a":"two","b":3}}]},
 			{"content":"done"}]}}`)
 		v := d.waitStatus(t, id)
 		if v["status"] != "completed" || result(v)["final_content"] != "done" {
