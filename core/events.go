@@ -117,6 +117,17 @@ const (
 	// may be emitted after the run finished, and more than once for one
 	// event_id when a crash interrupts the giving up.
 	EventCallbackFailed = "callback_failed"
+	// EventToolsDiscovered: tools a tool source offers at run time (an
+	// MCP server's, discovered by the worker) joined the run's catalog
+	// before a model turn (ToolsDiscovered). Data: tools (the names
+	// added), visible (those the model sees) and hidden ({name, reason},
+	// as in tool_policy_resolved).
+	EventToolsDiscovered = "tools_discovered"
+	// EventToolSourceUnavailable: a tool source of the agent (an MCP
+	// server) could not be reached, so its tools are absent from the
+	// model's view. Data: source (mcp/<server>) and error. Emitted once
+	// per source and run.
+	EventToolSourceUnavailable = "tool_source_unavailable"
 	// EventToken and EventThinking (§13.1) are ephemeral: a piece of the
 	// model's output text or of its reasoning, as the provider streams
 	// it. The in-process Runner hands them to its Sink while the model

@@ -3,6 +3,24 @@ package core
 // Input is one input to Apply.
 type Input interface{ isInput() }
 
+// ToolsDiscovered adds the tools the agent's tool sources (MCP servers)
+// offer at run time to the run's catalog, and reports the sources that
+// could not be reached. A runner applies it before a model turn. Tools
+// whose names the run already declares are ignored (a run's catalog only
+// grows), and so is a source already reported unavailable in this run;
+// nothing new is ErrNothingToApply. The added tools go through the run's
+// visibility policy like the declared ones.
+type ToolsDiscovered struct {
+	Tools       []ToolDeclaration
+	Unavailable []ToolSourceFailure
+}
+
+// ToolSourceFailure is a tool source that could not be reached.
+type ToolSourceFailure struct {
+	Source string
+	Error  string
+}
+
 // ModelReplied is the outcome of a model_turn step's model call.
 type ModelReplied struct {
 	Step  Step
@@ -140,6 +158,8 @@ type CallbackFailed struct {
 }
 
 func (CallbackFailed) isInput() {}
+
+func (ToolsDiscovered) isInput() {}
 
 func (ModelReplied) isInput() {}
 

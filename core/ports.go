@@ -113,6 +113,14 @@ type ToolExecutor interface {
 	Execute(ctx context.Context, call ToolCall) (any, error)
 }
 
+// ToolSource offers tools discovered at run time (the MCP servers of an
+// agent) for the runs of agent on behalf of tenant. It never fails: a
+// source that cannot be reached is reported in Unavailable. The durable
+// runner applies its answer before each model turn.
+type ToolSource interface {
+	Discover(ctx context.Context, agent, tenant string) ToolsDiscovered
+}
+
 // ToolExecutorFunc adapts a function to ToolExecutor.
 type ToolExecutorFunc func(ctx context.Context, call ToolCall) (any, error)
 
@@ -133,6 +141,9 @@ type ToolCall struct {
 	IdempotencyKey string          `json:"idempotency_key"`
 	Declaration    ToolDeclaration `json:"declaration"`
 	Principal      *Principal      `json:"principal,omitempty"`
+	// Tenant is the run's tenant, set by the durable runner (tool
+	// credentials may differ per tenant).
+	Tenant string `json:"tenant,omitempty"`
 }
 
 // Clock is the machine's only source of time.

@@ -261,14 +261,17 @@ type RunState struct {
 	Calls           []CallState    `json:"calls,omitempty"`
 	// Inbox holds the user messages waiting for the next iteration; its
 	// JSON name predates the Go name.
-	Inbox       []InboxMessage `json:"queue,omitempty"`
-	Stop        *stop          `json:"stop,omitempty"`
-	CompactTurn int            `json:"compact_turn,omitempty"`
-	Budget      string         `json:"budget,omitempty"`
-	Error       *RunError      `json:"error,omitempty"`
-	Interrupted map[string]any `json:"interrupted,omitempty"`
-	CreatedAt   time.Time      `json:"created_at"`
-	UpdatedAt   time.Time      `json:"updated_at"`
+	Inbox []InboxMessage `json:"queue,omitempty"`
+	// ToolSourcesDown are the tool sources reported unavailable in this
+	// run (tool_source_unavailable), each once.
+	ToolSourcesDown []string       `json:"tool_sources_down,omitempty"`
+	Stop            *stop          `json:"stop,omitempty"`
+	CompactTurn     int            `json:"compact_turn,omitempty"`
+	Budget          string         `json:"budget,omitempty"`
+	Error           *RunError      `json:"error,omitempty"`
+	Interrupted     map[string]any `json:"interrupted,omitempty"`
+	CreatedAt       time.Time      `json:"created_at"`
+	UpdatedAt       time.Time      `json:"updated_at"`
 }
 
 // InboxMessage is a user message waiting in the run's inbox for the top

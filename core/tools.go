@@ -206,7 +206,7 @@ func (e *DeclarationError) Error() string {
 
 var (
 	clientNameRe = regexp.MustCompile(`^client/[a-z0-9][a-z0-9_\-]*$`)
-	serverNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_\-]*/[a-z0-9][a-z0-9_\-/.]*$`)
+	serverNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_\-]*/[A-Za-z0-9][A-Za-z0-9_\-/.]*$`)
 	slugRe       = regexp.MustCompile(`^[a-z0-9][a-z0-9_\-]*$`)
 )
 

@@ -45,6 +45,8 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 		err = t.guardrailDenied(ctx, in)
 	case Steer:
 		err = t.steer(in)
+	case ToolsDiscovered:
+		err = t.toolsDiscovered(ctx, in)
 	case Cancel:
 		reason := strings.TrimSpace(in.Reason)
 		if reason == "" {
@@ -610,6 +612,56 @@ func (t *transition) expire(ctx context.Context) error {
 		return ErrNothingToApply
 	}
 	t.settle(ctx)
+	return nil
+}
+
+// toolsDiscovered adds the new tools of a ToolsDiscovered to the run's
+// catalog, resolving their visibility with the run's policy, and reports
+// newly unavailable sources.
+func (t *transition) toolsDiscovered(ctx context.Context, in ToolsDiscovered) error {
+	if IsTerminal(t.st.Status) {
+		return ErrTerminal
+	}
+	var added []ToolDeclaration
+	names := map[string]bool{}
+	for _, d := range in.Tools {
+		if _, dup := t.st.Tool(d.Name); dup || names[d.Name] || d.IsClient() {
+			continue
+		}
+		names[d.Name] = true
+		added = append(added, d)
+	}
+	var down []ToolSourceFailure
+	reported := set(t.st.ToolSourcesDown)
+	for _, f := range in.Unavailable {
+		if reported[f.Source] {
+			continue
+		}
+		reported[f.Source] = true
+		down = append(down, f)
+	}
+	if len(added) == 0 && len(down) == 0 {
+		return ErrNothingToApply
+	}
+	cfg := &t.st.Config
+	if len(added) > 0 {
+		cfg.Tools = append(append([]ToolDeclaration(nil), cfg.Tools...), added...)
+		visible, hidden := t.m.ResolveVisibleTools(ctx, PolicyContext{RunID: t.st.RunID, Agent: cfg.Agent, Mode: cfg.Policy.mode(), Principal: cfg.Principal}, added, cfg.Policy)
+		cfg.Visible = append(append([]string{}, cfg.Visible...), visible...)
+		h := make([]any, len(hidden))
+		for i, x := range hidden {
+			h[i] = map[string]any{"name": x.Name, "reason": x.Reason}
+		}
+		all := make([]string, len(added))
+		for i, d := range added {
+			all[i] = d.Name
+		}
+		t.emit(EventToolsDiscovered, map[string]any{"tools": stringsToAny(all), "visible": stringsToAny(visible), "hidden": h})
+	}
+	for _, f := range down {
+		t.st.ToolSourcesDown = append(append([]string(nil), t.st.ToolSourcesDown...), f.Source)
+		t.emit(EventToolSourceUnavailable, map[string]any{"source": f.Source, "error": f.Error})
+	}
 	return nil
 }
 

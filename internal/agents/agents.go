@@ -37,24 +37,27 @@ type File struct {
 
 // Spec is one agent as written in the file.
 type Spec struct {
-	Slug               string                   `json:"slug"`
-	Label              string                   `json:"label,omitempty"`
-	Model              core.ModelSpec           `json:"model"`
-	AllowOverrides     []string                 `json:"allow_overrides,omitempty"`
-	System             string                   `json:"system,omitempty"`
-	MaxTurns           int                      `json:"max_turns,omitempty"`
-	Budgets            map[string]int           `json:"budgets,omitempty"`
-	PendingTTL         string                   `json:"pending_ttl,omitempty"`
-	ParallelToolCalls  bool                     `json:"parallel_tool_calls,omitempty"`
-	ContextBudget      int                      `json:"context_budget,omitempty"`
-	ToolResultMaxBytes int                      `json:"tool_result_max_bytes,omitempty"`
-	Tools              []map[string]any         `json:"tools,omitempty"`
-	ToolPolicy         *core.ToolPolicy         `json:"tool_policy,omitempty"`
-	ActionPolicy       *core.ActionPolicyConfig `json:"action_policy,omitempty"`
-	Deny               []string                 `json:"deny,omitempty"`
-	Categories         []string                 `json:"categories,omitempty"`
-	Mode               string                   `json:"mode,omitempty"`
-	Compaction         *core.CompactionPolicy   `json:"compaction,omitempty"`
+	Slug               string           `json:"slug"`
+	Label              string           `json:"label,omitempty"`
+	Model              core.ModelSpec   `json:"model"`
+	AllowOverrides     []string         `json:"allow_overrides,omitempty"`
+	System             string           `json:"system,omitempty"`
+	MaxTurns           int              `json:"max_turns,omitempty"`
+	Budgets            map[string]int   `json:"budgets,omitempty"`
+	PendingTTL         string           `json:"pending_ttl,omitempty"`
+	ParallelToolCalls  bool             `json:"parallel_tool_calls,omitempty"`
+	ContextBudget      int              `json:"context_budget,omitempty"`
+	ToolResultMaxBytes int              `json:"tool_result_max_bytes,omitempty"`
+	Tools              []map[string]any `json:"tools,omitempty"`
+	// MCPServers are remote MCP servers whose tools the agent uses as
+	// mcp/<server>/<tool> (toolspec.ParseMCPServers).
+	MCPServers   []any                    `json:"mcp_servers,omitempty"`
+	ToolPolicy   *core.ToolPolicy         `json:"tool_policy,omitempty"`
+	ActionPolicy *core.ActionPolicyConfig `json:"action_policy,omitempty"`
+	Deny         []string                 `json:"deny,omitempty"`
+	Categories   []string                 `json:"categories,omitempty"`
+	Mode         string                   `json:"mode,omitempty"`
+	Compaction   *core.CompactionPolicy   `json:"compaction,omitempty"`
 	// StreamTokens false turns off streaming the model's tokens to live
 	// streams (default on).
 	StreamTokens *bool `json:"stream_tokens,omitempty"`
@@ -75,9 +78,12 @@ type Spec struct {
 
 // Agent is a validated agent.
 type Agent struct {
-	Spec       Spec
-	Tools      []core.ToolDeclaration
-	Executors  map[string]toolspec.Executor // by tool name
+	Spec      Spec
+	Tools     []core.ToolDeclaration
+	Executors map[string]toolspec.Executor // by tool name
+	// MCP are the agent's MCP servers, validated; their tools are
+	// discovered by the worker.
+	MCP        []toolspec.MCPServer
 	PendingTTL time.Duration
 	// Mediator and Completion are the agent's pre_tool_mediator and
 	// completion_policy hooks, nil when not configured.
@@ -167,6 +173,9 @@ func build(s Spec) (*Agent, error) {
 		if strings.HasPrefix(name, "client/") {
 			return nil, fmt.Errorf("tools[%d]: %s: client tools are declared by API callers, not in the agents file", i, name)
 		}
+		if strings.HasPrefix(name, toolspec.MCPToolPrefix) {
+			return nil, fmt.Errorf("tools[%d]: %s: mcp/ names are the tools of mcp_servers, discovered from the servers", i, name)
+		}
 		d, err := core.NormalizeServerTool(m)
 		if err != nil {
 			return nil, fmt.Errorf("tools[%d]: %w", i, err)
@@ -177,6 +186,10 @@ func build(s Spec) (*Agent, error) {
 		}
 		a.Tools = append(a.Tools, d)
 		a.Executors[d.Name] = ex
+	}
+	var err error
+	if a.MCP, err = toolspec.ParseMCPServers(s.MCPServers); err != nil {
+		return nil, err
 	}
 	if err := a.parseHooks(); err != nil {
 		return nil, err
@@ -252,6 +265,18 @@ func (r *Registry) Executors() toolspec.Tools {
 			m[name] = ex
 		}
 		out[slug] = m
+	}
+	return out
+}
+
+// MCPServers lists every agent's MCP servers by agent slug (agents
+// without any are left out).
+func (r *Registry) MCPServers() map[string][]toolspec.MCPServer {
+	out := map[string][]toolspec.MCPServer{}
+	for slug, a := range r.agents {
+		if len(a.MCP) > 0 {
+			out[slug] = a.MCP
+		}
 	}
 	return out
 }

@@ -189,3 +189,39 @@ func TestHooks(t *testing.T) {
 		})
 	}
 }
+
+// mcp_servers are validated: names, URLs, secrets (never a literal
+// Authorization), the allow-list and the overrides; mcp/ names are not
+// declarable as tools.
+func TestMCPServers(t *testing.T) {
+	agent := func(servers string, tools string) string {
+		return `{"agents":[{"slug":"a","model":{"provider":"scripted"},"mcp_servers":` + servers + `,"tools":` + tools + `}]}`
+	}
+	ok := `[{"name":"crm","url":"https://crm.example/mcp","headers":{"Authorization":{"secret_ssm":"/baton/{tenant}/crm","prefix":"Bearer "},"X-Api-Version":{"value":"2"}},
+		"tools":["get","delete"],"tool_overrides":{"delete":{"action_policy":"preview","runtime":{"retry_safe":true}}},"timeout":"10s"}]`
+	r, err := Parse([]byte(agent(ok, `[]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := r.MCPServers()["a"]
+	if len(srv) != 1 || !srv[0].PerTenant() || srv[0].Transport != "streamable_http" || srv[0].ToolOverrides["delete"].ActionPolicy != "preview" {
+		t.Fatalf("%+v", srv)
+	}
+	for name, c := range map[string]struct{ servers, tools, want string }{
+		"bad name":               {`[{"name":"CRM","url":"https://x/mcp"}]`, `[]`, "lowercase slug"},
+		"bad url":                {`[{"name":"crm","url":"ftp://x/mcp"}]`, `[]`, "http(s) URL"},
+		"credentials in the url": {`[{"name":"crm","url":"https://u:p@x/mcp"}]`, `[]`, "must not carry credentials"},
+		"duplicate":              {`[{"name":"crm","url":"https://x/mcp"},{"name":"crm","url":"https://y/mcp"}]`, `[]`, "duplicate server name"},
+		"literal authorization":  {`[{"name":"crm","url":"https://x/mcp","headers":{"Authorization":{"value":"Bearer t"}}}]`, `[]`, "must come from a secret"},
+		"two secret sources":     {`[{"name":"crm","url":"https://x/mcp","headers":{"Authorization":{"secret_env":"A","secret_ssm":"/b"}}}]`, `[]`, "only one"},
+		"override not allowed":   {`[{"name":"crm","url":"https://x/mcp","tools":["get"],"tool_overrides":{"delete":{"action_policy":"preview"}}}]`, `[]`, "not in tools"},
+		"bad action policy":      {`[{"name":"crm","url":"https://x/mcp","tool_overrides":{"get":{"action_policy":"ask"}}}]`, `[]`, "direct, preview or forbidden"},
+		"bad timeout":            {`[{"name":"crm","url":"https://x/mcp","timeout":"soon"}]`, `[]`, "timeout"},
+		"unknown field":          {`[{"name":"crm","url":"https://x/mcp","token":"t"}]`, `[]`, "unknown field"},
+		"an mcp/ tool":           {`[]`, `[{"name":"mcp/crm/get","source":"crm","description":"x","executor":{"type":"go","handler":"echo"}}]`, "discovered from the servers"},
+	} {
+		if _, err := Parse([]byte(agent(c.servers, c.tools))); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+}

@@ -157,6 +157,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 		}
 	}
 	var tools core.ToolExecutor
+	var toolSource core.ToolSource
 	if cfg.ExecuteTools {
 		goh := executors.NewGoRegistry()
 		for name, h := range deps.ToolHandlers {
@@ -171,6 +172,11 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 			return nil, err
 		}
 		tools = router
+		// MCP servers' tools are discovered here (the worker), never in
+		// the API, and offered to each run before its model turns.
+		if m := mcpTools(ctx, reg, sec, log); m != nil {
+			tools, toolSource = withMCP{tools: router, mcp: m}, m
+		}
 	}
 	if err := addAgentHooks(ctx, reg, remote, log, machines); err != nil {
 		return nil, err
@@ -189,7 +195,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 		}
 	}
 	a := &App{Config: cfg, Steps: st.queue, Store: st.store, Tokens: st.tokens, Agents: reg, Tools: tools, Stores: st.info, Log: log, cleanup: st.cleanup}
-	a.opts = durable.Options{Notifier: cfg.Notify.notifier(loadAWS, log), Callbacks: callbacks, AgentMachines: machines, Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Tools: tools, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log,
+	a.opts = durable.Options{Notifier: cfg.Notify.notifier(loadAWS, log), Callbacks: callbacks, AgentMachines: machines, Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Tools: tools, ToolSource: toolSource, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log,
 		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives}}
 	a.Runner = a.NewRunner()
 	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers, CORSOrigins: cfg.CORSOrigins})

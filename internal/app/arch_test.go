@@ -100,7 +100,7 @@ func TestArchitecture(t *testing.T) {
 		pkgs = append(pkgs, p)
 	}
 	sort.Strings(pkgs)
-	driven := []string{"internal/dynamostore", "internal/sqsqueue", "internal/memstore", "internal/providers", "internal/executors", "internal/secrets", "internal/awsenv", "internal/toolspec", "internal/hooks", "internal/notify"}
+	driven := []string{"internal/dynamostore", "internal/sqsqueue", "internal/memstore", "internal/providers", "internal/executors", "internal/secrets", "internal/awsenv", "internal/toolspec", "internal/hooks", "internal/notify", "internal/mcptools"}
 	driving := []string{"internal/httpapi", "internal/worker", "internal/intake", "internal/runspec", "internal/durable", "internal/app", "internal/local", "internal/lambdastream", "cmd", "functions"}
 	for _, p := range pkgs {
 		for _, imp := range all[p] {

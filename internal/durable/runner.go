@@ -34,6 +34,9 @@ type Options struct {
 	Tools      core.ToolExecutor
 	Summarizer core.Summarizer
 	Compactor  core.ContextCompactor
+	// ToolSource offers the tools discovered at run time (MCP servers);
+	// nil: none. The worker applies its answer before each model turn.
+	ToolSource core.ToolSource
 	// Notifier publishes run notifications (nil: none are stored or
 	// sent); see notify.go.
 	Notifier core.NotificationPublisher
@@ -154,7 +157,9 @@ type Runner struct {
 	Agents        *agents.Registry
 	Log           *slog.Logger
 	Limits        Limits
-	cache         *transcriptCache
+	// ToolSource is Options.ToolSource.
+	ToolSource core.ToolSource
+	cache      *transcriptCache
 	// after paces the heartbeats of a step's I/O (time.After).
 	after func(time.Duration) <-chan time.Time
 }
@@ -182,7 +187,7 @@ func New(o Options) *Runner {
 		agentMachines[slug] = &c
 	}
 	lim := o.Limits.withDefaults()
-	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim,
+	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim, ToolSource: o.ToolSource,
 		IO:    core.IO{Model: o.Model, Tools: o.Tools, Summarizer: o.Summarizer, Compactor: o.Compactor},
 		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter}
 }

@@ -43,6 +43,12 @@ func (e *Runner) HandleStep(ctx context.Context, step core.Step, d Attempt) erro
 		return err
 	}
 	plan, err := e.machine(rec.State.Config.Agent).Plan(ctx, rec.State, tr, step)
+	if err == nil && plan.Kind == core.PlanModel && e.ToolSource != nil {
+		if rec, err = e.discoverTools(ctx, rec, tr, log); err != nil {
+			return err
+		}
+		plan, err = e.machine(rec.State.Config.Agent).Plan(ctx, rec.State, tr, step)
+	}
 	if err != nil {
 		log.ErrorContext(ctx, "dropping unplannable step", "err", err)
 		return nil
@@ -67,7 +73,7 @@ func (e *Runner) HandleStep(ctx context.Context, step core.Step, d Attempt) erro
 			ioctx, published = e.publish(ioctx, rec.State, plan, log)
 		}
 		if plan.Kind == core.PlanTool {
-			in, err = e.executeTool(ioctx, rec.State, step, plan, d)
+			in, err = e.executeTool(ioctx, rec, step, plan, d)
 		} else {
 			in = e.IO.Perform(ioctx, step, plan)
 		}
@@ -103,8 +109,10 @@ func modelError(in core.Input) error {
 
 // executeTool claims the call's intent and executes it, or decides its
 // outcome when an earlier attempt's outcome is unknown.
-func (e *Runner) executeTool(ctx context.Context, st core.RunState, step core.Step, plan core.Plan, d Attempt) (core.Input, error) {
+func (e *Runner) executeTool(ctx context.Context, rec core.RunRecord, step core.Step, plan core.Plan, d Attempt) (core.Input, error) {
+	st := rec.State
 	call := *plan.Tool
+	call.Tenant = rec.Tenant
 	now := e.Clock.Now()
 	claim, err := e.Store.ClaimIntent(ctx, st.RunID, call.ToolCallID, d.Owner, now, e.Limits.IntentLease)
 	if err != nil {
@@ -123,6 +131,29 @@ func (e *Runner) executeTool(ctx context.Context, st core.RunState, step core.St
 	}
 	out, err := core.ExecuteTool(ctx, e.IO.Tools, call)
 	return core.ToolExecuted{Step: step, Output: out, Err: err}, nil
+}
+
+// discoverTools applies what the tool source offers the run's agent
+// (core.ToolsDiscovered) before a model turn plans its request, and
+// returns the run as committed (unchanged when nothing is new).
+func (e *Runner) discoverTools(ctx context.Context, rec core.RunRecord, tr []core.Message, log *slog.Logger) (core.RunRecord, error) {
+	in := e.ToolSource.Discover(ctx, rec.State.Config.Agent, rec.Tenant)
+	if len(in.Tools) == 0 && len(in.Unavailable) == 0 {
+		return rec, nil
+	}
+	snap, err := e.commit(ctx, rec.Tenant, e.applyTo(ctx, rec, tr, in))
+	switch {
+	case err == nil:
+		return snap.RunRecord, nil
+	case errors.Is(err, core.ErrNothingToApply):
+		return rec, nil
+	case errors.As(err, new(*applyError)):
+		log.WarnContext(ctx, "discovered tools not applied", "err", err)
+		return rec, nil
+	case errors.Is(err, errAttemptsExhausted):
+		return rec, core.Retryable(fmt.Errorf("%w: run %s", ErrContention, rec.State.RunID))
+	}
+	return rec, err
 }
 
 func (e *Runner) commitStep(ctx context.Context, rec core.RunRecord, tr []core.Message, in core.Input, log *slog.Logger) error {

@@ -108,3 +108,25 @@ func TestWireID(t *testing.T) {
 		t.Errorf("WireID(long) = %q", w)
 	}
 }
+
+// MCP tool names (mcp/<server>/<tool>, the MCP name's characters kept:
+// hyphens, dots, capitals) map to valid function names and back.
+func TestToolNamesMCP(t *testing.T) {
+	names := []string{"mcp/everything/get-sum", "mcp/everything/echo", "mcp/crm/Customers.Get", "mcp/crm/customers_get",
+		"mcp/a-very-long-server-name/" + strings.Repeat("tool", 20)}
+	tn := NewToolNames(decls(names...))
+	wire := map[string]bool{}
+	for _, n := range names {
+		w := tn.Wire(n)
+		if !wireRe.MatchString(w) || wire[w] {
+			t.Errorf("%s → %q: invalid or shared", n, w)
+		}
+		wire[w] = true
+		if back := tn.Baton(w); back != n {
+			t.Errorf("%s → %q → %s", n, w, back)
+		}
+	}
+	if w := tn.Wire("mcp/everything/get-sum"); w != "mcp__everything__get-sum" {
+		t.Errorf("get-sum → %q", w)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -164,4 +166,64 @@ func (r *Resolver) cached(key string, read func() (value, error)) (value, error)
 	}
 	r.byRef[key] = v
 	return v, nil
+}
+
+// TenantPlaceholder in a secret reference stands for the run's tenant:
+// "/baton/{tenant}/crm-token" names one parameter per tenant.
+const TenantPlaceholder = "{tenant}"
+
+// tenantRe is what a tenant must look like to be put into a reference:
+// no '/', no whitespace, so a tenant cannot reach another's secret.
+var tenantRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$`)
+
+// Ref references one secret: exactly one of Env (an environment
+// variable), SSM (a SecureString parameter, decrypted) and ARN (a Secrets
+// Manager secret). Each may contain {tenant}, resolved per tenant.
+type Ref struct {
+	Env string `json:"secret_env,omitempty"`
+	SSM string `json:"secret_ssm,omitempty"`
+	ARN string `json:"secret_arn,omitempty"`
+}
+
+// Validate checks that exactly one source is set.
+func (r Ref) Validate() error {
+	var set []string
+	for _, s := range []struct{ name, v string }{{"secret_env", r.Env}, {"secret_ssm", r.SSM}, {"secret_arn", r.ARN}} {
+		if s.v != "" {
+			set = append(set, s.name)
+		}
+	}
+	switch len(set) {
+	case 0:
+		return fmt.Errorf("set one of secret_env, secret_ssm and secret_arn")
+	case 1:
+		return nil
+	}
+	return fmt.Errorf("set only one of secret_env, secret_ssm and secret_arn (got %s)", strings.Join(set, ", "))
+}
+
+// PerTenant reports whether the reference contains {tenant}.
+func (r Ref) PerTenant() bool {
+	return strings.Contains(r.Env+r.SSM+r.ARN, TenantPlaceholder)
+}
+
+// Resolve reads the secret r references, {tenant} replaced by tenant.
+// Each resolved reference is read once and cached, so a per-tenant
+// reference is cached per tenant. A per-tenant reference needs a tenant
+// of letters, digits, '_', '.' and '-'.
+func (res *Resolver) Resolve(ctx context.Context, r Ref, tenant string) ([]byte, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	if r.PerTenant() && !tenantRe.MatchString(tenant) {
+		return nil, fmt.Errorf("a per-tenant secret needs the run's tenant, got %q", tenant)
+	}
+	sub := func(s string) string { return strings.ReplaceAll(s, TenantPlaceholder, tenant) }
+	switch {
+	case r.Env != "":
+		return res.Env(sub(r.Env))
+	case r.SSM != "":
+		return res.Parameter(ctx, sub(r.SSM))
+	}
+	return res.Secret(ctx, sub(r.ARN))
 }

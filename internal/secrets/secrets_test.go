@@ -110,3 +110,43 @@ func TestResolverWithoutAWS(t *testing.T) {
 		t.Errorf("Secrets Manager without AWS: %v", err)
 	}
 }
+
+// A {tenant} reference resolves per tenant, each tenant's value read once
+// and cached; a tenant that could reach another's secret is refused.
+func TestResolvePerTenant(t *testing.T) {
+	reads := map[string]int{}
+	r := New(Options{Getenv: func(k string) string {
+		reads[k]++
+		return map[string]string{"CRM_acme": "tok-acme", "CRM_globex": "tok-globex", "PLAIN": "shared"}[k]
+	}})
+	ctx := context.Background()
+	ref := Ref{Env: "CRM_{tenant}"}
+	if !ref.PerTenant() || (Ref{Env: "PLAIN"}).PerTenant() {
+		t.Fatal("PerTenant")
+	}
+	for i := 0; i < 2; i++ {
+		for tenant, want := range map[string]string{"acme": "tok-acme", "globex": "tok-globex"} {
+			v, err := r.Resolve(ctx, ref, tenant)
+			if err != nil || string(v) != want {
+				t.Fatalf("%s: %q %v", tenant, v, err)
+			}
+		}
+	}
+	if reads["CRM_acme"] != 1 || reads["CRM_globex"] != 1 {
+		t.Fatalf("reads %v, want each tenant's once", reads)
+	}
+	if v, err := r.Resolve(ctx, Ref{Env: "PLAIN"}, ""); err != nil || string(v) != "shared" {
+		t.Fatalf("plain: %q %v", v, err)
+	}
+	for _, bad := range []string{"", "../acme", "a/b", "a b"} {
+		if _, err := r.Resolve(ctx, Ref{SSM: "/baton/{tenant}/crm"}, bad); err == nil {
+			t.Errorf("tenant %q accepted", bad)
+		}
+	}
+	if _, err := r.Resolve(ctx, Ref{}, "acme"); err == nil {
+		t.Error("an empty reference resolved")
+	}
+	if err := (Ref{Env: "A", SSM: "/b"}).Validate(); err == nil || !strings.Contains(err.Error(), "only one") {
+		t.Errorf("two sources: %v", err)
+	}
+}
