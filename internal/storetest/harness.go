@@ -23,6 +23,7 @@ type Store interface {
 	core.TokenStore
 	core.DeltaStore
 	core.Outbox
+	core.RunLister
 }
 
 // t0 is the suite's epoch.
