@@ -194,6 +194,16 @@ func (f *cmdFlags) parse(args []string, min, max int) ([]string, error) {
 	return pos, nil
 }
 
+// parseClient parses the command line and builds the API client.
+func (f *cmdFlags) parseClient(args []string, min, max int, env *Env) ([]string, *client, error) {
+	pos, err := f.parse(args, min, max)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := f.client(env)
+	return pos, c, err
+}
+
 // client builds the API client from the flags, environment and profile.
 func (f *cmdFlags) client(env *Env) (*client, error) {
 	u, tok, err := env.resolve(f.url, f.token)

@@ -77,11 +77,7 @@ func statusArg(s string) string {
 
 func cmdRunsShow(ctx context.Context, args []string, env *Env) error {
 	f := newFlags("runs show", "RUN", env)
-	pos, err := f.parse(args, 1, 1)
-	if err != nil {
-		return err
-	}
-	c, err := f.client(env)
+	pos, c, err := f.parseClient(args, 1, 1, env)
 	if err != nil {
 		return err
 	}
@@ -161,11 +157,7 @@ func resultText(p *printer, r message) string {
 func cmdRunsEvents(ctx context.Context, args []string, env *Env) error {
 	f := newFlags("runs events", "RUN [--follow]", env)
 	follow := f.Bool("follow", false, "keep printing events until the run finishes")
-	pos, err := f.parse(args, 1, 1)
-	if err != nil {
-		return err
-	}
-	c, err := f.client(env)
+	pos, c, err := f.parseClient(args, 1, 1, env)
 	if err != nil {
 		return err
 	}
