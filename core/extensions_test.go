@@ -276,6 +276,11 @@ func TestExtensionScenarios(t *testing.T) {
 				return Interrupt{Reason: "new user message", Metadata: map[string]any{"source": "slack"}}
 			}},
 			cfg: cfg(nil, turn("", call("call_1", "client/get_calendar", map[string]any{"day": "monday"})), turn("unreachable"))},
+		{name: "interrupt_with_action", wantStatus: StatusInterrupted, requestTools: []any{clientTool("client/get_calendar")},
+			resumes: []func(RunState, *FixedClock) Input{func(RunState, *FixedClock) Input {
+				return Interrupt{Action: "handoff", Metadata: map[string]any{"source": "cli", "action": "ignored", "reason": "ignored"}}
+			}},
+			cfg: cfg(nil, turn("", call("call_1", "client/get_calendar", map[string]any{"day": "monday"})), turn("unreachable"))},
 		{name: "parallel_three_calls_one_failing", wantStatus: StatusCompleted, handlers: handlers,
 			cfg: func() RunConfig {
 				c := cfg([]ToolDeclaration{mk("ability/slow", nil), mk("ability/boom", nil), search},

@@ -119,9 +119,12 @@ const MaxSteeringChars = 100_000
 // Cancel ends the run cooperatively with status cancelled.
 type Cancel struct{ Reason string }
 
-// Interrupt ends the run with status interrupted; Metadata (such as
-// source) is copied into the envelope's interrupted field.
+// Interrupt ends the run with status interrupted. The envelope's
+// interrupted field is the normalized interrupt message: the caller's
+// Metadata (such as source) with action (Action, default "interrupt")
+// and reason set over it.
 type Interrupt struct {
+	Action   string
 	Reason   string
 	Metadata map[string]any
 }

@@ -174,6 +174,7 @@ type Storage interface {
 	TokenStore
 	DeltaStore
 	Outbox
+	RunLister
 }
 
 // RunStore stores runs and their sessions.

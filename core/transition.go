@@ -63,6 +63,9 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 			meta = map[string]any{}
 		}
 		meta["action"] = "interrupt"
+		if a := strings.TrimSpace(in.Action); a != "" {
+			meta["action"] = a
+		}
 		meta["reason"] = reason
 		err = t.cancel(ctx, StatusInterrupted, ErrTypeCancelled, reason, meta)
 	case nil:

@@ -71,7 +71,7 @@ func roundTrip[T any](t *testing.T, path string) T {
 
 var bodySchema = map[string]string{
 	"start-run.json": "start-run", "submit-result.json": "tool-result", "approve.json": "approval",
-	"cancel.json": "cancel", "steer.json": "steer",
+	"cancel.json": "cancel", "steer.json": "steer", "interrupt.json": "interrupt",
 }
 
 func newAPI(t *testing.T) (*httpapi.API, *worker.Worker) {
@@ -98,8 +98,8 @@ func TestAPISamples(t *testing.T) {
 	api, _ := newAPI(t)
 	errSchema := schema(t, "error")
 	files, _ := filepath.Glob("api/*.json")
-	if len(files) != 9 {
-		t.Fatalf("want a sample per route (9), have %d", len(files))
+	if len(files) != 11 {
+		t.Fatalf("want a sample per route (11), have %d", len(files))
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -110,9 +110,12 @@ func TestAPISamples(t *testing.T) {
 				}
 			}
 			resp, _ := api.Handle(context.Background(), req)
-			want := 404 // the sample run does not exist in a fresh store
-			if filepath.Base(f) == "start-run.json" {
-				want = 202
+			// The sample run does not exist in a fresh store; list-runs
+			// and interrupt carry a custom domain's base path, which the
+			// handler routes through.
+			want := map[string]int{"start-run.json": 202, "list-runs.json": 200}[filepath.Base(f)]
+			if want == 0 {
+				want = 404
 			}
 			if resp.StatusCode != want {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, want, resp.Body)
@@ -121,8 +124,46 @@ func TestAPISamples(t *testing.T) {
 				if err := errSchema.Validate(decode(t, []byte(resp.Body))); err != nil {
 					t.Fatalf("error body does not satisfy the error schema: %v", err)
 				}
+				if !strings.Contains(resp.Body, `"code":"not_found"`) {
+					t.Fatalf("the sample was not routed: %s", resp.Body)
+				}
 			}
 		})
+	}
+}
+
+// TestBasePathRouting: behind a custom domain whose base-path mapping
+// puts the API under /agents, the list-runs and interrupt samples (path
+// /agents/v1/…, resource and path parameters without the base path) reach
+// their routes: the run the start-run sample made is listed, and
+// interrupting it ends it interrupted.
+func TestBasePathRouting(t *testing.T) {
+	api, _ := newAPI(t)
+	ctx := context.Background()
+	start := roundTrip[events.APIGatewayProxyRequest](t, "api/start-run.json")
+	resp, _ := api.Handle(ctx, start)
+	var run struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal([]byte(resp.Body), &run); err != nil || resp.StatusCode != 202 {
+		t.Fatalf("start: %d %s", resp.StatusCode, resp.Body)
+	}
+	list := roundTrip[events.APIGatewayProxyRequest](t, "api/list-runs.json")
+	if !strings.HasPrefix(list.Path, "/agents/v1/") {
+		t.Fatalf("the list sample's path %s carries no base path", list.Path)
+	}
+	resp, _ = api.Handle(ctx, list)
+	if resp.StatusCode != 200 || !strings.Contains(resp.Body, `"run_id":"`+run.RunID+`"`) {
+		t.Fatalf("list: %d %s", resp.StatusCode, resp.Body)
+	}
+	in := roundTrip[events.APIGatewayProxyRequest](t, "api/interrupt.json")
+	sampleID := in.PathParameters["run_id"]
+	in.Path = strings.Replace(in.Path, sampleID, run.RunID, 1)
+	in.RequestContext.Path = strings.Replace(in.RequestContext.Path, sampleID, run.RunID, 1)
+	in.PathParameters["run_id"] = run.RunID
+	resp, _ = api.Handle(ctx, in)
+	if resp.StatusCode != 202 || !strings.Contains(resp.Body, `"status":"interrupted"`) || !strings.Contains(resp.Body, `"action":"handoff"`) {
+		t.Fatalf("interrupt: %d %s", resp.StatusCode, resp.Body)
 	}
 }
 
@@ -205,6 +246,7 @@ func TestStreamEventsSatisfySchema(t *testing.T) {
 	}
 	req := roundTrip[events.APIGatewayProxyRequest](t, "api/get-stream.json")
 	req.Path = strings.Replace(req.Path, "r-00000000000000000000000001", view["run_id"].(string), 1)
+	req.PathParameters["proxy"] = strings.TrimPrefix(req.Path, "/v1/")
 	req.Headers["Last-Event-ID"] = "0"
 	head, body := a.API.Stream(context.Background(), req)
 	if body == nil || head.Headers["Content-Type"] != "text/event-stream" {

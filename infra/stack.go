@@ -187,6 +187,17 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 		SortKey:        &awsdynamodb.Attribute{Name: jsii.String("GSI1SK"), Type: awsdynamodb.AttributeType_STRING},
 		ProjectionType: awsdynamodb.ProjectionType_KEYS_ONLY,
 	})
+	// GSI2 lists a tenant's runs newest first (GET /v1/runs): its keys
+	// never change after a run is created and it projects only what a
+	// list entry shows, so a commit writes it only when a status changes.
+	// Keep in step with internal/dynamostore/list.go.
+	table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:        jsii.String("GSI2"),
+		PartitionKey:     &awsdynamodb.Attribute{Name: jsii.String("GSI2PK"), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:          &awsdynamodb.Attribute{Name: jsii.String("GSI2SK"), Type: awsdynamodb.AttributeType_STRING},
+		ProjectionType:   awsdynamodb.ProjectionType_INCLUDE,
+		NonKeyAttributes: jsii.Strings("session", "status", "agent", "created_at"),
+	})
 
 	workerTimeout := awscdk.Duration_Seconds(jsii.Number(props.WorkerTimeoutSeconds))
 	dlq := awssqs.NewQueue(stack, jsii.String("StepsDLQ"), &awssqs.QueueProps{

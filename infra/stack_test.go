@@ -130,6 +130,25 @@ func TestStack(t *testing.T) {
 		tpl.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{"DeletionPolicy": "Delete"})
 	})
 
+	t.Run("table indexes: due runs and the run list", func(t *testing.T) {
+		tpl.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+			"GlobalSecondaryIndexes": []any{
+				map[string]any{"IndexName": "GSI1",
+					"KeySchema": []any{
+						map[string]any{"AttributeName": "GSI1PK", "KeyType": "HASH"},
+						map[string]any{"AttributeName": "GSI1SK", "KeyType": "RANGE"},
+					},
+					"Projection": map[string]any{"ProjectionType": "KEYS_ONLY"}},
+				map[string]any{"IndexName": "GSI2",
+					"KeySchema": []any{
+						map[string]any{"AttributeName": "GSI2PK", "KeyType": "HASH"},
+						map[string]any{"AttributeName": "GSI2SK", "KeyType": "RANGE"},
+					},
+					"Projection": map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": []any{"session", "status", "agent", "created_at"}}},
+			},
+		})
+	})
+
 	t.Run("rest api stage", func(t *testing.T) {
 		tpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Stage"), map[string]any{
 			"StageName": "dev",

@@ -56,6 +56,8 @@ type dev struct {
 	base string
 	out  *syncBuffer
 	args []string
+	// stdout holds baton dev's start-up lines (its hint among them).
+	stdout *syncBuffer
 }
 
 func randomSuffix() string {
@@ -97,13 +99,14 @@ func startDev(t *testing.T, args []string) *dev {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	d := &dev{cmd: cmd, out: logs, args: args}
+	d := &dev{cmd: cmd, out: logs, args: args, stdout: &syncBuffer{}}
 	ready := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		base := ""
 		for sc.Scan() {
 			line := sc.Text()
+			fmt.Fprintln(d.stdout, line)
 			if m := servingRe.FindStringSubmatch(line); m != nil && base == "" {
 				base = m[1]
 			}

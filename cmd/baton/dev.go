@@ -168,10 +168,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 				fmt.Fprintf(stdout, "baton dev: token for tenant %s: %s\n", t.Tenant, t.Token)
 			}
 		}
-		fmt.Fprintf(stdout, `baton dev: try
+		agent, body := a.StartHint()
+		fmt.Fprintf(stdout, `baton dev: try (agent %s)
   curl -s -X POST %s/v1/runs -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
-    -d '{"agent":"demo","messages":[{"role":"user","content":"hi"}],"model":{"provider":"scripted","turns":[{"content":"Hello!"}]}}'
-`, base)
+    -d '%s'
+`, agent, base, body)
 		if u := a.Config.Intake.QueueURL; u != "" {
 			fmt.Fprintf(stdout, "baton dev: intake queue %s (dead letters: %s)\n", u, a.Config.Intake.DeadLetterURL)
 		}

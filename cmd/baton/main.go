@@ -7,9 +7,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/baton-agents/baton/internal/app"
+	"github.com/baton-agents/baton/internal/cli"
 )
 
 const usage = `usage: baton <command> [flags]
@@ -24,7 +26,9 @@ commands:
   demo    run a scripted demo agent in process: a server tool call, a
           client-tool pause and resume, an approval, and the final result
           envelope
-`
+
+client commands (a client of the HTTP API of baton dev or a deployment):
+` + cli.Usage
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -53,6 +57,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
+		if slices.Contains(cli.Commands, args[0]) {
+			return cli.Main(ctx, args, cli.OSEnv())
+		}
 		fmt.Fprintf(stderr, "baton: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}

@@ -98,6 +98,8 @@ type Agent struct {
 // Registry holds the agents by slug.
 type Registry struct {
 	agents map[string]*Agent
+	// first is the slug of the file's first agent.
+	first string
 }
 
 // LoadFile reads and validates an agents file.
@@ -135,6 +137,9 @@ func Parse(b []byte) (*Registry, error) {
 			return nil, fmt.Errorf("agents[%d]: duplicate slug %q", i, s.Slug)
 		}
 		r.agents[s.Slug] = a
+		if i == 0 {
+			r.first = s.Slug
+		}
 	}
 	if len(r.agents) == 0 {
 		return nil, fmt.Errorf("no agents defined")
@@ -280,6 +285,9 @@ func (r *Registry) MCPServers() map[string][]toolspec.MCPServer {
 	}
 	return out
 }
+
+// First returns the first agent of the file.
+func (r *Registry) First() *Agent { return r.agents[r.first] }
 
 // Slugs lists the agents.
 func (r *Registry) Slugs() []string {

@@ -105,11 +105,16 @@ func TestArchitecture(t *testing.T) {
 	for _, p := range pkgs {
 		for _, imp := range all[p] {
 			switch {
-			case under(p, "cmd", "functions") && imp != module+"/internal/app" && imp != module+"/internal/sse" && !testKit(imp):
+			case under(p, "cmd", "functions") && imp != module+"/internal/app" && imp != module+"/internal/sse" && !testKit(imp) &&
+				(p != module+"/cmd/baton" || imp != module+"/internal/cli"):
 				// internal/sse reads the public stream route: it is a
 				// client's tool, not wiring; test kits serve the mains'
-				// tests only.
+				// tests only; cmd/baton dispatches the client commands
+				// to internal/cli.
 				t.Errorf("%s imports %s: mains wire through internal/app only (and read streams with internal/sse)", p, imp)
+			case under(p, "internal/cli") && imp != module+"/internal/sse":
+				// The CLI is a thin client of the public HTTP API.
+				t.Errorf("%s imports %s: the CLI imports no server package (internal/sse only)", p, imp)
 			case under(p, driven...) && under(imp, driving...):
 				t.Errorf("%s imports %s: a driven adapter must not import the driving side", p, imp)
 			case under(p, "core"):
@@ -120,6 +125,24 @@ func TestArchitecture(t *testing.T) {
 	for _, want := range []string{"cmd/baton", "functions/api", "functions/worker", "functions/intake", "internal/executors", "core"} {
 		if _, ok := all[module+"/"+want]; !ok {
 			t.Errorf("package %s not found", want)
+		}
+	}
+}
+
+// TestCLIImportsStandardLibraryOnly: beside internal/sse, the CLI
+// client imports the standard library only — no server package, no AWS
+// SDK.
+func TestCLIImportsStandardLibraryOnly(t *testing.T) {
+	pkg, err := build.Default.ImportDir("../cli", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, imp := range pkg.Imports {
+		if imp == module+"/internal/sse" {
+			continue
+		}
+		if first, _, _ := strings.Cut(imp, "/"); strings.Contains(first, ".") {
+			t.Errorf("internal/cli imports %s: a client of the public API uses the standard library and internal/sse only", imp)
 		}
 	}
 }

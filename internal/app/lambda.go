@@ -16,7 +16,7 @@ import (
 func (a *App) StartAPI() error { return lambdastream.Start(a.apiLambda().Invoke, a.Log) }
 
 func (a *App) apiLambda() lambdastream.APIGateway {
-	g := lambdastream.APIGateway{Handle: a.API.Handle, Stream: a.API.Stream, IsStream: httpapi.IsStream}
+	g := lambdastream.APIGateway{Handle: a.API.Handle, Stream: a.API.Stream, IsStream: httpapi.IsStream, RoutePath: httpapi.RoutePath}
 	if a.Config.StreamTransfer == StreamTransferBuffered {
 		g.IsStream = nil
 	}

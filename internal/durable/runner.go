@@ -19,6 +19,7 @@ type Store interface {
 	core.DueRuns
 	core.IntentStore
 	core.Outbox
+	core.RunLister
 }
 
 // Options wires a Runner. Store, Queue and Agents are required; every

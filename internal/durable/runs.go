@@ -128,3 +128,12 @@ func (e *Runner) apply(ctx context.Context, first core.RunRecord, in core.Input)
 	}
 	return snap, err
 }
+
+// List returns one page of the tenant's runs, newest first.
+func (e *Runner) List(ctx context.Context, tenant string, q core.RunListQuery) (core.RunPage, error) {
+	page, err := e.Store.ListRuns(ctx, tenant, q)
+	if err != nil {
+		return core.RunPage{}, fmt.Errorf("list runs of tenant %s: %w", tenant, err)
+	}
+	return page, nil
+}

@@ -7,11 +7,12 @@
 // # Table
 //
 // The table has a string partition key PK and a string sort key SK,
-// on-demand billing, a TTL attribute ttl (epoch seconds) and one sparse
-// global secondary index GSI1 (GSI1PK, GSI1SK, keys only). CreateTable
-// makes it. Items:
+// on-demand billing, a TTL attribute ttl (epoch seconds), one sparse
+// global secondary index GSI1 (GSI1PK, GSI1SK, keys only) and the run
+// list index GSI2 (GSI2PK, GSI2SK; projecting session, status, agent and
+// created_at). CreateTable makes it. Items:
 //
-//	PK=RUN#<run>                       SK=STATE              the run: tenant, session, version, status, counters, state (JSON without the config), cfg_h, due_at and, while the run is due, GSI1PK/GSI1SK
+//	PK=RUN#<run>                       SK=STATE              the run: tenant, session, version, status, counters, state (JSON without the config), cfg_h, due_at and, while the run is due, GSI1PK/GSI1SK; agent, created_at and GSI2PK=TEN#<tenant>, GSI2SK=<created>#<run> (list.go)
 //	PK=RUN#<run>                       SK=STATE#CFG          the run's configuration (JSON) and its hash h
 //	PK=SES#<tenant>#<session>          SK=HEAD               the session head: next_seq, active_run
 //	PK=SES#<tenant>#<session>          SK=MSG#<seq>#<part>   a transcript message

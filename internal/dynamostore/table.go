@@ -12,7 +12,8 @@ import (
 )
 
 // CreateTable creates the store's table (keys PK and SK, on-demand
-// billing, the sparse index GSI1 with keys only) and enables TTL on the
+// billing, the sparse index GSI1 with keys only, the run list index GSI2;
+// a table made before GSI2 existed gets it added) and enables TTL on the
 // ttl attribute, waiting until the table is active. It is idempotent: an
 // existing table, or TTL already enabled, is fine. It fails when TTL is
 // enabled on another attribute.
@@ -25,6 +26,8 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, table string) err
 			{AttributeName: aws.String(attrSK), AttributeType: str},
 			{AttributeName: aws.String(attrGSI1PK), AttributeType: str},
 			{AttributeName: aws.String(attrGSI1SK), AttributeType: str},
+			{AttributeName: aws.String(attrGSI2PK), AttributeType: str},
+			{AttributeName: aws.String(attrGSI2SK), AttributeType: str},
 		},
 		KeySchema: []types.KeySchemaElement{
 			{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
@@ -38,7 +41,7 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, table string) err
 				{AttributeName: aws.String(attrGSI1SK), KeyType: types.KeyTypeRange},
 			},
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
-		}},
+		}, listIndex()},
 	})
 	var inUse *types.ResourceInUseException
 	if err != nil && !errors.As(err, &inUse) {
@@ -46,6 +49,9 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, table string) err
 	}
 	if err := dynamodb.NewTableExistsWaiter(client).Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}, 5*time.Minute); err != nil {
 		return fmt.Errorf("create table %s: wait until active: %w", table, err)
+	}
+	if err := addListIndex(ctx, client, table); err != nil {
+		return fmt.Errorf("create table %s: %w", table, err)
 	}
 	ttl, err := client.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)})
 	if err != nil {

@@ -70,6 +70,7 @@ func (s *Store) plan(w core.Write) (*writePlan, error) {
 	p.run["next_evt"] = avN(st.NextEventSeq)
 	p.run["cfg_h"] = avS(cfgHash)
 	p.run["updated_at"] = avS(st.UpdatedAt.UTC().Format(time.RFC3339Nano))
+	listAttrs(p.run, w.Tenant, st)
 	if err := blobAttrs(p.run, "state", state); err != nil {
 		return nil, fmt.Errorf("run state: %w", err)
 	}

@@ -119,6 +119,13 @@ func (r *request) principal() *core.Principal {
 	}
 }
 
+// newRequest wraps a proxy request; its Path is the route path
+// (RoutePath), which leaves out a custom domain's base path.
+func newRequest(req events.APIGatewayProxyRequest) *request {
+	req.Path = RoutePath(req)
+	return &request{APIGatewayProxyRequest: req}
+}
+
 func (r *request) header(name string) string {
 	for k, v := range r.Headers {
 		if strings.EqualFold(k, name) {
@@ -154,6 +161,7 @@ type route struct {
 func (a *API) routes() []route {
 	return []route{
 		{http.MethodPost, []string{"v1", "runs"}, ScopeRunsWrite, a.startRun, true},
+		{http.MethodGet, []string{"v1", "runs"}, ScopeRunsRead, a.listRuns, false},
 		{http.MethodGet, []string{"v1", "runs", "{}"}, ScopeRunsRead, a.getRun, false},
 		{http.MethodGet, []string{"v1", "runs", "{}", "events"}, ScopeRunsRead, a.getEvents, false},
 		{http.MethodGet, []string{"v1", "runs", "{}", "messages"}, ScopeRunsRead, a.getMessages, false},
@@ -162,6 +170,7 @@ func (a *API) routes() []route {
 		{http.MethodPost, []string{"v1", "runs", "{}", "tool-results"}, ScopeResultsSubmit, a.submitResult, true},
 		{http.MethodPost, []string{"v1", "runs", "{}", "approvals", "{}"}, ScopeApprovalDecide, a.approve, true},
 		{http.MethodPost, []string{"v1", "runs", "{}", "cancel"}, ScopeRunsWrite, a.cancel, true},
+		{http.MethodPost, []string{"v1", "runs", "{}", "interrupt"}, ScopeRunsWrite, a.interrupt, true},
 		{http.MethodPost, aguiRoute, ScopeRunsWrite, a.postAGUI, false},
 	}
 }
@@ -187,7 +196,7 @@ func match(parts, segs []string) ([]string, bool) {
 // Handle serves one API Gateway proxy request. It never returns an error:
 // every failure is a JSON error response.
 func (a *API) Handle(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
-	r := &request{APIGatewayProxyRequest: req}
+	r := newRequest(req)
 	status, body, hdr, ok := a.preflight(r)
 	if !ok {
 		status, body, hdr = a.serve(ctx, r)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/baton-agents/baton/core"
@@ -221,5 +222,24 @@ func (a *API) steer(ctx context.Context, r *request, p []string) (int, any, erro
 			return nil, errf(400, "invalid_request", "content is required")
 		}
 		return core.Steer{Content: *b.Content}, nil
+	})
+}
+
+type interruptBody struct {
+	Action   string         `json:"action"`
+	Reason   string         `json:"reason"`
+	Metadata map[string]any `json:"metadata"`
+}
+
+// interrupt answers POST /v1/runs/{run_id}/interrupt: the seeds'
+// normalized interrupt message ends the run with status interrupted and
+// its action and metadata in the envelope's interrupted field.
+func (a *API) interrupt(ctx context.Context, r *request, p []string) (int, any, error) {
+	var b interruptBody
+	return a.applyPost(ctx, r, p, &b, true, func() (core.Input, error) {
+		if len(b.Action) > 64 || strings.ContainsAny(b.Action, "\r\n") {
+			return nil, errf(400, "invalid_request", "action must be a single line of at most 64 characters")
+		}
+		return core.Interrupt{Action: b.Action, Reason: b.Reason, Metadata: b.Metadata}, nil
 	})
 }

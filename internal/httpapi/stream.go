@@ -39,7 +39,7 @@ type StreamBody = func(ctx context.Context, w io.Writer, flush func()) error
 // view, once the run has finished or paused. Last-Event-ID (or ?after=)
 // resumes after that event.
 func (a *API) Stream(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, StreamBody) {
-	r := &request{APIGatewayProxyRequest: req}
+	r := newRequest(req)
 	body, err := a.openStream(ctx, r)
 	if err != nil {
 		status, body, hdr := a.fail(ctx, r, err, nil)

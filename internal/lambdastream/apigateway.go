@@ -47,6 +47,9 @@ type APIGateway struct {
 	// IsStream reports whether a request is for a streamed route; nil
 	// streams nothing (Handle serves every route).
 	IsStream func(method, path string) bool
+	// RoutePath is the path a request is routed on (nil: its path); the
+	// API's router leaves out a custom domain's base path.
+	RoutePath func(events.APIGatewayProxyRequest) string
 	// BufferedTimeout bounds a buffered invocation (default
 	// DefaultBufferedTimeout): the function's timeout is the stream's, far
 	// longer than anyone waits for a buffered answer.
@@ -67,7 +70,11 @@ func (g APIGateway) Invoke(ctx context.Context, payload []byte) (Response, error
 	if strings.TrimSpace(req.HTTPMethod) == "" || strings.TrimSpace(req.Path) == "" {
 		return Response{}, fmt.Errorf("not an API Gateway REST proxy event: httpMethod and path are required")
 	}
-	if g.IsStream != nil && g.IsStream(req.HTTPMethod, req.Path) {
+	path := req.Path
+	if g.RoutePath != nil {
+		path = g.RoutePath(req)
+	}
+	if g.IsStream != nil && g.IsStream(req.HTTPMethod, path) {
 		return g.stream(ctx, req), nil
 	}
 	timeout := g.BufferedTimeout

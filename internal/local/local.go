@@ -74,11 +74,15 @@ func Proxy(api APIHandler, streams Streams, maxBody int) http.Handler {
 // proxyRequest is the API Gateway proxy event of r.
 func proxyRequest(r *http.Request, body []byte) events.APIGatewayProxyRequest {
 	req := events.APIGatewayProxyRequest{
-		Resource: "/v1/{proxy+}", Path: r.URL.Path, HTTPMethod: r.Method,
+		Path: r.URL.Path, HTTPMethod: r.Method,
 		Headers: map[string]string{}, MultiValueHeaders: map[string][]string{},
 		QueryStringParameters: map[string]string{}, MultiValueQueryStringParameters: map[string][]string{},
-		PathParameters: map[string]string{"proxy": strings.TrimPrefix(r.URL.Path, "/v1/")},
 		RequestContext: events.APIGatewayProxyRequestContext{RequestID: core.RandomIDs{}.NewID("req"), Stage: "dev", HTTPMethod: r.Method, Path: r.URL.Path},
+	}
+	// Paths under /v1/ come in on the greedy /v1/{proxy+} resource, as
+	// behind API Gateway; any other path routes on itself.
+	if proxy, ok := strings.CutPrefix(r.URL.Path, "/v1/"); ok && proxy != "" {
+		req.Resource, req.PathParameters = "/v1/{proxy+}", map[string]string{"proxy": proxy}
 	}
 	for k, vs := range r.Header {
 		req.Headers[k] = vs[0]

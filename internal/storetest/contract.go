@@ -54,6 +54,7 @@ func RunContract(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Deltas/order_replace_expiry", testDeltas},
 		{"Numbers/exact", testNumbers},
 		{"LargeMessage/round_trip", testLargeMessage},
+		{"ListRuns/newest_first_paged", testListRuns},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,233 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+)
+
+// Exit codes. A run's final status picks its code; so does a run left at
+// a pause (--no-input, or stdin closed).
+const (
+	ExitOK        = 0 // the command succeeded; a run completed
+	ExitError     = 1 // an API, network or local error (the message says which)
+	ExitUsage     = 2 // bad flags or arguments
+	ExitPaused    = 3 // the run waits for a client tool result or an approval
+	ExitFailed    = 4 // the run failed, stalled or lost its session lock
+	ExitLimit     = 5 // the run stopped at a budget or at max_turns
+	ExitCancelled = 6 // the run was cancelled or interrupted
+)
+
+// Env is what a command reads and writes: the process's streams and
+// environment, injected for tests.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	// StdinTTY and StdoutTTY say whether the streams are terminals.
+	StdinTTY, StdoutTTY, StderrTTY bool
+	HTTP                           *http.Client
+
+	in *bufio.Reader
+}
+
+// OSEnv is the Env of the process: its standard streams and environment.
+func OSEnv() *Env {
+	return &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
+		StdinTTY: isTerminal(os.Stdin), StdoutTTY: isTerminal(os.Stdout), StderrTTY: isTerminal(os.Stderr), HTTP: &http.Client{}}
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// Commands lists the client commands Main serves.
+var Commands = []string{"run", "runs", "approve", "submit", "cancel", "steer", "interrupt", "login"}
+
+// Usage describes the client commands.
+const Usage = `  run       start a run and follow it live, answering its approvals and
+            client-tool requests (baton run -h)
+  runs      list runs (runs ls), show one (runs show ID), list its events
+            (runs events ID [--follow])
+  approve   accept or reject a pending action: approve RUN ACTION [--reject --reason R]
+  submit    submit a client tool's result: submit RUN REQUEST --result JSON|@file
+  cancel    cancel a run: cancel RUN [--reason R]
+  steer     add a user message to a run: steer RUN "message"
+  interrupt interrupt a run: interrupt RUN [--action A] [--reason R] [--meta k=v]
+  login     save the API URL and token: login --url URL --token TOKEN
+            (~/.config/baton/config.json, mode 0600)
+
+  Client commands take --url (BATON_URL, default ` + DefaultURL + `),
+  --token (BATON_TOKEN) and --json; see README.md for exit codes.
+`
+
+// usageError is a mistake in the command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErr(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// exitError ends a command with a code, after its output.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// Main runs a client command (args[0] is one of Commands) and returns
+// the process's exit code. Errors are printed as one line, with the API's
+// error code and message when the API answered.
+func Main(ctx context.Context, args []string, env *Env) int {
+	if env.HTTP == nil {
+		env.HTTP = &http.Client{}
+	}
+	env.in = bufio.NewReader(env.Stdin)
+	err := dispatch(ctx, args, env)
+	name := args[0]
+	if name == "runs" && len(args) > 1 {
+		name += " " + args[1]
+	}
+	var ue *usageError
+	var ee *exitError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(env.Stderr, "baton %s: %v\n", name, err)
+		return ExitUsage
+	}
+	fmt.Fprintf(env.Stderr, "baton %s: %v\n", name, err)
+	return ExitError
+}
+
+func dispatch(ctx context.Context, args []string, env *Env) error {
+	switch args[0] {
+	case "run":
+		return cmdRun(ctx, args[1:], env)
+	case "runs":
+		if len(args) < 2 {
+			return usageErr("want runs ls|show|events")
+		}
+		switch args[1] {
+		case "ls", "list":
+			return cmdRunsList(ctx, args[2:], env)
+		case "show":
+			return cmdRunsShow(ctx, args[2:], env)
+		case "events":
+			return cmdRunsEvents(ctx, args[2:], env)
+		}
+		return usageErr("unknown runs command %q: want ls, show or events", args[1])
+	case "approve":
+		return cmdApprove(ctx, args[1:], env)
+	case "submit":
+		return cmdSubmit(ctx, args[1:], env)
+	case "cancel":
+		return cmdCancel(ctx, args[1:], env)
+	case "steer":
+		return cmdSteer(ctx, args[1:], env)
+	case "interrupt":
+		return cmdInterrupt(ctx, args[1:], env)
+	case "login":
+		return cmdLogin(ctx, args[1:], env)
+	}
+	return usageErr("unknown command %q", args[0])
+}
+
+// cmdFlags are the flags every client command takes.
+type cmdFlags struct {
+	*flag.FlagSet
+	url, token string
+	json       bool
+}
+
+func newFlags(name, args string, env *Env) *cmdFlags {
+	f := &cmdFlags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError)}
+	f.SetOutput(env.Stderr)
+	f.StringVar(&f.url, "url", "", "API URL (default: BATON_URL, the profile, or "+DefaultURL+")")
+	f.StringVar(&f.token, "token", "", "API token (default: BATON_TOKEN or the profile)")
+	f.BoolVar(&f.json, "json", false, "print JSON for scripts instead of human output")
+	f.Usage = func() {
+		fmt.Fprintf(env.Stderr, "usage: baton %s %s\n", name, args)
+		f.PrintDefaults()
+	}
+	return f
+}
+
+// parse parses flags and positional arguments in any order and checks
+// the positional count (max < 0: any number from min).
+func (f *cmdFlags) parse(args []string, min, max int) ([]string, error) {
+	var pos []string
+	for {
+		if err := f.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &usageError{err.Error()}
+		}
+		args = f.Args()
+		if len(args) == 0 {
+			break
+		}
+		if args[0] == "--" {
+			pos = append(pos, args[1:]...)
+			break
+		}
+		pos, args = append(pos, args[0]), args[1:]
+	}
+	if len(pos) < min || (max >= 0 && len(pos) > max) {
+		f.Usage()
+		return nil, usageErr("wrong number of arguments")
+	}
+	return pos, nil
+}
+
+// parseClient parses the command line and builds the API client.
+func (f *cmdFlags) parseClient(args []string, min, max int, env *Env) ([]string, *client, error) {
+	pos, err := f.parse(args, min, max)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := f.client(env)
+	return pos, c, err
+}
+
+// client builds the API client from the flags, environment and profile.
+func (f *cmdFlags) client(env *Env) (*client, error) {
+	u, tok, err := env.resolve(f.url, f.token)
+	if err != nil {
+		return nil, err
+	}
+	return &client{base: u, token: tok, http: env.HTTP}, nil
+}
+
+func cmdLogin(_ context.Context, args []string, env *Env) error {
+	f := newFlags("login", "--url URL --token TOKEN", env)
+	if _, err := f.parse(args, 0, 0); err != nil {
+		return err
+	}
+	if f.url == "" || f.token == "" {
+		return usageErr("login needs --url and --token")
+	}
+	if _, _, err := env.resolve(f.url, f.token); err != nil {
+		return err
+	}
+	path, err := env.writeProfile(profile{URL: strings.TrimRight(f.url, "/"), Token: f.token})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "saved %s (mode 0600)\n", path)
+	return nil
+}

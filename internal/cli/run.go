@@ -1,0 +1,381 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/baton-agents/baton/internal/sse"
+)
+
+// multiFlag collects a repeatable flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// followOptions say how a followed run's pauses are answered.
+type followOptions struct {
+	noInput     bool
+	clientTools map[string]string // tool name → shell command
+	json        bool
+}
+
+func cmdRun(ctx context.Context, args []string, env *Env) error {
+	f := newFlags("run", `--agent SLUG [--session ID] [--file request.json] [--client-tool NAME=COMMAND]… [--no-input] "message"`, env)
+	agent := f.String("agent", "", "agent slug (overrides the file's agent)")
+	session := f.String("session", "", "continue this session")
+	file := f.String("file", "", "a POST /v1/runs body to start from")
+	noInput := f.Bool("no-input", false, "never prompt: exit with code 3 at a pause")
+	var tools multiFlag
+	f.Var(&tools, "client-tool", "answer client tool NAME by running COMMAND (parameters on stdin, result JSON on stdout); repeatable")
+	pos, err := f.parse(args, 0, 1)
+	if err != nil {
+		return err
+	}
+	opts := followOptions{noInput: *noInput, clientTools: map[string]string{}, json: f.json}
+	for _, t := range tools {
+		name, command, ok := strings.Cut(t, "=")
+		if !ok || strings.TrimSpace(name) == "" || strings.TrimSpace(command) == "" {
+			return usageErr("--client-tool wants NAME=COMMAND, got %q", t)
+		}
+		opts.clientTools[strings.TrimSpace(name)] = command
+	}
+	body := map[string]any{}
+	if *file != "" {
+		b, err := os.ReadFile(*file)
+		if err != nil {
+			return fmt.Errorf("--file: %w", err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		if err := dec.Decode(&body); err != nil {
+			return usageErr("--file %s is not a JSON object: %v", *file, err)
+		}
+	}
+	if *agent != "" {
+		body["agent"] = *agent
+	}
+	if body["agent"] == nil {
+		return usageErr("name the agent: --agent SLUG (or \"agent\" in --file)")
+	}
+	if *session != "" {
+		body["session_id"] = *session
+	}
+	if len(pos) == 1 {
+		msgs, _ := body["messages"].([]any)
+		if body["messages"] != nil && msgs == nil {
+			return usageErr("--file: messages must be an array")
+		}
+		body["messages"] = append(msgs, map[string]any{"role": "user", "content": pos[0]})
+	}
+	if body["messages"] == nil {
+		return usageErr("give a message: baton run --agent SLUG \"message\"")
+	}
+	c, err := f.client(env)
+	if err != nil {
+		return err
+	}
+	v, err := c.view(ctx, http.MethodPost, "/v1/runs", body)
+	if err != nil {
+		return err
+	}
+	return follow(ctx, c, env, v, opts)
+}
+
+// follow streams a run until it finishes, answering its pauses as opts
+// say, prints the end, and returns the exit code of its status.
+func follow(ctx context.Context, c *client, env *Env, v runView, opts followOptions) error {
+	p := newPrinter(env, opts.json)
+	stop := p.startProgress("waiting for the run")
+	defer stop()
+	p.line("%s %s %s", p.paint(cDim, "run"), p.paint(cBold, v.RunID), p.paint(cDim, "(agent "+v.Agent+", session "+v.SessionID+")"))
+	st := &streamState{p: p, starts: map[string]time.Time{}}
+	for {
+		end, err := st.stream(ctx, c, v.RunID)
+		if err != nil {
+			return err
+		}
+		if end == nil {
+			continue // the stream ended early (its time was up): resume
+		}
+		v = *end
+		switch v.Status {
+		case "runtime_tool_pending", "approval_required":
+			answered, err := answer(ctx, c, env, p, v, opts)
+			if err != nil {
+				return err
+			}
+			if !answered {
+				return finish(env, p, v, st, opts)
+			}
+		default:
+			return finish(env, p, v, st, opts)
+		}
+	}
+}
+
+// streamState carries what a followed run has shown across reconnects.
+type streamState struct {
+	p       *printer
+	lastSeq int64
+	// streamed is the text streamed for the current turn.
+	streamed strings.Builder
+	turn     int
+	starts   map[string]time.Time
+}
+
+// stream reads the run's stream from the last event seen, printing as it
+// goes; it returns the run view of the final end event, or nil when the
+// stream closed without one.
+func (st *streamState) stream(ctx context.Context, c *client, runID string) (*runView, error) {
+	hdr := http.Header{"Accept": {"text/event-stream"}}
+	if st.lastSeq > 0 {
+		hdr.Set("Last-Event-ID", strconv.FormatInt(st.lastSeq, 10))
+	}
+	resp, err := c.send(ctx, http.MethodGet, runPath(runID, "stream"), nil, nil, hdr)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	r := sse.NewReader(resp.Body)
+	for {
+		ev, err := r.Next()
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the run's stream: %w", err)
+		}
+		switch ev.Event {
+		case "end":
+			v, err := decodeView([]byte(ev.Data))
+			if err != nil {
+				return nil, err
+			}
+			return &v, nil
+		case "token":
+			var tok struct {
+				Turn  int    `json:"turn"`
+				Delta string `json:"delta"`
+			}
+			if json.Unmarshal([]byte(ev.Data), &tok) == nil {
+				if tok.Turn != st.turn {
+					st.turn = tok.Turn
+					st.streamed.Reset()
+				}
+				st.streamed.WriteString(tok.Delta)
+				st.p.text(tok.Delta)
+			}
+		case "thinking":
+		default:
+			var e event
+			if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
+				continue
+			}
+			if n, err := strconv.ParseInt(ev.ID, 10, 64); err == nil && n > st.lastSeq {
+				st.lastSeq = n
+			}
+			st.show(e)
+		}
+	}
+}
+
+// show prints the lifecycle events a person follows: one line per tool
+// call (status and duration) and pauses.
+func (st *streamState) show(e event) {
+	p := st.p
+	at, _ := time.Parse(time.RFC3339Nano, e.At)
+	str := func(k string) string { s, _ := e.Data[k].(string); return s }
+	switch e.Type {
+	case "tool_call", "tool_call_start":
+		if _, ok := st.starts[str("tool_call_id")]; !ok {
+			st.starts[str("tool_call_id")] = at
+		}
+	case "tool_result":
+		name := first(str("tool_name"), str("name"))
+		took := ""
+		if t0, ok := st.starts[str("tool_call_id")]; ok && !at.IsZero() {
+			took = " " + p.paint(cDim, at.Sub(t0).Round(time.Millisecond).String())
+		}
+		if ok, _ := e.Data["success"].(bool); ok {
+			p.line("  %s %s %s%s", p.paint(cGreen, "✓"), p.paint(cCyan, name), "ok", took)
+		} else {
+			p.line("  %s %s %s%s", p.paint(cRed, "✗"), p.paint(cCyan, name), p.paint(cRed, "failed "+first(str("error_type"), "error")), took)
+		}
+	case "tool_result_truncated":
+		p.line("  %s", p.paint(cDim, "(a tool result was truncated)"))
+	}
+}
+
+// answer asks for (or computes) the answers a paused run waits on and
+// submits them; answered is false when the run is left paused.
+func answer(ctx context.Context, c *client, env *Env, p *printer, v runView, opts followOptions) (bool, error) {
+	p.line("%s %s", p.paint(cYellow, "⏸ paused:"), p.paint(cBold, strings.ReplaceAll(v.Status, "_", " ")))
+	for _, r := range v.Pending.ToolRequests {
+		p.line("  client tool %s wants a result (request %s)", p.paint(cCyan, r.ToolName), r.RequestID)
+		p.line("  parameters: %s", compact(r.Parameters))
+		if command, ok := opts.clientTools[r.ToolName]; ok {
+			body := runClientTool(ctx, command, r.Parameters)
+			body["request_id"] = r.RequestID
+			if _, err := c.view(ctx, http.MethodPost, runPath(v.RunID, "tool-results"), body); err != nil {
+				return false, err
+			}
+			p.line("  %s answered by %s", p.paint(cGreen, "→"), command)
+			continue
+		}
+		if opts.noInput {
+			p.line("  answer with: baton submit %s %s --result JSON", v.RunID, r.RequestID)
+			return false, nil
+		}
+		body, ok := promptResult(env)
+		if !ok {
+			return false, nil
+		}
+		body["request_id"] = r.RequestID
+		if _, err := c.view(ctx, http.MethodPost, runPath(v.RunID, "tool-results"), body); err != nil {
+			return false, err
+		}
+	}
+	for _, a := range v.Pending.Actions {
+		p.line("  approval of %s (action %s)", p.paint(cCyan, a.ToolName), a.ActionID)
+		if a.Summary != "" {
+			p.line("  summary: %s", a.Summary)
+		}
+		if a.Preview != nil {
+			p.line("  preview: %s", compact(a.Preview))
+		}
+		if opts.noInput {
+			p.line("  answer with: baton approve %s %s [--reject --reason R]", v.RunID, a.ActionID)
+			return false, nil
+		}
+		body, ok := promptDecision(env)
+		if !ok {
+			return false, nil
+		}
+		if _, err := c.view(ctx, http.MethodPost, runPath(v.RunID, "approvals", a.ActionID), body); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// prompt writes a question to stderr and reads one line of stdin; ok is
+// false at the end of stdin.
+func prompt(env *Env, question string) (string, bool) {
+	fmt.Fprint(env.Stderr, question)
+	line, err := env.in.ReadString('\n')
+	if err != nil && line == "" {
+		fmt.Fprintln(env.Stderr)
+		return "", false
+	}
+	return strings.TrimSpace(line), true
+}
+
+// promptDecision asks accept or reject, and a reason on reject.
+func promptDecision(env *Env) (map[string]any, bool) {
+	for {
+		ans, ok := prompt(env, "  accept? [y/n] ")
+		if !ok {
+			return nil, false
+		}
+		switch strings.ToLower(ans) {
+		case "y", "yes", "a", "accept":
+			return map[string]any{"decision": "accept"}, true
+		case "n", "no", "r", "reject":
+			reason, ok := prompt(env, "  reason (optional): ")
+			if !ok {
+				return nil, false
+			}
+			body := map[string]any{"decision": "reject"}
+			if reason != "" {
+				body["reason"] = reason
+			}
+			return body, true
+		}
+		fmt.Fprintln(env.Stderr, "  answer y or n")
+	}
+}
+
+// promptResult reads a client tool's result: a JSON value, or "!" and an
+// error message for a failed result.
+func promptResult(env *Env) (map[string]any, bool) {
+	for {
+		ans, ok := prompt(env, "  result (JSON, or !message for an error): ")
+		if !ok {
+			return nil, false
+		}
+		if msg, failed := strings.CutPrefix(ans, "!"); failed {
+			return map[string]any{"success": false, "error": strings.TrimSpace(msg)}, true
+		}
+		var v any
+		if ans != "" && json.Unmarshal([]byte(ans), &v) == nil {
+			return map[string]any{"success": true, "result": json.RawMessage(ans)}, true
+		}
+		fmt.Fprintln(env.Stderr, "  that is not JSON; try again")
+	}
+}
+
+// runClientTool runs command with the parameters as JSON on stdin: its
+// stdout is the result (JSON, or else its text); a failure (non-zero
+// exit) is a failed result carrying its stderr.
+func runClientTool(ctx context.Context, command string, params any) map[string]any {
+	in, _ := json.Marshal(params)
+	cmd := exec.CommandContext(ctx, "sh", "-c", command)
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errOut.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return map[string]any{"success": false, "error": truncate(msg, 2000)}
+	}
+	raw := bytes.TrimSpace(out.Bytes())
+	var v any
+	if json.Unmarshal(raw, &v) == nil {
+		return map[string]any{"success": true, "result": json.RawMessage(raw)}
+	}
+	return map[string]any{"success": true, "result": string(raw)}
+}
+
+// finish prints a run's end (the view with --json) and returns the exit
+// code of its status.
+func finish(env *Env, p *printer, v runView, st *streamState, opts followOptions) error {
+	if opts.json {
+		fmt.Fprintln(env.Stdout, string(v.raw))
+		return codeErr(exitCode(v.Status))
+	}
+	if r := v.Result; r != nil {
+		if r.FinalContent != "" && strings.TrimSpace(r.FinalContent) != strings.TrimSpace(st.streamed.String()) {
+			p.line("%s", r.FinalContent)
+		}
+		p.line("")
+		status := p.paint(statusColour(v.Status), v.Status)
+		if r.Budget != "" {
+			status += " (" + r.Budget + ")"
+		}
+		p.line("%s %s · %d turns · usage: %s", p.paint(cDim, "status"), status, r.TurnCount, usageLine(r.Usage))
+		if len(r.Interrupted) > 0 {
+			p.line("%s %s", p.paint(cDim, "interrupted:"), compact(r.Interrupted))
+		}
+	}
+	return codeErr(exitCode(v.Status))
+}
+
+func codeErr(code int) error {
+	if code == ExitOK {
+		return nil
+	}
+	return &exitError{code}
+}

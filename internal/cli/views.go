@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// runView is the part of a run view the CLI reads; raw is the whole view.
+type runView struct {
+	RunID     string `json:"run_id"`
+	SessionID string `json:"session_id"`
+	Agent     string `json:"agent"`
+	Status    string `json:"status"`
+	Pending   struct {
+		ToolRequests []toolRequest `json:"tool_requests"`
+		Actions      []action      `json:"actions"`
+	} `json:"pending"`
+	Result *struct {
+		FinalContent string         `json:"final_content"`
+		Usage        map[string]any `json:"usage"`
+		TurnCount    int            `json:"turn_count"`
+		Budget       string         `json:"budget"`
+		Interrupted  map[string]any `json:"interrupted"`
+	} `json:"result"`
+	raw json.RawMessage
+}
+
+type toolRequest struct {
+	RequestID  string `json:"request_id"`
+	ToolCallID string `json:"tool_call_id"`
+	ToolName   string `json:"tool_name"`
+	Parameters any    `json:"parameters"`
+	ExpiresAt  string `json:"expires_at"`
+}
+
+type action struct {
+	ActionID  string `json:"action_id"`
+	ToolName  string `json:"tool_name"`
+	Summary   string `json:"summary"`
+	Preview   any    `json:"preview"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+func decodeView(raw []byte) (runView, error) {
+	var v runView
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return runView{}, fmt.Errorf("the run view is not the JSON expected: %w", err)
+	}
+	v.raw = append(json.RawMessage(nil), raw...)
+	return v, nil
+}
+
+// view reads a run's view (method GET), or posts in to one of its routes
+// and reads the view the 202 carries.
+func (c *client) view(ctx context.Context, method, path string, in any) (runView, error) {
+	var raw json.RawMessage
+	if err := c.request(ctx, method, path, nil, in, &raw); err != nil {
+		return runView{}, err
+	}
+	return decodeView(raw)
+}
+
+// event is a lifecycle event as the events route and the stream carry it.
+type event struct {
+	Seq  int64          `json:"seq"`
+	Type string         `json:"type"`
+	Turn int            `json:"turn"`
+	At   string         `json:"at"`
+	Data map[string]any `json:"data"`
+}
+
+// message is a transcript message of the messages route.
+type message struct {
+	Seq      int64          `json:"seq"`
+	Role     string         `json:"role"`
+	Content  string         `json:"content"`
+	Metadata map[string]any `json:"metadata"`
+}
+
+// messages reads a run's whole session transcript, page by page.
+func (c *client) messages(ctx context.Context, runID string) ([]message, error) {
+	var all []message
+	after := int64(0)
+	for {
+		var page struct {
+			Messages []message `json:"messages"`
+			Next     int64     `json:"next"`
+		}
+		q := url.Values{"after": {strconv.FormatInt(after, 10)}, "limit": {"1000"}}
+		if err := c.request(ctx, http.MethodGet, runPath(runID, "messages"), q, nil, &page); err != nil {
+			return nil, err
+		}
+		all = append(all, page.Messages...)
+		if len(page.Messages) < 1000 {
+			return all, nil
+		}
+		after = page.Next
+	}
+}
+
+func (m message) meta(key string) string {
+	s, _ := m.Metadata[key].(string)
+	return s
+}

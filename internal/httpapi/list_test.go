@@ -1,0 +1,150 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/baton-agents/baton/internal/httpapi"
+)
+
+// TestListRuns: GET /v1/runs lists the tenant's runs newest first, pages
+// by next_cursor without repeats, filters by status, never shows another
+// tenant's runs, and answers bad queries with 400.
+func TestListRuns(t *testing.T) {
+	e := newEnv(t)
+	var ids []string
+	for i := 0; i < 5; i++ {
+		e.clock.T = e.clock.T.Add(time.Second)
+		st, v, _ := e.do(t, "POST", "/v1/runs", "tok-acme-123", startBody, nil)
+		if st != 202 {
+			t.Fatalf("start: %d %v", st, v)
+		}
+		ids = append([]string{v["run_id"].(string)}, ids...)
+	}
+	e.pump(t)
+	if st, _, _ := e.do(t, "POST", "/v1/runs", "tok-globex-1", startBody, nil); st != 202 {
+		t.Fatalf("globex start: %d", st)
+	}
+	var got []string
+	cursor := ""
+	for page := 0; ; page++ {
+		path := "/v1/runs?limit=2"
+		if cursor != "" {
+			path += "&cursor=" + url.QueryEscape(cursor)
+		}
+		st, v, _ := e.do(t, "GET", path, "tok-readonly", "", nil)
+		if st != 200 {
+			t.Fatalf("page %d: %d %v", page, st, v)
+		}
+		runs := v["runs"].([]any)
+		if len(runs) > 2 {
+			t.Fatalf("page %d has %d runs", page, len(runs))
+		}
+		for _, r := range runs {
+			m := r.(map[string]any)
+			if m["agent"] != "demo" || m["status"] != "completed" || m["session_id"] == "" || m["created_at"] == "" {
+				t.Fatalf("entry %v", m)
+			}
+			got = append(got, m["run_id"].(string))
+		}
+		next, _ := v["next_cursor"].(string)
+		if next == "" {
+			if v["next_cursor"] != nil {
+				t.Fatalf("next_cursor %v", v["next_cursor"])
+			}
+			break
+		}
+		cursor = next
+	}
+	if fmt.Sprint(got) != fmt.Sprint(ids) {
+		t.Fatalf("runs %v, want %v", got, ids)
+	}
+	if _, v, _ := e.do(t, "GET", "/v1/runs?status=queued", "tok-acme-123", "", nil); len(v["runs"].([]any)) != 0 {
+		t.Fatalf("queued runs of acme: %v", v)
+	}
+	if _, v, _ := e.do(t, "GET", "/v1/runs?status=queued", "tok-globex-1", "", nil); len(v["runs"].([]any)) != 1 {
+		t.Fatalf("queued runs of globex: %v", v)
+	}
+	for _, tc := range []struct{ query, code string }{
+		{"status=done", "invalid_query"}, {"limit=0", "invalid_query"}, {"limit=x", "invalid_query"}, {"cursor=bogus", "invalid_cursor"},
+	} {
+		if st, v, _ := e.do(t, "GET", "/v1/runs?"+tc.query, "tok-acme-123", "", nil); st != 400 || code(v) != tc.code {
+			t.Fatalf("%s: %d %v, want 400 %s", tc.query, st, v, tc.code)
+		}
+	}
+	if st, v, _ := e.do(t, "GET", "/v1/runs", "", "", nil); st != 401 {
+		t.Fatalf("no token: %d %v", st, v)
+	}
+}
+
+// TestInterrupt: POST /v1/runs/{id}/interrupt ends a paused run
+// interrupted with the normalized interrupt in the envelope, closes its
+// open call with a failed result, replays under its Idempotency-Key, and
+// answers 409 once the run is finished.
+func TestInterrupt(t *testing.T) {
+	e := newEnv(t)
+	body := `{"agent":"demo","messages":[{"role":"user","content":"hi"}],"tools":[{"name":"client/ask","description":"Ask.","parameters":{"type":"object"}}],
+	 "model":{"provider":"scripted","turns":[{"tool_calls":[{"id":"c1","name":"client/ask","parameters":{}}]},{"content":"unreachable"}]}}`
+	_, v, _ := e.do(t, "POST", "/v1/runs", "tok-acme-123", body, nil)
+	id := v["run_id"].(string)
+	e.pump(t)
+	if st, v, _ := e.do(t, "POST", "/v1/runs/"+id+"/interrupt", "tok-readonly", `{}`, nil); st != 403 {
+		t.Fatalf("read-only token: %d %v", st, v)
+	}
+	if st, v, _ := e.do(t, "POST", "/v1/runs/"+id+"/interrupt", "tok-acme-123", `{"action":"x","bogus":1}`, nil); st != 400 || code(v) != "unknown_field" {
+		t.Fatalf("unknown field: %d %v", st, v)
+	}
+	if st, v, _ := e.do(t, "POST", "/v1/runs/"+id+"/interrupt", "tok-globex-1", `{}`, nil); st != 404 {
+		t.Fatalf("other tenant: %d %v", st, v)
+	}
+	key := map[string]string{"Idempotency-Key": "int-1"}
+	ibody := `{"action":"handoff","metadata":{"source":"pager","n":2}}`
+	st, v, first := e.do(t, "POST", "/v1/runs/"+id+"/interrupt", "tok-acme-123", ibody, key)
+	if st != 202 || v["status"] != "interrupted" {
+		t.Fatalf("interrupt: %d %v", st, v)
+	}
+	res := v["result"].(map[string]any)
+	if fmt.Sprint(res["interrupted"]) != "map[action:handoff n:2 reason:interrupted source:pager]" || res["completed"] != false || res["status"] != "interrupted" {
+		t.Fatalf("envelope: %v", res)
+	}
+	msgs := res["messages"].([]any)
+	last := msgs[len(msgs)-1].(map[string]any)
+	if last["role"] != "tool_result" {
+		t.Fatalf("the open call was not closed: %v", last)
+	}
+	_, _, again := e.do(t, "POST", "/v1/runs/"+id+"/interrupt", "tok-acme-123", ibody, key)
+	if again.Body != first.Body || again.Headers["Idempotent-Replayed"] != "true" {
+		t.Fatalf("replay: %v", again)
+	}
+	if st, v, _ := e.do(t, "POST", "/v1/runs/"+id+"/interrupt", "tok-acme-123", ``, nil); st != 409 || code(v) != "run_finished" {
+		t.Fatalf("finished: %d %v", st, v)
+	}
+}
+
+// TestRoutePath: the route of a proxy request is its resource with the
+// path parameters put in, so a custom domain's base path never reaches
+// the router.
+func TestRoutePath(t *testing.T) {
+	for _, tc := range []struct {
+		name, resource, path string
+		params               map[string]string
+		want                 string
+	}{
+		{"no resource", "", "/v1/runs", nil, "/v1/runs"},
+		{"base path, plain resource", "/v1/runs", "/agents/v1/runs", nil, "/v1/runs"},
+		{"base path, greedy", "/v1/{proxy+}", "/agents/v1/runs/r-1/cancel", map[string]string{"proxy": "runs/r-1/cancel"}, "/v1/runs/r-1/cancel"},
+		{"base path, run and greedy", "/v1/runs/{run_id}/{proxy+}", "/a/b/v1/runs/r-1/approvals/x", map[string]string{"run_id": "r-1", "proxy": "approvals/x"}, "/v1/runs/r-1/approvals/x"},
+		{"missing parameter", "/v1/runs/{run_id}", "/v1/runs/r-2", nil, "/v1/runs/r-2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := httpapi.RoutePath(events.APIGatewayProxyRequest{Resource: tc.resource, Path: tc.path, PathParameters: tc.params})
+			if got != tc.want {
+				t.Fatalf("route %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

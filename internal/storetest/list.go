@@ -1,0 +1,110 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/baton-agents/baton/core"
+)
+
+// listAll pages through a tenant's runs with page size limit and returns
+// them in order, failing on a run listed twice.
+func (h *harness) listAll(status core.RunStatus, limit int, between func(page int)) []core.RunSummary {
+	h.t.Helper()
+	var all []core.RunSummary
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 0; ; page++ {
+		p, err := h.s.ListRuns(h.ctx, h.tenant, core.RunListQuery{Status: status, Limit: limit, Cursor: cursor})
+		if err != nil {
+			h.t.Fatalf("list runs (page %d): %v", page, err)
+		}
+		if len(p.Runs) > limit {
+			h.t.Fatalf("page %d holds %d runs, limit %d", page, len(p.Runs), limit)
+		}
+		for _, r := range p.Runs {
+			if seen[r.RunID] {
+				h.t.Fatalf("run %s listed twice", r.RunID)
+			}
+			seen[r.RunID] = true
+			all = append(all, r)
+		}
+		if p.Next == "" {
+			return all
+		}
+		if page > 100 {
+			h.t.Fatal("the list never ends")
+		}
+		cursor = p.Next
+		if between != nil {
+			between(page)
+		}
+	}
+}
+
+func runIDs(rs []core.RunSummary) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.RunID
+	}
+	return out
+}
+
+// testListRuns lists a tenant's runs newest first, page by page, without
+// another tenant's runs, without duplicates when runs are created
+// between pages, by status, and refuses a cursor it did not return.
+func testListRuns(t *testing.T, newStore func(*testing.T) Store) {
+	s := newStore(t)
+	a := newHarness(t, s, "list-tenant-a")
+	b := newHarness(t, s, "list-tenant-b")
+	// Five runs of A, the last two created at the same instant (ordered
+	// by run id), and B's runs in between.
+	for i := 1; i <= 5; i++ {
+		if i != 5 {
+			a.clock.T = t0.Add(time.Duration(i) * time.Second)
+		}
+		a.mustStart(fmt.Sprintf("r-a%d", i), fmt.Sprintf("s-a%d", i), config(t, turn("Hello.")), nil, user("Hi")...)
+		b.clock.T = a.clock.T
+		b.mustStart(fmt.Sprintf("r-b%d", i), fmt.Sprintf("s-b%d", i), config(t, turn("Hello.")), nil, user("Hi")...)
+	}
+	a.drive("r-a2")
+	want := []string{"r-a5", "r-a4", "r-a3", "r-a2", "r-a1"}
+	for _, limit := range []int{1, 2, 5, 10} {
+		got := runIDs(a.listAll("", limit, nil))
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("limit %d: runs %v, want %v", limit, got, want)
+		}
+	}
+	first := a.listAll("", 10, nil)[0]
+	if first.SessionID != "s-a5" || first.Status != core.StatusQueued || !first.CreatedAt.Equal(t0.Add(4*time.Second)) {
+		t.Fatalf("entry %+v", first)
+	}
+	// Runs created while a client pages sort before its cursor: the
+	// pages go on without repeating or skipping a run.
+	got := runIDs(a.listAll("", 2, func(page int) {
+		a.clock.T = t0.Add(time.Duration(10+page) * time.Second)
+		a.mustStart(fmt.Sprintf("r-a-new%d", page), fmt.Sprintf("s-new%d", page), config(t, turn("Hello.")), nil, user("Hi")...)
+	}))
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("runs created between pages: %v, want %v", got, want)
+	}
+	if got := runIDs(a.listAll(core.StatusCompleted, 1, nil)); fmt.Sprint(got) != "[r-a2]" {
+		t.Fatalf("completed runs %v", got)
+	}
+	if got := runIDs(b.listAll(core.StatusCompleted, 3, nil)); len(got) != 0 {
+		t.Fatalf("tenant B lists completed runs %v", got)
+	}
+	if got := runIDs(b.listAll("", 3, nil)); fmt.Sprint(got) != "[r-b5 r-b4 r-b3 r-b2 r-b1]" {
+		t.Fatalf("tenant B's runs %v", got)
+	}
+	if got := runIDs(newHarness(t, s, "list-tenant").listAll("", 3, nil)); len(got) != 0 {
+		t.Fatalf("a tenant whose name prefixes others lists %v", got)
+	}
+	for _, c := range []string{"nope", core.EncodeRunCursor("garbage")} {
+		if _, err := s.ListRuns(a.ctx, a.tenant, core.RunListQuery{Limit: 2, Cursor: c}); !errors.Is(err, core.ErrInvalidInput) {
+			t.Fatalf("cursor %q: %v, want ErrInvalidInput", c, err)
+		}
+	}
+}
