@@ -94,6 +94,7 @@ func (e *Runner) applyTo(ctx context.Context, first core.RunRecord, tr []core.Me
 				return transition{}, err
 			}
 		}
+		e.useIndex(rec.Tenant, &rec.State)
 		out, err := e.machine(rec.State.Config.Agent).Apply(ctx, rec.State, tr, in)
 		if errors.Is(err, core.ErrTerminal) {
 			return transition{}, &applyError{fmt.Errorf("%w (%s): %w", ErrFinished, rec.State.Status, err)}

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/app"
 )
 
 // TestSmoke runs the smoke mode (1 and 3 turns, in process and on the
@@ -98,5 +101,42 @@ func TestWorkloadCheck(t *testing.T) {
 		if err := w.check(tc.status, tc.msgs); err == nil {
 			t.Errorf("%s: a wrong run was accepted", name)
 		}
+	}
+}
+
+// BenchmarkInProcess runs the in-process comparison's two loops, for a
+// profile: go test ./scripts/bench -run '^$' -bench InProcess -cpuprofile cpu.out
+func BenchmarkInProcess(b *testing.B) {
+	ctx := context.Background()
+	mem, err := newDist(ctx, rtMemory, memoryConfig(), app.Deps{}, slog.New(slog.DiscardHandler), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, _ := mem.app.Agents.Get(agentSlug)
+	rn := &core.Runner{Machine: core.NewMachine(core.SystemClock{}), Model: models(), Tools: mem.app.Tools}
+	for _, t := range floorTurns {
+		w := workload{Turns: t, ResultBytes: 100}
+		cfg, err := a.RunConfig(agents.Overrides{Model: w.spec()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("baton/turns=%d", t), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if err := batonLoop(ctx, rn, cfg, w, fmt.Sprintf("r-%d", i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(t+1)), "ns/turn")
+		})
+		b.Run(fmt.Sprintf("floor/turns=%d", t), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := floorLoop(ctx, w); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(t+1)), "ns/turn")
+		})
 	}
 }
