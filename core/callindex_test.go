@@ -91,3 +91,23 @@ func TestTranscriptIndexAgreesWithTheScan(t *testing.T) {
 		t.Fatal("an index of another session was attached")
 	}
 }
+
+// TestToolResultJSONObject checks the audit hash's shortcut: the canonical
+// encoding of a result's object equals that of the result itself.
+func TestToolResultJSONObject(t *testing.T) {
+	for _, r := range []ToolResult{
+		{},
+		{Success: true, ToolName: "t", Result: map[string]any{"a": []any{json.Number("1"), "x"}}},
+		{ToolName: "t", Error: "e", ErrorType: ErrTypeTimedOut, Metadata: map[string]any{"k": true}, Runtime: map[string]any{"ms": json.Number("3")}},
+		{ToolName: "t", Metadata: map[string]any{}, Runtime: map[string]any{}, Result: struct{ A int }{1}},
+	} {
+		want, err := CanonicalJSON(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := CanonicalJSON(r.jsonObject())
+		if err != nil || string(got) != string(want) {
+			t.Errorf("%+v: %s, want %s (%v)", r, got, want, err)
+		}
+	}
+}

@@ -140,3 +140,35 @@ func BenchmarkInProcess(b *testing.B) {
 		})
 	}
 }
+
+// TestFloorLoops checks the two loops of the in-process comparison do the
+// workload: the floor's transcript and Baton's run pass the workload's
+// check, and the report shows the comparison.
+func TestFloorLoops(t *testing.T) {
+	ctx := context.Background()
+	w := workload{Turns: 3, ResultBytes: 100}
+	msgs, err := floorLoop(ctx, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.check(core.StatusCompleted, msgs); err != nil {
+		t.Fatal(err)
+	}
+	mem, err := newDist(ctx, rtMemory, memoryConfig(), app.Deps{}, slog.New(slog.DiscardHandler), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := mem.app.Agents.Get(agentSlug)
+	cfg, err := a.RunConfig(agents.Overrides{Model: w.spec()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn := &core.Runner{Machine: core.NewMachine(core.SystemClock{}), Model: models(), Tools: mem.app.Tools}
+	if err := batonLoop(ctx, rn, cfg, w, "r-test"); err != nil {
+		t.Fatal(err)
+	}
+	md := floorMarkdown([]floorRow{{Turns: 20, BatonNS: 8000, FloorNS: 2000, Ratio: 4, Growth: 1}})
+	if !strings.Contains(md, "| 20 | 8.00 | 2.00 | **4.00×** |") {
+		t.Errorf("the comparison's row is missing from the report:\n%s", md)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/baton-agents/baton/core"
@@ -42,39 +43,29 @@ type floorRow struct {
 	FloorRuns int `json:"floor_runs"`
 }
 
-// floorMessage is the hand-written loop's transcript entry.
-type floorMessage struct {
-	role, content, callID, tool string
-	params                      map[string]any
-	result                      any
-}
-
 // floorLoop runs the workload by hand: call the model with the
 // transcript, execute the tool call it asks for and append both, until
 // it answers.
-func floorLoop(ctx context.Context, w workload) ([]floorMessage, error) {
+func floorLoop(ctx context.Context, w workload) ([]core.Message, error) {
 	model, spec := models(), w.spec()
-	transcript := []floorMessage{{role: core.RoleUser, content: userMessage()[0].Content}}
+	transcript := userMessage()
 	for turn := 1; ; turn++ {
-		msgs := make([]core.Message, len(transcript))
-		for i, m := range transcript {
-			msgs[i] = core.Message{Role: m.role, Content: m.content}
-		}
-		reply, err := model.Complete(ctx, core.ModelRequest{Turn: turn, Model: *spec, Messages: msgs})
+		reply, err := model.Complete(ctx, core.ModelRequest{Turn: turn, Model: *spec, Messages: transcript[:len(transcript):len(transcript)]})
 		if err != nil {
 			return nil, err
 		}
 		if len(reply.ToolCalls) == 0 {
-			return append(transcript, floorMessage{role: core.RoleAssistant, content: reply.Content}), nil
+			return append(transcript, core.Message{Role: core.RoleAssistant, Content: reply.Content}), nil
 		}
 		c := reply.ToolCalls[0]
 		out, err := blobHandler(ctx, core.ToolCall{ToolCallID: c.ID, ToolName: c.Name, Parameters: c.Parameters})
 		if err != nil {
 			return nil, err
 		}
+		text, _ := out.(string)
 		transcript = append(transcript,
-			floorMessage{role: core.RoleToolCall, callID: c.ID, tool: c.Name, params: c.Parameters},
-			floorMessage{role: core.RoleToolResult, callID: c.ID, tool: c.Name, result: out})
+			core.Message{Role: core.RoleToolCall, Metadata: map[string]any{core.MetaToolCallID: c.ID, core.MetaToolName: c.Name, core.MetaParameters: c.Parameters}},
+			core.Message{Role: core.RoleToolResult, Content: text, Metadata: map[string]any{core.MetaToolCallID: c.ID}})
 	}
 }
 
@@ -104,8 +95,12 @@ func compareFloor(ctx context.Context, reg *agents.Registry, tools core.ToolExec
 		if err := batonLoop(ctx, rn, cfg, w, "r-check"); err != nil {
 			return nil, fmt.Errorf("in-process comparison: %w", err)
 		}
-		if msgs, err := floorLoop(ctx, w); err != nil || len(msgs) != 2*t+2 {
-			return nil, fmt.Errorf("in-process comparison: floor loop: %d messages, %v", len(msgs), err)
+		msgs, err := floorLoop(ctx, w)
+		if err == nil {
+			err = w.check(core.StatusCompleted, msgs)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("in-process comparison: floor loop: %w", err)
 		}
 		var failed error
 		baton := testing.Benchmark(func(b *testing.B) {
@@ -143,4 +138,22 @@ func compareFloor(ctx context.Context, reg *agents.Registry, tools core.ToolExec
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// floorMarkdown is the comparison's section of the report.
+func floorMarkdown(rows []floorRow) string {
+	if len(rows) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("## In process vs a hand-written loop (the floor)\n\n")
+	p("The workload with 100 B results through core.Runner with the benchmark agent's mediation (parameter schema validation, duplicate-call prevention, redaction, audit hashes, events) and through a minimal hand-written loop calling the same model and tool handler (the floor), one after the other with testing.Benchmark in this process. Per turn: one model call, so T tool turns and the final one. Growth: Baton's time per turn against its time at %d turns.\n\n", rows[0].Turns)
+	p("| turns | Baton µs/turn | floor µs/turn | ratio to the floor | growth vs %d turns | Baton allocs/turn | floor allocs/turn | Baton B/turn | floor B/turn | runs (Baton / floor) |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n", rows[0].Turns)
+	for _, r := range rows {
+		p("| %d | %.2f | %.2f | **%.2f×** | **%.2f×** | %.0f | %.0f | %s | %s | %d / %d |\n", r.Turns, r.BatonNS/1e3, r.FloorNS/1e3, r.Ratio, r.Growth,
+			r.BatonAllocs, r.FloorAllocs, human(r.BatonBytes), human(r.FloorBytes), r.BatonRuns, r.FloorRuns)
+	}
+	p("\n")
+	return b.String()
 }

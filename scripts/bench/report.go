@@ -25,6 +25,7 @@ type results struct {
 	Cases          []caseResult           `json:"cases"`
 	Scaling        []scalingRow           `json:"scaling"`
 	Gate           []gateRow              `json:"gate"`
+	Floor          []floorRow             `json:"in_process_vs_floor,omitempty"`
 	Concurrency    []concResult           `json:"concurrency,omitempty"`
 	ColdStart      []coldResult           `json:"cold_start,omitempty"`
 	Streaming      []streamResult         `json:"streaming,omitempty"`
@@ -112,6 +113,10 @@ type gateRow struct {
 	WRatio      float64 `json:"bytes_written_ratio"`
 	RTRatio     float64 `json:"round_trips_ratio"`
 	RRatio      float64 `json:"steady_bytes_read_ratio"`
+	// ModelCPURatio and ToolCPURatio compare the steps' median CPU
+	// (reported, not gated: CPU is noisy on a shared machine).
+	ModelCPURatio float64 `json:"model_turn_cpu_ratio"`
+	ToolCPURatio  float64 `json:"tool_call_cpu_ratio"`
 	Pass        bool    `json:"pass"`
 	Why         string  `json:"why,omitempty"`
 }
@@ -158,7 +163,8 @@ func scaling(cases []caseResult) ([]scalingRow, []gateRow) {
 			continue
 		}
 		g := gateRow{Runtime: k.rt, ResultBytes: k.size, Scripted: k.scripted,
-			WRatio: b.BytesW / a.BytesW, RTRatio: b.RT / a.RT, RRatio: b.SteadyR / a.SteadyR}
+			WRatio: b.BytesW / a.BytesW, RTRatio: b.RT / a.RT, RRatio: b.SteadyR / a.SteadyR,
+			ModelCPURatio: safeDiv(b.ModelCPU, a.ModelCPU), ToolCPURatio: safeDiv(b.ToolCPU, a.ToolCPU)}
 		var why []string
 		if g.WRatio > gateLimit {
 			why = append(why, fmt.Sprintf("bytes written per step grew %.2f×", g.WRatio))
@@ -301,6 +307,8 @@ func markdown(r *results) string {
 		p("\n")
 	}
 
+	b.WriteString(floorMarkdown(r.Floor))
+
 	if len(r.Scaling) > 0 {
 		p("## Scaling with the transcript\n\n")
 		p("Per step means. Steady read: the steps after the first (the worker has the session cached). Cold reload: what a worker with an empty cache pays to read the whole transcript at the end of the run (requests, bytes read, RCU) — a step pays it only on a cache miss.\n\n")
@@ -314,14 +322,14 @@ func markdown(r *results) string {
 			p("| %s | %s | %d | %s | %s | %s | %.3f | %.2f | %.2f | %.3f / %.3f | %s |\n", s.Runtime, size, s.Turns, human(s.BytesW), human(s.BytesR), human(s.SteadyR), s.RT, s.WCU, s.RCU, s.ModelCPU, s.ToolCPU, reload)
 		}
 		p("\n### Gate: 500 turns vs 20 turns (limit %.1f×)\n\n", gateLimit)
-		p("| runtime | result | bytes written | round trips | steady bytes read | result |\n|---|---|--:|--:|--:|---|\n")
+		p("| runtime | result | bytes written | round trips | steady bytes read | result | CPU p50 model_turn / tool_call (not gated) |\n|---|---|--:|--:|--:|---|--:|\n")
 		for _, g := range r.Gate {
 			size := resultLabel(g.ResultBytes, g.Scripted, "scripted, not gated")
 			verdict := "PASS"
 			if !g.Pass {
 				verdict = "FAIL: " + g.Why
 			}
-			p("| %s | %s | %.3f× | %.3f× | %.3f× | %s |\n", g.Runtime, size, g.WRatio, g.RTRatio, g.RRatio, verdict)
+			p("| %s | %s | %.3f× | %.3f× | %.3f× | %s | %.2f× / %.2f× |\n", g.Runtime, size, g.WRatio, g.RTRatio, g.RRatio, verdict, g.ModelCPURatio, g.ToolCPURatio)
 		}
 		p("\n%s\n\n", gateVerdict(r.Gate))
 	}
