@@ -117,8 +117,8 @@ type gateRow struct {
 	// (reported, not gated: CPU is noisy on a shared machine).
 	ModelCPURatio float64 `json:"model_turn_cpu_ratio"`
 	ToolCPURatio  float64 `json:"tool_call_cpu_ratio"`
-	Pass        bool    `json:"pass"`
-	Why         string  `json:"why,omitempty"`
+	Pass          bool    `json:"pass"`
+	Why           string  `json:"why,omitempty"`
 }
 
 const gateLimit = 1.1
