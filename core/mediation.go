@@ -105,7 +105,7 @@ func (m *Machine) mediate(ctx context.Context, st *RunState, transcript []Messag
 				}})
 			}
 		}
-		prob, err := validateParameters(decl.Parameters, c.Parameters)
+		prob, err := validateCompiled(decl.Parameters, decl.compiled, c.Parameters)
 		if err != nil {
 			return fail(ErrTypeInvalidParameters, fmt.Sprintf("Tool '%s' has an unusable parameter schema: %v", c.Name, err), nil)
 		}
