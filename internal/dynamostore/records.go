@@ -196,7 +196,7 @@ func (s *Store) runCounters(ctx context.Context, runID string) (nextMsg, nextEvt
 // limit. A before of 0 or less reads up to the session's head.
 func (s *Store) Messages(ctx context.Context, tenant, sessionID string, after, before int64, limit int) ([]core.Message, error) {
 	if before <= 0 {
-		head, _, err := s.readHead(ctx, tenant, sessionID)
+		head, err := s.currentHead(ctx, tenant, sessionID)
 		if err != nil {
 			return nil, fmt.Errorf("messages of session %s: %w", sessionID, err)
 		}

@@ -279,9 +279,27 @@ func decodeState(state, cfg []byte) (core.RunState, error) {
 
 // SessionHead reads a session's head (strongly consistent).
 func (s *Store) SessionHead(ctx context.Context, tenant, sessionID string) (core.SessionHead, error) {
-	head, _, err := s.readHead(ctx, tenant, sessionID)
+	head, err := s.currentHead(ctx, tenant, sessionID)
 	if err != nil {
 		return core.SessionHead{}, fmt.Errorf("session head %s: %w", sessionID, err)
+	}
+	return head, nil
+}
+
+// currentHead is the session head with, while a run holds the session,
+// that run's committed message counter: its commits leave the head item
+// alone until the one that finishes it (writePlan.writesHead).
+func (s *Store) currentHead(ctx context.Context, tenant, sessionID string) (core.SessionHead, error) {
+	head, _, err := s.readHead(ctx, tenant, sessionID)
+	if err != nil || head.ActiveRun == "" {
+		return head, err
+	}
+	next, _, ok, err := s.runCounters(ctx, head.ActiveRun)
+	if err != nil {
+		return core.SessionHead{}, err
+	}
+	if ok && next > head.NextSeq {
+		head.NextSeq = next
 	}
 	return head, nil
 }

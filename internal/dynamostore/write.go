@@ -308,24 +308,35 @@ func (p *writePlan) headTake(e *expr, head core.SessionHead) string {
 	return set
 }
 
-// headCommit is the head update and condition of a commit: the run holds
-// the session lock (or, finishing, nobody else does) and the head never
+// writesHead says whether a commit writes the session head: only the
+// commit that finishes the run, which releases the session and advances
+// its message counter. An unfinished run holds the session from its
+// creation to that commit (nothing else removes active_run, and every
+// commit is fenced by the run's version), so its other commits leave the
+// head alone; while a run holds the session, its committed message
+// counter is the run item's (see currentHead). A write after the run
+// finished leaves the session alone too: it may have moved on.
+func (p *writePlan) writesHead() bool { return p.terminal && !p.afterFinish }
+
+// headCommit is the head update and condition of the commit that
+// finishes the run: nobody else holds the session and the head never
 // moves back.
 func (p *writePlan) headCommit(e *expr) (update, cond string) {
 	next := e.v(avN(p.nextSeq))
-	if p.afterFinish {
-		// An update that changes nothing, so the transaction's items keep
-		// their places.
-		return fmt.Sprintf("SET %s = if_not_exists(%s, %s)", e.n("next_seq"), e.n("next_seq"), next), fmt.Sprintf("attribute_exists(%s)", e.n("next_seq"))
-	}
-	if p.terminal {
-		update = fmt.Sprintf("SET %s = %s REMOVE %s", e.n("next_seq"), next, e.n("active_run"))
-		cond = fmt.Sprintf("(attribute_not_exists(%s) OR %s = %s) AND %s <= %s", e.n("active_run"), e.n("active_run"), e.v(avS(p.runID)), e.n("next_seq"), next)
-	} else {
-		update = fmt.Sprintf("SET %s = %s", e.n("next_seq"), next)
-		cond = fmt.Sprintf("%s = %s AND %s <= %s", e.n("active_run"), e.v(avS(p.runID)), e.n("next_seq"), next)
-	}
+	update = fmt.Sprintf("SET %s = %s REMOVE %s", e.n("next_seq"), next, e.n("active_run"))
+	cond = fmt.Sprintf("(attribute_not_exists(%s) OR %s = %s) AND %s <= %s", e.n("active_run"), e.n("active_run"), e.v(avS(p.runID)), e.n("next_seq"), next)
 	return update, cond
+}
+
+// headItems are the head's transaction items of a commit (none unless
+// it finishes the run).
+func (s *Store) headItems(p *writePlan) []types.TransactWriteItem {
+	if !p.writesHead() {
+		return nil
+	}
+	he := newExpr()
+	update, cond := p.headCommit(he)
+	return []types.TransactWriteItem{s.update(itemKey(sessionPK(p.tenant, p.session), skHead), update, cond, he)}
 }
 
 // runFree is the condition that a run id is unused: no item, or only the
@@ -547,12 +558,8 @@ func (p *writePlan) runCond(e *expr, withConfig bool) string {
 }
 
 func (s *Store) commitOne(ctx context.Context, p *writePlan, withConfig bool) error {
-	re, he := newExpr(), newExpr()
-	update, cond := p.headCommit(he)
-	items := []types.TransactWriteItem{
-		s.put(p.run, p.runCond(re, withConfig), re),
-		s.update(itemKey(sessionPK(p.tenant, p.session), skHead), update, cond, he),
-	}
+	re := newExpr()
+	items := append([]types.TransactWriteItem{s.put(p.run, p.runCond(re, withConfig), re)}, s.headItems(p)...)
 	if withConfig {
 		items = append(items, s.put(p.cfg, "", nil))
 	}
@@ -562,7 +569,7 @@ func (s *Store) commitOne(ctx context.Context, p *writePlan, withConfig bool) er
 }
 
 // commitFailed explains a failed commit transaction whose item 0 is the
-// run and item 1 the session head.
+// run and item 1 the session head, when the commit writes it.
 func (s *Store) commitFailed(ctx context.Context, p *writePlan, withConfig bool, err error) error {
 	if err == nil {
 		return nil
@@ -574,7 +581,7 @@ func (s *Store) commitFailed(ctx context.Context, p *writePlan, withConfig bool,
 	if failedAt(reasons, 0) {
 		return s.runRefusal(ctx, p, withConfig)
 	}
-	if failedAt(reasons, 1) {
+	if p.writesHead() && failedAt(reasons, 1) {
 		old := reasons[1].Item
 		if old == nil {
 			var rerr error
@@ -676,12 +683,10 @@ func (s *Store) commitLarge(ctx context.Context, p *writePlan, withConfig bool) 
 			return err
 		}
 	}
-	re, he := newExpr(), newExpr()
-	update, hcond := p.headCommit(he)
-	final := []types.TransactWriteItem{
+	re := newExpr()
+	final := append([]types.TransactWriteItem{
 		s.put(p.run, p.runCond(re, withConfig)+fmt.Sprintf(" AND %s = %s", re.n("claim"), re.v(avS(c))), re),
-		s.update(itemKey(sessionPK(p.tenant, p.session), skHead), update, hcond, he),
-	}
+	}, s.headItems(p)...)
 	if withConfig {
 		final = append(final, s.put(p.cfg, "", nil))
 	}
