@@ -360,3 +360,55 @@ func TestConfigChange(t *testing.T) {
 		t.Fatalf("state after a configuration change:\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestHeadWrittenOnlyByTheFinishingCommit checks that the commits of an
+// unfinished run leave the session head item alone, that SessionHead
+// and Messages still see the run's committed messages, and that the
+// commit that finishes the run advances the head and releases it.
+func TestHeadWrittenOnlyByTheFinishingCommit(t *testing.T) {
+	f, _ := newFixture(t)
+	ctx := t.Context()
+	first := f.start("r-1", "s-1", "Hi")
+	rawHead := func() core.SessionHead {
+		t.Helper()
+		h, _, err := f.s.readHead(ctx, "tenant-a", "s-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	created := rawHead()
+	steer, err := f.m.Apply(ctx, first.State, first.Messages, core.Steer{Content: "Also this."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.T = f.clock.T.Add(time.Second)
+	if err := f.s.Commit(ctx, f.write(first.State, steer)); err != nil {
+		t.Fatal(err)
+	}
+	out := f.reply(steer.State, append(first.Messages, steer.Messages...), "Hello.")
+	open := out
+	open.State.Status = core.StatusRunning // the same transition, unfinished
+	if err := f.s.Commit(ctx, f.write(steer.State, open)); err != nil {
+		t.Fatal(err)
+	}
+	if got := rawHead(); got != created {
+		t.Fatalf("an unfinished run's commits wrote the head: %+v, was %+v", got, created)
+	}
+	head, err := f.s.SessionHead(ctx, "tenant-a", "s-1")
+	if want := (core.SessionHead{Exists: true, NextSeq: open.State.NextMsgSeq, ActiveRun: "r-1"}); err != nil || head != want {
+		t.Fatalf("SessionHead = %+v, %v; want %+v", head, err, want)
+	}
+	msgs, err := f.s.Messages(ctx, "tenant-a", "s-1", 0, 0, 0)
+	if err != nil || int64(len(msgs)) != open.State.NextMsgSeq-1 {
+		t.Fatalf("Messages up to the head: %d messages, %v; want %d", len(msgs), err, open.State.NextMsgSeq-1)
+	}
+	done := out
+	done.State.Version = open.State.Version + 1
+	if err := f.s.Commit(ctx, f.write(open.State, done)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rawHead(), (core.SessionHead{Exists: true, NextSeq: done.State.NextMsgSeq}); got != want {
+		t.Fatalf("the finishing commit left the head at %+v, want %+v", got, want)
+	}
+}
