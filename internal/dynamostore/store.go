@@ -69,6 +69,9 @@ const (
 	attrGSI1SK = "GSI1SK"
 	attrTTL    = "ttl"
 	indexGSI1  = "GSI1"
+	// attrSteps on a run item: the run stores its events, tool results
+	// and audit events in step records (steprecord.go).
+	attrSteps = "steps"
 
 	skState  = "STATE"
 	skConfig = "STATE#CFG"

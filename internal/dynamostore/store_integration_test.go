@@ -197,14 +197,16 @@ func TestRoundTrips(t *testing.T) {
 	}
 
 	// A write larger than one transaction claims the run, writes its
-	// records in transactions and commits in a last one.
+	// records in transactions and commits in a last one. (A commit's
+	// events are one record however many there are; its messages are
+	// one each.)
 	second := f.start("r-2", "s-2", "Hi")
 	c.take()
 	big := second
 	big.Messages, big.Events = nil, nil
 	for i := 0; i < 150; i++ {
-		big.Events = append(big.Events, core.Event{Seq: big.State.NextEventSeq, Type: core.EventStatus, At: big.State.UpdatedAt})
-		big.State.NextEventSeq++
+		big.Messages = append(big.Messages, core.Message{Seq: big.State.NextMsgSeq, Role: core.RoleUser, Content: "more"})
+		big.State.NextMsgSeq++
 	}
 	big.State.Version++
 	if err := f.s.Commit(ctx, f.write(second.State, big)); err != nil {
@@ -279,9 +281,9 @@ func TestLargeWriteClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := f.reply(st, first.Messages, strings.Repeat("y", 100))
-	for i := 0; i < 120; i++ {
-		big.Events = append(big.Events, core.Event{Seq: big.State.NextEventSeq, Type: core.EventStatus, At: big.State.UpdatedAt})
-		big.State.NextEventSeq++
+	for i := 0; i < 120; i++ { // one item each: a write larger than one transaction
+		big.Messages = append(big.Messages, core.Message{Seq: big.State.NextMsgSeq, Role: core.RoleUser, Content: "more"})
+		big.State.NextMsgSeq++
 	}
 	f.s.now = func() time.Time { return now }
 	err = f.s.Commit(ctx, f.write(st, big))
@@ -410,5 +412,50 @@ func TestHeadWrittenOnlyByTheFinishingCommit(t *testing.T) {
 	}
 	if got, want := rawHead(), (core.SessionHead{Exists: true, NextSeq: done.State.NextMsgSeq}); got != want {
 		t.Fatalf("the finishing commit left the head at %+v, want %+v", got, want)
+	}
+}
+
+// TestEventsPageWithinAStep pages a run whose commit stored many events
+// in one step record, from every position: a page may start and end
+// inside a step.
+func TestEventsPageWithinAStep(t *testing.T) {
+	f, c := newFixture(t)
+	ctx := t.Context()
+	first := f.start("r-1", "s-1", "Hi")
+	out := f.reply(first.State, first.Messages, "Hello.")
+	for i := 0; i < 6; i++ {
+		out.Events = append(out.Events, core.Event{Seq: out.State.NextEventSeq, Type: core.EventStatus, At: out.State.UpdatedAt})
+		out.State.NextEventSeq++
+	}
+	if err := f.s.Commit(ctx, f.write(first.State, out)); err != nil {
+		t.Fatal(err)
+	}
+	total := int(out.State.NextEventSeq - 1)
+	for after := 0; after <= total; after++ {
+		for _, limit := range []int{0, 1, 3} {
+			got, err := f.s.Events(ctx, "r-1", int64(after), 0, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := total - after
+			if limit > 0 {
+				want = min(want, limit)
+			}
+			if len(got) != want {
+				t.Fatalf("after %d limit %d: %d events, want %d", after, limit, len(got), want)
+			}
+			for i, e := range got {
+				if e.Seq != int64(after+1+i) {
+					t.Fatalf("after %d limit %d: event %d has seq %d", after, limit, i, e.Seq)
+				}
+			}
+		}
+	}
+	c.take()
+	if _, err := f.s.Events(ctx, "r-1", int64(len(first.Events)), 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.take(); fmt.Sprint(got) != "map[GetItem:1 Query:1]" {
+		t.Fatalf("a page from a step's start sent %v, want the counters and one query", got)
 	}
 }

@@ -303,3 +303,36 @@ func TestTranslate(t *testing.T) {
 		})
 	}
 }
+
+// TestStepEvents checks how the events of step records are joined: the
+// bounds and the limit apply to events, and a record that starts inside
+// the one before it (a losing writer's leftover) is skipped.
+func TestStepEvents(t *testing.T) {
+	evs := func(seqs ...int64) []core.Event {
+		out := make([]core.Event, len(seqs))
+		for i, s := range seqs {
+			out[i] = core.Event{Seq: s}
+		}
+		return out
+	}
+	steps := [][]core.Event{evs(1, 2, 3), evs(3), evs(4, 5), evs(5, 6, 7), evs(6, 7, 8)}
+	for _, tc := range []struct {
+		after, before int64
+		limit         int
+		want          string
+	}{
+		{0, 100, 0, "[1 2 3 4 5 6 7 8]"},
+		{1, 100, 0, "[2 3 4 5 6 7 8]"},
+		{1, 5, 0, "[2 3 4]"},
+		{0, 100, 2, "[1 2]"},
+		{2, 100, 2, "[3 4]"},
+	} {
+		var got []int64
+		for _, e := range stepEvents(steps, tc.after, tc.before, tc.limit) {
+			got = append(got, e.Seq)
+		}
+		if fmt.Sprint(got) != tc.want {
+			t.Errorf("after %d before %d limit %d: %v, want %s", tc.after, tc.before, tc.limit, got, tc.want)
+		}
+	}
+}

@@ -69,6 +69,7 @@ func (s *Store) plan(w core.Write) (*writePlan, error) {
 	p.run["next_msg"] = avN(st.NextMsgSeq)
 	p.run["next_evt"] = avN(st.NextEventSeq)
 	p.run["cfg_h"] = avS(cfgHash)
+	p.run[attrSteps] = avN(1)
 	p.run["updated_at"] = avS(st.UpdatedAt.UTC().Format(time.RFC3339Nano))
 	if err := blobAttrs(p.run, "state", state); err != nil {
 		return nil, fmt.Errorf("run state: %w", err)
@@ -101,14 +102,10 @@ func (s *Store) plan(w core.Write) (*writePlan, error) {
 	for _, m := range o.Messages {
 		recs = append(recs, entry{ses, prefixMsg, m.Seq, m})
 	}
-	for _, e := range o.Events {
-		recs = append(recs, entry{run, prefixEvt, e.Seq, e})
-	}
-	for _, x := range o.ToolResults {
-		recs = append(recs, entry{run, prefixRes, x.Seq, x})
-	}
-	for _, a := range o.Audit {
-		recs = append(recs, entry{run, prefixAud, a.Seq, a})
+	if len(o.Events) > 0 {
+		recs = append(recs, entry{run, prefixEvt, o.Events[0].Seq, newStepRecord(o)})
+	} else if len(o.ToolResults) > 0 || len(o.Audit) > 0 {
+		return nil, fmt.Errorf("%w: tool records without events", core.ErrInvalidInput)
 	}
 	writer := nonce()
 	for _, r := range recs {
