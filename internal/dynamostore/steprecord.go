@@ -1,9 +1,13 @@
 package dynamostore
 
 import (
+	"bytes"
+	"compress/flate"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -26,6 +30,40 @@ import (
 // one a crashed or losing writer left at that key (the assembler skips a
 // longer leftover's extra parts); a leftover beyond the committed event
 // counter is never read.
+
+// A step record's data is its JSON, or (marked by a first byte of
+// deflated) its JSON deflated when that is shorter: a tool step's events,
+// result and audit event (two hashes) come to about 1.5 KB, which would
+// take two write units a KB, and deflate to well under one KB.
+const deflated = 0x01
+
+var deflaters = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flate.BestSpeed)
+	return w
+}}
+
+// encodeStep is a step record's stored data.
+func encodeStep(sr stepRecord) ([]byte, error) {
+	b, err := core.CanonicalJSON(sr)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	buf.WriteByte(deflated)
+	w := deflaters.Get().(*flate.Writer)
+	defer deflaters.Put(w)
+	w.Reset(&buf)
+	if _, err := w.Write(b); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	if buf.Len() >= len(b) {
+		return b, nil
+	}
+	return buf.Bytes(), nil
+}
 
 // stepRecord is a step record's data.
 type stepRecord struct {
@@ -61,6 +99,13 @@ func newStepRecord(o core.Output) stepRecord {
 // decodeStep reads an EVT# record: a step record, or the single event of
 // a table written before step records.
 func decodeStep(r record) (stepRecord, error) {
+	if len(r.data) > 0 && r.data[0] == deflated {
+		b, err := io.ReadAll(flate.NewReader(bytes.NewReader(r.data[1:])))
+		if err != nil {
+			return stepRecord{}, fmt.Errorf("inflate: %w", err)
+		}
+		r.data = b
+	}
 	var probe struct {
 		Events json.RawMessage `json:"events"`
 	}

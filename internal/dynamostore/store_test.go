@@ -336,3 +336,45 @@ func TestStepEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestStepRecordRoundTrip checks a step record reads back as written,
+// deflated or not, with the seqs of its results and audit events, and
+// that a one-event record of a table written before step records reads
+// as a step of that event.
+func TestStepRecordRoundTrip(t *testing.T) {
+	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	big := core.Output{
+		Events:      []core.Event{{Seq: 7, Type: core.EventToolResult, At: at, Data: map[string]any{"result": strings.Repeat("blob ", 200)}}, {Seq: 8, Type: core.EventStatus, At: at}},
+		ToolResults: []core.ToolExecutionResult{{ToolName: "t", ToolCallID: "c1", Seq: 12, Result: core.ToolResult{Success: true, ToolName: "t"}}},
+		Audit:       []core.AuditEvent{{Type: "tool_call", ToolName: "t", ToolCallID: "c1", Seq: 12}},
+	}
+	small := core.Output{Events: []core.Event{{Seq: 1, Type: core.EventStatus, At: at}}}
+	for name, o := range map[string]core.Output{"large": big, "small": small} {
+		data, err := encodeStep(newStepRecord(o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if deflatedData := data[0] == deflated; deflatedData != (name == "large") {
+			t.Errorf("%s: deflated %v", name, deflatedData)
+		}
+		sr, err := decodeStep(record{prefix: prefixEvt, seq: o.Events[0].Seq, data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sr.Events) != len(o.Events) || sr.Events[len(sr.Events)-1].Seq != o.Events[len(o.Events)-1].Seq {
+			t.Errorf("%s: events %+v", name, sr.Events)
+		}
+		if len(sr.Results) != len(o.ToolResults) || len(sr.Audit) != len(o.Audit) {
+			t.Fatalf("%s: %d results, %d audit events", name, len(sr.Results), len(sr.Audit))
+		}
+		for i := range sr.Results {
+			if sr.Results[i].Result.Seq != o.ToolResults[i].Seq || sr.Audit[i].Audit.Seq != o.Audit[i].Seq || sr.Results[i].Result.ToolCallID != "c1" {
+				t.Errorf("%s: result %+v, audit %+v", name, sr.Results[i], sr.Audit[i])
+			}
+		}
+	}
+	legacy, err := decodeStep(record{prefix: prefixEvt, seq: 4, data: []byte(`{"seq":0,"type":"status","turn":1,"at":"2026-03-02T09:00:00Z"}`)})
+	if err != nil || len(legacy.Events) != 1 || legacy.Events[0].Seq != 4 || legacy.Events[0].Type != core.EventStatus {
+		t.Fatalf("legacy event record: %+v, %v", legacy, err)
+	}
+}

@@ -95,23 +95,31 @@ func (s *Store) plan(w core.Write) (*writePlan, error) {
 		pk, prefix string
 		seq        int64
 		v          any
+		data       []byte // encoded already (a step record)
 	}
 	var recs []entry
 	ses, run := sessionPK(w.Tenant, st.SessionID), runPK(st.RunID)
 	o := w.Output
 	for _, m := range o.Messages {
-		recs = append(recs, entry{ses, prefixMsg, m.Seq, m})
+		recs = append(recs, entry{pk: ses, prefix: prefixMsg, seq: m.Seq, v: m})
 	}
 	if len(o.Events) > 0 {
-		recs = append(recs, entry{run, prefixEvt, o.Events[0].Seq, newStepRecord(o)})
+		b, err := encodeStep(newStepRecord(o))
+		if err != nil {
+			return nil, fmt.Errorf("encode the step record %s%d: %w", prefixEvt, o.Events[0].Seq, err)
+		}
+		recs = append(recs, entry{pk: run, prefix: prefixEvt, seq: o.Events[0].Seq, data: b})
 	} else if len(o.ToolResults) > 0 || len(o.Audit) > 0 {
 		return nil, fmt.Errorf("%w: tool records without events", core.ErrInvalidInput)
 	}
 	writer := nonce()
 	for _, r := range recs {
-		b, err := core.CanonicalJSON(r.v)
-		if err != nil {
-			return nil, fmt.Errorf("encode %s%d: %w", r.prefix, r.seq, err)
+		b := r.data
+		if b == nil {
+			var err error
+			if b, err = core.CanonicalJSON(r.v); err != nil {
+				return nil, fmt.Errorf("encode %s%d: %w", r.prefix, r.seq, err)
+			}
 		}
 		its, err := partItems(r.pk, r.prefix, r.seq, b, writer)
 		if err != nil {

@@ -278,7 +278,7 @@ func markdown(r *results) string {
 
 	if kinds := capacityRows(r.Cases); len(kinds) > 0 {
 		p("## Bytes and capacity units vs the minimum (emulators, 20 turns)\n\n")
-		p("Minimum written: the run state (without its configuration, stored once at start) and the step's new transcript messages; minimum read: the run state. Minimum WCU: a transactional write (2 WCU per started KB) of the run item and of each new message item, plus 1 for the intent claim; minimum RCU: one strongly consistent read of the run item (1 per started 4 KB). Item sizes for the minimum are estimated from the JSON sizes plus key overhead. Extra records: events, tool results and audit records the commit writes beside the messages, plus the session head.\n\n")
+		p("Minimum written: the run state (without its configuration, stored once at start) and the step's new transcript messages; minimum read: the run state. Minimum WCU: a transactional write (2 WCU per started KB) of the run item and of each new message item, plus 1 for the intent claim; minimum RCU: one strongly consistent read of the run item (1 per started 4 KB). Item sizes for the minimum are estimated from the JSON sizes plus key overhead. Extra records: the events, tool results and audit records the commit writes beside the messages (one step record item), plus the session head on the commit that finishes the run.\n\n")
 		p("| result | step kind | bytes written | min | ratio | bytes read | min | ratio | WCU | min | ratio | of which index | RCU | min | ratio | extra records (events / results / audit) | their WCU + head (est.) |\n")
 		p("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|\n")
 		for _, x := range kinds {
