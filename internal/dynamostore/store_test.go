@@ -225,6 +225,7 @@ func TestStateRoundTrip(t *testing.T) {
 		gz     bool
 	}{
 		{"small", "Be brief.", false},
+		{"mid-size config is gzipped when shorter", strings.Repeat("Be brief. ", 100), true},
 		{"large config is gzipped", huge, true},
 	}
 	for _, tc := range cases {
