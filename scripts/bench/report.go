@@ -80,7 +80,7 @@ func machine(root string) machineInfo {
 func capacitySource() string {
 	seen, missing := consumedSeen.Load(), consumedMissing.Load()
 	return fmt.Sprintf("RCU and the WCU of single-item writes as DynamoDB Local reported them (ReturnConsumedCapacity INDEXES; present on %d responses, missing on %d); "+
-		"the WCU of TransactWriteItems computed from the request's items by DynamoDB's documented rules (2 WRU per started KB of each item, 1 WRU per write to the keys-only index, 2 when an entry's key changes), "+
+		"the WCU of TransactWriteItems computed from the request's items by DynamoDB's documented rules (2 WRU per started KB of each item, 1 WRU per write to the keys-only index, 2 when an entry's key changes, none when it stays), "+
 		"because DynamoDB Local 3.3.1 reports a transaction's capacity as if it held one item (a probe with 1, 2 and 3 items of 3 KB reported 6 WCU each time)", seen, missing)
 }
 
