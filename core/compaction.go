@@ -167,9 +167,15 @@ func compactionMeta(m Message) (map[string]any, bool) {
 // compactedView is the session transcript as the model sees it after
 // compaction: system messages, the latest summary, then every message
 // after the summary's boundary. The stored transcript is never rewritten.
-func compactedView(transcript []Message) []Message {
-	idx := -1
-	for i := len(transcript) - 1; i >= 0; i-- {
+// A transcript index, when given and usable, finds the latest summary.
+func compactedView(transcript []Message, ix *TranscriptIndex) []Message {
+	idx, found := -1, false
+	if ix != nil {
+		if idx, found = ix.latestSummary(transcript); !found {
+			idx = -1
+		}
+	}
+	for i := len(transcript) - 1; !found && i >= 0; i-- {
 		if _, ok := compactionMeta(transcript[i]); ok {
 			idx = i
 			break

@@ -128,11 +128,14 @@ var sensitiveKeyParts = []string{
 	"signature", "sessionid",
 }
 
+// sensitiveKeyFold drops the separators a sensitive key may be spelled
+// with; a Replacer is safe for concurrent use.
+var sensitiveKeyFold = strings.NewReplacer("-", "", "_", "", " ", "", ".", "")
+
 // IsSensitiveKey reports whether a parameter or metadata key names a value
 // that must never be logged, hashed in the clear or shown to observers.
 func IsSensitiveKey(key string) bool {
-	k := strings.ToLower(key)
-	k = strings.NewReplacer("-", "", "_", "", " ", "", ".", "").Replace(k)
+	k := sensitiveKeyFold.Replace(strings.ToLower(key))
 	for _, p := range sensitiveKeyParts {
 		if strings.Contains(k, p) {
 			return true

@@ -100,12 +100,16 @@ func (m *Machine) Start(ctx context.Context, in StartInput) (Output, error) {
 	}
 	cfg := in.Config.withDefaults()
 	cfg.Tools = append([]ToolDeclaration(nil), cfg.Tools...)
+	for i := range cfg.Tools {
+		cfg.Tools[i].compiled = &compiledSchema{}
+	}
 	accepted, rejected := NormalizeRequestTools(in.RequestTools)
 	for _, d := range accepted {
 		if _, dup := (&RunState{Config: cfg}).Tool(d.Name); dup {
 			rejected = append(rejected, RejectedDeclaration{Name: d.Name, Reason: RequestToolPrefix + ": a tool with this name is already declared"})
 			continue
 		}
+		d.compiled = &compiledSchema{}
 		cfg.Tools = append(cfg.Tools, d)
 	}
 	if err := cfg.Validate(); err != nil {

@@ -47,7 +47,7 @@ func (m *Machine) Plan(ctx context.Context, st RunState, transcript []Message, s
 			return Plan{Kind: PlanSkip, Reason: fmt.Sprintf("stale model_turn step %d", step.Seq)}, nil
 		}
 		if p := st.Config.Compaction; p.active() && st.CompactTurn != st.Turn+1 {
-			if compact, through, retained, ok := compactionPlan(p, compactedView(transcript)); ok {
+			if compact, through, retained, ok := compactionPlan(p, compactedView(transcript, st.index)); ok {
 				return Plan{Kind: PlanCompact, Compaction: &CompactionRequest{RunID: st.RunID, Messages: compact, Through: through, Retained: retained,
 					Model: summaryRequest(&st, p, compact)}}, nil
 			}
@@ -105,7 +105,7 @@ func (m *Machine) mediate(ctx context.Context, st *RunState, transcript []Messag
 				}})
 			}
 		}
-		prob, err := validateParameters(decl.Parameters, c.Parameters)
+		prob, err := validateCompiled(decl.Parameters, decl.compiled, c.Parameters)
 		if err != nil {
 			return fail(ErrTypeInvalidParameters, fmt.Sprintf("Tool '%s' has an unusable parameter schema: %v", c.Name, err), nil)
 		}
@@ -182,7 +182,12 @@ func IdempotencyKey(runID, toolCallID string) string { return runID + ":" + tool
 
 // findAnsweredDuplicate looks in this run's transcript for an earlier call
 // to the same tool with the same canonical parameters that has a result.
+// The transcript index, when the state has one, skips the scan unless it
+// holds such a call.
 func findAnsweredDuplicate(st *RunState, transcript []Message, c *CallState) (int, bool) {
+	if st.index != nil && !st.index.mayHaveAnswered(transcript, st.FirstMsgSeq, c.Name, c.Parameters) {
+		return 0, false
+	}
 	want, err := CanonicalJSON(c.Parameters)
 	if err != nil {
 		return 0, false

@@ -98,7 +98,12 @@ func (rn *Runner) commit(ctx context.Context, run *Run, out Output) {
 	if n := len(run.Transcript); n > 0 {
 		through = run.Transcript[n-1].Seq
 	}
+	ix := run.State.index
+	if ix == nil {
+		ix = NewTranscriptIndex(out.State.SessionID)
+	}
 	run.State = out.State
+	run.State.UseIndex(ix)
 	run.Transcript = append(run.Transcript, out.Messages...)
 	run.Events = append(run.Events, out.Events...)
 	run.ToolResults = append(run.ToolResults, out.ToolResults...)

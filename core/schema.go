@@ -23,6 +23,20 @@ var (
 
 const schemaCacheMax = 4096
 
+// compiledSchema is a declaration's parameter schema, compiled at most
+// once.
+type compiledSchema struct {
+	once   sync.Once
+	schema *jsonschema.Schema
+	err    error
+}
+
+// get compiles schema the first time.
+func (c *compiledSchema) get(schema map[string]any) (*jsonschema.Schema, error) {
+	c.once.Do(func() { c.schema, c.err = compileSchema(schema) })
+	return c.schema, c.err
+}
+
 // compileSchema compiles a tool's parameter schema, once per distinct
 // schema. Schemas are compiled in memory and never load remote references.
 func compileSchema(schema map[string]any) (*jsonschema.Schema, error) {
@@ -72,6 +86,12 @@ type ParameterProblem struct {
 // the top-level required list (reported as missing parameters), then the
 // whole schema.
 func validateParameters(schema map[string]any, args map[string]any) (*ParameterProblem, error) {
+	return validateCompiled(schema, nil, args)
+}
+
+// validateCompiled is validateParameters with the declaration's compiled
+// schema, when it has one.
+func validateCompiled(schema map[string]any, compiled *compiledSchema, args map[string]any) (*ParameterProblem, error) {
 	var missing []string
 	if req, ok := schema["required"].([]any); ok {
 		for _, r := range req {
@@ -91,13 +111,22 @@ func validateParameters(schema map[string]any, args map[string]any) (*ParameterP
 	if len(schema) == 0 {
 		return nil, nil
 	}
-	s, err := compileSchema(schema)
+	var s *jsonschema.Schema
+	var err error
+	if compiled != nil {
+		s, err = compiled.get(schema)
+	} else {
+		s, err = compileSchema(schema)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("compile parameter schema: %w", err)
 	}
-	inst, err := ToJSONValue(args)
-	if err != nil {
-		return nil, err
+	// Validation reads the instance only: generic parameters need no copy.
+	var inst any = args
+	if !isGeneric(args) {
+		if inst, err = ToJSONValue(args); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.Validate(inst); err != nil {
 		var ve *jsonschema.ValidationError

@@ -272,6 +272,8 @@ type RunState struct {
 	Interrupted     map[string]any `json:"interrupted,omitempty"`
 	CreatedAt       time.Time      `json:"created_at"`
 	UpdatedAt       time.Time      `json:"updated_at"`
+	// index, when set, is the session's transcript index (UseIndex).
+	index *TranscriptIndex
 }
 
 // InboxMessage is a user message waiting in the run's inbox for the top

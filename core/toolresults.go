@@ -16,6 +16,29 @@ type ToolResult struct {
 	Runtime   map[string]any `json:"runtime,omitempty"`
 }
 
+// jsonObject is the result as the generic JSON object encoding/json
+// makes of it (the same keys, omitempty included), so its canonical
+// encoding needs no JSON round trip.
+func (r ToolResult) jsonObject() map[string]any {
+	m := map[string]any{"success": r.Success, "tool_name": r.ToolName}
+	if r.Result != nil {
+		m["result"] = r.Result
+	}
+	if r.Error != "" {
+		m["error"] = r.Error
+	}
+	if r.ErrorType != "" {
+		m["error_type"] = r.ErrorType
+	}
+	if len(r.Metadata) > 0 {
+		m["metadata"] = r.Metadata
+	}
+	if len(r.Runtime) > 0 {
+		m["runtime"] = r.Runtime
+	}
+	return m
+}
+
 // Tool result error types.
 const (
 	ErrTypeToolNotFound      = "tool_not_found"
@@ -267,7 +290,7 @@ func eventResult(res ToolResult, stored bool, limit int) (string, bool) {
 func auditEvent(turn int, decl ToolDeclaration, c *CallState, res ToolResult) AuditEvent {
 	red, redacted := Redact(paramsValue(c.Parameters))
 	pb, _ := CanonicalJSON(red)
-	rb, _ := CanonicalJSON(res)
+	rb, _ := CanonicalJSON(res.jsonObject())
 	source, executor := decl.Source, decl.Executor
 	if decl.Name == "" {
 		source, executor = "unknown", "none"

@@ -44,6 +44,11 @@ type ToolDeclaration struct {
 	// principal holds its scopes; see ToolAccess.
 	Access     *ToolAccess
 	Extensions map[string]any
+	// compiled, when set (by Machine.Start, for the runs it creates),
+	// holds Parameters compiled once; copies of the declaration share it.
+	// Declarations read from a store have none and use the process's
+	// cache of schemas by their canonical JSON.
+	compiled *compiledSchema
 }
 
 // ToolAccess is a declaration's access requirement ("access" in JSON).

@@ -247,10 +247,17 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 		return nil
 	}
 	used := map[string]bool{}
-	for _, msg := range t.transcript {
-		if id := msg.ToolCallID(); id != "" {
-			used[id] = true
+	var inTranscript func(string) bool
+	if s.index != nil {
+		inTranscript = s.index.usedIDs(t.transcript)
+	}
+	if inTranscript == nil {
+		for _, msg := range t.transcript {
+			if id := msg.ToolCallID(); id != "" {
+				used[id] = true
+			}
 		}
+		inTranscript = func(string) bool { return false }
 	}
 	s.Calls = make([]CallState, 0, len(in.Reply.ToolCalls))
 	for i, rc := range in.Reply.ToolCalls {
@@ -259,7 +266,7 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 			id = fmt.Sprintf("call_%d_%d", s.Turn, i+1)
 		}
 		base := id
-		for n := 2; used[id]; n++ {
+		for n := 2; used[id] || inTranscript(id); n++ {
 			id = base + "_" + strconv.Itoa(n)
 		}
 		used[id] = true
@@ -373,7 +380,7 @@ func (t *transition) compacted(in Compacted) error {
 		return fmt.Errorf("%w: compaction for model_turn %d", ErrStaleStep, in.Step.Seq)
 	}
 	s.CompactTurn = s.Turn + 1
-	compact, through, retained, ok := compactionPlan(s.Config.Compaction, compactedView(t.transcript))
+	compact, through, retained, ok := compactionPlan(s.Config.Compaction, compactedView(t.transcript, s.index))
 	if !ok {
 		return fmt.Errorf("%w: nothing to compact", ErrStaleStep)
 	}

@@ -9,17 +9,28 @@ import (
 // the inbox's steering and continuation messages, trimmed to the context
 // budget.
 func (st *RunState) modelView(transcript []Message) ([]Message, *TrimResult) {
-	base := compactedView(transcript)
+	base := compactedView(transcript, st.index)
+	if len(st.Inbox) == 0 {
+		// The view is the transcript itself, capped so that appending to
+		// it cannot write into the transcript.
+		base = base[:len(base):len(base)]
+		return TrimToContextWindow(base, st.Config.ContextBudget, st.systemChars())
+	}
 	msgs := make([]Message, 0, len(base)+len(st.Inbox))
 	msgs = append(msgs, base...)
 	for _, q := range st.Inbox {
 		msgs = append(msgs, inboxMessage(q))
 	}
-	extra := 0
-	if st.Config.System != "" {
-		extra = estimateMessage(Message{Role: RoleSystem, Content: st.Config.System})
+	return TrimToContextWindow(msgs, st.Config.ContextBudget, st.systemChars())
+}
+
+// systemChars is the estimate of the system prompt, which the model sees
+// outside the message list.
+func (st *RunState) systemChars() int {
+	if st.Config.System == "" {
+		return 0
 	}
-	return TrimToContextWindow(msgs, st.Config.ContextBudget, extra)
+	return estimateMessage(Message{Role: RoleSystem, Content: st.Config.System})
 }
 
 // EstimateChars is §13.3's estimate: role plus four delimiters, the text,

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/baton-agents/baton/core"
@@ -26,6 +27,9 @@ type cacheEntry struct {
 	msgs []core.Message
 	next int64 // the first sequence number not cached
 	size int64
+	// index is the transcript index of the session (see
+	// core.TranscriptIndex), kept and evicted with its transcript.
+	index *core.TranscriptIndex
 }
 
 func newTranscriptCache(maxBytes int64) *transcriptCache {
@@ -70,7 +74,7 @@ func (c *transcriptCache) put(key string, from int64, more []core.Message, next 
 		if from != 0 {
 			return // only a full read may start a session's entry
 		}
-		e = &cacheEntry{key: key}
+		e = &cacheEntry{key: key, index: core.NewTranscriptIndex(sessionOf(key))}
 		c.entries[key] = c.lru.PushFront(e)
 	}
 	for _, m := range more {
@@ -91,6 +95,31 @@ func (c *transcriptCache) put(key string, from int64, more []core.Message, next 
 	}
 }
 
+// index returns the cached session's transcript index, or nil.
+func (c *transcriptCache) index(key string) *core.TranscriptIndex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[key]; ok {
+		return el.Value.(*cacheEntry).index
+	}
+	return nil
+}
+
+// cacheKey is the cache's key of a tenant's session; sessionOf reads the
+// session back.
+func cacheKey(tenant, sessionID string) string { return tenant + "\x00" + sessionID }
+
+func sessionOf(key string) string { return key[strings.IndexByte(key, 0)+1:] }
+
+// useIndex attaches the cached transcript index of the state's session,
+// so planning and applying the state's step cost the same however long
+// the transcript is. Without a cached transcript the step scans it.
+func (e *Runner) useIndex(tenant string, st *core.RunState) {
+	if e.cache != nil {
+		st.UseIndex(e.cache.index(cacheKey(tenant, st.SessionID)))
+	}
+}
+
 // transcript returns the session transcript below the state's committed
 // message counter, reading only what the cache lacks.
 func (e *Runner) transcript(ctx context.Context, tenant string, st core.RunState) ([]core.Message, error) {
@@ -102,7 +131,7 @@ func (e *Runner) transcriptBefore(ctx context.Context, tenant, sessionID string,
 	if before <= 1 { // message seqs start at 1
 		return nil, nil
 	}
-	key := tenant + "\x00" + sessionID
+	key := cacheKey(tenant, sessionID)
 	var cached []core.Message
 	var from int64
 	if e.cache != nil {
@@ -135,5 +164,5 @@ func (e *Runner) committed(tenant string, out core.Output) {
 		return
 	}
 	st := out.State
-	e.cache.put(tenant+"\x00"+st.SessionID, st.NextMsgSeq-int64(len(out.Messages)), out.Messages, st.NextMsgSeq)
+	e.cache.put(cacheKey(tenant, st.SessionID), st.NextMsgSeq-int64(len(out.Messages)), out.Messages, st.NextMsgSeq)
 }

@@ -94,6 +94,7 @@ func (e *Runner) applyTo(ctx context.Context, first core.RunRecord, tr []core.Me
 				return transition{}, err
 			}
 		}
+		e.useIndex(rec.Tenant, &rec.State)
 		out, err := e.machine(rec.State.Config.Agent).Apply(ctx, rec.State, tr, in)
 		if errors.Is(err, core.ErrTerminal) {
 			return transition{}, &applyError{fmt.Errorf("%w (%s): %w", ErrFinished, rec.State.Status, err)}
@@ -105,11 +106,25 @@ func (e *Runner) applyTo(ctx context.Context, first core.RunRecord, tr []core.Me
 	}
 }
 
+// dueSlot rounds a due time down to a multiple of a quarter of the stall
+// timeout. The sweeper looks at a run at or after its stored due time and
+// acts only on what is really due (an expiry or a stall), so an earlier
+// time is never late; the rounding keeps the due-index entry (an index
+// write on DynamoDB, two when its key moves) the same across the commits
+// of a quarter of the stall timeout, instead of moving it on each.
+func dueSlot(due time.Time, stallAfter time.Duration) time.Time {
+	if q := stallAfter / 4; q > 0 {
+		return due.Truncate(q)
+	}
+	return due
+}
+
 // newWrite is the store write of one transition, with its notifications
 // (when a Notifier publishes them).
 func (e *Runner) newWrite(tenant string, prev core.RunState, out core.Output) (core.Write, error) {
 	w := core.Write{Tenant: tenant, PrevVersion: prev.Version, Output: dedupeResults(out), Pending: core.PendingItems(prev, out.State)}
 	if due, ok := out.State.DueAt(e.Limits.StallAfter); ok {
+		due = dueSlot(due, e.Limits.StallAfter)
 		w.DueAt = &due
 	}
 	w.AfterFinish = core.IsTerminal(prev.Status)

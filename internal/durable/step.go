@@ -42,6 +42,7 @@ func (e *Runner) HandleStep(ctx context.Context, step core.Step, d Attempt) erro
 	if err != nil {
 		return err
 	}
+	e.useIndex(rec.Tenant, &rec.State)
 	plan, err := e.machine(rec.State.Config.Agent).Plan(ctx, rec.State, tr, step)
 	if err == nil && plan.Kind == core.PlanModel && e.ToolSource != nil {
 		if rec, err = e.discoverTools(ctx, rec, tr, log); err != nil {

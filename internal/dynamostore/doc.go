@@ -12,13 +12,13 @@
 // list index GSI2 (GSI2PK, GSI2SK; projecting session, status, agent and
 // created_at). CreateTable makes it. Items:
 //
-//	PK=RUN#<run>                       SK=STATE              the run: tenant, session, version, status, counters, state (JSON without the config), cfg_h, due_at and, while the run is due, GSI1PK/GSI1SK; agent, created_at and GSI2PK=TEN#<tenant>, GSI2SK=<created>#<run> (list.go)
+//	PK=RUN#<run>                       SK=STATE              the run: tenant, session, version, status, counters, state (JSON without the config), cfg_h, steps, due_at and, while the run is due, GSI1PK/GSI1SK; agent, created_at and GSI2PK=TEN#<tenant>, GSI2SK=<created>#<run> (list.go)
 //	PK=RUN#<run>                       SK=STATE#CFG          the run's configuration (JSON) and its hash h
-//	PK=SES#<tenant>#<session>          SK=HEAD               the session head: next_seq, active_run
+//	PK=SES#<tenant>#<session>          SK=HEAD               the session head: next_seq, active_run (written when a run starts and when it finishes)
 //	PK=SES#<tenant>#<session>          SK=MSG#<seq>#<part>   a transcript message
-//	PK=RUN#<run>                       SK=EVT#<seq>#<part>   a lifecycle event
-//	PK=RUN#<run>                       SK=TR#RES#<seq>#<part> a tool execution result, keyed by its tool_result message's seq
-//	PK=RUN#<run>                       SK=TR#AUD#<seq>#<part> an audit event, keyed the same way
+//	PK=RUN#<run>                       SK=EVT#<seq>#<part>   a step record: one commit's lifecycle events, tool execution results and audit events, keyed by its first event's seq (deflated when shorter; see steprecord.go)
+//	PK=RUN#<run>                       SK=TR#RES#<seq>#<part> in tables written before step records: a tool execution result, keyed by its tool_result message's seq (and, under EVT#, one event each)
+//	PK=RUN#<run>                       SK=TR#AUD#<seq>#<part> in those tables: an audit event, keyed the same way
 //	PK=RUN#<run>                       SK=PND#<id>           a pending client-tool request or approval action
 //	PK=RUN#<run>                       SK=INT#<tool_call_id> a tool call's execution intent (owner, lease, attempt)
 //	PK=RUN#<run>                       SK=OBX#<id>           an outbox record (a run notification, JSON in d); while unsent, GSI1PK=OBX#<shard>, GSI1SK=<time>#<run>#<id>
@@ -30,14 +30,20 @@
 // 350 KB (each part carries the part count n and the writer's nonce w),
 // so a message of any size is stored whole and reassembled on read, never
 // truncated. Tenants and scopes are escaped ('%' and '#'), so no two
-// tenants share a session key. Run states and configurations larger than
-// 350 KB are stored gzipped; one that is still larger fails its write.
+// tenants share a session key. Run states and configurations from 512 B
+// are stored gzipped when that is shorter (the run item, rewritten by
+// every commit, then stays under one write unit); one that is larger than
+// 350 KB even gzipped fails its write.
 //
 // # Commits
 //
 // A Write's records have deterministic keys and the run item is the
-// commit point, conditioned on the previous version. When the whole Write
-// (records, pending items, run item and session head) fits in one
+// commit point, conditioned on the previous version. An unfinished run
+// holds its session from creation to the commit that finishes it, so
+// only that commit (and the creation) writes the session head; until
+// then SessionHead and Messages take the session's message counter from
+// the active run's item. When the whole Write (records, pending items,
+// run item and, finishing, the session head) fits in one
 // TransactWriteItems call (at most 100 items and 4 MB), a commit is that
 // one round trip. A larger Write first claims the run (or, for a new run,
 // the session and the run id) with a short lease, writes its records in
@@ -71,5 +77,8 @@
 // DueRuns reads the sparse index, which DynamoDB keeps eventually
 // consistent: a run may show up (or stay listed) shortly after a commit
 // changed its DueAt. The index is spread over eight key shards so that
-// due-time updates never funnel into one partition.
+// due-time updates never funnel into one partition. A commit rewrites
+// the run item with the same index keys when its DueAt did not change
+// (the durable runner rounds it down to a quarter of the stall timeout),
+// which DynamoDB does not count as an index write.
 package dynamostore

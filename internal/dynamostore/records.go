@@ -172,31 +172,39 @@ func (s *Store) readRecords(ctx context.Context, pk, prefixLo, prefixHi string, 
 // runCounters reads a run's committed message and event counters; ok is
 // false when the run does not exist.
 func (s *Store) runCounters(ctx context.Context, runID string) (nextMsg, nextEvt int64, ok bool, err error) {
+	nextMsg, nextEvt, _, ok, err = s.runRecordInfo(ctx, runID)
+	return nextMsg, nextEvt, ok, err
+}
+
+// runRecordInfo is runCounters and whether the run stores its tool
+// records in step records only (attrSteps).
+func (s *Store) runRecordInfo(ctx context.Context, runID string) (nextMsg, nextEvt int64, steps, ok bool, err error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: itemKey(runPK(runID), skState), ConsistentRead: aws.Bool(true),
-		ProjectionExpression:     aws.String("#m, #e, #v"),
-		ExpressionAttributeNames: map[string]string{"#m": "next_msg", "#e": "next_evt", "#v": "version"},
+		ProjectionExpression:     aws.String("#m, #e, #v, #s"),
+		ExpressionAttributeNames: map[string]string{"#m": "next_msg", "#e": "next_evt", "#v": "version", "#s": attrSteps},
 	})
 	if err != nil {
-		return 0, 0, false, translate(err)
+		return 0, 0, false, false, translate(err)
 	}
 	if _, committed, _ := getN(out.Item, "version"); !committed {
-		return 0, 0, false, nil
+		return 0, 0, false, false, nil
 	}
 	if nextMsg, _, err = getN(out.Item, "next_msg"); err != nil {
-		return 0, 0, false, err
+		return 0, 0, false, false, err
 	}
 	if nextEvt, _, err = getN(out.Item, "next_evt"); err != nil {
-		return 0, 0, false, err
+		return 0, 0, false, false, err
 	}
-	return nextMsg, nextEvt, true, nil
+	_, steps = out.Item[attrSteps]
+	return nextMsg, nextEvt, steps, true, nil
 }
 
 // Messages pages a session's transcript: after < seq < before, at most
 // limit. A before of 0 or less reads up to the session's head.
 func (s *Store) Messages(ctx context.Context, tenant, sessionID string, after, before int64, limit int) ([]core.Message, error) {
 	if before <= 0 {
-		head, _, err := s.readHead(ctx, tenant, sessionID)
+		head, err := s.currentHead(ctx, tenant, sessionID)
 		if err != nil {
 			return nil, fmt.Errorf("messages of session %s: %w", sessionID, err)
 		}
@@ -232,43 +240,107 @@ func (s *Store) Events(ctx context.Context, runID string, after, before int64, l
 		}
 		before = nextEvt
 	}
-	recs, err := s.readRecords(ctx, runPK(runID), prefixEvt, prefixEvt, after, before, limit)
-	if err != nil {
+	after = max(after, 0)
+	if before-after <= 1 {
+		return nil, nil
+	}
+	// Step records from after+1 on; when none starts there, the events
+	// from after+1 begin inside the record before (a page that ended
+	// within a step), read first.
+	var steps [][]core.Event
+	n := 0
+	take := func(sr stepRecord) bool {
+		steps = append(steps, sr.Events)
+		n += len(sr.Events)
+		return limit > 0 && n >= limit
+	}
+	if err := s.stepRecords(ctx, runID, after+1, before, take); err != nil {
 		return nil, fmt.Errorf("events of run %s: %w", runID, err)
 	}
-	out := make([]core.Event, len(recs))
-	for i, r := range recs {
-		if err := core.DecodeJSON(r.data, &out[i]); err != nil {
-			return nil, fmt.Errorf("events of run %s: decode event %d: %w", runID, r.seq, err)
+	if after > 0 && (len(steps) == 0 || len(steps[0]) == 0 || steps[0][0].Seq != after+1) {
+		start, err := s.containingStep(ctx, runID, after)
+		if err != nil {
+			return nil, fmt.Errorf("events of run %s: %w", runID, err)
 		}
-		out[i].Seq = r.seq
+		if start > 0 {
+			var head [][]core.Event
+			if err := s.stepRecords(ctx, runID, start, start+1, func(sr stepRecord) bool { head = append(head, sr.Events); return true }); err != nil {
+				return nil, fmt.Errorf("events of run %s: %w", runID, err)
+			}
+			steps = append(head, steps...)
+		}
 	}
-	return out, nil
+	return stepEvents(steps, after, before, limit), nil
+}
+
+// stepEvents joins the events of step records read in key order: those
+// in (after, before), at most limit. A record that starts at or below
+// the last event taken is the leftover of a writer that lost to the
+// record before it, and is skipped.
+func stepEvents(steps [][]core.Event, after, before int64, limit int) []core.Event {
+	var out []core.Event
+	last := int64(0)
+	for _, evs := range steps {
+		if len(evs) == 0 || evs[0].Seq <= last {
+			continue
+		}
+		for _, e := range evs {
+			if e.Seq > after && e.Seq < before && (limit <= 0 || len(out) < limit) {
+				out = append(out, e)
+			}
+		}
+		last = evs[len(evs)-1].Seq
+	}
+	return out
 }
 
 // ToolRecords returns the tool results and audit events whose Seq is
 // below before (the run's committed message counter when before is 0 or
 // less), in order, with one query.
 func (s *Store) ToolRecords(ctx context.Context, runID string, before int64) ([]core.ToolExecutionResult, []core.AuditEvent, error) {
+	nextMsg, nextEvt, steps, ok, err := s.runRecordInfo(ctx, runID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tool records of run %s: %w", runID, err)
+	}
+	if !ok {
+		return nil, nil, nil
+	}
 	if before <= 0 {
-		nextMsg, _, ok, err := s.runCounters(ctx, runID)
-		if err != nil {
-			return nil, nil, fmt.Errorf("tool records of run %s: %w", runID, err)
-		}
-		if !ok {
-			return nil, nil, nil
-		}
 		before = nextMsg
 	}
-	// TR#AUD# sorts before TR#RES#: one range covers every audit event
-	// and the results below before; audit events at or beyond before are
-	// dropped here.
+	var results []core.ToolExecutionResult
+	var audit []core.AuditEvent
+	last := int64(0)
+	err = s.stepRecords(ctx, runID, 1, nextEvt, func(sr stepRecord) bool {
+		if len(sr.Events) == 0 || sr.Events[0].Seq <= last {
+			return false // a losing writer's leftover (see stepEvents)
+		}
+		last = sr.Events[len(sr.Events)-1].Seq
+		for _, x := range sr.Results {
+			if x.Seq < before {
+				results = append(results, x.Result)
+			}
+		}
+		for _, a := range sr.Audit {
+			if a.Seq < before {
+				audit = append(audit, a.Audit)
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("tool records of run %s: %w", runID, err)
+	}
+	if steps {
+		return results, audit, nil
+	}
+	// A run written before step records: TR#AUD# sorts before TR#RES#,
+	// so one range covers every audit event and the results below
+	// before; audit events at or beyond before are dropped here.
 	recs, err := s.readRecords(ctx, runPK(runID), prefixAud, prefixRes, 0, before, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tool records of run %s: %w", runID, err)
 	}
-	var results []core.ToolExecutionResult
-	var audit []core.AuditEvent
 	for _, r := range recs {
 		if r.seq >= before {
 			continue

@@ -12,6 +12,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -60,6 +61,9 @@ const (
 	attrGSI1SK = "GSI1SK"
 	attrTTL    = "ttl"
 	indexGSI1  = "GSI1"
+	// attrSteps on a run item: the run stores its events, tool results
+	// and audit events in step records (steprecord.go).
+	attrSteps = "steps"
 
 	skState  = "STATE"
 	skConfig = "STATE#CFG"
@@ -190,20 +194,38 @@ func nonce() string {
 
 // ---- blobs: run state and configuration ----
 
-// blobAttrs stores b under name, gzipped under name+"_gz" when it is too
+// gzipFrom is the blob size from which blobAttrs tries gzip: a run item
+// is rewritten by every commit, at two write units per started KB, and a
+// run state of 600 B gzips to about 400 B, which keeps the item under
+// one KB.
+const gzipFrom = 512
+
+var gzipWriters = sync.Pool{New: func() any {
+	w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	return w
+}}
+
+// blobAttrs stores b under name, gzipped under name+"_gz" when that is
+// shorter (from gzipFrom bytes on) or when it is too
 // large for an item.
 func blobAttrs(it item, name string, b []byte) error {
-	if len(b) <= chunkBytes {
+	if len(b) < gzipFrom {
 		it[name] = avB(b)
 		return nil
 	}
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
+	zw := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(zw)
+	zw.Reset(&buf)
 	if _, err := zw.Write(b); err != nil {
 		return err
 	}
 	if err := zw.Close(); err != nil {
 		return err
+	}
+	if len(b) <= chunkBytes && buf.Len() >= len(b) {
+		it[name] = avB(b)
+		return nil
 	}
 	if buf.Len() > chunkBytes {
 		return fmt.Errorf("%s is %d bytes (%d gzipped), more than the %d bytes one DynamoDB item holds", name, len(b), buf.Len(), chunkBytes)
@@ -270,9 +292,27 @@ func decodeState(state, cfg []byte) (core.RunState, error) {
 
 // SessionHead reads a session's head (strongly consistent).
 func (s *Store) SessionHead(ctx context.Context, tenant, sessionID string) (core.SessionHead, error) {
-	head, _, err := s.readHead(ctx, tenant, sessionID)
+	head, err := s.currentHead(ctx, tenant, sessionID)
 	if err != nil {
 		return core.SessionHead{}, fmt.Errorf("session head %s: %w", sessionID, err)
+	}
+	return head, nil
+}
+
+// currentHead is the session head with, while a run holds the session,
+// that run's committed message counter: its commits leave the head item
+// alone until the one that finishes it (writePlan.writesHead).
+func (s *Store) currentHead(ctx context.Context, tenant, sessionID string) (core.SessionHead, error) {
+	head, _, err := s.readHead(ctx, tenant, sessionID)
+	if err != nil || head.ActiveRun == "" {
+		return head, err
+	}
+	next, _, ok, err := s.runCounters(ctx, head.ActiveRun)
+	if err != nil {
+		return core.SessionHead{}, err
+	}
+	if ok && next > head.NextSeq {
+		head.NextSeq = next
 	}
 	return head, nil
 }

@@ -197,14 +197,16 @@ func TestRoundTrips(t *testing.T) {
 	}
 
 	// A write larger than one transaction claims the run, writes its
-	// records in transactions and commits in a last one.
+	// records in transactions and commits in a last one. (A commit's
+	// events are one record however many there are; its messages are
+	// one each.)
 	second := f.start("r-2", "s-2", "Hi")
 	c.take()
 	big := second
 	big.Messages, big.Events = nil, nil
 	for i := 0; i < 150; i++ {
-		big.Events = append(big.Events, core.Event{Seq: big.State.NextEventSeq, Type: core.EventStatus, At: big.State.UpdatedAt})
-		big.State.NextEventSeq++
+		big.Messages = append(big.Messages, core.Message{Seq: big.State.NextMsgSeq, Role: core.RoleUser, Content: "more"})
+		big.State.NextMsgSeq++
 	}
 	big.State.Version++
 	if err := f.s.Commit(ctx, f.write(second.State, big)); err != nil {
@@ -279,9 +281,9 @@ func TestLargeWriteClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := f.reply(st, first.Messages, strings.Repeat("y", 100))
-	for i := 0; i < 120; i++ {
-		big.Events = append(big.Events, core.Event{Seq: big.State.NextEventSeq, Type: core.EventStatus, At: big.State.UpdatedAt})
-		big.State.NextEventSeq++
+	for i := 0; i < 120; i++ { // one item each: a write larger than one transaction
+		big.Messages = append(big.Messages, core.Message{Seq: big.State.NextMsgSeq, Role: core.RoleUser, Content: "more"})
+		big.State.NextMsgSeq++
 	}
 	f.s.now = func() time.Time { return now }
 	err = f.s.Commit(ctx, f.write(st, big))
@@ -358,5 +360,102 @@ func TestConfigChange(t *testing.T) {
 	got, _ := core.MarshalState(rec.State)
 	if string(got) != string(want) {
 		t.Fatalf("state after a configuration change:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestHeadWrittenOnlyByTheFinishingCommit checks that the commits of an
+// unfinished run leave the session head item alone, that SessionHead
+// and Messages still see the run's committed messages, and that the
+// commit that finishes the run advances the head and releases it.
+func TestHeadWrittenOnlyByTheFinishingCommit(t *testing.T) {
+	f, _ := newFixture(t)
+	ctx := t.Context()
+	first := f.start("r-1", "s-1", "Hi")
+	rawHead := func() core.SessionHead {
+		t.Helper()
+		h, _, err := f.s.readHead(ctx, "tenant-a", "s-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	created := rawHead()
+	steer, err := f.m.Apply(ctx, first.State, first.Messages, core.Steer{Content: "Also this."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.T = f.clock.T.Add(time.Second)
+	if err := f.s.Commit(ctx, f.write(first.State, steer)); err != nil {
+		t.Fatal(err)
+	}
+	out := f.reply(steer.State, append(first.Messages, steer.Messages...), "Hello.")
+	open := out
+	open.State.Status = core.StatusRunning // the same transition, unfinished
+	if err := f.s.Commit(ctx, f.write(steer.State, open)); err != nil {
+		t.Fatal(err)
+	}
+	if got := rawHead(); got != created {
+		t.Fatalf("an unfinished run's commits wrote the head: %+v, was %+v", got, created)
+	}
+	head, err := f.s.SessionHead(ctx, "tenant-a", "s-1")
+	if want := (core.SessionHead{Exists: true, NextSeq: open.State.NextMsgSeq, ActiveRun: "r-1"}); err != nil || head != want {
+		t.Fatalf("SessionHead = %+v, %v; want %+v", head, err, want)
+	}
+	msgs, err := f.s.Messages(ctx, "tenant-a", "s-1", 0, 0, 0)
+	if err != nil || int64(len(msgs)) != open.State.NextMsgSeq-1 {
+		t.Fatalf("Messages up to the head: %d messages, %v; want %d", len(msgs), err, open.State.NextMsgSeq-1)
+	}
+	done := out
+	done.State.Version = open.State.Version + 1
+	if err := f.s.Commit(ctx, f.write(open.State, done)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rawHead(), (core.SessionHead{Exists: true, NextSeq: done.State.NextMsgSeq}); got != want {
+		t.Fatalf("the finishing commit left the head at %+v, want %+v", got, want)
+	}
+}
+
+// TestEventsPageWithinAStep pages a run whose commit stored many events
+// in one step record, from every position: a page may start and end
+// inside a step.
+func TestEventsPageWithinAStep(t *testing.T) {
+	f, c := newFixture(t)
+	ctx := t.Context()
+	first := f.start("r-1", "s-1", "Hi")
+	out := f.reply(first.State, first.Messages, "Hello.")
+	for i := 0; i < 6; i++ {
+		out.Events = append(out.Events, core.Event{Seq: out.State.NextEventSeq, Type: core.EventStatus, At: out.State.UpdatedAt})
+		out.State.NextEventSeq++
+	}
+	if err := f.s.Commit(ctx, f.write(first.State, out)); err != nil {
+		t.Fatal(err)
+	}
+	total := int(out.State.NextEventSeq - 1)
+	for after := 0; after <= total; after++ {
+		for _, limit := range []int{0, 1, 3} {
+			got, err := f.s.Events(ctx, "r-1", int64(after), 0, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := total - after
+			if limit > 0 {
+				want = min(want, limit)
+			}
+			if len(got) != want {
+				t.Fatalf("after %d limit %d: %d events, want %d", after, limit, len(got), want)
+			}
+			for i, e := range got {
+				if e.Seq != int64(after+1+i) {
+					t.Fatalf("after %d limit %d: event %d has seq %d", after, limit, i, e.Seq)
+				}
+			}
+		}
+	}
+	c.take()
+	if _, err := f.s.Events(ctx, "r-1", int64(len(first.Events)), 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.take(); fmt.Sprint(got) != "map[GetItem:1 Query:1]" {
+		t.Fatalf("a page from a step's start sent %v, want the counters and one query", got)
 	}
 }

@@ -225,6 +225,7 @@ func TestStateRoundTrip(t *testing.T) {
 		gz     bool
 	}{
 		{"small", "Be brief.", false},
+		{"mid-size config is gzipped when shorter", strings.Repeat("Be brief. ", 100), true},
 		{"large config is gzipped", huge, true},
 	}
 	for _, tc := range cases {
@@ -301,5 +302,80 @@ func TestTranslate(t *testing.T) {
 				t.Fatalf("condition failed %v, want %v", anyConditionFailed(tc.err), tc.condition)
 			}
 		})
+	}
+}
+
+// TestStepEvents checks how the events of step records are joined: the
+// bounds and the limit apply to events, and a record that starts inside
+// the one before it (a losing writer's leftover) is skipped.
+func TestStepEvents(t *testing.T) {
+	evs := func(seqs ...int64) []core.Event {
+		out := make([]core.Event, len(seqs))
+		for i, s := range seqs {
+			out[i] = core.Event{Seq: s}
+		}
+		return out
+	}
+	steps := [][]core.Event{evs(1, 2, 3), evs(3), evs(4, 5), evs(5, 6, 7), evs(6, 7, 8)}
+	for _, tc := range []struct {
+		after, before int64
+		limit         int
+		want          string
+	}{
+		{0, 100, 0, "[1 2 3 4 5 6 7 8]"},
+		{1, 100, 0, "[2 3 4 5 6 7 8]"},
+		{1, 5, 0, "[2 3 4]"},
+		{0, 100, 2, "[1 2]"},
+		{2, 100, 2, "[3 4]"},
+	} {
+		var got []int64
+		for _, e := range stepEvents(steps, tc.after, tc.before, tc.limit) {
+			got = append(got, e.Seq)
+		}
+		if fmt.Sprint(got) != tc.want {
+			t.Errorf("after %d before %d limit %d: %v, want %s", tc.after, tc.before, tc.limit, got, tc.want)
+		}
+	}
+}
+
+// TestStepRecordRoundTrip checks a step record reads back as written,
+// deflated or not, with the seqs of its results and audit events, and
+// that a one-event record of a table written before step records reads
+// as a step of that event.
+func TestStepRecordRoundTrip(t *testing.T) {
+	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	big := core.Output{
+		Events:      []core.Event{{Seq: 7, Type: core.EventToolResult, At: at, Data: map[string]any{"result": strings.Repeat("blob ", 200)}}, {Seq: 8, Type: core.EventStatus, At: at}},
+		ToolResults: []core.ToolExecutionResult{{ToolName: "t", ToolCallID: "c1", Seq: 12, Result: core.ToolResult{Success: true, ToolName: "t"}}},
+		Audit:       []core.AuditEvent{{Type: "tool_call", ToolName: "t", ToolCallID: "c1", Seq: 12}},
+	}
+	small := core.Output{Events: []core.Event{{Seq: 1, Type: core.EventStatus, At: at}}}
+	for name, o := range map[string]core.Output{"large": big, "small": small} {
+		data, err := encodeStep(newStepRecord(o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if deflatedData := data[0] == deflated; deflatedData != (name == "large") {
+			t.Errorf("%s: deflated %v", name, deflatedData)
+		}
+		sr, err := decodeStep(record{prefix: prefixEvt, seq: o.Events[0].Seq, data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sr.Events) != len(o.Events) || sr.Events[len(sr.Events)-1].Seq != o.Events[len(o.Events)-1].Seq {
+			t.Errorf("%s: events %+v", name, sr.Events)
+		}
+		if len(sr.Results) != len(o.ToolResults) || len(sr.Audit) != len(o.Audit) {
+			t.Fatalf("%s: %d results, %d audit events", name, len(sr.Results), len(sr.Audit))
+		}
+		for i := range sr.Results {
+			if sr.Results[i].Result.Seq != o.ToolResults[i].Seq || sr.Audit[i].Audit.Seq != o.Audit[i].Seq || sr.Results[i].Result.ToolCallID != "c1" {
+				t.Errorf("%s: result %+v, audit %+v", name, sr.Results[i], sr.Audit[i])
+			}
+		}
+	}
+	legacy, err := decodeStep(record{prefix: prefixEvt, seq: 4, data: []byte(`{"seq":0,"type":"status","turn":1,"at":"2026-03-02T09:00:00Z"}`)})
+	if err != nil || len(legacy.Events) != 1 || legacy.Events[0].Seq != 4 || legacy.Events[0].Type != core.EventStatus {
+		t.Fatalf("legacy event record: %+v, %v", legacy, err)
 	}
 }

@@ -69,6 +69,7 @@ func (s *Store) plan(w core.Write) (*writePlan, error) {
 	p.run["next_msg"] = avN(st.NextMsgSeq)
 	p.run["next_evt"] = avN(st.NextEventSeq)
 	p.run["cfg_h"] = avS(cfgHash)
+	p.run[attrSteps] = avN(1)
 	p.run["updated_at"] = avS(st.UpdatedAt.UTC().Format(time.RFC3339Nano))
 	listAttrs(p.run, w.Tenant, st)
 	if err := blobAttrs(p.run, "state", state); err != nil {
@@ -95,27 +96,31 @@ func (s *Store) plan(w core.Write) (*writePlan, error) {
 		pk, prefix string
 		seq        int64
 		v          any
+		data       []byte // encoded already (a step record)
 	}
 	var recs []entry
 	ses, run := sessionPK(w.Tenant, st.SessionID), runPK(st.RunID)
 	o := w.Output
 	for _, m := range o.Messages {
-		recs = append(recs, entry{ses, prefixMsg, m.Seq, m})
+		recs = append(recs, entry{pk: ses, prefix: prefixMsg, seq: m.Seq, v: m})
 	}
-	for _, e := range o.Events {
-		recs = append(recs, entry{run, prefixEvt, e.Seq, e})
-	}
-	for _, x := range o.ToolResults {
-		recs = append(recs, entry{run, prefixRes, x.Seq, x})
-	}
-	for _, a := range o.Audit {
-		recs = append(recs, entry{run, prefixAud, a.Seq, a})
+	if len(o.Events) > 0 {
+		b, err := encodeStep(newStepRecord(o))
+		if err != nil {
+			return nil, fmt.Errorf("encode the step record %s%d: %w", prefixEvt, o.Events[0].Seq, err)
+		}
+		recs = append(recs, entry{pk: run, prefix: prefixEvt, seq: o.Events[0].Seq, data: b})
+	} else if len(o.ToolResults) > 0 || len(o.Audit) > 0 {
+		return nil, fmt.Errorf("%w: tool records without events", core.ErrInvalidInput)
 	}
 	writer := nonce()
 	for _, r := range recs {
-		b, err := core.CanonicalJSON(r.v)
-		if err != nil {
-			return nil, fmt.Errorf("encode %s%d: %w", r.prefix, r.seq, err)
+		b := r.data
+		if b == nil {
+			var err error
+			if b, err = core.CanonicalJSON(r.v); err != nil {
+				return nil, fmt.Errorf("encode %s%d: %w", r.prefix, r.seq, err)
+			}
 		}
 		its, err := partItems(r.pk, r.prefix, r.seq, b, writer)
 		if err != nil {
@@ -309,24 +314,35 @@ func (p *writePlan) headTake(e *expr, head core.SessionHead) string {
 	return set
 }
 
-// headCommit is the head update and condition of a commit: the run holds
-// the session lock (or, finishing, nobody else does) and the head never
+// writesHead says whether a commit writes the session head: only the
+// commit that finishes the run, which releases the session and advances
+// its message counter. An unfinished run holds the session from its
+// creation to that commit (nothing else removes active_run, and every
+// commit is fenced by the run's version), so its other commits leave the
+// head alone; while a run holds the session, its committed message
+// counter is the run item's (see currentHead). A write after the run
+// finished leaves the session alone too: it may have moved on.
+func (p *writePlan) writesHead() bool { return p.terminal && !p.afterFinish }
+
+// headCommit is the head update and condition of the commit that
+// finishes the run: nobody else holds the session and the head never
 // moves back.
 func (p *writePlan) headCommit(e *expr) (update, cond string) {
 	next := e.v(avN(p.nextSeq))
-	if p.afterFinish {
-		// An update that changes nothing, so the transaction's items keep
-		// their places.
-		return fmt.Sprintf("SET %s = if_not_exists(%s, %s)", e.n("next_seq"), e.n("next_seq"), next), fmt.Sprintf("attribute_exists(%s)", e.n("next_seq"))
-	}
-	if p.terminal {
-		update = fmt.Sprintf("SET %s = %s REMOVE %s", e.n("next_seq"), next, e.n("active_run"))
-		cond = fmt.Sprintf("(attribute_not_exists(%s) OR %s = %s) AND %s <= %s", e.n("active_run"), e.n("active_run"), e.v(avS(p.runID)), e.n("next_seq"), next)
-	} else {
-		update = fmt.Sprintf("SET %s = %s", e.n("next_seq"), next)
-		cond = fmt.Sprintf("%s = %s AND %s <= %s", e.n("active_run"), e.v(avS(p.runID)), e.n("next_seq"), next)
-	}
+	update = fmt.Sprintf("SET %s = %s REMOVE %s", e.n("next_seq"), next, e.n("active_run"))
+	cond = fmt.Sprintf("(attribute_not_exists(%s) OR %s = %s) AND %s <= %s", e.n("active_run"), e.n("active_run"), e.v(avS(p.runID)), e.n("next_seq"), next)
 	return update, cond
+}
+
+// headItems are the head's transaction items of a commit (none unless
+// it finishes the run).
+func (s *Store) headItems(p *writePlan) []types.TransactWriteItem {
+	if !p.writesHead() {
+		return nil
+	}
+	he := newExpr()
+	update, cond := p.headCommit(he)
+	return []types.TransactWriteItem{s.update(itemKey(sessionPK(p.tenant, p.session), skHead), update, cond, he)}
 }
 
 // runFree is the condition that a run id is unused: no item, or only the
@@ -548,12 +564,8 @@ func (p *writePlan) runCond(e *expr, withConfig bool) string {
 }
 
 func (s *Store) commitOne(ctx context.Context, p *writePlan, withConfig bool) error {
-	re, he := newExpr(), newExpr()
-	update, cond := p.headCommit(he)
-	items := []types.TransactWriteItem{
-		s.put(p.run, p.runCond(re, withConfig), re),
-		s.update(itemKey(sessionPK(p.tenant, p.session), skHead), update, cond, he),
-	}
+	re := newExpr()
+	items := append([]types.TransactWriteItem{s.put(p.run, p.runCond(re, withConfig), re)}, s.headItems(p)...)
 	if withConfig {
 		items = append(items, s.put(p.cfg, "", nil))
 	}
@@ -563,7 +575,7 @@ func (s *Store) commitOne(ctx context.Context, p *writePlan, withConfig bool) er
 }
 
 // commitFailed explains a failed commit transaction whose item 0 is the
-// run and item 1 the session head.
+// run and item 1 the session head, when the commit writes it.
 func (s *Store) commitFailed(ctx context.Context, p *writePlan, withConfig bool, err error) error {
 	if err == nil {
 		return nil
@@ -575,7 +587,7 @@ func (s *Store) commitFailed(ctx context.Context, p *writePlan, withConfig bool,
 	if failedAt(reasons, 0) {
 		return s.runRefusal(ctx, p, withConfig)
 	}
-	if failedAt(reasons, 1) {
+	if p.writesHead() && failedAt(reasons, 1) {
 		old := reasons[1].Item
 		if old == nil {
 			var rerr error
@@ -677,12 +689,10 @@ func (s *Store) commitLarge(ctx context.Context, p *writePlan, withConfig bool) 
 			return err
 		}
 	}
-	re, he := newExpr(), newExpr()
-	update, hcond := p.headCommit(he)
-	final := []types.TransactWriteItem{
+	re := newExpr()
+	final := append([]types.TransactWriteItem{
 		s.put(p.run, p.runCond(re, withConfig)+fmt.Sprintf(" AND %s = %s", re.n("claim"), re.v(avS(c))), re),
-		s.update(itemKey(sessionPK(p.tenant, p.session), skHead), update, hcond, he),
-	}
+	}, s.headItems(p)...)
 	if withConfig {
 		final = append(final, s.put(p.cfg, "", nil))
 	}

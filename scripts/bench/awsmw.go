@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -290,29 +291,17 @@ func consumed(result any) (rcu, wcu, indexWCU float64) {
 // request), and each write to the global secondary index one standard
 // unit (a keys-only index entry is far below 1 KB): 2 when an existing
 // entry's key changes (delete and put), 1 when an entry is added or
-// removed. The run item is the only item carrying the index keys; a
-// commit that keeps the run unfinished moves its due time, so its index
-// entry's key changes; a finished run's item drops the entry.
+// removed, none when the write leaves it as it was. The run item is the
+// only item carrying the index keys; dueKeys remembers the key each run's
+// last committed Put gave it.
 func transactWCU(in *dynamodb.TransactWriteItemsInput) (wcu, index float64) {
-	create := false
 	for i, it := range in.TransactItems {
 		var size int
 		switch {
 		case it.Put != nil:
 			size = itemBytes(it.Put.Item)
 			if i == 0 && isRunItem(it.Put.Item) {
-				if it.Put.ConditionExpression != nil && strings.Contains(*it.Put.ConditionExpression, "attribute_not_exists") {
-					create = true
-				}
-				_, due := it.Put.Item["GSI1SK"]
-				switch {
-				case due && create:
-					index++
-				case due:
-					index += 2
-				default:
-					index++
-				}
+				index += dueIndexWrites(it.Put.Item)
 			}
 		case it.Update != nil:
 			size = itemBytes(it.Update.Key) + itemBytes(it.Update.ExpressionAttributeValues)
@@ -327,6 +316,32 @@ func transactWCU(in *dynamodb.TransactWriteItemsInput) (wcu, index float64) {
 		wcu += 2 * float64((max(size, 1)+1023)/1024)
 	}
 	return wcu + index, index
+}
+
+// dueKeys holds, by run item key, the due-index key (GSI1SK) of its last
+// committed write ("" or absent: no entry).
+var dueKeys sync.Map
+
+// dueIndexWrites counts the index writes of a committed Put of a run
+// item, and remembers its index key.
+func dueIndexWrites(it map[string]types.AttributeValue) float64 {
+	pk, _ := it["PK"].(*types.AttributeValueMemberS)
+	key := ""
+	if sk, ok := it["GSI1SK"].(*types.AttributeValueMemberS); ok {
+		key = sk.Value
+	}
+	prev := ""
+	if v, ok := dueKeys.Swap(pk.Value, key); ok {
+		prev = v.(string)
+	}
+	switch {
+	case prev == key:
+		return 0
+	case prev == "" || key == "":
+		return 1
+	default:
+		return 2
+	}
 }
 
 func isRunItem(it map[string]types.AttributeValue) bool {

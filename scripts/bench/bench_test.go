@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/app"
 )
 
 // TestSmoke runs the smoke mode (1 and 3 turns, in process and on the
@@ -98,5 +101,74 @@ func TestWorkloadCheck(t *testing.T) {
 		if err := w.check(tc.status, tc.msgs); err == nil {
 			t.Errorf("%s: a wrong run was accepted", name)
 		}
+	}
+}
+
+// BenchmarkInProcess runs the in-process comparison's two loops, for a
+// profile: go test ./scripts/bench -run '^$' -bench InProcess -cpuprofile cpu.out
+func BenchmarkInProcess(b *testing.B) {
+	ctx := context.Background()
+	mem, err := newDist(ctx, rtMemory, memoryConfig(), app.Deps{}, slog.New(slog.DiscardHandler), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, _ := mem.app.Agents.Get(agentSlug)
+	rn := &core.Runner{Machine: core.NewMachine(core.SystemClock{}), Model: models(), Tools: mem.app.Tools}
+	for _, t := range floorTurns {
+		w := workload{Turns: t, ResultBytes: 100}
+		cfg, err := a.RunConfig(agents.Overrides{Model: w.spec()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("baton/turns=%d", t), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if err := batonLoop(ctx, rn, cfg, w, fmt.Sprintf("r-%d", i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(t+1)), "ns/turn")
+		})
+		b.Run(fmt.Sprintf("floor/turns=%d", t), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := floorLoop(ctx, w); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(t+1)), "ns/turn")
+		})
+	}
+}
+
+// TestFloorLoops checks the two loops of the in-process comparison do the
+// workload: the floor's transcript and Baton's run pass the workload's
+// check, and the report shows the comparison.
+func TestFloorLoops(t *testing.T) {
+	ctx := context.Background()
+	w := workload{Turns: 3, ResultBytes: 100}
+	msgs, err := floorLoop(ctx, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.check(core.StatusCompleted, msgs); err != nil {
+		t.Fatal(err)
+	}
+	mem, err := newDist(ctx, rtMemory, memoryConfig(), app.Deps{}, slog.New(slog.DiscardHandler), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := mem.app.Agents.Get(agentSlug)
+	cfg, err := a.RunConfig(agents.Overrides{Model: w.spec()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn := &core.Runner{Machine: core.NewMachine(core.SystemClock{}), Model: models(), Tools: mem.app.Tools}
+	if err := batonLoop(ctx, rn, cfg, w, "r-test"); err != nil {
+		t.Fatal(err)
+	}
+	md := floorMarkdown([]floorRow{{Turns: 20, BatonNS: 8000, FloorNS: 2000, Ratio: 4, Growth: 1}})
+	if !strings.Contains(md, "| 20 | 8.00 | 2.00 | **4.00×** |") {
+		t.Errorf("the comparison's row is missing from the report:\n%s", md)
 	}
 }

@@ -24,6 +24,7 @@ type options struct {
 	coldStart   bool
 	concurrency bool
 	streaming   bool
+	floor       bool
 	repoRoot    string
 	progress    io.Writer
 	turns       []int
@@ -39,6 +40,7 @@ func main() {
 	flag.BoolVar(&o.coldStart, "coldstart", true, "measure the Lambdas' cold-start proxies (needs make build-lambdas)")
 	flag.BoolVar(&o.concurrency, "concurrency", true, "run the concurrency benchmark")
 	flag.BoolVar(&o.streaming, "streaming", true, "run the token-streaming benchmark")
+	flag.BoolVar(&o.floor, "floor", true, "compare the in-process runner with a hand-written loop at 20, 100 and 500 turns")
 	flag.StringVar(&o.repoRoot, "root", ".", "the repository root")
 	verbose := flag.Bool("v", false, "log the runner's warnings")
 	turns := flag.String("turns", "", "comma-separated turn counts instead of the plan's (for quick runs)")
@@ -164,6 +166,12 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 		}
 	}
 	progress("in-process runner done")
+	if !o.smoke && o.floor {
+		if res.Floor, err = compareFloor(ctx, reg, tools, floorTurns); err != nil {
+			return nil, err
+		}
+		progress("in-process comparison with the floor done")
+	}
 
 	// The distributed runtime on the in-memory adapters.
 	if _, err := mem.run(ctx, workload{Turns: 1, ResultBytes: 100}); err != nil {

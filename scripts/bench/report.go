@@ -25,6 +25,7 @@ type results struct {
 	Cases          []caseResult           `json:"cases"`
 	Scaling        []scalingRow           `json:"scaling"`
 	Gate           []gateRow              `json:"gate"`
+	Floor          []floorRow             `json:"in_process_vs_floor,omitempty"`
 	Concurrency    []concResult           `json:"concurrency,omitempty"`
 	ColdStart      []coldResult           `json:"cold_start,omitempty"`
 	Streaming      []streamResult         `json:"streaming,omitempty"`
@@ -79,7 +80,7 @@ func machine(root string) machineInfo {
 func capacitySource() string {
 	seen, missing := consumedSeen.Load(), consumedMissing.Load()
 	return fmt.Sprintf("RCU and the WCU of single-item writes as DynamoDB Local reported them (ReturnConsumedCapacity INDEXES; present on %d responses, missing on %d); "+
-		"the WCU of TransactWriteItems computed from the request's items by DynamoDB's documented rules (2 WRU per started KB of each item, 1 WRU per write to the keys-only index, 2 when an entry's key changes), "+
+		"the WCU of TransactWriteItems computed from the request's items by DynamoDB's documented rules (2 WRU per started KB of each item, 1 WRU per write to the keys-only index, 2 when an entry's key changes, none when it stays), "+
 		"because DynamoDB Local 3.3.1 reports a transaction's capacity as if it held one item (a probe with 1, 2 and 3 items of 3 KB reported 6 WCU each time)", seen, missing)
 }
 
@@ -112,8 +113,12 @@ type gateRow struct {
 	WRatio      float64 `json:"bytes_written_ratio"`
 	RTRatio     float64 `json:"round_trips_ratio"`
 	RRatio      float64 `json:"steady_bytes_read_ratio"`
-	Pass        bool    `json:"pass"`
-	Why         string  `json:"why,omitempty"`
+	// ModelCPURatio and ToolCPURatio compare the steps' median CPU
+	// (reported, not gated: CPU is noisy on a shared machine).
+	ModelCPURatio float64 `json:"model_turn_cpu_ratio"`
+	ToolCPURatio  float64 `json:"tool_call_cpu_ratio"`
+	Pass          bool    `json:"pass"`
+	Why           string  `json:"why,omitempty"`
 }
 
 const gateLimit = 1.1
@@ -158,7 +163,8 @@ func scaling(cases []caseResult) ([]scalingRow, []gateRow) {
 			continue
 		}
 		g := gateRow{Runtime: k.rt, ResultBytes: k.size, Scripted: k.scripted,
-			WRatio: b.BytesW / a.BytesW, RTRatio: b.RT / a.RT, RRatio: b.SteadyR / a.SteadyR}
+			WRatio: b.BytesW / a.BytesW, RTRatio: b.RT / a.RT, RRatio: b.SteadyR / a.SteadyR,
+			ModelCPURatio: safeDiv(b.ModelCPU, a.ModelCPU), ToolCPURatio: safeDiv(b.ToolCPU, a.ToolCPU)}
 		var why []string
 		if g.WRatio > gateLimit {
 			why = append(why, fmt.Sprintf("bytes written per step grew %.2f×", g.WRatio))
@@ -272,7 +278,7 @@ func markdown(r *results) string {
 
 	if kinds := capacityRows(r.Cases); len(kinds) > 0 {
 		p("## Bytes and capacity units vs the minimum (emulators, 20 turns)\n\n")
-		p("Minimum written: the run state (without its configuration, stored once at start) and the step's new transcript messages; minimum read: the run state. Minimum WCU: a transactional write (2 WCU per started KB) of the run item and of each new message item, plus 1 for the intent claim; minimum RCU: one strongly consistent read of the run item (1 per started 4 KB). Item sizes for the minimum are estimated from the JSON sizes plus key overhead. Extra records: events, tool results and audit records the commit writes beside the messages, plus the session head.\n\n")
+		p("Minimum written: the run state (without its configuration, stored once at start) and the step's new transcript messages; minimum read: the run state. Minimum WCU: a transactional write (2 WCU per started KB) of the run item and of each new message item, plus 1 for the intent claim; minimum RCU: one strongly consistent read of the run item (1 per started 4 KB). Item sizes for the minimum are estimated from the JSON sizes plus key overhead. Extra records: the events, tool results and audit records the commit writes beside the messages (one step record item), plus the session head on the commit that finishes the run.\n\n")
 		p("| result | step kind | bytes written | min | ratio | bytes read | min | ratio | WCU | min | ratio | of which index | RCU | min | ratio | extra records (events / results / audit) | their WCU + head (est.) |\n")
 		p("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|\n")
 		for _, x := range kinds {
@@ -301,6 +307,8 @@ func markdown(r *results) string {
 		p("\n")
 	}
 
+	b.WriteString(floorMarkdown(r.Floor))
+
 	if len(r.Scaling) > 0 {
 		p("## Scaling with the transcript\n\n")
 		p("Per step means. Steady read: the steps after the first (the worker has the session cached). Cold reload: what a worker with an empty cache pays to read the whole transcript at the end of the run (requests, bytes read, RCU) — a step pays it only on a cache miss.\n\n")
@@ -314,14 +322,14 @@ func markdown(r *results) string {
 			p("| %s | %s | %d | %s | %s | %s | %.3f | %.2f | %.2f | %.3f / %.3f | %s |\n", s.Runtime, size, s.Turns, human(s.BytesW), human(s.BytesR), human(s.SteadyR), s.RT, s.WCU, s.RCU, s.ModelCPU, s.ToolCPU, reload)
 		}
 		p("\n### Gate: 500 turns vs 20 turns (limit %.1f×)\n\n", gateLimit)
-		p("| runtime | result | bytes written | round trips | steady bytes read | result |\n|---|---|--:|--:|--:|---|\n")
+		p("| runtime | result | bytes written | round trips | steady bytes read | result | CPU p50 model_turn / tool_call (not gated) |\n|---|---|--:|--:|--:|---|--:|\n")
 		for _, g := range r.Gate {
 			size := resultLabel(g.ResultBytes, g.Scripted, "scripted, not gated")
 			verdict := "PASS"
 			if !g.Pass {
 				verdict = "FAIL: " + g.Why
 			}
-			p("| %s | %s | %.3f× | %.3f× | %.3f× | %s |\n", g.Runtime, size, g.WRatio, g.RTRatio, g.RRatio, verdict)
+			p("| %s | %s | %.3f× | %.3f× | %.3f× | %s | %.2f× / %.2f× |\n", g.Runtime, size, g.WRatio, g.RTRatio, g.RRatio, verdict, g.ModelCPURatio, g.ToolCPURatio)
 		}
 		p("\n%s\n\n", gateVerdict(r.Gate))
 	}

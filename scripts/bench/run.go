@@ -331,16 +331,13 @@ func sample(step core.Step, first bool, wall, cpu time.Duration, r, esm *recorde
 			s.MinWCU += 2 * kb1(n+recordItemOverhead)
 		}
 		s.Events, s.ToolResults, s.Audit = len(out.Events), len(out.ToolResults), len(out.Audit)
-		for _, e := range out.Events {
-			s.ExtraWCUEst += 2 * kb1(jsonSize(e)+recordItemOverhead)
+		if len(out.Events) > 0 {
+			// One step record holds the step's events, results and audit.
+			s.ExtraWCUEst += 2 * kb1(jsonSize(out.Events)+jsonSize(out.ToolResults)+jsonSize(out.Audit)+recordItemOverhead)
 		}
-		for _, x := range out.ToolResults {
-			s.ExtraWCUEst += 2 * kb1(jsonSize(x)+recordItemOverhead)
+		if core.IsTerminal(out.State.Status) {
+			s.ExtraWCUEst += 2 // the session head, written by the finishing commit
 		}
-		for _, a := range out.Audit {
-			s.ExtraWCUEst += 2 * kb1(jsonSize(a)+recordItemOverhead)
-		}
-		s.ExtraWCUEst += 2 // the session head item
 	}
 	if step.Kind == core.StepToolCall {
 		s.MinWCU++ // the intent claim: one item under 1 KB

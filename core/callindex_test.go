@@ -1,0 +1,113 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+)
+
+// indexTranscript is a session of two runs: the first (seqs 1–5) called
+// search{q:a} with a result, the second (from seq 6) called search{q:b}
+// and search{q:c} with results, then search{q:d} without one, and stores
+// a compaction summary at seq 11.
+func indexTranscript() []Message {
+	call := func(id, q string, turn int) Message {
+		m := toolCallMessage(id, "ability/search", map[string]any{"q": q, "n": json.Number("1")})
+		m.Metadata[MetaTurn] = turn
+		return m
+	}
+	result := func(id string) Message {
+		return Message{Role: RoleToolResult, Content: "r", Metadata: map[string]any{MetaToolCallID: id, MetaToolName: "ability/search"}}
+	}
+	msgs := []Message{
+		{Role: RoleUser, Content: "first"}, call("c1", "a", 1), result("c1"), {Role: RoleAssistant, Content: "ok"}, {Role: RoleUser, Content: "x"},
+		{Role: RoleUser, Content: "second"}, call("c2", "b", 1), result("c2"), call("c3", "c", 2), result("c3"),
+		{Role: RoleUser, Content: "[Conversation summary: s]", Metadata: map[string]any{MetaCompaction: map[string]any{"status": "compacted", "compacted_through": json.Number("7")}}},
+		call("c4", "d", 3),
+	}
+	for i := range msgs {
+		msgs[i].Seq = int64(i + 1)
+	}
+	return msgs
+}
+
+// TestTranscriptIndexAgreesWithTheScan checks each answer the index gives
+// against the transcript scan it replaces: duplicates (only answered calls
+// of this run count, siblings of a parallel turn never), used call ids and
+// the latest compaction summary, for transcripts the index has seen in
+// full, in part, and beyond (an older state's shorter transcript).
+func TestTranscriptIndexAgreesWithTheScan(t *testing.T) {
+	full := indexTranscript()
+	cases := []struct {
+		name string
+		seen []Message // what the index was synced with first
+		tr   []Message // the transcript of the step
+	}{
+		{"fresh", nil, full},
+		{"incremental", full[:7], full},
+		{"ahead of the step", full, full[:9]},
+	}
+	for _, tc := range cases {
+		for _, parallel := range []bool{false, true} {
+			for _, q := range []string{"a", "b", "c", "d", "e"} {
+				t.Run(fmt.Sprintf("%s/parallel=%v/q=%s", tc.name, parallel, q), func(t *testing.T) {
+					st := RunState{RunID: "r", SessionID: "s", FirstMsgSeq: 6, Turn: 2, Config: RunConfig{ParallelToolCalls: parallel}}
+					c := CallState{ID: "new", Name: "ability/search", Parameters: map[string]any{"n": json.Number("1"), "q": q}}
+					st.Calls = []CallState{c, {ID: "c3"}}
+					wantTurn, want := findAnsweredDuplicate(&st, tc.tr, &c)
+					ix := NewTranscriptIndex("s")
+					if tc.seen != nil {
+						ix.mayHaveAnswered(tc.seen, 0, "x", map[string]any{})
+					}
+					st.UseIndex(ix)
+					gotTurn, got := findAnsweredDuplicate(&st, tc.tr, &c)
+					if got != want || gotTurn != wantTurn {
+						t.Fatalf("indexed: duplicate %v (turn %d), scan: %v (turn %d)", got, gotTurn, want, wantTurn)
+					}
+					if q == "b" && !parallel && !want {
+						t.Fatal("the scan found no duplicate of an answered call of this run")
+					}
+					if view, scan := compactedView(tc.tr, ix), compactedView(tc.tr, nil); len(view) != len(scan) || (len(view) > 0 && view[0].Seq != scan[0].Seq) {
+						t.Fatalf("compacted view: %d messages from the index, %d from the scan", len(view), len(scan))
+					}
+				})
+			}
+		}
+	}
+	ix := NewTranscriptIndex("s")
+	used := ix.usedIDs(full)
+	if used == nil || !used("c4") || !used("c1") || used("c5") {
+		t.Fatal("usedIDs does not answer from the whole transcript")
+	}
+	if ix.usedIDs(full[:3]) != nil {
+		t.Fatal("usedIDs answered for a transcript shorter than the index")
+	}
+	if _, ok := compactionMeta(compactedView(full, ix)[0]); !ok {
+		t.Fatal("the compaction summary was not found")
+	}
+	other := RunState{SessionID: "other"}
+	other.UseIndex(ix)
+	if other.index != nil {
+		t.Fatal("an index of another session was attached")
+	}
+}
+
+// TestToolResultJSONObject checks the audit hash's shortcut: the canonical
+// encoding of a result's object equals that of the result itself.
+func TestToolResultJSONObject(t *testing.T) {
+	for _, r := range []ToolResult{
+		{},
+		{Success: true, ToolName: "t", Result: map[string]any{"a": []any{json.Number("1"), "x"}}},
+		{ToolName: "t", Error: "e", ErrorType: ErrTypeTimedOut, Metadata: map[string]any{"k": true}, Runtime: map[string]any{"ms": json.Number("3")}},
+		{ToolName: "t", Metadata: map[string]any{}, Runtime: map[string]any{}, Result: struct{ A int }{1}},
+	} {
+		want, err := CanonicalJSON(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := CanonicalJSON(r.jsonObject())
+		if err != nil || string(got) != string(want) {
+			t.Errorf("%+v: %s, want %s (%v)", r, got, want, err)
+		}
+	}
+}
