@@ -51,10 +51,15 @@ type Options struct {
 	// agent slug; a run of any other agent uses Machine. Their clocks are
 	// set to Clock too.
 	AgentMachines map[string]*core.Machine
-	Clock         core.Clock    // default core.SystemClock
-	IDs           core.IDSource // default core.RandomIDs
-	Log           *slog.Logger  // default: discard
-	Limits        Limits
+	// Pricer prices runs on every machine (nil: the machines' own);
+	// Metering counts steps' AWS requests into their runs' cost (nil:
+	// none), see metering.go.
+	Pricer   core.Pricer
+	Metering *Metering
+	Clock    core.Clock    // default core.SystemClock
+	IDs      core.IDSource // default core.RandomIDs
+	Log      *slog.Logger  // default: discard
+	Limits   Limits
 }
 
 // Limits holds the runner's tunables; zero values take the defaults.
@@ -154,6 +159,7 @@ type Runner struct {
 	Agents        *agents.Registry
 	Log           *slog.Logger
 	Limits        Limits
+	Metering      *Metering
 	cache         *transcriptCache
 	// after paces the heartbeats of a step's I/O (time.After).
 	after func(time.Duration) <-chan time.Time
@@ -175,14 +181,20 @@ func New(o Options) *Runner {
 		m = *o.Machine
 	}
 	m.Clock = o.Clock
+	if o.Pricer != nil {
+		m.Pricer = o.Pricer
+	}
 	agentMachines := make(map[string]*core.Machine, len(o.AgentMachines))
 	for slug, am := range o.AgentMachines {
 		c := *am
 		c.Clock = o.Clock
+		if o.Pricer != nil {
+			c.Pricer = o.Pricer
+		}
 		agentMachines[slug] = &c
 	}
 	lim := o.Limits.withDefaults()
-	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim,
+	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim, Metering: o.Metering,
 		IO:    core.IO{Model: o.Model, Tools: o.Tools, Summarizer: o.Summarizer, Compactor: o.Compactor},
 		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter}
 }

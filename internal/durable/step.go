@@ -29,6 +29,7 @@ func (e *Runner) HandleStep(ctx context.Context, step core.Step, d Attempt) erro
 		return nil
 	}
 	log := e.Log.With("run_id", step.RunID, "step_seq", step.Seq, "step_kind", step.Kind)
+	ctx = e.meterStep(ctx, step)
 	rec, err := e.Store.LoadRun(ctx, step.RunID)
 	if errors.Is(err, core.ErrNotFound) {
 		log.ErrorContext(ctx, "dropping step of unknown run")

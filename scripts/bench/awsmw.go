@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+	batoncost "github.com/baton-agents/baton/internal/cost"
 )
 
 // The AWS clients are those internal/app builds for the stores, with two
@@ -62,13 +63,13 @@ func addCounters(st *middleware.Stack, service string, pick func(context.Context
 			if tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok && err == nil {
 				// DynamoDB Local reports a transaction's capacity as if it
 				// held one item; compute it from the items instead.
-				s.WCU, s.IndexWCU = transactWCU(tx)
+				s.WCU, s.IndexWCU = batoncost.TransactWCU(tx)
 			}
 			if _, ok := in.Parameters.(*dynamodb.QueryInput); ok && err == nil && s.RCU == 0 {
 				s.ZeroRCUQueries = 1
 			}
 			if put, ok := in.Parameters.(*dynamodb.PutItemInput); ok && err == nil {
-				s.ItemBytes = int64(itemBytes(put.Item))
+				s.ItemBytes = int64(batoncost.ItemBytes(put.Item))
 				if s.WCU == 0 {
 					s.WCU = kb1(s.ItemBytes)
 				}
@@ -280,96 +281,4 @@ func consumed(result any) (rcu, wcu, indexWCU float64) {
 		}
 	}
 	return rcu, wcu, indexWCU
-}
-
-// transactWCU computes a successful TransactWriteItems' write request
-// units by DynamoDB's documented rules: a transactional write costs 2
-// units per started KB of each item (Put: the new item; Update: the item
-// after the update, estimated from its key and the values it sets;
-// ConditionCheck and Delete: the key, as their items are not in the
-// request), and each write to the global secondary index one standard
-// unit (a keys-only index entry is far below 1 KB): 2 when an existing
-// entry's key changes (delete and put), 1 when an entry is added or
-// removed. The run item is the only item carrying the index keys; a
-// commit that keeps the run unfinished moves its due time, so its index
-// entry's key changes; a finished run's item drops the entry.
-func transactWCU(in *dynamodb.TransactWriteItemsInput) (wcu, index float64) {
-	create := false
-	for i, it := range in.TransactItems {
-		var size int
-		switch {
-		case it.Put != nil:
-			size = itemBytes(it.Put.Item)
-			if i == 0 && isRunItem(it.Put.Item) {
-				if it.Put.ConditionExpression != nil && strings.Contains(*it.Put.ConditionExpression, "attribute_not_exists") {
-					create = true
-				}
-				_, due := it.Put.Item["GSI1SK"]
-				switch {
-				case due && create:
-					index++
-				case due:
-					index += 2
-				default:
-					index++
-				}
-			}
-		case it.Update != nil:
-			size = itemBytes(it.Update.Key) + itemBytes(it.Update.ExpressionAttributeValues)
-			for _, v := range it.Update.ExpressionAttributeNames {
-				size += len(v)
-			}
-		case it.ConditionCheck != nil:
-			size = itemBytes(it.ConditionCheck.Key)
-		case it.Delete != nil:
-			size = itemBytes(it.Delete.Key)
-		}
-		wcu += 2 * float64((max(size, 1)+1023)/1024)
-	}
-	return wcu + index, index
-}
-
-func isRunItem(it map[string]types.AttributeValue) bool {
-	sk, _ := it["SK"].(*types.AttributeValueMemberS)
-	pk, _ := it["PK"].(*types.AttributeValueMemberS)
-	return sk != nil && pk != nil && sk.Value == "STATE" && strings.HasPrefix(pk.Value, "RUN#")
-}
-
-// itemBytes is an item's size by DynamoDB's rules: attribute names plus
-// values (strings and binaries their length, numbers about one byte per
-// two significant digits plus one, booleans and nulls one byte, lists and
-// maps three bytes plus one per element plus their elements).
-func itemBytes(it map[string]types.AttributeValue) int {
-	n := 0
-	for k, v := range it {
-		n += len(k) + valueBytes(v)
-	}
-	return n
-}
-
-func valueBytes(v types.AttributeValue) int {
-	switch t := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(t.Value)
-	case *types.AttributeValueMemberB:
-		return len(t.Value)
-	case *types.AttributeValueMemberN:
-		digits := len(strings.Trim(strings.NewReplacer("-", "", ".", "").Replace(t.Value), "0"))
-		return (digits+1)/2 + 1
-	case *types.AttributeValueMemberL:
-		n := 3
-		for _, x := range t.Value {
-			n += 1 + valueBytes(x)
-		}
-		return n
-	case *types.AttributeValueMemberM:
-		return 3 + itemBytes(t.Value) + len(t.Value)
-	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, x := range t.Value {
-			n += len(x)
-		}
-		return n
-	}
-	return 1
 }

@@ -1,0 +1,36 @@
+package app
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/baton-agents/baton/internal/cost"
+	"github.com/baton-agents/baton/internal/durable"
+)
+
+// pricing is the price table of cfg's region with the operator's prices
+// file (BATON_PRICES) applied, and, on the AWS stores, the metering of
+// steps' AWS requests (the worker's memory from Lambda's
+// AWS_LAMBDA_FUNCTION_MEMORY_SIZE, default 1024 MB). The embedded stores
+// make no AWS requests: their runs cost their model calls only.
+func pricing(cfg Config) (*cost.Table, *durable.Metering, error) {
+	get := func(k string) string { v, _ := cfg.Env(k); return v }
+	region := cfg.Region
+	if region == "" {
+		region = "us-east-1"
+	}
+	t, err := cost.NewTable(region, get("BATON_PRICES"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("BATON_PRICES: %w", err)
+	}
+	if cfg.Stores.Memory {
+		return t, nil, nil
+	}
+	m := &durable.Metering{}
+	if v := get("AWS_LAMBDA_FUNCTION_MEMORY_SIZE"); v != "" {
+		if m.LambdaMemoryMB, err = strconv.Atoi(v); err != nil || m.LambdaMemoryMB <= 0 {
+			return nil, nil, fmt.Errorf("AWS_LAMBDA_FUNCTION_MEMORY_SIZE: want a positive number of MB, got %q", v)
+		}
+	}
+	return t, m, nil
+}
