@@ -415,6 +415,11 @@ func (t *transition) compacted(in Compacted) error {
 		t.finish(StatusBudgetExceeded)
 		return nil
 	}
+	if b := t.costExceeded(); b != nil {
+		t.tripBudget(b)
+		t.finish(StatusBudgetExceeded)
+		return nil
+	}
 	s.ModelStep = t.schedule(StepModelTurn, "")
 	t.setActiveStatus()
 	return nil
