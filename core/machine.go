@@ -30,6 +30,9 @@ type Step struct {
 	// Spent carries the AWS requests of the commit that scheduled the
 	// step, which the step counts into the run's cost.
 	Spent *Resources `json:"spent,omitempty"`
+	// Trace is the run's W3C trace context (traceparent), so the step's
+	// span joins the run's trace; core never reads it.
+	Trace string `json:"trace,omitempty"`
 }
 
 // Output is what one transition produces. Messages carry their Seq;

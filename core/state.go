@@ -285,7 +285,11 @@ type RunState struct {
 	Budget      string         `json:"budget,omitempty"`
 	// Cost is what the run cost so far (nil when the machine has no
 	// Pricer).
-	Cost        *RunCost       `json:"cost,omitempty"`
+	Cost *RunCost `json:"cost,omitempty"`
+	// Trace is the W3C traceparent of the run's root span (the API
+	// request that started it), which every step message carries; core
+	// never reads it.
+	Trace       string         `json:"trace,omitempty"`
 	Error       *RunError      `json:"error,omitempty"`
 	Interrupted map[string]any `json:"interrupted,omitempty"`
 	CreatedAt   time.Time      `json:"created_at"`

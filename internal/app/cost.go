@@ -1,11 +1,14 @@
 package app
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"strconv"
 
 	"github.com/baton-agents/baton/internal/cost"
 	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/telemetry"
 )
 
 // pricing is the price table of cfg's region with the operator's prices
@@ -33,4 +36,24 @@ func pricing(cfg Config) (*cost.Table, *durable.Metering, error) {
 		}
 	}
 	return t, m, nil
+}
+
+// tracing sets up OpenTelemetry traces (internal/telemetry): the
+// exporter OTEL_TRACES_EXPORTER names (none by default), or the console
+// with OTelConsole.
+func tracing(ctx context.Context, cfg Config, deps Deps) (telemetry.Settings, func(context.Context) error, error) {
+	get := func(k string) string { v, _ := cfg.Env(k); return v }
+	out := deps.LogOutput
+	if out == nil {
+		out = os.Stderr
+	}
+	service := get("AWS_LAMBDA_FUNCTION_NAME")
+	if service == "" {
+		service = "baton"
+	}
+	s, stop, err := telemetry.Setup(ctx, telemetry.Options{Getenv: get, Console: cfg.OTelConsole, ConsoleOut: out, Service: service})
+	if deps.TracerProvider != nil {
+		s.Provider = deps.TracerProvider
+	}
+	return s, stop, err
 }

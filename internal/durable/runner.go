@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/telemetry"
 )
 
 // Store is every storage port the runner uses.
@@ -56,10 +57,12 @@ type Options struct {
 	// none), see metering.go.
 	Pricer   core.Pricer
 	Metering *Metering
-	Clock    core.Clock    // default core.SystemClock
-	IDs      core.IDSource // default core.RandomIDs
-	Log      *slog.Logger  // default: discard
-	Limits   Limits
+	// Telemetry traces runs (a zero value: no spans), see tracing.go.
+	Telemetry telemetry.Settings
+	Clock     core.Clock    // default core.SystemClock
+	IDs       core.IDSource // default core.RandomIDs
+	Log       *slog.Logger  // default: discard
+	Limits    Limits
 }
 
 // Limits holds the runner's tunables; zero values take the defaults.
@@ -160,6 +163,7 @@ type Runner struct {
 	Log           *slog.Logger
 	Limits        Limits
 	Metering      *Metering
+	Telemetry     telemetry.Settings
 	cache         *transcriptCache
 	// after paces the heartbeats of a step's I/O (time.After).
 	after func(time.Duration) <-chan time.Time
@@ -194,7 +198,7 @@ func New(o Options) *Runner {
 		agentMachines[slug] = &c
 	}
 	lim := o.Limits.withDefaults()
-	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim, Metering: o.Metering,
+	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim, Metering: o.Metering, Telemetry: o.Telemetry,
 		IO:    core.IO{Model: o.Model, Tools: o.Tools, Summarizer: o.Summarizer, Compactor: o.Compactor},
 		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter}
 }
@@ -232,6 +236,7 @@ func (e *Runner) enqueue(ctx context.Context, st core.RunState, steps []core.Ste
 	}
 	qs := make([]core.QueuedStep, len(steps))
 	for i, s := range steps {
+		s.Trace = st.Trace
 		qs[i] = core.QueuedStep{Step: s, Group: group(st, s), DedupID: dedupID(s)}
 	}
 	if err := e.Queue.Enqueue(ctx, qs); err != nil {

@@ -24,6 +24,10 @@ type Attempt struct {
 // the message, stale and duplicate deliveries included. A returned error
 // is retryable: the queue delivers the message again.
 func (e *Runner) HandleStep(ctx context.Context, step core.Step, d Attempt) error {
+	return e.traceStep(ctx, step, func(ctx context.Context) error { return e.handleStep(ctx, step, d) })
+}
+
+func (e *Runner) handleStep(ctx context.Context, step core.Step, d Attempt) error {
 	if step.Format != core.StepFormat || step.RunID == "" || (step.Kind != core.StepModelTurn && step.Kind != core.StepToolCall) {
 		e.Log.ErrorContext(ctx, "dropping malformed step", "kind", step.Kind, "v", step.Format, "run_id", step.RunID)
 		return nil
@@ -67,9 +71,12 @@ func (e *Runner) HandleStep(ctx context.Context, step core.Step, d Attempt) erro
 			// A turn's tokens are streamed; a compaction summary's never.
 			ioctx, published = e.publish(ioctx, rec.State, plan, log)
 		}
-		if plan.Kind == core.PlanTool {
-			in, err = e.executeTool(ioctx, rec.State, step, plan, d)
-		} else {
+		switch plan.Kind {
+		case core.PlanTool:
+			in, err = e.traceTool(ioctx, *plan.Tool, func(ctx context.Context) (core.Input, error) { return e.executeTool(ctx, rec.State, step, plan, d) })
+		case core.PlanModel:
+			in = e.traceModel(ioctx, rec.State, func(ctx context.Context) core.Input { return e.IO.Perform(ctx, step, plan) })
+		default:
 			in = e.IO.Perform(ioctx, step, plan)
 		}
 		published()
