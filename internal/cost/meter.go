@@ -86,11 +86,9 @@ func askCapacity(params any) {
 	}
 }
 
-// Consumed reads the read and write request units a DynamoDB output
-// reports (0 when it reports none).
-func Consumed(result any) (rru, wru float64) {
-	var ccs []types.ConsumedCapacity
-	read := false
+// Capacities returns the consumed capacities a DynamoDB output reports,
+// whether it is a read's, and whether the output is one that reports any.
+func Capacities(result any) (ccs []types.ConsumedCapacity, read, known bool) {
 	one := func(c *types.ConsumedCapacity) []types.ConsumedCapacity {
 		if c == nil {
 			return nil
@@ -99,26 +97,33 @@ func Consumed(result any) (rru, wru float64) {
 	}
 	switch o := result.(type) {
 	case *dynamodb.QueryOutput:
-		read, ccs = true, one(o.ConsumedCapacity)
+		return one(o.ConsumedCapacity), true, true
 	case *dynamodb.GetItemOutput:
-		read, ccs = true, one(o.ConsumedCapacity)
+		return one(o.ConsumedCapacity), true, true
 	case *dynamodb.ScanOutput:
-		read, ccs = true, one(o.ConsumedCapacity)
+		return one(o.ConsumedCapacity), true, true
 	case *dynamodb.BatchGetItemOutput:
-		read, ccs = true, o.ConsumedCapacity
+		return o.ConsumedCapacity, true, true
 	case *dynamodb.TransactGetItemsOutput:
-		read, ccs = true, o.ConsumedCapacity
+		return o.ConsumedCapacity, true, true
 	case *dynamodb.UpdateItemOutput:
-		ccs = one(o.ConsumedCapacity)
+		return one(o.ConsumedCapacity), false, true
 	case *dynamodb.PutItemOutput:
-		ccs = one(o.ConsumedCapacity)
+		return one(o.ConsumedCapacity), false, true
 	case *dynamodb.DeleteItemOutput:
-		ccs = one(o.ConsumedCapacity)
+		return one(o.ConsumedCapacity), false, true
 	case *dynamodb.TransactWriteItemsOutput:
-		ccs = o.ConsumedCapacity
+		return o.ConsumedCapacity, false, true
 	case *dynamodb.BatchWriteItemOutput:
-		ccs = o.ConsumedCapacity
+		return o.ConsumedCapacity, false, true
 	}
+	return nil, false, false
+}
+
+// Consumed reads the read and write request units a DynamoDB output
+// reports (0 when it reports none).
+func Consumed(result any) (rru, wru float64) {
+	ccs, read, _ := Capacities(result)
 	for _, c := range ccs {
 		if c.CapacityUnits == nil {
 			continue

@@ -3,9 +3,10 @@ package cost
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/baton-agents/baton/core"
@@ -104,7 +105,7 @@ func NewTable(region, path string) (*Table, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("prices file %s: %w", path, err)
 	}
-	for _, k := range sortedKeys(f.Models) {
+	for _, k := range slices.Sorted(maps.Keys(f.Models)) {
 		v := f.Models[k]
 		if !strings.Contains(k, "/") {
 			return nil, fmt.Errorf("prices file %s: model %q: want provider/model", path, k)
@@ -124,15 +125,6 @@ func NewTable(region, path string) (*Table, error) {
 }
 
 func bad(f float64) bool { return f < 0 || math.IsNaN(f) || math.IsInf(f, 0) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
 
 // ModelUSD prices one call's usage: prompt tokens less the cache reads
 // and writes at the input price, cache reads and writes at theirs,

@@ -210,45 +210,10 @@ func hasValuePrefix(values map[string]types.AttributeValue, prefix string) bool 
 // and did not report ConsumedCapacity (DynamoDB Local may not).
 var consumedSeen, consumedMissing atomic.Int64
 
-// single lists the one ConsumedCapacity of a single-table output, if any.
-func single(cc *types.ConsumedCapacity) []types.ConsumedCapacity {
-	if cc == nil {
-		return nil
-	}
-	return []types.ConsumedCapacity{*cc}
-}
-
 // consumed reads the read and write capacity units from an output.
 func consumed(result any) (rcu, wcu, indexWCU float64) {
-	var ccs []types.ConsumedCapacity
-	read := false
-	switch o := result.(type) {
-	case *dynamodb.QueryOutput:
-		read = true
-		ccs = single(o.ConsumedCapacity)
-	case *dynamodb.GetItemOutput:
-		read = true
-		ccs = single(o.ConsumedCapacity)
-	case *dynamodb.ScanOutput:
-		read = true
-		ccs = single(o.ConsumedCapacity)
-	case *dynamodb.BatchGetItemOutput:
-		read = true
-		ccs = o.ConsumedCapacity
-	case *dynamodb.TransactGetItemsOutput:
-		read = true
-		ccs = o.ConsumedCapacity
-	case *dynamodb.UpdateItemOutput:
-		ccs = single(o.ConsumedCapacity)
-	case *dynamodb.PutItemOutput:
-		ccs = single(o.ConsumedCapacity)
-	case *dynamodb.DeleteItemOutput:
-		ccs = single(o.ConsumedCapacity)
-	case *dynamodb.TransactWriteItemsOutput:
-		ccs = o.ConsumedCapacity
-	case *dynamodb.BatchWriteItemOutput:
-		ccs = o.ConsumedCapacity
-	default:
+	ccs, read, known := batoncost.Capacities(result)
+	if !known {
 		return 0, 0, 0
 	}
 	if len(ccs) == 0 {
