@@ -196,6 +196,10 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	emf, err := metrics(cfg)
+	if err != nil {
+		return nil, err
+	}
 	st, err := openStores(ctx, cfg, loadAWS, clock, deps)
 	if err != nil {
 		return nil, err
@@ -207,7 +211,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	}
 	a := &App{Config: cfg, Steps: st.queue, Store: st.store, Tokens: st.tokens, Agents: reg, Tools: tools, Stores: st.info, Log: log, cleanup: st.cleanup, stopTelemetry: stopTelemetry}
 	a.opts = durable.Options{Notifier: cfg.Notify.notifier(loadAWS, log), Callbacks: callbacks, AgentMachines: machines, Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Tools: tools, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log,
-		Pricer: prices, Metering: metering, Telemetry: tel,
+		Pricer: prices, Metering: metering, Telemetry: tel, Metrics: emf,
 		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives}}
 	a.Runner = a.NewRunner()
 	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers, CORSOrigins: cfg.CORSOrigins})

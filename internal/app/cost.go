@@ -57,3 +57,23 @@ func tracing(ctx context.Context, cfg Config, deps Deps) (telemetry.Settings, fu
 	}
 	return s, stop, err
 }
+
+// metrics is where the runner writes CloudWatch EMF lines: stdout in a
+// Lambda (the log stream CloudWatch extracts them from), nowhere
+// elsewhere, unless BATON_METRICS says emf (stdout) or none.
+func metrics(cfg Config) (*durable.EMF, error) {
+	v, _ := cfg.Env("BATON_METRICS")
+	_, lambda := cfg.Env("AWS_LAMBDA_FUNCTION_NAME")
+	switch v {
+	case "emf":
+		return durable.NewEMF(os.Stdout), nil
+	case "none":
+		return nil, nil
+	case "":
+		if lambda {
+			return durable.NewEMF(os.Stdout), nil
+		}
+		return nil, nil
+	}
+	return nil, fmt.Errorf("BATON_METRICS: want emf or none, got %q", v)
+}

@@ -67,12 +67,16 @@ func (e *Runner) commit(ctx context.Context, tenant string, next func(attempt in
 			err = e.Store.Commit(ctx, w)
 		}
 		if errors.Is(err, core.ErrConflict) {
+			e.countMetric("LockConflicts", nil)
 			continue
 		}
 		if err != nil {
 			return Snapshot{}, fmt.Errorf("commit run %s: %w", t.out.State.RunID, err)
 		}
 		e.committed(tenant, t.out)
+		if core.IsTerminal(t.out.State.Status) && !core.IsTerminal(t.prev.Status) {
+			e.countMetric("RunsFinished", map[string]string{"Status": string(t.out.State.Status)})
+		}
 		spentApplied(ctx, t.spent)
 		carry(ctx, before, t.out.Next)
 		e.enqueue(ctx, t.out.State, t.out.Next)

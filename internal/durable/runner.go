@@ -59,10 +59,13 @@ type Options struct {
 	Metering *Metering
 	// Telemetry traces runs (a zero value: no spans), see tracing.go.
 	Telemetry telemetry.Settings
-	Clock     core.Clock    // default core.SystemClock
-	IDs       core.IDSource // default core.RandomIDs
-	Log       *slog.Logger  // default: discard
-	Limits    Limits
+	// Metrics receives the runner's CloudWatch EMF lines (nil: none),
+	// see metrics.go.
+	Metrics *EMF
+	Clock   core.Clock    // default core.SystemClock
+	IDs     core.IDSource // default core.RandomIDs
+	Log     *slog.Logger  // default: discard
+	Limits  Limits
 }
 
 // Limits holds the runner's tunables; zero values take the defaults.
@@ -164,6 +167,7 @@ type Runner struct {
 	Limits        Limits
 	Metering      *Metering
 	Telemetry     telemetry.Settings
+	Metrics       *EMF
 	cache         *transcriptCache
 	// after paces the heartbeats of a step's I/O (time.After).
 	after func(time.Duration) <-chan time.Time
@@ -198,7 +202,7 @@ func New(o Options) *Runner {
 		agentMachines[slug] = &c
 	}
 	lim := o.Limits.withDefaults()
-	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim, Metering: o.Metering, Telemetry: o.Telemetry,
+	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim, Metering: o.Metering, Telemetry: o.Telemetry, Metrics: o.Metrics,
 		IO:    core.IO{Model: o.Model, Tools: o.Tools, Summarizer: o.Summarizer, Compactor: o.Compactor},
 		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter}
 }

@@ -56,6 +56,7 @@ func (e *Runner) handleStep(ctx context.Context, step core.Step, d Attempt) erro
 	switch plan.Kind {
 	case core.PlanSkip:
 		log.DebugContext(ctx, "stale step acknowledged", "reason", plan.Reason)
+		markStale(ctx)
 		return nil
 	case core.PlanApply:
 		in = plan.Input
@@ -142,6 +143,7 @@ func (e *Runner) commitStep(ctx context.Context, rec core.RunRecord, tr []core.M
 		// Another delivery committed this step, or the run ended
 		// (cancelled) while the step ran: the outcome is dropped.
 		log.InfoContext(ctx, "step outcome dropped: the run moved on", "reason", err.Error())
+		markStale(ctx)
 		return nil
 	case errors.Is(err, errAttemptsExhausted):
 		return core.Retryable(fmt.Errorf("%w: run %s", ErrContention, rec.State.RunID))

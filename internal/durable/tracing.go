@@ -56,16 +56,46 @@ func (e *Runner) traceStep(ctx context.Context, step core.Step, run func(context
 	if step.Trace != "" {
 		ctx = telemetry.Extract(ctx, map[string]string{"traceparent": step.Trace})
 	}
+	ctx = withStaleMark(ctx)
 	ctx, span := e.tracer().Start(ctx, "step "+string(step.Kind), trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(
 		attribute.String("baton.run_id", step.RunID), attribute.String("baton.step.kind", string(step.Kind)),
 		attribute.Int64("baton.step.seq", step.Seq)))
 	defer span.End()
+	start := e.Clock.Now()
 	err := run(ctx)
+	outcome := "ok"
 	if err != nil {
+		outcome = "retry"
 		span.SetStatus(codes.Error, "step retried")
 		span.SetAttributes(attribute.String("error.type", "retryable"))
 	}
+	if !stepProcessed(ctx) {
+		outcome = "stale"
+	}
+	e.Metrics.put(e.Clock.Now(), map[string]string{"StepKind": string(step.Kind), "Outcome": outcome},
+		map[string]string{"Steps": unitCount, "StepDuration": unitMs},
+		map[string]float64{"Steps": 1, "StepDuration": ms(e.Clock.Now().Sub(start))})
 	return err
+}
+
+type staleKey struct{}
+
+// withStaleMark returns ctx whose step can be marked stale (dropped).
+func withStaleMark(ctx context.Context) context.Context {
+	return context.WithValue(ctx, staleKey{}, new(bool))
+}
+
+// markStale records that the step of ctx was dropped as stale or a
+// duplicate.
+func markStale(ctx context.Context) {
+	if p, _ := ctx.Value(staleKey{}).(*bool); p != nil {
+		*p = true
+	}
+}
+
+func stepProcessed(ctx context.Context) bool {
+	p, _ := ctx.Value(staleKey{}).(*bool)
+	return p == nil || !*p
 }
 
 // traceModel runs a step's model call in a chat span.
@@ -76,11 +106,17 @@ func (e *Runner) traceModel(ctx context.Context, st core.RunState, call func(con
 		attribute.String("gen_ai.request.model", m.Model),
 		attribute.String("gen_ai.agent.name", st.Config.Agent)))
 	defer span.End()
+	start := e.Clock.Now()
 	in := call(ctx)
 	r, ok := in.(core.ModelReplied)
 	if !ok {
 		return in
 	}
+	values := map[string]float64{"ModelLatency": ms(e.Clock.Now().Sub(start))}
+	defer func() {
+		e.Metrics.put(e.Clock.Now(), map[string]string{"Provider": m.Provider},
+			map[string]string{"ModelLatency": unitMs, "InputTokens": unitCount, "OutputTokens": unitCount}, values)
+	}()
 	if r.Err != nil {
 		span.SetStatus(codes.Error, "model call failed")
 		span.SetAttributes(attribute.String("error.type", "model_error"))
@@ -96,9 +132,11 @@ func (e *Runner) traceModel(ctx context.Context, st core.RunState, call func(con
 	}
 	if n, ok := tokens(r.Reply.Usage["prompt_tokens"]); ok {
 		span.SetAttributes(attribute.Int64("gen_ai.usage.input_tokens", n))
+		values["InputTokens"] = float64(n)
 	}
 	if n, ok := tokens(r.Reply.Usage["completion_tokens"]); ok {
 		span.SetAttributes(attribute.Int64("gen_ai.usage.output_tokens", n))
+		values["OutputTokens"] = float64(n)
 	}
 	return in
 }
@@ -154,6 +192,10 @@ func (e *Runner) traceTool(ctx context.Context, call core.ToolCall, run func(con
 	if errType != "" {
 		span.SetStatus(codes.Error, errType)
 		span.SetAttributes(attribute.String("error.type", errType))
+		e.countMetric("ToolErrors", map[string]string{"ErrorType": errType})
+	}
+	if errType == core.ErrTypeInDoubt {
+		e.countMetric("InDoubt", nil)
 	}
 	return in, err
 }
