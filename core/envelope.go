@@ -25,6 +25,9 @@ type Envelope struct {
 	Budget               string                `json:"budget,omitempty"`
 	Interrupted          map[string]any        `json:"interrupted,omitempty"`
 	Error                *RunError             `json:"error,omitempty"`
+	// Cost is what the run cost (nil when the runtime prices nothing);
+	// request_metadata.cost repeats it.
+	Cost *RunCost `json:"cost,omitempty"`
 }
 
 // BuildEnvelope assembles the result envelope of a run from its state,
@@ -48,12 +51,13 @@ func BuildEnvelope(st RunState, transcript []Message, events []Event, results []
 		TurnCount:            st.Turn,
 		FinalContent:         FinalContent(own),
 		Usage:                st.Usage,
-		RequestMetadata:      st.RequestMetadata,
+		RequestMetadata:      withCost(st.RequestMetadata, st.Cost),
 		Completed:            st.Status == StatusCompleted,
 		Status:               st.Status,
 		Budget:               st.Budget,
 		Interrupted:          st.Interrupted,
 		Error:                st.Error,
+		Cost:                 st.Cost.clone(),
 	}
 	if env.Usage == nil {
 		env.Usage = map[string]any{}

@@ -27,6 +27,12 @@ type Step struct {
 	RunID  string   `json:"run_id"`
 	Seq    int64    `json:"seq"`
 	CallID string   `json:"call_id,omitempty"`
+	// Spent carries the AWS requests of the commit that scheduled the
+	// step, which the step counts into the run's cost.
+	Spent *Resources `json:"spent,omitempty"`
+	// Trace is the run's W3C trace context (traceparent), so the step's
+	// span joins the run's trace; core never reads it.
+	Trace string `json:"trace,omitempty"`
 }
 
 // Output is what one transition produces. Messages carry their Seq;
@@ -60,6 +66,10 @@ type Machine struct {
 	ToolPolicyProviders   []ToolPolicyProvider
 	ActionPolicyProviders []ActionPolicyProvider
 	ActionPolicyFilter    ActionPolicyFilter
+	// Pricer, when set, prices each run's model calls and the AWS
+	// requests its steps count (RunState.Cost) and so enables the
+	// cost_usd budget.
+	Pricer Pricer
 }
 
 // NewMachine returns a machine reading time from clock.
@@ -136,12 +146,18 @@ func (m *Machine) Start(ctx context.Context, in StartInput) (Output, error) {
 	st := RunState{
 		Format: StateFormat, RunID: in.RunID, SessionID: in.SessionID, Status: StatusQueued,
 		Config: cfg, FirstMsgSeq: first, NextMsgSeq: first, NextEventSeq: 1,
-		Budgets:         budgetsFrom(cfg.Budgets),
+		Budgets:         budgetsFrom(cfg.Budgets, cfg.CostBudgetUSD),
 		Usage:           map[string]any{"prompt_tokens": json.Number("0"), "completion_tokens": json.Number("0"), "total_tokens": json.Number("0")},
 		RequestMetadata: map[string]any{},
 		CreatedAt:       now, UpdatedAt: now,
 	}
 	t := &transition{m: m, st: &st, now: now, out: &Output{}}
+	if m.Pricer != nil {
+		st.Cost = &RunCost{Currency: "USD"}
+		t.countSpent(ctx)
+	} else if cfg.CostBudgetUSD > 0 {
+		return Output{}, invalid("budget %q needs a price table, and this runtime has none", BudgetCostUSD)
+	}
 	t.emit(EventRunStarted, map[string]any{
 		"agent": cfg.Agent, "max_turns": cfg.MaxTurns, "tools": stringsToAny(cfg.Visible),
 		"parallel_tool_calls": cfg.ParallelToolCalls,

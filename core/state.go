@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -95,12 +96,16 @@ const (
 
 // RunConfig is fixed when a run starts.
 type RunConfig struct {
-	Agent              string            `json:"agent,omitempty"`
-	Model              ModelSpec         `json:"model"`
-	System             string            `json:"system,omitempty"`
-	Tools              []ToolDeclaration `json:"tools,omitempty"`
-	MaxTurns           int               `json:"max_turns"`
-	Budgets            map[string]int    `json:"budgets,omitempty"`
+	Agent    string            `json:"agent,omitempty"`
+	Model    ModelSpec         `json:"model"`
+	System   string            `json:"system,omitempty"`
+	Tools    []ToolDeclaration `json:"tools,omitempty"`
+	MaxTurns int               `json:"max_turns"`
+	Budgets  map[string]int    `json:"budgets,omitempty"`
+	// CostBudgetUSD is the cost_usd budget's ceiling in US dollars (0:
+	// none): the run stops with budget_exceeded once its priced cost
+	// reaches it (see cost.go).
+	CostBudgetUSD      float64           `json:"cost_budget_usd,omitempty"`
 	PendingTTL         Duration          `json:"pending_ttl"`
 	ParallelToolCalls  bool              `json:"parallel_tool_calls,omitempty"`
 	ContextBudget      int               `json:"context_budget,omitempty"`
@@ -148,8 +153,14 @@ func (c RunConfig) Validate() error {
 	if err := c.Compaction.Validate(); err != nil {
 		return err
 	}
+	if c.CostBudgetUSD < 0 || math.IsNaN(c.CostBudgetUSD) || math.IsInf(c.CostBudgetUSD, 0) {
+		return invalid("budget %q must be a positive number of US dollars", BudgetCostUSD)
+	}
 	for _, name := range sortedKeys(c.Budgets) {
 		ceiling := c.Budgets[name]
+		if name == BudgetCostUSD {
+			return invalid("budget %q is a number of US dollars (RunConfig.CostBudgetUSD)", name)
+		}
 		if !validBudgetName(name) {
 			return invalid("unknown budget %q (want turns, tool_calls, tool_calls_<tool> or total_tokens)", name)
 		}
@@ -186,16 +197,23 @@ func validBudgetName(n string) bool {
 	return len(n) > len(budgetToolPrefix) && n[:len(budgetToolPrefix)] == budgetToolPrefix
 }
 
-// BudgetState is one iteration budget: it is exceeded when Current
-// reaches Ceiling.
+// BudgetState is one budget: it is exceeded when Current reaches
+// Ceiling (the cost_usd budget: when CurrentUSD reaches CeilingUSD).
 type BudgetState struct {
-	Name    string `json:"name"`
-	Ceiling int    `json:"ceiling"`
-	Current int    `json:"current"`
+	Name       string  `json:"name"`
+	Ceiling    int     `json:"ceiling"`
+	Current    int     `json:"current"`
+	CeilingUSD float64 `json:"ceiling_usd,omitempty"`
+	CurrentUSD float64 `json:"current_usd,omitempty"`
 }
 
 // Exceeded reports whether the count reached the ceiling.
-func (b BudgetState) Exceeded() bool { return b.Current >= b.Ceiling }
+func (b BudgetState) Exceeded() bool {
+	if b.Name == BudgetCostUSD {
+		return b.CurrentUSD >= b.CeilingUSD
+	}
+	return b.Current >= b.Ceiling
+}
 
 // CallState is one tool call of the current model turn.
 type CallState struct {
@@ -264,14 +282,21 @@ type RunState struct {
 	Inbox []InboxMessage `json:"queue,omitempty"`
 	// ToolSourcesDown are the tool sources reported unavailable in this
 	// run (tool_source_unavailable), each once.
-	ToolSourcesDown []string       `json:"tool_sources_down,omitempty"`
-	Stop            *stop          `json:"stop,omitempty"`
-	CompactTurn     int            `json:"compact_turn,omitempty"`
-	Budget          string         `json:"budget,omitempty"`
-	Error           *RunError      `json:"error,omitempty"`
-	Interrupted     map[string]any `json:"interrupted,omitempty"`
-	CreatedAt       time.Time      `json:"created_at"`
-	UpdatedAt       time.Time      `json:"updated_at"`
+	ToolSourcesDown []string `json:"tool_sources_down,omitempty"`
+	Stop            *stop    `json:"stop,omitempty"`
+	CompactTurn     int      `json:"compact_turn,omitempty"`
+	Budget          string   `json:"budget,omitempty"`
+	// Cost is what the run cost so far (nil when the machine has no
+	// Pricer).
+	Cost *RunCost `json:"cost,omitempty"`
+	// Trace is the W3C traceparent of the run's root span (the API
+	// request that started it), which every step message carries; core
+	// never reads it.
+	Trace       string         `json:"trace,omitempty"`
+	Error       *RunError      `json:"error,omitempty"`
+	Interrupted map[string]any `json:"interrupted,omitempty"`
+	CreatedAt   time.Time      `json:"created_at"`
+	UpdatedAt   time.Time      `json:"updated_at"`
 	// index, when set, is the session's transcript index (UseIndex).
 	index *TranscriptIndex
 }
@@ -386,10 +411,13 @@ func (st *RunState) NextExpiry() (time.Time, bool) {
 	return min, found
 }
 
-func budgetsFrom(m map[string]int) []BudgetState {
-	out := make([]BudgetState, 0, len(m))
+func budgetsFrom(m map[string]int, costUSD float64) []BudgetState {
+	out := make([]BudgetState, 0, len(m)+1)
 	for _, k := range sortedKeys(m) {
 		out = append(out, BudgetState{Name: k, Ceiling: m[k]})
+	}
+	if costUSD > 0 {
+		out = append(out, BudgetState{Name: BudgetCostUSD, CeilingUSD: costUSD})
 	}
 	return out
 }

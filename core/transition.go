@@ -18,6 +18,7 @@ import (
 func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, in Input) (Output, error) {
 	s := st.cloneMutable()
 	t := &transition{m: m, st: &s, now: m.Clock.Now(), out: &Output{}, transcript: transcript}
+	t.countSpent(ctx)
 	var err error
 	switch in := in.(type) {
 	case ModelReplied:
@@ -86,6 +87,7 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 func (st RunState) cloneMutable() RunState {
 	st.Calls = append([]CallState(nil), st.Calls...)
 	st.Budgets = append([]BudgetState(nil), st.Budgets...)
+	st.Cost = st.Cost.clone()
 	st.Inbox = append([]InboxMessage(nil), st.Inbox...)
 	u := make(map[string]any, len(st.Usage))
 	for k, v := range st.Usage {
@@ -211,6 +213,7 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 	// The reply's tokens were spent whatever the output guardrail says of
 	// it, so they are counted before it is consulted.
 	accumulateUsage(s.Usage, in.Reply.Usage)
+	t.countModelCost(in.Reply.Usage)
 	if len(in.Reply.RequestMetadata) > 0 {
 		s.RequestMetadata = cloneObject(in.Reply.RequestMetadata)
 	}
@@ -282,6 +285,13 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 		t.emit(EventToolCall, map[string]any{"tool_name": name, "tool_call_id": id, "parameters": RedactedParameters(params)})
 	}
 	t.messagesUpdated(MessagesModelReply, from)
+	if b := t.costExceeded(); b != nil {
+		// The spend cap is a hard stop: the reply's calls do not run.
+		t.tripBudget(b)
+		t.closeOpen("budget " + b.Name + " exceeded")
+		t.settle(ctx)
+		return nil
+	}
 	if s.Config.ParallelToolCalls {
 		for i := range s.Calls {
 			t.scheduleCall(&s.Calls[i])
@@ -417,6 +427,11 @@ func (t *transition) compacted(in Compacted) error {
 		t.finish(StatusBudgetExceeded)
 		return nil
 	}
+	if b := t.costExceeded(); b != nil {
+		t.tripBudget(b)
+		t.finish(StatusBudgetExceeded)
+		return nil
+	}
 	s.ModelStep = t.schedule(StepModelTurn, "")
 	t.setActiveStatus()
 	return nil
@@ -440,6 +455,7 @@ func (t *transition) countSummaryUsage(u map[string]any) map[string]any {
 		return nil
 	}
 	accumulateUsage(s.Usage, call)
+	t.countModelCost(call)
 	// The line is a new map: the caller's state may share the old one.
 	line := map[string]any{"prompt_tokens": json.Number("0"), "completion_tokens": json.Number("0"), "total_tokens": json.Number("0")}
 	if prev, ok := s.Usage[UsageCompaction].(map[string]any); ok {
@@ -902,6 +918,9 @@ func (t *transition) record(ctx context.Context, c *CallState) {
 			}
 		}
 	}
+	if b := t.costExceeded(); b != nil && s.Stop == nil {
+		t.tripBudget(b)
+	}
 	if s.Stop != nil {
 		t.closeOpen("budget " + s.Budget + " exceeded")
 		return
@@ -934,6 +953,10 @@ func (t *transition) record(ctx context.Context, c *CallState) {
 func (t *transition) tripBudget(b *BudgetState) {
 	t.st.Stop = &stop{Status: StatusBudgetExceeded, Reason: "budget " + b.Name}
 	t.st.Budget = b.Name
+	if b.Name == BudgetCostUSD {
+		t.emit(EventBudgetExceeded, map[string]any{"budget": b.Name, "current": b.CurrentUSD, "ceiling": b.CeilingUSD})
+		return
+	}
 	t.emit(EventBudgetExceeded, map[string]any{"budget": b.Name, "current": b.Current, "ceiling": b.Ceiling})
 }
 
@@ -958,6 +981,11 @@ func (t *transition) advance() {
 		return
 	}
 	if b := s.budget(BudgetTotalTokens); b != nil && b.Exceeded() {
+		t.tripBudget(b)
+		t.finish(StatusBudgetExceeded)
+		return
+	}
+	if b := t.costExceeded(); b != nil {
 		t.tripBudget(b)
 		t.finish(StatusBudgetExceeded)
 		return

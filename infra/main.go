@@ -59,6 +59,7 @@ func main() {
 	props.CORSOrigins = ctxList(app, "corsOrigins")
 	props.IntakeEventPattern = ctxJSON(app, "intakeEventPattern")
 	props.IntakeEventBus = ctxString(app, "intakeEventBus", "")
+	props.OTelLayerArn = ctxString(app, "otelLayerArn", "")
 	props.StackProps.Env = &awscdk.Environment{Account: envPtr("CDK_DEFAULT_ACCOUNT"), Region: envPtr("CDK_DEFAULT_REGION")}
 	if _, err := NewBatonStack(app, "Baton-"+props.Stage, props); err != nil {
 		fmt.Fprintln(os.Stderr, "baton stack:", err)

@@ -84,6 +84,11 @@ type StackProps struct {
 	// the input transformer of intakeTransformer.
 	IntakeEventPattern string
 	IntakeEventBus     string
+	// OTelLayerArn, when set, adds this OpenTelemetry collector layer
+	// (the AWS Distro for OpenTelemetry Lambda layer for arm64) to the API
+	// and worker functions and sends their traces to it over OTLP/HTTP
+	// (context otelLayerArn); empty: no tracing (observability.go).
+	OTelLayerArn string
 }
 
 // Intake queue settings: the intake function is quick (one validation,
@@ -327,6 +332,8 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 		worker.MetricErrors(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}))
 	alarmOnAny(stack, "IntakeDeadLetters", "Baton intake messages reached the intake dead-letter queue (refused: see their baton_error_code attribute)",
 		intakeDLQ.MetricApproximateNumberOfMessagesVisible(perMinute))
+
+	addObservability(stack, props, api, worker, dlq)
 
 	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{Value: rest.Url(), Description: jsii.String("Base URL; the API is under v1/")})
 	awscdk.NewCfnOutput(stack, jsii.String("TableName"), &awscdk.CfnOutputProps{Value: table.TableName()})

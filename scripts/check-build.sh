@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Checks the Lambda builds: every bootstrap is a static arm64 ELF, every zip
-# is under 10 MB, and building again gives byte-identical zips.
+# is under 16 MB (Lambda takes 50 MB; the cap catches bloat: the functions
+# share one composition root, so each links the AWS SDK clients, the MCP SDK
+# and OpenTelemetry), and building again gives byte-identical zips.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fns=(api worker sweeper intake)
@@ -20,7 +22,7 @@ for fn in "${fns[@]}"; do
     [ "$machine" = "b700" ] || { echo "check-build: $bin is not arm64 (e_machine $machine)" >&2; exit 1; }
   fi
   size=$(stat -c %s "$zip")
-  [ "$size" -lt 10000000 ] || { echo "check-build: $zip is $size bytes (limit 10 MB)" >&2; exit 1; }
+  [ "$size" -lt 16000000 ] || { echo "check-build: $zip is $size bytes (limit 16 MB)" >&2; exit 1; }
   first[$fn]=$(sha256sum "$zip" | cut -d' ' -f1)
   printf '%-8s %s  %8d bytes  %s\n' "$fn" "${first[$fn]:0:16}" "$size" "$info"
 done
@@ -30,4 +32,4 @@ for fn in "${fns[@]}"; do
   again=$(sha256sum "build/$fn.zip" | cut -d' ' -f1)
   [ "$again" = "${first[$fn]}" ] || { echo "check-build: build/$fn.zip differs between two builds" >&2; exit 1; }
 done
-echo "check-build: ok (static arm64, under 10 MB, reproducible)"
+echo "check-build: ok (static arm64, under 16 MB, reproducible)"

@@ -40,6 +40,7 @@ func parseDevFlags(args []string, stderr io.Writer) (devOptions, error) {
 	fs.StringVar(&o.cfg.Intake.QueueName, "intake-queue", app.DefaultIntakeQueueName, "SQS standard intake queue name (its dead-letter queue is NAME-dlq); on the embedded stores the intake queue is in memory")
 	fs.StringVar(&o.intakeDir, "intake-dir", "", "feed the intake queue from a folder: each *.json file dropped there is sent as one message and moved to DIR/sent/ (on the embedded stores dead letters are written to DIR/dead/)")
 	fs.BoolVar(&s.CreateResources, "create-resources", false, "create the table and queues when missing")
+	fs.BoolVar(&o.cfg.OTelConsole, "otel-console", false, "print OpenTelemetry spans (one JSON object each) to stderr; otherwise the OTEL_* variables choose the exporter (none by default)")
 	fs.DurationVar(&s.Visibility, "visibility-timeout", app.DefaultVisibility, "step visibility timeout: an interrupted step is retried after it")
 	fs.IntVar(&o.pollers, "pollers", 4, "concurrent queue pollers")
 	fs.StringVar(&o.cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
@@ -161,6 +162,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	defer func() { _ = a.FlushTelemetry(context.Background()) }()
 	err = a.Serve(ctx, app.ServeOptions{Addr: o.addr, Pollers: o.pollers, IntakeDir: o.intakeDir, Ready: func(base string) {
 		fmt.Fprintf(stdout, "baton dev: serving %s on %s (%s)\n", strings.Join(a.AgentSlugs(), ", "), base, a.Stores.Describe)
 		for _, t := range tokens {

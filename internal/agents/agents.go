@@ -37,18 +37,18 @@ type File struct {
 
 // Spec is one agent as written in the file.
 type Spec struct {
-	Slug               string           `json:"slug"`
-	Label              string           `json:"label,omitempty"`
-	Model              core.ModelSpec   `json:"model"`
-	AllowOverrides     []string         `json:"allow_overrides,omitempty"`
-	System             string           `json:"system,omitempty"`
-	MaxTurns           int              `json:"max_turns,omitempty"`
-	Budgets            map[string]int   `json:"budgets,omitempty"`
-	PendingTTL         string           `json:"pending_ttl,omitempty"`
-	ParallelToolCalls  bool             `json:"parallel_tool_calls,omitempty"`
-	ContextBudget      int              `json:"context_budget,omitempty"`
-	ToolResultMaxBytes int              `json:"tool_result_max_bytes,omitempty"`
-	Tools              []map[string]any `json:"tools,omitempty"`
+	Slug               string            `json:"slug"`
+	Label              string            `json:"label,omitempty"`
+	Model              core.ModelSpec    `json:"model"`
+	AllowOverrides     []string          `json:"allow_overrides,omitempty"`
+	System             string            `json:"system,omitempty"`
+	MaxTurns           int               `json:"max_turns,omitempty"`
+	Budgets            core.BudgetLimits `json:"budgets,omitempty"`
+	PendingTTL         string            `json:"pending_ttl,omitempty"`
+	ParallelToolCalls  bool              `json:"parallel_tool_calls,omitempty"`
+	ContextBudget      int               `json:"context_budget,omitempty"`
+	ToolResultMaxBytes int               `json:"tool_result_max_bytes,omitempty"`
+	Tools              []map[string]any  `json:"tools,omitempty"`
 	// MCPServers are remote MCP servers whose tools the agent uses as
 	// mcp/<server>/<tool> (toolspec.ParseMCPServers).
 	MCPServers   []any                    `json:"mcp_servers,omitempty"`
@@ -304,25 +304,23 @@ func (a *Agent) Allows(field string) bool { return a.allowed[field] }
 
 func (a *Agent) baseConfig() core.RunConfig {
 	s := a.Spec
-	budgets := map[string]int{}
-	for k, v := range s.Budgets {
-		budgets[k] = v
-	}
-	return core.RunConfig{
+	cfg := core.RunConfig{
 		Agent: s.Slug, Model: s.Model, System: s.System, Tools: append([]core.ToolDeclaration(nil), a.Tools...),
-		MaxTurns: s.MaxTurns, Budgets: budgets, PendingTTL: core.Duration(a.PendingTTL),
+		MaxTurns: s.MaxTurns, Budgets: map[string]int{}, PendingTTL: core.Duration(a.PendingTTL),
 		ParallelToolCalls: s.ParallelToolCalls, ContextBudget: s.ContextBudget, ToolResultMaxBytes: s.ToolResultMaxBytes,
 		Policy:     core.PolicyConfig{Mode: s.Mode, ToolPolicy: s.ToolPolicy, ActionPolicy: s.ActionPolicy, Deny: s.Deny, Categories: s.Categories},
 		Compaction: s.Compaction, NoTokenStream: s.StreamTokens != nil && !*s.StreamTokens || s.Guardrails.HasOutput(),
 		Callback: a.baseCallback(),
 	}
+	s.Budgets.ApplyTo(&cfg)
+	return cfg
 }
 
 // Overrides are the request fields that may replace agent defaults.
 type Overrides struct {
 	Model             *core.ModelSpec
 	MaxTurns          *int
-	Budgets           map[string]int
+	Budgets           core.BudgetLimits
 	ParallelToolCalls *bool
 	ContextBudget     *int
 	// StreamTokens false turns token streaming off for the run; true
@@ -359,11 +357,7 @@ func (a *Agent) RunConfig(o Overrides) (core.RunConfig, error) {
 	}
 	set(OverrideModel, o.Model != nil, func() { cfg.Model = *o.Model })
 	set(OverrideMaxTurns, o.MaxTurns != nil, func() { cfg.MaxTurns = *o.MaxTurns })
-	set(OverrideBudgets, o.Budgets != nil, func() {
-		for k, v := range o.Budgets {
-			cfg.Budgets[k] = v
-		}
-	})
+	set(OverrideBudgets, o.Budgets != nil, func() { o.Budgets.ApplyTo(&cfg) })
 	set(OverrideParallelToolCalls, o.ParallelToolCalls != nil, func() { cfg.ParallelToolCalls = *o.ParallelToolCalls })
 	set(OverrideContextBudget, o.ContextBudget != nil, func() { cfg.ContextBudget = *o.ContextBudget })
 	if err == nil && o.StreamTokens != nil {

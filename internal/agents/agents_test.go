@@ -55,7 +55,7 @@ func TestOverrides(t *testing.T) {
 		t.Fatalf("agent %+v", a)
 	}
 	n := 4
-	cfg, err := a.RunConfig(Overrides{MaxTurns: &n, Budgets: map[string]int{"tool_calls": 2}})
+	cfg, err := a.RunConfig(Overrides{MaxTurns: &n, Budgets: map[string]float64{"tool_calls": 2}})
 	if err != nil || cfg.MaxTurns != 4 || cfg.Budgets["tool_calls"] != 2 || cfg.Budgets["turns"] != 3 {
 		t.Fatalf("cfg %+v %v", cfg, err)
 	}
@@ -70,7 +70,7 @@ func TestOverrides(t *testing.T) {
 	if !errors.As(err, &oe) || oe.Field != OverrideParallelToolCalls {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err := a.RunConfig(Overrides{Budgets: map[string]int{"tool_calls": 0}}); err == nil {
+	if _, err := a.RunConfig(Overrides{Budgets: map[string]float64{"tool_calls": 0}}); err == nil {
 		t.Fatal("zero budget accepted")
 	}
 }

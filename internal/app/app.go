@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/aws/smithy-go/middleware"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
@@ -63,6 +64,9 @@ type Deps struct {
 	// InstrumentAWS adds middleware to the DynamoDB ("dynamodb") and SQS
 	// ("sqs") clients of the stores.
 	InstrumentAWS func(st *middleware.Stack, service string) error
+	// TracerProvider replaces the exporter the OTEL_* variables choose
+	// (tests record spans in memory).
+	TracerProvider trace.TracerProvider
 }
 
 // App is a wired process.
@@ -93,9 +97,14 @@ type App struct {
 	IntakeQueue       core.MessageQueue
 	IntakeDeadLetters core.MessageQueue
 
-	opts    durable.Options
-	cleanup func(context.Context) error
+	opts          durable.Options
+	cleanup       func(context.Context) error
+	stopTelemetry func(context.Context) error
 }
+
+// FlushTelemetry exports the spans not yet exported and stops tracing
+// (baton dev calls it on exit).
+func (a *App) FlushTelemetry(ctx context.Context) error { return a.stopTelemetry(ctx) }
 
 // NewLogger is the logger of Config: JSON (the Lambdas) or text (baton
 // dev) on w at level (info when it does not parse).
@@ -185,6 +194,18 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	prices, metering, err := pricing(cfg)
+	if err != nil {
+		return nil, err
+	}
+	tel, stopTelemetry, err := tracing(ctx, cfg, deps)
+	if err != nil {
+		return nil, err
+	}
+	emf, err := metrics(cfg)
+	if err != nil {
+		return nil, err
+	}
 	st, err := openStores(ctx, cfg, loadAWS, clock, deps)
 	if err != nil {
 		return nil, err
@@ -194,8 +215,9 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 			return nil, err
 		}
 	}
-	a := &App{Config: cfg, Steps: st.queue, Store: st.store, Tokens: st.tokens, Agents: reg, Tools: tools, Stores: st.info, Log: log, cleanup: st.cleanup}
+	a := &App{Config: cfg, Steps: st.queue, Store: st.store, Tokens: st.tokens, Agents: reg, Tools: tools, Stores: st.info, Log: log, cleanup: st.cleanup, stopTelemetry: stopTelemetry}
 	a.opts = durable.Options{Notifier: cfg.Notify.notifier(loadAWS, log), Callbacks: callbacks, AgentMachines: machines, Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Tools: tools, ToolSource: toolSource, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log,
+		Pricer: prices, Metering: metering, Telemetry: tel, Metrics: emf,
 		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives}}
 	a.Runner = a.NewRunner()
 	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers, CORSOrigins: cfg.CORSOrigins})

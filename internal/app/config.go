@@ -30,6 +30,10 @@ type Config struct {
 	// baton dev execute tools; the API and the sweeper leave it false
 	// and need no access to tool secrets.
 	ExecuteTools bool
+	// OTelConsole prints the OpenTelemetry spans to the log output
+	// (baton dev --otel-console); otherwise OTEL_TRACES_EXPORTER chooses
+	// the exporter (internal/telemetry), none by default.
+	OTelConsole bool
 
 	// CORSOrigins are the browser origins allowed to call the AG-UI and
 	// stream routes (BATON_CORS_ORIGINS, comma-separated; "*" allows any).

@@ -13,6 +13,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/awsenv"
+	"github.com/baton-agents/baton/internal/cost"
 	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/dynamostore"
 	"github.com/baton-agents/baton/internal/memstore"
@@ -73,10 +74,11 @@ func openAWS(ctx context.Context, cfg Config, loadAWS awsenv.Loader, deps Deps) 
 		return stores{}, err
 	}
 	instrument := func(service string) []func(*middleware.Stack) error {
+		out := []func(*middleware.Stack) error{func(st *middleware.Stack) error { return cost.Instrument(st, service) }}
 		if deps.InstrumentAWS == nil {
-			return nil
+			return out
 		}
-		return []func(*middleware.Stack) error{func(st *middleware.Stack) error { return deps.InstrumentAWS(st, service) }}
+		return append(out, func(st *middleware.Stack) error { return deps.InstrumentAWS(st, service) })
 	}
 	ddb := awsenv.DynamoDB(ac, sc.DynamoDBEndpoint, instrument("dynamodb")...)
 	sq := awsenv.SQS(ac, sc.SQSEndpoint, instrument("sqs")...)

@@ -24,6 +24,8 @@ type transition struct {
 	prev  core.RunState
 	out   core.Output
 	store func(core.Write) error
+	// spent is what the step's AWS requests added to the run's cost.
+	spent core.Resources
 }
 
 // applyError marks an error of the step machine (as opposed to one of
@@ -58,18 +60,25 @@ func (e *Runner) commit(ctx context.Context, tenant string, next func(attempt in
 		if err != nil {
 			return Snapshot{}, err
 		}
+		before := meterTotal(ctx)
 		if t.store != nil {
 			err = t.store(w)
 		} else {
 			err = e.Store.Commit(ctx, w)
 		}
 		if errors.Is(err, core.ErrConflict) {
+			e.countMetric("LockConflicts", nil)
 			continue
 		}
 		if err != nil {
 			return Snapshot{}, fmt.Errorf("commit run %s: %w", t.out.State.RunID, err)
 		}
 		e.committed(tenant, t.out)
+		if core.IsTerminal(t.out.State.Status) && !core.IsTerminal(t.prev.Status) {
+			e.countMetric("RunsFinished", map[string]string{"Status": string(t.out.State.Status)})
+		}
+		spentApplied(ctx, t.spent)
+		carry(ctx, before, t.out.Next)
 		e.enqueue(ctx, t.out.State, t.out.Next)
 		e.notify(ctx, w.Notifications)
 		return Snapshot{RunRecord: core.RunRecord{Tenant: tenant, State: t.out.State}, Written: t.out}, nil
@@ -95,14 +104,15 @@ func (e *Runner) applyTo(ctx context.Context, first core.RunRecord, tr []core.Me
 			}
 		}
 		e.useIndex(rec.Tenant, &rec.State)
-		out, err := e.machine(rec.State.Config.Agent).Apply(ctx, rec.State, tr, in)
+		actx, spent := e.withSpent(ctx)
+		out, err := e.machine(rec.State.Config.Agent).Apply(actx, rec.State, tr, in)
 		if errors.Is(err, core.ErrTerminal) {
 			return transition{}, &applyError{fmt.Errorf("%w (%s): %w", ErrFinished, rec.State.Status, err)}
 		}
 		if err != nil {
 			return transition{}, &applyError{err}
 		}
-		return transition{prev: rec.State, out: out}, nil
+		return transition{prev: rec.State, out: out, spent: spent}, nil
 	}
 }
 

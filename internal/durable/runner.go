@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/telemetry"
 )
 
 // Store is every storage port the runner uses.
@@ -55,10 +56,20 @@ type Options struct {
 	// agent slug; a run of any other agent uses Machine. Their clocks are
 	// set to Clock too.
 	AgentMachines map[string]*core.Machine
-	Clock         core.Clock    // default core.SystemClock
-	IDs           core.IDSource // default core.RandomIDs
-	Log           *slog.Logger  // default: discard
-	Limits        Limits
+	// Pricer prices runs on every machine (nil: the machines' own);
+	// Metering counts steps' AWS requests into their runs' cost (nil:
+	// none), see metering.go.
+	Pricer   core.Pricer
+	Metering *Metering
+	// Telemetry traces runs (a zero value: no spans), see tracing.go.
+	Telemetry telemetry.Settings
+	// Metrics receives the runner's CloudWatch EMF lines (nil: none),
+	// see metrics.go.
+	Metrics *EMF
+	Clock   core.Clock    // default core.SystemClock
+	IDs     core.IDSource // default core.RandomIDs
+	Log     *slog.Logger  // default: discard
+	Limits  Limits
 }
 
 // Limits holds the runner's tunables; zero values take the defaults.
@@ -160,6 +171,9 @@ type Runner struct {
 	Limits        Limits
 	// ToolSource is Options.ToolSource.
 	ToolSource core.ToolSource
+	Metering   *Metering
+	Telemetry  telemetry.Settings
+	Metrics    *EMF
 	cache      *transcriptCache
 	// after paces the heartbeats of a step's I/O (time.After).
 	after func(time.Duration) <-chan time.Time
@@ -181,14 +195,20 @@ func New(o Options) *Runner {
 		m = *o.Machine
 	}
 	m.Clock = o.Clock
+	if o.Pricer != nil {
+		m.Pricer = o.Pricer
+	}
 	agentMachines := make(map[string]*core.Machine, len(o.AgentMachines))
 	for slug, am := range o.AgentMachines {
 		c := *am
 		c.Clock = o.Clock
+		if o.Pricer != nil {
+			c.Pricer = o.Pricer
+		}
 		agentMachines[slug] = &c
 	}
 	lim := o.Limits.withDefaults()
-	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim, ToolSource: o.ToolSource,
+	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim, Metering: o.Metering, Telemetry: o.Telemetry, Metrics: o.Metrics, ToolSource: o.ToolSource,
 		IO:    core.IO{Model: o.Model, Tools: o.Tools, Summarizer: o.Summarizer, Compactor: o.Compactor},
 		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter}
 }
@@ -226,6 +246,7 @@ func (e *Runner) enqueue(ctx context.Context, st core.RunState, steps []core.Ste
 	}
 	qs := make([]core.QueuedStep, len(steps))
 	for i, s := range steps {
+		s.Trace = st.Trace
 		qs[i] = core.QueuedStep{Step: s, Group: group(st, s), DedupID: dedupID(s)}
 	}
 	if err := e.Queue.Enqueue(ctx, qs); err != nil {

@@ -175,7 +175,7 @@ type parityCase struct {
 	messages []core.Message
 	model    *core.ModelSpec
 	parallel bool
-	budgets  map[string]int
+	budgets  core.BudgetLimits
 	tools    []any
 	resumes  []func(st core.RunState) core.Input
 	// check, when set, checks the envelope beyond parity.
@@ -203,7 +203,7 @@ func parityCases() []parityCase {
 			model: scripted(turn("", call("c1", "ability/send_email", map[string]any{})), turn("Sent."))},
 		{name: "approval_reject", resumes: []func(core.RunState) core.Input{decide("reject")},
 			model: scripted(turn("", call("c1", "ability/send_email", map[string]any{})), turn("Not sent."))},
-		{name: "budget", budgets: map[string]int{"tool_calls": 1},
+		{name: "budget", budgets: core.BudgetLimits{"tool_calls": 1},
 			model: scripted(turn("", call("c1", "ability/search", map[string]any{"q": "a"}), call("c2", "ability/search", map[string]any{"q": "b"})), turn("x"))},
 		{name: "duplicate", model: scripted(turn("", call("c1", "ability/search", map[string]any{"q": "a"})), turn("", call("c2", "ability/search", map[string]any{"q": "a"})), turn("ok"))},
 		{name: "parallel", parallel: true, tools: []any{clientTool}, resumes: []func(core.RunState) core.Input{submit, decide("accept")},

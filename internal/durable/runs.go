@@ -38,6 +38,8 @@ func (e *Runner) Start(ctx context.Context, tenant string, req StartRequest) (Sn
 	if sessionID == "" {
 		sessionID = e.IDs.NewID("s")
 	}
+	ctx, span := e.startRun(ctx, cfg)
+	defer span.End()
 	snap, err := e.commit(ctx, tenant, func(int) (transition, error) {
 		head, err := e.Store.SessionHead(ctx, tenant, sessionID)
 		if err != nil {
@@ -53,6 +55,7 @@ func (e *Runner) Start(ctx context.Context, tenant string, req StartRequest) (Sn
 		if err != nil {
 			return transition{}, err
 		}
+		out.State.Trace = runTrace(ctx, span, out.State.RunID, sessionID)
 		return transition{out: out, store: func(w core.Write) error { return e.Store.CreateRun(ctx, head, w) }}, nil
 	})
 	switch {

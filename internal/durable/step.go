@@ -24,11 +24,16 @@ type Attempt struct {
 // the message, stale and duplicate deliveries included. A returned error
 // is retryable: the queue delivers the message again.
 func (e *Runner) HandleStep(ctx context.Context, step core.Step, d Attempt) error {
+	return e.traceStep(ctx, step, func(ctx context.Context) error { return e.handleStep(ctx, step, d) })
+}
+
+func (e *Runner) handleStep(ctx context.Context, step core.Step, d Attempt) error {
 	if step.Format != core.StepFormat || step.RunID == "" || (step.Kind != core.StepModelTurn && step.Kind != core.StepToolCall) {
 		e.Log.ErrorContext(ctx, "dropping malformed step", "kind", step.Kind, "v", step.Format, "run_id", step.RunID)
 		return nil
 	}
 	log := e.Log.With("run_id", step.RunID, "step_seq", step.Seq, "step_kind", step.Kind)
+	ctx = e.meterStep(ctx, step)
 	rec, err := e.Store.LoadRun(ctx, step.RunID)
 	if errors.Is(err, core.ErrNotFound) {
 		log.ErrorContext(ctx, "dropping step of unknown run")
@@ -58,6 +63,7 @@ func (e *Runner) HandleStep(ctx context.Context, step core.Step, d Attempt) erro
 	switch plan.Kind {
 	case core.PlanSkip:
 		log.DebugContext(ctx, "stale step acknowledged", "reason", plan.Reason)
+		markStale(ctx)
 		return nil
 	case core.PlanApply:
 		in = plan.Input
@@ -73,9 +79,12 @@ func (e *Runner) HandleStep(ctx context.Context, step core.Step, d Attempt) erro
 			// A turn's tokens are streamed; a compaction summary's never.
 			ioctx, published = e.publish(ioctx, rec.State, plan, log)
 		}
-		if plan.Kind == core.PlanTool {
-			in, err = e.executeTool(ioctx, rec, step, plan, d)
-		} else {
+		switch plan.Kind {
+		case core.PlanTool:
+			in, err = e.traceTool(ioctx, *plan.Tool, func(ctx context.Context) (core.Input, error) { return e.executeTool(ctx, rec, step, plan, d) })
+		case core.PlanModel:
+			in = e.traceModel(ioctx, rec.State, func(ctx context.Context) core.Input { return e.IO.Perform(ctx, step, plan) })
+		default:
 			in = e.IO.Perform(ioctx, step, plan)
 		}
 		published()
@@ -166,6 +175,7 @@ func (e *Runner) commitStep(ctx context.Context, rec core.RunRecord, tr []core.M
 		// Another delivery committed this step, or the run ended
 		// (cancelled) while the step ran: the outcome is dropped.
 		log.InfoContext(ctx, "step outcome dropped: the run moved on", "reason", err.Error())
+		markStale(ctx)
 		return nil
 	case errors.Is(err, errAttemptsExhausted):
 		return core.Retryable(fmt.Errorf("%w: run %s", ErrContention, rec.State.RunID))

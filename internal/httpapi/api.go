@@ -19,6 +19,7 @@ import (
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/runspec"
+	"github.com/baton-agents/baton/internal/telemetry"
 )
 
 // Scopes a token may hold.
@@ -197,6 +198,7 @@ func match(parts, segs []string) ([]string, bool) {
 // every failure is a JSON error response.
 func (a *API) Handle(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
 	r := newRequest(req)
+	ctx = telemetry.Extract(ctx, req.Headers)
 	status, body, hdr, ok := a.preflight(r)
 	if !ok {
 		status, body, hdr = a.serve(ctx, r)

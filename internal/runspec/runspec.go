@@ -49,17 +49,17 @@ const (
 
 // Body is the body of POST /v1/runs.
 type Body struct {
-	Agent             string           `json:"agent"`
-	SessionID         *string          `json:"session_id"`
-	Messages          []any            `json:"messages"`
-	Tools             []map[string]any `json:"tools"`
-	Model             *core.ModelSpec  `json:"model"`
-	MaxTurns          *int             `json:"max_turns"`
-	Budgets           map[string]int   `json:"budgets"`
-	ContextBudget     *int             `json:"context_budget"`
-	ParallelToolCalls *bool            `json:"parallel_tool_calls"`
-	StreamTokens      *bool            `json:"stream_tokens"`
-	Metadata          map[string]any   `json:"metadata"`
+	Agent             string            `json:"agent"`
+	SessionID         *string           `json:"session_id"`
+	Messages          []any             `json:"messages"`
+	Tools             []map[string]any  `json:"tools"`
+	Model             *core.ModelSpec   `json:"model"`
+	MaxTurns          *int              `json:"max_turns"`
+	Budgets           core.BudgetLimits `json:"budgets"`
+	ContextBudget     *int              `json:"context_budget"`
+	ParallelToolCalls *bool             `json:"parallel_tool_calls"`
+	StreamTokens      *bool             `json:"stream_tokens"`
+	Metadata          map[string]any    `json:"metadata"`
 	// Callback is checked by the agent (agents.Agent.RunConfig).
 	Callback *agents.CallbackRequest `json:"callback"`
 }

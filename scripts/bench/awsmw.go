@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+	batoncost "github.com/baton-agents/baton/internal/cost"
 )
 
 // The AWS clients are those internal/app builds for the stores, with two
@@ -63,13 +63,13 @@ func addCounters(st *middleware.Stack, service string, pick func(context.Context
 			if tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok && err == nil {
 				// DynamoDB Local reports a transaction's capacity as if it
 				// held one item; compute it from the items instead.
-				s.WCU, s.IndexWCU = transactWCU(tx)
+				s.WCU, s.IndexWCU = batoncost.TransactWCU(tx, &dueKeys)
 			}
 			if _, ok := in.Parameters.(*dynamodb.QueryInput); ok && err == nil && s.RCU == 0 {
 				s.ZeroRCUQueries = 1
 			}
 			if put, ok := in.Parameters.(*dynamodb.PutItemInput); ok && err == nil {
-				s.ItemBytes = int64(itemBytes(put.Item))
+				s.ItemBytes = int64(batoncost.ItemBytes(put.Item))
 				if s.WCU == 0 {
 					s.WCU = kb1(s.ItemBytes)
 				}
@@ -210,45 +210,10 @@ func hasValuePrefix(values map[string]types.AttributeValue, prefix string) bool 
 // and did not report ConsumedCapacity (DynamoDB Local may not).
 var consumedSeen, consumedMissing atomic.Int64
 
-// single lists the one ConsumedCapacity of a single-table output, if any.
-func single(cc *types.ConsumedCapacity) []types.ConsumedCapacity {
-	if cc == nil {
-		return nil
-	}
-	return []types.ConsumedCapacity{*cc}
-}
-
 // consumed reads the read and write capacity units from an output.
 func consumed(result any) (rcu, wcu, indexWCU float64) {
-	var ccs []types.ConsumedCapacity
-	read := false
-	switch o := result.(type) {
-	case *dynamodb.QueryOutput:
-		read = true
-		ccs = single(o.ConsumedCapacity)
-	case *dynamodb.GetItemOutput:
-		read = true
-		ccs = single(o.ConsumedCapacity)
-	case *dynamodb.ScanOutput:
-		read = true
-		ccs = single(o.ConsumedCapacity)
-	case *dynamodb.BatchGetItemOutput:
-		read = true
-		ccs = o.ConsumedCapacity
-	case *dynamodb.TransactGetItemsOutput:
-		read = true
-		ccs = o.ConsumedCapacity
-	case *dynamodb.UpdateItemOutput:
-		ccs = single(o.ConsumedCapacity)
-	case *dynamodb.PutItemOutput:
-		ccs = single(o.ConsumedCapacity)
-	case *dynamodb.DeleteItemOutput:
-		ccs = single(o.ConsumedCapacity)
-	case *dynamodb.TransactWriteItemsOutput:
-		ccs = o.ConsumedCapacity
-	case *dynamodb.BatchWriteItemOutput:
-		ccs = o.ConsumedCapacity
-	default:
+	ccs, read, known := batoncost.Capacities(result)
+	if !known {
 		return 0, 0, 0
 	}
 	if len(ccs) == 0 {
@@ -283,108 +248,6 @@ func consumed(result any) (rcu, wcu, indexWCU float64) {
 	return rcu, wcu, indexWCU
 }
 
-// transactWCU computes a successful TransactWriteItems' write request
-// units by DynamoDB's documented rules: a transactional write costs 2
-// units per started KB of each item (Put: the new item; Update: the item
-// after the update, estimated from its key and the values it sets;
-// ConditionCheck and Delete: the key, as their items are not in the
-// request), and each write to the global secondary index one standard
-// unit (a keys-only index entry is far below 1 KB): 2 when an existing
-// entry's key changes (delete and put), 1 when an entry is added or
-// removed, none when the write leaves it as it was. The run item is the
-// only item carrying the index keys; dueKeys remembers the key each run's
-// last committed Put gave it.
-func transactWCU(in *dynamodb.TransactWriteItemsInput) (wcu, index float64) {
-	for i, it := range in.TransactItems {
-		var size int
-		switch {
-		case it.Put != nil:
-			size = itemBytes(it.Put.Item)
-			if i == 0 && isRunItem(it.Put.Item) {
-				index += dueIndexWrites(it.Put.Item)
-			}
-		case it.Update != nil:
-			size = itemBytes(it.Update.Key) + itemBytes(it.Update.ExpressionAttributeValues)
-			for _, v := range it.Update.ExpressionAttributeNames {
-				size += len(v)
-			}
-		case it.ConditionCheck != nil:
-			size = itemBytes(it.ConditionCheck.Key)
-		case it.Delete != nil:
-			size = itemBytes(it.Delete.Key)
-		}
-		wcu += 2 * float64((max(size, 1)+1023)/1024)
-	}
-	return wcu + index, index
-}
-
-// dueKeys holds, by run item key, the due-index key (GSI1SK) of its last
-// committed write ("" or absent: no entry).
-var dueKeys sync.Map
-
-// dueIndexWrites counts the index writes of a committed Put of a run
-// item, and remembers its index key.
-func dueIndexWrites(it map[string]types.AttributeValue) float64 {
-	pk, _ := it["PK"].(*types.AttributeValueMemberS)
-	key := ""
-	if sk, ok := it["GSI1SK"].(*types.AttributeValueMemberS); ok {
-		key = sk.Value
-	}
-	prev := ""
-	if v, ok := dueKeys.Swap(pk.Value, key); ok {
-		prev = v.(string)
-	}
-	switch {
-	case prev == key:
-		return 0
-	case prev == "" || key == "":
-		return 1
-	default:
-		return 2
-	}
-}
-
-func isRunItem(it map[string]types.AttributeValue) bool {
-	sk, _ := it["SK"].(*types.AttributeValueMemberS)
-	pk, _ := it["PK"].(*types.AttributeValueMemberS)
-	return sk != nil && pk != nil && sk.Value == "STATE" && strings.HasPrefix(pk.Value, "RUN#")
-}
-
-// itemBytes is an item's size by DynamoDB's rules: attribute names plus
-// values (strings and binaries their length, numbers about one byte per
-// two significant digits plus one, booleans and nulls one byte, lists and
-// maps three bytes plus one per element plus their elements).
-func itemBytes(it map[string]types.AttributeValue) int {
-	n := 0
-	for k, v := range it {
-		n += len(k) + valueBytes(v)
-	}
-	return n
-}
-
-func valueBytes(v types.AttributeValue) int {
-	switch t := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(t.Value)
-	case *types.AttributeValueMemberB:
-		return len(t.Value)
-	case *types.AttributeValueMemberN:
-		digits := len(strings.Trim(strings.NewReplacer("-", "", ".", "").Replace(t.Value), "0"))
-		return (digits+1)/2 + 1
-	case *types.AttributeValueMemberL:
-		n := 3
-		for _, x := range t.Value {
-			n += 1 + valueBytes(x)
-		}
-		return n
-	case *types.AttributeValueMemberM:
-		return 3 + itemBytes(t.Value) + len(t.Value)
-	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, x := range t.Value {
-			n += len(x)
-		}
-		return n
-	}
-	return 1
-}
+// dueKeys remembers each run's due-index key across the benchmark's
+// commits, so an index entry a commit leaves as it was costs nothing.
+var dueKeys batoncost.DueKeys

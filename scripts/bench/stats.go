@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	batoncost "github.com/baton-agents/baton/internal/cost"
 	"math"
 	"sort"
 	"strings"
@@ -38,15 +39,16 @@ func distOf(xs []float64) dist {
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 
 // Prices used for the projection: AWS list prices in us-east-1 as of
-// 2025.
-const (
-	priceWRU       = 0.625 / 1e6 // DynamoDB on-demand, per write request unit
-	priceRRU       = 0.125 / 1e6 // DynamoDB on-demand, per read request unit
-	priceSQSFIFO   = 0.50 / 1e6  // SQS FIFO, per request (64 KB chunk)
-	priceLambdaGBs = 0.0000133334
-	priceLambdaReq = 0.20 / 1e6
-	lambdaMemoryGB = 1.0 // 1024 MB
+// 2025, the ones result.cost uses (internal/cost).
+var (
+	priceWRU       = batoncost.USEast1.DynamoDBWRU // DynamoDB on-demand, per write request unit
+	priceRRU       = batoncost.USEast1.DynamoDBRRU // DynamoDB on-demand, per read request unit
+	priceSQSFIFO   = batoncost.USEast1.SQSRequest  // SQS FIFO, per request (64 KB chunk)
+	priceLambdaGBs = batoncost.USEast1.LambdaGBSecond
+	priceLambdaReq = batoncost.USEast1.LambdaRequest
 )
+
+const lambdaMemoryGB = 1.0 // 1024 MB
 
 // cost is the projected AWS cost of 1,000 steps.
 type cost struct {
