@@ -288,12 +288,13 @@ func consumed(result any) (rcu, wcu, indexWCU float64) {
 // units per started KB of each item (Put: the new item; Update: the item
 // after the update, estimated from its key and the values it sets;
 // ConditionCheck and Delete: the key, as their items are not in the
-// request), and each write to the global secondary index one standard
-// unit (a keys-only index entry is far below 1 KB): 2 when an existing
-// entry's key changes (delete and put), 1 when an entry is added or
-// removed, none when the write leaves it as it was. The run item is the
-// only item carrying the index keys; dueKeys remembers the key each run's
-// last committed Put gave it.
+// request), and each write to a global secondary index one standard
+// unit (its entries are far below 1 KB): 2 when an existing entry's key
+// changes (delete and put), 1 when an entry is added or removed or (the
+// run list) a projected attribute changes, none when the write leaves it
+// as it was. The run item is the only item carrying index keys; dueKeys
+// and listEntries remember the entries each run's last committed Put
+// gave it.
 func transactWCU(in *dynamodb.TransactWriteItemsInput) (wcu, index float64) {
 	for i, it := range in.TransactItems {
 		var size int
@@ -301,7 +302,7 @@ func transactWCU(in *dynamodb.TransactWriteItemsInput) (wcu, index float64) {
 		case it.Put != nil:
 			size = itemBytes(it.Put.Item)
 			if i == 0 && isRunItem(it.Put.Item) {
-				index += dueIndexWrites(it.Put.Item)
+				index += dueIndexWrites(it.Put.Item) + listIndexWrites(it.Put.Item)
 			}
 		case it.Update != nil:
 			size = itemBytes(it.Update.Key) + itemBytes(it.Update.ExpressionAttributeValues)
@@ -341,6 +342,43 @@ func dueIndexWrites(it map[string]types.AttributeValue) float64 {
 		return 1
 	default:
 		return 2
+	}
+}
+
+// listEntries holds, by run item key, the run-list index entry (GSI2:
+// its keys and projected attributes) of its last committed write.
+var listEntries sync.Map
+
+// listIndexWrites counts the run-list index (GSI2) writes of a committed
+// Put of a run item: 1 when its entry appears or a projected attribute
+// (session, status, agent, created_at) changes, 2 when its key changes,
+// none when the entry stays as it was.
+func listIndexWrites(it map[string]types.AttributeValue) float64 {
+	pk, _ := it["PK"].(*types.AttributeValueMemberS)
+	str := func(name string) string {
+		if v, ok := it[name].(*types.AttributeValueMemberS); ok {
+			return v.Value
+		}
+		return ""
+	}
+	key := str("GSI2PK") + "\x00" + str("GSI2SK")
+	entry := key + "\x00" + str("session") + "\x00" + str("status") + "\x00" + str("agent") + "\x00" + str("created_at")
+	if str("GSI2PK") == "" {
+		key, entry = "", ""
+	}
+	prev := ""
+	if v, ok := listEntries.Swap(pk.Value, entry); ok {
+		prev = v.(string)
+	}
+	switch {
+	case prev == entry:
+		return 0
+	case prev == "" || entry == "":
+		return 1
+	case !strings.HasPrefix(prev, key+"\x00"):
+		return 2
+	default:
+		return 1
 	}
 }
 
