@@ -67,9 +67,15 @@ func (st *RunState) UseIndex(ix *TranscriptIndex) {
 
 // callKey hashes a call's tool name and canonical parameters.
 func callKey(name string, params any) (uint64, bool) {
-	canon, err := CanonicalJSON(params)
-	if err != nil {
-		return 0, false
+	bp := canonicalBufs.Get().(*[]byte)
+	defer canonicalBufs.Put(bp)
+	canon, _, ok := appendCanonical((*bp)[:0], params, false)
+	*bp = canon[:0]
+	if !ok {
+		var err error
+		if canon, err = CanonicalJSON(params); err != nil {
+			return 0, false
+		}
 	}
 	h := fnv.New64a()
 	h.Write([]byte(name))

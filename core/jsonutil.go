@@ -2,8 +2,6 @@ package core
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -79,6 +77,9 @@ func marshalNoEscape(v any) ([]byte, error) {
 // CanonicalJSON encodes v with object keys sorted, no insignificant white
 // space and no HTML escaping. Equal JSON values give equal bytes.
 func CanonicalJSON(v any) ([]byte, error) {
+	if b, _, ok := appendCanonical(nil, v, false); ok {
+		return b, nil
+	}
 	if isGeneric(v) {
 		// encoding/json already sorts map keys.
 		return marshalNoEscape(v)
@@ -112,12 +113,6 @@ func isGeneric(v any) bool {
 		return true
 	}
 	return false
-}
-
-// SHA256Tagged returns "sha256:<hex>" of b.
-func SHA256Tagged(b []byte) string {
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // sensitiveKeyParts are matched against a key with case, '-' and '_'

@@ -29,34 +29,53 @@ type compiledSchema struct {
 	once   sync.Once
 	schema *jsonschema.Schema
 	err    error
+	// simple, when the schema is simple enough, accepts valid
+	// arguments without the general validator.
+	simple *simpleSchema
 }
 
 // get compiles schema the first time.
-func (c *compiledSchema) get(schema map[string]any) (*jsonschema.Schema, error) {
-	c.once.Do(func() { c.schema, c.err = compileSchema(schema) })
-	return c.schema, c.err
+func (c *compiledSchema) get(schema map[string]any) (*jsonschema.Schema, *simpleSchema, error) {
+	c.once.Do(func() {
+		c.schema, c.simple, c.err = compileSchemaEntry(schema)
+	})
+	return c.schema, c.simple, c.err
 }
 
 // compileSchema compiles a tool's parameter schema, once per distinct
 // schema. Schemas are compiled in memory and never load remote references.
 func compileSchema(schema map[string]any) (*jsonschema.Schema, error) {
+	s, _, err := compileSchemaEntry(schema)
+	return s, err
+}
+
+// schemaEntry is a compiled schema and, when it is simple enough, its
+// simpleSchema.
+type schemaEntry struct {
+	schema *jsonschema.Schema
+	simple *simpleSchema
+}
+
+// compileSchemaEntry is compileSchema with the schema's simpleSchema.
+func compileSchemaEntry(schema map[string]any) (*jsonschema.Schema, *simpleSchema, error) {
 	key, err := CanonicalJSON(schema)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if s, ok := schemaCache.Load(string(key)); ok {
-		return s.(*jsonschema.Schema), nil
+	if e, ok := schemaCache.Load(string(key)); ok {
+		return e.(*schemaEntry).schema, e.(*schemaEntry).simple, nil
 	}
 	s, err := compileSchemaUncached(schema)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	e := &schemaEntry{schema: s, simple: simpleSchemaOf(schema)}
 	if schemaCacheSize.Load() < schemaCacheMax {
-		if _, loaded := schemaCache.LoadOrStore(string(key), s); !loaded {
+		if _, loaded := schemaCache.LoadOrStore(string(key), e); !loaded {
 			schemaCacheSize.Add(1)
 		}
 	}
-	return s, nil
+	return e.schema, e.simple, nil
 }
 
 func compileSchemaUncached(schema map[string]any) (*jsonschema.Schema, error) {
@@ -114,9 +133,17 @@ func validateCompiled(schema map[string]any, compiled *compiledSchema, args map[
 	var s *jsonschema.Schema
 	var err error
 	if compiled != nil {
-		s, err = compiled.get(schema)
+		var simple *simpleSchema
+		s, simple, err = compiled.get(schema)
+		if err == nil && simple != nil && simple.accepts(args) {
+			return nil, nil
+		}
 	} else {
-		s, err = compileSchema(schema)
+		var simple *simpleSchema
+		s, simple, err = compileSchemaEntry(schema)
+		if err == nil && simple != nil && simple.accepts(args) {
+			return nil, nil
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("compile parameter schema: %w", err)

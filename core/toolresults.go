@@ -288,9 +288,8 @@ func eventResult(res ToolResult, stored bool, limit int) (string, bool) {
 }
 
 func auditEvent(turn int, decl ToolDeclaration, c *CallState, res ToolResult) AuditEvent {
-	red, redacted := Redact(paramsValue(c.Parameters))
-	pb, _ := CanonicalJSON(red)
-	rb, _ := CanonicalJSON(res.jsonObject())
+	paramsHash, redacted := canonicalHash(paramsValue(c.Parameters), true)
+	resultHash, _ := canonicalHash(res.jsonObject(), false)
 	source, executor := decl.Source, decl.Executor
 	if decl.Name == "" {
 		source, executor = "unknown", "none"
@@ -301,8 +300,8 @@ func auditEvent(turn int, decl ToolDeclaration, c *CallState, res ToolResult) Au
 	}
 	return AuditEvent{
 		SchemaVersion: 1, Type: "tool_call", TurnCount: turn, ToolName: c.Name, ToolCallID: c.ID,
-		ToolSource: source, Executor: executor, ParametersSHA256: SHA256Tagged(pb), ParametersRedacted: redacted,
-		Success: res.Success, ResultStatus: status, ResultSHA256: SHA256Tagged(rb), ErrorType: res.ErrorType,
+		ToolSource: source, Executor: executor, ParametersSHA256: paramsHash, ParametersRedacted: redacted,
+		Success: res.Success, ResultStatus: status, ResultSHA256: resultHash, ErrorType: res.ErrorType,
 		Approval: c.Approval,
 	}
 }

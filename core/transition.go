@@ -141,8 +141,8 @@ func (t *transition) messagesUpdated(reason string, from int64) {
 // committed before the call executes.
 func (t *transition) scheduleCall(c *CallState) {
 	c.StepSeq = t.schedule(StepToolCall, c.ID)
-	args, _ := CanonicalJSON(RedactedParameters(c.Parameters))
-	t.emit(EventToolCallStart, map[string]any{"name": c.Name, "arguments": string(args), "tool_call_id": c.ID})
+	args := canonicalString(paramsValue(c.Parameters), true)
+	t.emit(EventToolCallStart, map[string]any{"name": c.Name, "arguments": args, "tool_call_id": c.ID})
 }
 
 func (t *transition) schedule(kind StepKind, callID string) int64 {
@@ -765,7 +765,8 @@ func (t *transition) resolveFailed(c *CallState, errType, msg string) {
 func (t *transition) resolve(c *CallState, res ToolResult) {
 	res.ToolName = c.Name
 	if res.Result != nil {
-		if b, err := CanonicalJSON(res.Result); err == nil && len(b) > t.st.Config.ToolResultMaxBytes {
+		if n, ok := canonicalSize(res.Result); ok && n > t.st.Config.ToolResultMaxBytes {
+			b, _ := CanonicalJSON(res.Result)
 			limit := t.st.Config.ToolResultMaxBytes
 			res.Result = map[string]any{
 				"truncated":      true,

@@ -13,22 +13,22 @@ import (
 // units per started KB of each item (Put: the new item; Update: the item
 // after the update, estimated from its key and the values it sets;
 // ConditionCheck and Delete: the key, as their items are not in the
-// request), and each write to the global secondary index one standard
-// unit (a keys-only index entry is far below 1 KB): 2 when an existing
-// entry's key changes (delete and put), 1 when an entry is added or
-// removed, none when the write leaves it as it was. The run item is the
-// only item carrying the due-index keys. due, when set, remembers the
-// key each run's last committed write gave it; without it a commit that
-// keeps the run unfinished is counted as moving its entry (the most it
-// can cost), and a finished run's item as dropping it.
-func TransactWCU(in *dynamodb.TransactWriteItemsInput, due *DueKeys) (wcu, index float64) {
+// request), and each write to a global secondary index one standard unit
+// (its entries are far below 1 KB): 2 when an existing entry's key
+// changes (delete and put), 1 when an entry is added or removed or (the
+// run list) a projected attribute changes, none when the write leaves it
+// as it was. The run item is the only item carrying index keys. seen,
+// when set, remembers the entries each run's last committed write gave
+// it; without it a commit is counted at the most it can cost: a run that
+// stays unfinished moves its due entry, and its list entry changes.
+func TransactWCU(in *dynamodb.TransactWriteItemsInput, seen *IndexEntries) (wcu, index float64) {
 	for i, it := range in.TransactItems {
 		var size int
 		switch {
 		case it.Put != nil:
 			size = ItemBytes(it.Put.Item)
 			if i == 0 && isRunItem(it.Put.Item) {
-				index += due.writes(it.Put)
+				index += seen.writes(it.Put)
 			}
 		case it.Update != nil:
 			size = ItemBytes(it.Update.Key) + ItemBytes(it.Update.ExpressionAttributeValues)
@@ -45,37 +45,58 @@ func TransactWCU(in *dynamodb.TransactWriteItemsInput, due *DueKeys) (wcu, index
 	return wcu + index, index
 }
 
-// DueKeys holds, by run item key, the due-index key (GSI1SK) of its last
-// committed write ("" or absent: no entry). The zero value is ready; a
-// nil *DueKeys knows no previous key.
-type DueKeys struct{ m sync.Map }
+// IndexEntries holds, by run item key, the due-index key (GSI1SK) and the
+// run-list entry (GSI2: keys and projected attributes) of its last
+// committed write. The zero value is ready; a nil *IndexEntries knows no
+// previous entry.
+type IndexEntries struct{ due, list sync.Map }
 
-// writes counts the due-index writes of a committed Put of a run item,
-// and remembers its index key.
-func (d *DueKeys) writes(put *types.Put) float64 {
-	key := ""
-	if sk, ok := put.Item["GSI1SK"].(*types.AttributeValueMemberS); ok {
-		key = sk.Value
-	}
-	if d == nil {
-		create := put.ConditionExpression != nil && strings.Contains(*put.ConditionExpression, "attribute_not_exists")
-		if key != "" && !create {
-			return 2
+// writes counts the index writes of a committed Put of a run item, and
+// remembers its entries.
+func (x *IndexEntries) writes(put *types.Put) float64 {
+	str := func(name string) string {
+		if v, ok := put.Item[name].(*types.AttributeValueMemberS); ok {
+			return v.Value
 		}
-		return 1
+		return ""
 	}
-	pk, _ := put.Item["PK"].(*types.AttributeValueMemberS)
+	due := str("GSI1SK")
+	listKey := str("GSI2PK") + "\x00" + str("GSI2SK")
+	list := listKey + "\x00" + str("session") + "\x00" + str("status") + "\x00" + str("agent") + "\x00" + str("created_at")
+	if str("GSI2PK") == "" {
+		listKey, list = "", ""
+	}
+	if x == nil {
+		create := put.ConditionExpression != nil && strings.Contains(*put.ConditionExpression, "attribute_not_exists")
+		n := 1.0
+		if due != "" && !create {
+			n = 2
+		}
+		if list != "" {
+			n++
+		}
+		return n
+	}
+	pk := str("PK")
+	return entryWrites(&x.due, pk, due, due) + entryWrites(&x.list, pk, listKey, list)
+}
+
+// entryWrites swaps a run's remembered index entry for entry (key: its
+// index key; "" for no entry) and counts the writes that takes.
+func entryWrites(m *sync.Map, pk, key, entry string) float64 {
 	prev := ""
-	if v, ok := d.m.Swap(pk.Value, key); ok {
+	if v, ok := m.Swap(pk, entry); ok {
 		prev = v.(string)
 	}
 	switch {
-	case prev == key:
+	case prev == entry:
 		return 0
-	case prev == "" || key == "":
+	case prev == "" || entry == "":
 		return 1
-	default:
+	case !strings.HasPrefix(prev, key):
 		return 2
+	default:
+		return 1
 	}
 }
 

@@ -63,7 +63,7 @@ func addCounters(st *middleware.Stack, service string, pick func(context.Context
 			if tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok && err == nil {
 				// DynamoDB Local reports a transaction's capacity as if it
 				// held one item; compute it from the items instead.
-				s.WCU, s.IndexWCU = batoncost.TransactWCU(tx, &dueKeys)
+				s.WCU, s.IndexWCU = batoncost.TransactWCU(tx, &indexEntries)
 			}
 			if _, ok := in.Parameters.(*dynamodb.QueryInput); ok && err == nil && s.RCU == 0 {
 				s.ZeroRCUQueries = 1
@@ -248,6 +248,6 @@ func consumed(result any) (rcu, wcu, indexWCU float64) {
 	return rcu, wcu, indexWCU
 }
 
-// dueKeys remembers each run's due-index key across the benchmark's
-// commits, so an index entry a commit leaves as it was costs nothing.
-var dueKeys batoncost.DueKeys
+// indexEntries remembers each run's index entries across the benchmark's
+// commits, so an entry a commit leaves as it was costs nothing.
+var indexEntries batoncost.IndexEntries

@@ -1,0 +1,70 @@
+package core
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestSimpleSchemaNeverAcceptsInvalid checks the simple-schema shortcut
+// against the general validator: whatever it accepts, the validator
+// accepts, it accepts the plain valid cases, and schemas outside its
+// subset are left to the validator.
+func TestSimpleSchemaNeverAcceptsInvalid(t *testing.T) {
+	schemas := []string{
+		`{"type":"object","required":["i","bytes"],"properties":{"i":{"type":"integer"},"bytes":{"type":"integer","description":"n"}}}`,
+		`{"type":"object","additionalProperties":false,"properties":{"s":{"type":"string"},"n":{"type":"number"},"b":{"type":"boolean"},"o":{"type":"object"},"a":{"type":"array"},"z":{"type":"null"},"any":{}}}`,
+	}
+	args := []string{
+		`{}`, `{"i":1,"bytes":100}`, `{"i":-3,"bytes":0}`, `{"i":1.5,"bytes":1}`, `{"i":"1","bytes":1}`, `{"i":1e2,"bytes":1}`, `{"i":1.0,"bytes":2}`,
+		`{"s":"x","n":1.5,"b":true,"o":{},"a":[],"z":null,"any":[1]}`, `{"s":1}`, `{"n":"1"}`, `{"b":null}`, `{"o":[]}`, `{"a":{}}`, `{"z":0}`, `{"extra":1}`,
+	}
+	accepted := 0
+	for _, sj := range schemas {
+		var schema map[string]any
+		if err := decodeJSON([]byte(sj), &schema); err != nil {
+			t.Fatal(err)
+		}
+		simple := simpleSchemaOf(schema)
+		if simple == nil {
+			t.Fatalf("%s: not recognized as simple", sj)
+		}
+		for _, aj := range args {
+			var a map[string]any
+			if err := decodeJSON([]byte(aj), &a); err != nil {
+				t.Fatal(err)
+			}
+			prob, err := validateParameters(schema, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// validateCompiled checks the required list before the
+			// shortcut.
+			if (prob == nil || len(prob.Missing) == 0) && simple.accepts(a) {
+				accepted++
+				if prob != nil {
+					t.Errorf("%s with %s: accepted, but the validator says %+v", sj, aj, prob)
+				}
+			}
+			// The shortcut changes no outcome.
+			got, _ := validateCompiled(schema, &compiledSchema{}, a)
+			// (The validator's text may list additional properties in
+			// either order, so only the outcome is compared.)
+			if (got == nil) != (prob == nil) || (got != nil && len(got.Missing) != len(prob.Missing)) {
+				t.Errorf("%s with %s: %+v with the shortcut, %+v without", sj, aj, got, prob)
+			}
+		}
+	}
+	if accepted < 4 {
+		t.Errorf("the shortcut accepted only %d valid cases", accepted)
+	}
+	for _, sj := range []string{`{"type":"object","properties":{"i":{"type":"integer","minimum":0}}}`, `{"type":"object","properties":{"x":{"type":["string","null"]}}}`,
+		`{"type":"object","additionalProperties":{"type":"string"}}`, `{"type":"object","$defs":{}}`, `{"type":"array"}`, `{"type":"object","properties":{"x":true}}`} {
+		var schema map[string]any
+		if err := json.Unmarshal([]byte(sj), &schema); err != nil {
+			t.Fatal(err)
+		}
+		if simpleSchemaOf(schema) != nil {
+			t.Errorf("%s: taken as simple", sj)
+		}
+	}
+}
