@@ -305,7 +305,7 @@ func cliApprovalPrompt(t *testing.T, d *dev) {
 
 // cliNoInput: --no-input exits 3 at a pause (on a terminal with NO_COLOR:
 // no colour), naming the command that answers; submit answers it; runs
-// show pairs the call with its result.
+// show pairs the call with its result and shows the run's cost.
 func cliNoInput(t *testing.T, d *dev) {
 	file := writeJSON(t, map[string]any{"agent": "e2e",
 		"tools": []any{map[string]any{"name": "client/ask", "description": "Ask.", "parameters": map[string]any{"type": "object"}}},
@@ -326,7 +326,8 @@ func cliNoInput(t *testing.T, d *dev) {
 	d.waitStatus(t, m[1])
 	r := runCLI(t, env, "", "runs", "show", m[1])
 	if r.code != 0 || !regexp.MustCompile(`tool: client/ask \{"q":"colour\?"\} → ok \{"colour":"blue"\}`).MatchString(r.stdout) ||
-		!strings.Contains(r.stdout, "assistant: Blue it is.") || !strings.Contains(r.stdout, "status completed") {
+		!strings.Contains(r.stdout, "assistant: Blue it is.") || !strings.Contains(r.stdout, "status completed") ||
+		!regexp.MustCompile(`· cost: \$[0-9.]+ \(model \$[0-9.]+, AWS \$[0-9.]+\)`).MatchString(r.stdout) {
 		t.Fatalf("runs show: %+v", r)
 	}
 	// A second answer is the API's conflict, printed as its code and message.

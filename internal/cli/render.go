@@ -145,6 +145,18 @@ func usageLine(u map[string]any) string {
 	return strings.Join(parts, ", ")
 }
 
+// costLine renders a result's cost ("" when the runtime priced nothing).
+func costLine(c *runCost) string {
+	if c == nil {
+		return ""
+	}
+	s := fmt.Sprintf(" · cost: $%.6f (model $%.6f, AWS $%.6f)", c.TotalUSD, c.ModelUSD, c.AWSUSD)
+	if len(c.Unpriced) > 0 {
+		s += "; unpriced: " + strings.Join(c.Unpriced, ", ")
+	}
+	return s
+}
+
 // statusColour is the colour of a run status.
 func statusColour(status string) string {
 	switch status {

@@ -365,7 +365,7 @@ func finish(env *Env, p *printer, v runView, st *streamState, opts followOptions
 		if r.Budget != "" {
 			status += " (" + r.Budget + ")"
 		}
-		p.line("%s %s · %d turns · usage: %s", p.paint(cDim, "status"), status, r.TurnCount, usageLine(r.Usage))
+		p.line("%s %s · %d turns · usage: %s%s", p.paint(cDim, "status"), status, r.TurnCount, usageLine(r.Usage), costLine(r.Cost))
 		if len(r.Interrupted) > 0 {
 			p.line("%s %s", p.paint(cDim, "interrupted:"), compact(r.Interrupted))
 		}

@@ -25,8 +25,17 @@ type runView struct {
 		TurnCount    int            `json:"turn_count"`
 		Budget       string         `json:"budget"`
 		Interrupted  map[string]any `json:"interrupted"`
+		Cost         *runCost       `json:"cost"`
 	} `json:"result"`
 	raw json.RawMessage
+}
+
+// runCost is a result's cost (result.cost), when the runtime prices runs.
+type runCost struct {
+	TotalUSD float64  `json:"total_usd"`
+	ModelUSD float64  `json:"model_usd"`
+	AWSUSD   float64  `json:"aws_usd"`
+	Unpriced []string `json:"unpriced_models"`
 }
 
 type toolRequest struct {
