@@ -15,7 +15,7 @@ func (tablePricer) ModelUSD(provider, model string, u map[string]any) (float64, 
 	if provider+"/"+model != "scripted/m1" {
 		return 0, false
 	}
-	return (numberOf(u["prompt_tokens"])*1 + numberOf(u["completion_tokens"])*2) / 1e6, true
+	return (NumberOf(u["prompt_tokens"])*1 + NumberOf(u["completion_tokens"])*2) / 1e6, true
 }
 
 func (tablePricer) AWSUSD(r Resources) float64 { return r.DynamoDBWRU * 1e-6 }

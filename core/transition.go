@@ -221,7 +221,7 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 		b.Current++
 	}
 	if b := s.budget(BudgetTotalTokens); b != nil {
-		b.Current = int(numberOf(s.Usage["total_tokens"]))
+		b.Current = int(NumberOf(s.Usage["total_tokens"]))
 	}
 	content := in.Reply.Content
 	if g := t.m.Guardrails.Output; g != nil {
@@ -466,7 +466,7 @@ func (t *transition) countSummaryUsage(u map[string]any) map[string]any {
 	accumulateUsage(line, call)
 	s.Usage[UsageCompaction] = line
 	if b := s.budget(BudgetTotalTokens); b != nil {
-		b.Current = int(numberOf(s.Usage["total_tokens"]))
+		b.Current = int(NumberOf(s.Usage["total_tokens"]))
 	}
 	return call
 }

@@ -42,7 +42,9 @@ func isNumber(v any) bool {
 	return false
 }
 
-func numberOf(v any) float64 {
+// NumberOf is a JSON number of a usage map (json.Number, float64, int or
+// int64) as a float64; anything else is 0.
+func NumberOf(v any) float64 {
 	switch t := v.(type) {
 	case json.Number:
 		f, _ := t.Float64()
@@ -64,7 +66,7 @@ func addNumbers(a, b any) json.Number {
 	if aInt && bInt {
 		return json.Number(strconv.FormatInt(ai+bi, 10))
 	}
-	f := numberOf(a) + numberOf(b)
+	f := NumberOf(a) + NumberOf(b)
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		f = 0
 	}

@@ -134,8 +134,8 @@ func (t *Table) ModelUSD(provider, model string, usage map[string]any) (float64,
 	if !ok {
 		return 0, false
 	}
-	prompt, completion := num(usage["prompt_tokens"]), num(usage["completion_tokens"])
-	cr, cw := num(usage["cache_read_tokens"]), num(usage["cache_write_tokens"])
+	prompt, completion := core.NumberOf(usage["prompt_tokens"]), core.NumberOf(usage["completion_tokens"])
+	cr, cw := core.NumberOf(usage["cache_read_tokens"]), core.NumberOf(usage["cache_write_tokens"])
 	read, write := p.Input, p.Input
 	if p.CacheRead != nil {
 		read = *p.CacheRead
@@ -151,19 +151,4 @@ func (t *Table) ModelUSD(provider, model string, usage map[string]any) (float64,
 func (t *Table) AWSUSD(r core.Resources) float64 {
 	w, rd, s, l := t.AWS.Split(r)
 	return w + rd + s + l
-}
-
-func num(v any) float64 {
-	switch n := v.(type) {
-	case json.Number:
-		f, _ := n.Float64()
-		return f
-	case float64:
-		return n
-	case int:
-		return float64(n)
-	case int64:
-		return float64(n)
-	}
-	return 0
 }
