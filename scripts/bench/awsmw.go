@@ -74,6 +74,10 @@ func addCounters(st *middleware.Stack, service string, pick func(context.Context
 					s.WCU = kb1(s.ItemBytes)
 				}
 			}
+			s.CostWCU = s.WCU
+			if tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok && err == nil {
+				s.CostWCU, _ = batoncost.TransactWCU(tx, nil)
+			}
 		}
 		pick(ctx).add(op, s)
 		return out, md, err

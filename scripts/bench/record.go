@@ -69,6 +69,11 @@ type opStat struct {
 	// ReportedWCU is what the endpoint reported (WCU differs for
 	// transactions, computed from the items).
 	ReportedWCU float64 `json:"reported_wcu,omitempty"`
+	// CostWCU is WCU as result.cost counts it (internal/cost.Instrument):
+	// the same, except that a transaction's index writes are counted at
+	// the most they can cost, as a stateless worker does not know the
+	// entries the run's previous commit left.
+	CostWCU float64 `json:"cost_wcu,omitempty"`
 	// SQSBilled counts billed SQS requests (one per started 64 KB of
 	// payload).
 	SQSBilled int `json:"sqs_billed,omitempty"`
@@ -88,6 +93,7 @@ func (s *opStat) add(o opStat) {
 	s.WCU += o.WCU
 	s.IndexWCU += o.IndexWCU
 	s.ReportedWCU += o.ReportedWCU
+	s.CostWCU += o.CostWCU
 	s.SQSBilled += o.SQSBilled
 	s.ItemBytes += o.ItemBytes
 	s.ZeroRCUQueries += o.ZeroRCUQueries

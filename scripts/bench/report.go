@@ -306,6 +306,7 @@ func markdown(r *results) string {
 		}
 		p("\n")
 	}
+	b.WriteString(costCheckMarkdown(r.Cases))
 
 	b.WriteString(floorMarkdown(r.Floor))
 

@@ -207,6 +207,8 @@ type runResult struct {
 	EmptyReceives int
 	// Retried counts failed receives, steps and deletes (each retried).
 	Retried int
+	// Cost is the run's result.cost at its end.
+	Cost *core.RunCost
 }
 
 // start creates a run of w on a new session.
@@ -295,6 +297,7 @@ func (d *distRuntime) run(ctx context.Context, w workload) (runResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("%s %s: %w", d.name, w, err)
 	}
+	res.Cost = final.State.Cost
 	rr := newRecorder()
 	msgs, err := d.store.Messages(withRecorder(ctx, rr), tenant, sessionID, 0, final.State.NextMsgSeq, 0)
 	if err != nil {

@@ -125,6 +125,9 @@ type caseResult struct {
 	EmptyReceives int               `json:"empty_receives,omitempty"`
 	Retried       int               `json:"retried,omitempty"`
 	Cost          *cost             `json:"cost_per_1000_steps,omitempty"`
+	// CostCheck sets the runs' result.cost beside the benchmark's
+	// dollars for their steps (emulators).
+	CostCheck *costCheck `json:"result_cost_check,omitempty"`
 }
 
 // sums adds up a step's operations: DynamoDB and SQS round trips, bytes
@@ -199,6 +202,14 @@ func aggregate(runtime string, w workload, runs []runResult, inproc [][]stepSamp
 	c.ByKind = byKind(all)
 	if runtime == rtEmulators {
 		c.Cost = projectCost(c, all)
+		var checks []costCheck
+		for _, r := range runs {
+			checks = append(checks, checkRunCost(w, r.Samples, r.Start, r.Cost))
+		}
+		if len(checks) > 0 {
+			cc := sumCostChecks(checks)
+			c.CostCheck = &cc
+		}
 	}
 	return c
 }
