@@ -16,8 +16,12 @@ import (
 // It never changes st; on error the caller's state is untouched and the
 // output is empty.
 func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, in Input) (Output, error) {
-	s := st.cloneMutable()
-	t := &transition{m: m, st: &s, now: m.Clock.Now(), out: &Output{}, transcript: transcript}
+	// One allocation holds the transition, its copy of the state and its
+	// output.
+	t := &transition{m: m, now: m.Clock.Now(), transcript: transcript}
+	t.s = st.cloneMutable()
+	t.st, t.out = &t.s, &t.o
+	s := t.st
 	t.countSpent(ctx)
 	var err error
 	switch in := in.(type) {
@@ -79,22 +83,35 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 	}
 	s.Version++
 	s.UpdatedAt = t.now
-	t.out.State = s
+	t.out.State = *s
 	return *t.out, nil
 }
 
-// cloneMutable copies the parts of the state a transition mutates.
+// cloneMutable copies the parts of the state a transition mutates. The
+// usage map is shared until a transition changes it (ownUsage).
 func (st RunState) cloneMutable() RunState {
 	st.Calls = append([]CallState(nil), st.Calls...)
 	st.Budgets = append([]BudgetState(nil), st.Budgets...)
 	st.Cost = st.Cost.clone()
 	st.Inbox = append([]InboxMessage(nil), st.Inbox...)
-	u := make(map[string]any, len(st.Usage))
-	for k, v := range st.Usage {
+	if st.Usage == nil {
+		st.Usage = map[string]any{}
+	}
+	return st
+}
+
+// ownUsage gives the transition its own copy of the usage map before it
+// changes it: the caller's state shares the map until then.
+func (t *transition) ownUsage() {
+	if t.usageOwned {
+		return
+	}
+	u := make(map[string]any, len(t.st.Usage)+1)
+	for k, v := range t.st.Usage {
 		u[k] = v
 	}
-	st.Usage = u
-	return st
+	t.st.Usage = u
+	t.usageOwned = true
 }
 
 // transition is one application of an input (or of a start) to a run: it
@@ -104,6 +121,11 @@ func (st RunState) cloneMutable() RunState {
 type transition struct {
 	m  *Machine
 	st *RunState
+	// s and o are the storage of st and out in Apply.
+	s RunState
+	o Output
+	// usageOwned says st.Usage is the transition's own copy (ownUsage).
+	usageOwned bool
 	// now is the machine clock's reading, taken once per transition.
 	now time.Time
 	out *Output
@@ -212,6 +234,9 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 	}
 	// The reply's tokens were spent whatever the output guardrail says of
 	// it, so they are counted before it is consulted.
+	if len(in.Reply.Usage) > 0 {
+		t.ownUsage()
+	}
 	accumulateUsage(s.Usage, in.Reply.Usage)
 	t.countModelCost(in.Reply.Usage)
 	if len(in.Reply.RequestMetadata) > 0 {
@@ -454,6 +479,7 @@ func (t *transition) countSummaryUsage(u map[string]any) map[string]any {
 	if len(call) == 0 {
 		return nil
 	}
+	t.ownUsage()
 	accumulateUsage(s.Usage, call)
 	t.countModelCost(call)
 	// The line is a new map: the caller's state may share the old one.
