@@ -126,6 +126,9 @@ type transition struct {
 	o Output
 	// usageOwned says st.Usage is the transition's own copy (ownUsage).
 	usageOwned bool
+	// boxedID and boxedName are the last call's id and name as
+	// interface values (boxes).
+	boxedID, boxedName any
 	// now is the machine clock's reading, taken once per transition.
 	now time.Time
 	out *Output
@@ -134,6 +137,17 @@ type transition struct {
 	// external marks an outside input (a client result, an approval, a
 	// steer, a cancel, an expiry) rather than the outcome of a step.
 	external bool
+}
+
+// boxes returns a call's id and name as interface values, the same ones
+// for the same call, so that the maps of one call's message and events
+// share them instead of each boxing its own copy.
+func (t *transition) boxes(id, name string) (any, any) {
+	if t.boxedID != nil && t.boxedID.(string) == id && t.boxedName.(string) == name {
+		return t.boxedID, t.boxedName
+	}
+	t.boxedID, t.boxedName = id, name
+	return t.boxedID, t.boxedName
 }
 
 func (t *transition) emit(typ string, data map[string]any) {
@@ -164,7 +178,8 @@ func (t *transition) messagesUpdated(reason string, from int64) {
 func (t *transition) scheduleCall(c *CallState) {
 	c.StepSeq = t.schedule(StepToolCall, c.ID)
 	args := canonicalString(paramsValue(c.Parameters), true)
-	t.emit(EventToolCallStart, map[string]any{"name": c.Name, "arguments": args, "tool_call_id": c.ID})
+	idV, nameV := t.boxes(c.ID, c.Name)
+	t.emit(EventToolCallStart, map[string]any{"name": nameV, "arguments": args, "tool_call_id": idV})
 }
 
 func (t *transition) schedule(kind StepKind, callID string) int64 {
@@ -304,10 +319,11 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 		}
 		name := strings.TrimSpace(rc.Name)
 		s.Calls = append(s.Calls, CallState{ID: id, Name: name, Parameters: params, Status: CallPending})
-		msg := toolCallMessage(id, name, params)
-		msg.Metadata[MetaTurn] = s.Turn
-		t.appendMessage(msg)
-		t.emit(EventToolCall, map[string]any{"tool_name": name, "tool_call_id": id, "parameters": RedactedParameters(params)})
+		idV, nameV := t.boxes(id, name)
+		t.appendMessage(Message{Role: RoleToolCall, Metadata: map[string]any{
+			MetaToolCallID: idV, MetaToolName: nameV, MetaParameters: params, MetaTurn: s.Turn,
+		}})
+		t.emit(EventToolCall, map[string]any{"tool_name": nameV, "tool_call_id": idV, "parameters": RedactedParameters(params)})
 	}
 	t.messagesUpdated(MessagesModelReply, from)
 	if b := t.costExceeded(); b != nil {
@@ -910,7 +926,8 @@ func (t *transition) record(ctx context.Context, c *CallState) {
 	s := t.st
 	res := *c.Result
 	decl, _ := s.Tool(c.Name)
-	meta := map[string]any{MetaToolCallID: c.ID, MetaToolName: c.Name, MetaSuccess: res.Success, MetaTurn: s.Turn}
+	idV, nameV := t.boxes(c.ID, c.Name)
+	meta := map[string]any{MetaToolCallID: idV, MetaToolName: nameV, MetaSuccess: res.Success, MetaTurn: s.Turn}
 	if res.ErrorType != "" {
 		meta[MetaErrorType] = res.ErrorType
 	}
@@ -923,7 +940,7 @@ func (t *transition) record(ctx context.Context, c *CallState) {
 	ae := auditEvent(s.Turn, decl, c, res)
 	ae.Seq = seq
 	t.out.Audit = append(t.out.Audit, ae)
-	evData := map[string]any{"name": c.Name, "tool_name": c.Name, "tool_call_id": c.ID, "success": res.Success}
+	evData := map[string]any{"name": nameV, "tool_name": nameV, "tool_call_id": idV, "success": res.Success}
 	if res.ErrorType != "" {
 		evData["error_type"] = res.ErrorType
 	}
