@@ -19,8 +19,8 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 	// One allocation holds the transition, its copy of the state and its
 	// output.
 	t := &transition{m: m, now: m.Clock.Now(), transcript: transcript}
-	t.s = st.cloneMutable()
-	t.st, t.out = &t.s, &t.o
+	t.o.State = st.cloneMutable()
+	t.st, t.out = &t.o.State, &t.o
 	s := t.st
 	t.countSpent(ctx)
 	var err error
@@ -83,7 +83,6 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 	}
 	s.Version++
 	s.UpdatedAt = t.now
-	t.out.State = *s
 	return *t.out, nil
 }
 
@@ -121,8 +120,7 @@ func (t *transition) ownUsage() {
 type transition struct {
 	m  *Machine
 	st *RunState
-	// s and o are the storage of st and out in Apply.
-	s RunState
+	// o is the storage of out in Apply, whose State is st.
 	o Output
 	// usageOwned says st.Usage is the transition's own copy (ownUsage).
 	usageOwned bool
