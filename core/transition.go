@@ -932,7 +932,7 @@ func (t *transition) record(ctx context.Context, c *CallState) {
 	seq := s.NextMsgSeq
 	t.appendMessage(Message{Role: RoleToolResult, Content: resultText(res), Metadata: meta})
 	t.out.ToolResults = append(t.out.ToolResults, ToolExecutionResult{
-		ToolName: c.Name, ToolCallID: c.ID, Parameters: cloneObject(c.Parameters), Result: res,
+		ToolName: c.Name, ToolCallID: c.ID, Parameters: c.Parameters, Result: res,
 		Runtime: res.Runtime, TurnCount: s.Turn, Seq: seq,
 	})
 	ae := auditEvent(s.Turn, decl, c, res)
