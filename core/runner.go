@@ -229,7 +229,7 @@ func (rn *Runner) performOne(ctx context.Context, run *Run, io IO, step Step) (I
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	run.steps = append([]Step(nil), run.steps[1:]...)
+	run.steps = run.steps[:copy(run.steps, run.steps[1:])]
 	return io.Perform(rn.performContext(ctx, run, step, plan), step, plan), nil
 }
 

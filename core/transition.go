@@ -120,8 +120,14 @@ func (t *transition) ownUsage() {
 type transition struct {
 	m  *Machine
 	st *RunState
-	// o is the storage of out in Apply, whose State is st.
-	o Output
+	// o is the storage of out in Apply, whose State is st. events,
+	// messages and next hold out's first records (enough for a model
+	// turn's or a tool call's), so that they need no allocations of
+	// their own.
+	o        Output
+	events   [4]Event
+	messages [2]Message
+	next     [1]Step
 	// usageOwned says st.Usage is the transition's own copy (ownUsage).
 	usageOwned bool
 	// boxedID and boxedName are the last call's id and name as
@@ -151,12 +157,18 @@ func (t *transition) boxes(id, name string) (any, any) {
 func (t *transition) emit(typ string, data map[string]any) {
 	ev := Event{Seq: t.st.NextEventSeq, Type: typ, Turn: t.st.Turn, At: t.now, Data: data}
 	t.st.NextEventSeq++
+	if t.out.Events == nil {
+		t.out.Events = t.events[:0]
+	}
 	t.out.Events = append(t.out.Events, ev)
 }
 
 func (t *transition) appendMessage(msg Message) {
 	msg.Seq = t.st.NextMsgSeq
 	t.st.NextMsgSeq++
+	if t.out.Messages == nil {
+		t.out.Messages = t.messages[:0]
+	}
 	t.out.Messages = append(t.out.Messages, msg)
 }
 
@@ -183,6 +195,9 @@ func (t *transition) scheduleCall(c *CallState) {
 func (t *transition) schedule(kind StepKind, callID string) int64 {
 	t.st.StepSeq++
 	seq := t.st.StepSeq
+	if t.out.Next == nil {
+		t.out.Next = t.next[:0]
+	}
 	t.out.Next = append(t.out.Next, Step{Kind: kind, Format: StepFormat, RunID: t.st.RunID, Seq: seq, CallID: callID})
 	return seq
 }
