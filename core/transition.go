@@ -336,7 +336,13 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 		t.appendMessage(Message{Role: RoleToolCall, Metadata: map[string]any{
 			MetaToolCallID: idV, MetaToolName: nameV, MetaParameters: params, MetaTurn: s.Turn,
 		}})
-		t.emit(EventToolCall, map[string]any{"tool_name": nameV, "tool_call_id": idV, "parameters": RedactedParameters(params)})
+		// The event shares the call's parameters (as its message does)
+		// unless some are to be redacted.
+		evParams := params
+		if hasSensitiveKey(params) {
+			evParams = RedactedParameters(params)
+		}
+		t.emit(EventToolCall, map[string]any{"tool_name": nameV, "tool_call_id": idV, "parameters": evParams})
 	}
 	t.messagesUpdated(MessagesModelReply, from)
 	if b := t.costExceeded(); b != nil {
