@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -16,9 +17,10 @@ import (
 // It never changes st; on error the caller's state is untouched and the
 // output is empty.
 func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, in Input) (Output, error) {
-	// One allocation holds the transition, its copy of the state and its
-	// output.
-	t := &transition{m: m, now: m.Clock.Now(), transcript: transcript}
+	// The transition, with its copy of the state and its output, comes
+	// from a pool: nothing the output holds points into it.
+	t := transitions.Get().(*transition)
+	t.m, t.now, t.transcript = m, m.Clock.Now(), transcript
 	t.o.State = st.cloneMutable()
 	t.st, t.out = &t.o.State, &t.o
 	s := t.st
@@ -79,11 +81,24 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 		err = invalid("unsupported input %T", in)
 	}
 	if err != nil {
+		t.release()
 		return Output{}, err
 	}
 	s.Version++
 	s.UpdatedAt = t.now
-	return *t.out, nil
+	out := *t.out
+	t.release()
+	return out, nil
+}
+
+// transitions recycles Apply's transitions.
+var transitions = sync.Pool{New: func() any { return new(transition) }}
+
+// release clears t, so that the pool holds no reference into a run, and
+// puts it back.
+func (t *transition) release() {
+	*t = transition{}
+	transitions.Put(t)
 }
 
 // cloneMutable copies the parts of the state a transition mutates. The
@@ -120,14 +135,10 @@ func (t *transition) ownUsage() {
 type transition struct {
 	m  *Machine
 	st *RunState
-	// o is the storage of out in Apply, whose State is st. events,
-	// messages and next hold out's first records (enough for a model
-	// turn's or a tool call's), so that they need no allocations of
-	// their own.
-	o        Output
-	events   [4]Event
-	messages [2]Message
-	next     [1]Step
+	// o is the storage of out in Apply, whose State is st.
+	o Output
+	// r holds out's first records (recs).
+	r *records
 	// usageOwned says st.Usage is the transition's own copy (ownUsage).
 	usageOwned bool
 	// boxedID and boxedName are the last call's id and name as
@@ -154,11 +165,27 @@ func (t *transition) boxes(id, name string) (any, any) {
 	return t.boxedID, t.boxedName
 }
 
+// records holds the first events, messages and next step of a
+// transition's output, enough for a model turn's or a tool call's, in
+// one allocation.
+type records struct {
+	events   [4]Event
+	messages [2]Message
+	next     [1]Step
+}
+
+func (t *transition) recs() *records {
+	if t.r == nil {
+		t.r = new(records)
+	}
+	return t.r
+}
+
 func (t *transition) emit(typ string, data map[string]any) {
 	ev := Event{Seq: t.st.NextEventSeq, Type: typ, Turn: t.st.Turn, At: t.now, Data: data}
 	t.st.NextEventSeq++
 	if t.out.Events == nil {
-		t.out.Events = t.events[:0]
+		t.out.Events = t.recs().events[:0]
 	}
 	t.out.Events = append(t.out.Events, ev)
 }
@@ -167,7 +194,7 @@ func (t *transition) appendMessage(msg Message) {
 	msg.Seq = t.st.NextMsgSeq
 	t.st.NextMsgSeq++
 	if t.out.Messages == nil {
-		t.out.Messages = t.messages[:0]
+		t.out.Messages = t.recs().messages[:0]
 	}
 	t.out.Messages = append(t.out.Messages, msg)
 }
@@ -196,7 +223,7 @@ func (t *transition) schedule(kind StepKind, callID string) int64 {
 	t.st.StepSeq++
 	seq := t.st.StepSeq
 	if t.out.Next == nil {
-		t.out.Next = t.next[:0]
+		t.out.Next = t.recs().next[:0]
 	}
 	t.out.Next = append(t.out.Next, Step{Kind: kind, Format: StepFormat, RunID: t.st.RunID, Seq: seq, CallID: callID})
 	return seq
