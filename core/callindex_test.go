@@ -100,6 +100,9 @@ func TestToolResultJSONObject(t *testing.T) {
 		{Success: true, ToolName: "t", Result: map[string]any{"a": []any{json.Number("1"), "x"}}},
 		{ToolName: "t", Error: "e", ErrorType: ErrTypeTimedOut, Metadata: map[string]any{"k": true}, Runtime: map[string]any{"ms": json.Number("3")}},
 		{ToolName: "t", Metadata: map[string]any{}, Runtime: map[string]any{}, Result: struct{ A int }{1}},
+		{Success: true, ToolName: "t\u00e9<>", Result: "r", Error: "e", ErrorType: "x", Metadata: map[string]any{"k": nil}, Runtime: map[string]any{"ms": json.Number("3")}},
+		{ToolName: "t", Result: map[string]any(nil)},
+		{ToolName: "t", Metadata: map[string]any{"f": 1.5}},
 	} {
 		want, err := CanonicalJSON(r)
 		if err != nil {
@@ -108,6 +111,9 @@ func TestToolResultJSONObject(t *testing.T) {
 		got, err := CanonicalJSON(r.jsonObject())
 		if err != nil || string(got) != string(want) {
 			t.Errorf("%+v: %s, want %s (%v)", r, got, want, err)
+		}
+		if h := r.resultHash(); h != SHA256Tagged(want) {
+			t.Errorf("%+v: resultHash %s, want %s", r, h, SHA256Tagged(want))
 		}
 	}
 }

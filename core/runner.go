@@ -193,41 +193,19 @@ func (rn *Runner) drive(ctx context.Context, run *Run) error {
 			}
 		}
 		steps := run.steps[:batch]
-		plans := make([]Plan, len(steps))
-		for i, step := range steps {
-			plan, err := rn.Machine.Plan(ctx, run.State, run.Transcript, step)
+		var inputs []Input
+		if batch == 1 {
+			in, err := rn.performOne(ctx, run, io, steps[0])
 			if err != nil {
 				return err
 			}
-			plans[i] = plan
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		run.steps = append([]Step(nil), run.steps[batch:]...)
-		inputs := make([]Input, len(steps))
-		var wg sync.WaitGroup
-		for i, step := range steps {
-			if plans[i].Kind == PlanTool && len(steps) > 1 {
-				wg.Add(1)
-				go func(i int, step Step) {
-					defer wg.Done()
-					inputs[i] = io.Perform(ctx, step, plans[i])
-				}(i, step)
-				continue
+			inputs = []Input{in}
+		} else {
+			var err error
+			if inputs, err = rn.performBatch(ctx, run, io, steps); err != nil {
+				return err
 			}
-			pctx := ctx
-			switch plans[i].Kind {
-			case PlanModel:
-				pctx = WithModelRetryObserver(rn.streamTokens(ctx, run), func(r ModelRetry) { rn.modelRetrying(ctx, run, step, r) })
-			case PlanCompact:
-				// A summary call's retries are shown too; its text is
-				// never streamed.
-				pctx = WithModelRetryObserver(ctx, func(r ModelRetry) { rn.modelRetrying(ctx, run, step, r) })
-			}
-			inputs[i] = io.Perform(pctx, step, plans[i])
 		}
-		wg.Wait()
 		for _, in := range inputs {
 			if in == nil {
 				continue
@@ -240,4 +218,62 @@ func (rn *Runner) drive(ctx context.Context, run *Run) error {
 		}
 	}
 	return nil
+}
+
+// performOne plans and performs a batch of one step.
+func (rn *Runner) performOne(ctx context.Context, run *Run, io IO, step Step) (Input, error) {
+	plan, err := rn.Machine.Plan(ctx, run.State, run.Transcript, step)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	run.steps = run.steps[:copy(run.steps, run.steps[1:])]
+	return io.Perform(rn.performContext(ctx, run, step, plan), step, plan), nil
+}
+
+// performBatch plans and performs a batch of steps: its tool steps
+// concurrently when there are several.
+func (rn *Runner) performBatch(ctx context.Context, run *Run, io IO, steps []Step) ([]Input, error) {
+	plans := make([]Plan, len(steps))
+	for i, step := range steps {
+		plan, err := rn.Machine.Plan(ctx, run.State, run.Transcript, step)
+		if err != nil {
+			return nil, err
+		}
+		plans[i] = plan
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	run.steps = append([]Step(nil), run.steps[len(steps):]...)
+	inputs := make([]Input, len(steps))
+	var wg sync.WaitGroup
+	for i, step := range steps {
+		if plans[i].Kind == PlanTool && len(steps) > 1 {
+			wg.Add(1)
+			go func(i int, step Step) {
+				defer wg.Done()
+				inputs[i] = io.Perform(ctx, step, plans[i])
+			}(i, step)
+			continue
+		}
+		inputs[i] = io.Perform(rn.performContext(ctx, run, step, plans[i]), step, plans[i])
+	}
+	wg.Wait()
+	return inputs, nil
+}
+
+// performContext is the context a step's I/O runs with: a model call's
+// retries are shown and its text streamed, a summary call's retries are
+// shown too (its text is never streamed).
+func (rn *Runner) performContext(ctx context.Context, run *Run, step Step, plan Plan) context.Context {
+	switch plan.Kind {
+	case PlanModel:
+		return WithModelRetryObserver(rn.streamTokens(ctx, run), func(r ModelRetry) { rn.modelRetrying(ctx, run, step, r) })
+	case PlanCompact:
+		return WithModelRetryObserver(ctx, func(r ModelRetry) { rn.modelRetrying(ctx, run, step, r) })
+	}
+	return ctx
 }

@@ -39,6 +39,60 @@ func (r ToolResult) jsonObject() map[string]any {
 	return m
 }
 
+// resultHash is canonicalHash(r.jsonObject(), false), written without
+// building the object when its values are generic.
+func (r ToolResult) resultHash() string {
+	bp := canonicalBufs.Get().(*[]byte)
+	defer canonicalBufs.Put(bp)
+	b, ok := r.appendCanonical((*bp)[:0])
+	*bp = b[:0]
+	if !ok {
+		h, _ := canonicalHash(r.jsonObject(), false)
+		return h
+	}
+	return SHA256Tagged(b)
+}
+
+// appendCanonical appends the canonical encoding of r.jsonObject(): its
+// keys in sorted order, each value as appendCanonical writes it. ok is
+// false when a value is not generic.
+func (r ToolResult) appendCanonical(dst []byte) (out []byte, ok bool) {
+	dst = append(dst, '{')
+	if r.Error != "" {
+		dst = appendJSONString(append(dst, `"error":`...), r.Error)
+		dst = append(dst, ',')
+	}
+	if r.ErrorType != "" {
+		dst = appendJSONString(append(dst, `"error_type":`...), r.ErrorType)
+		dst = append(dst, ',')
+	}
+	if len(r.Metadata) > 0 {
+		if dst, _, ok = appendCanonical(append(dst, `"metadata":`...), r.Metadata, false); !ok {
+			return dst, false
+		}
+		dst = append(dst, ',')
+	}
+	if r.Result != nil {
+		if dst, _, ok = appendCanonical(append(dst, `"result":`...), r.Result, false); !ok {
+			return dst, false
+		}
+		dst = append(dst, ',')
+	}
+	if len(r.Runtime) > 0 {
+		if dst, _, ok = appendCanonical(append(dst, `"runtime":`...), r.Runtime, false); !ok {
+			return dst, false
+		}
+		dst = append(dst, ',')
+	}
+	if r.Success {
+		dst = append(dst, `"success":true,`...)
+	} else {
+		dst = append(dst, `"success":false,`...)
+	}
+	dst = appendJSONString(append(dst, `"tool_name":`...), r.ToolName)
+	return append(dst, '}'), true
+}
+
 // Tool result error types.
 const (
 	ErrTypeToolNotFound      = "tool_not_found"
@@ -289,7 +343,7 @@ func eventResult(res ToolResult, stored bool, limit int) (string, bool) {
 
 func auditEvent(turn int, decl ToolDeclaration, c *CallState, res ToolResult) AuditEvent {
 	paramsHash, redacted := canonicalHash(paramsValue(c.Parameters), true)
-	resultHash, _ := canonicalHash(res.jsonObject(), false)
+	resultHash := res.resultHash()
 	source, executor := decl.Source, decl.Executor
 	if decl.Name == "" {
 		source, executor = "unknown", "none"

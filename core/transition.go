@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -16,8 +17,13 @@ import (
 // It never changes st; on error the caller's state is untouched and the
 // output is empty.
 func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, in Input) (Output, error) {
-	s := st.cloneMutable()
-	t := &transition{m: m, st: &s, now: m.Clock.Now(), out: &Output{}, transcript: transcript}
+	// The transition, with its copy of the state and its output, comes
+	// from a pool: nothing the output holds points into it.
+	t := transitions.Get().(*transition)
+	t.m, t.now, t.transcript = m, m.Clock.Now(), transcript
+	t.o.State = st.cloneMutable()
+	t.st, t.out = &t.o.State, &t.o
+	s := t.st
 	t.countSpent(ctx)
 	var err error
 	switch in := in.(type) {
@@ -75,26 +81,51 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 		err = invalid("unsupported input %T", in)
 	}
 	if err != nil {
+		t.release()
 		return Output{}, err
 	}
 	s.Version++
 	s.UpdatedAt = t.now
-	t.out.State = s
-	return *t.out, nil
+	out := *t.out
+	t.release()
+	return out, nil
 }
 
-// cloneMutable copies the parts of the state a transition mutates.
+// transitions recycles Apply's transitions.
+var transitions = sync.Pool{New: func() any { return new(transition) }}
+
+// release clears t, so that the pool holds no reference into a run, and
+// puts it back.
+func (t *transition) release() {
+	*t = transition{}
+	transitions.Put(t)
+}
+
+// cloneMutable copies the parts of the state a transition mutates. The
+// usage map is shared until a transition changes it (ownUsage).
 func (st RunState) cloneMutable() RunState {
 	st.Calls = append([]CallState(nil), st.Calls...)
 	st.Budgets = append([]BudgetState(nil), st.Budgets...)
 	st.Cost = st.Cost.clone()
 	st.Inbox = append([]InboxMessage(nil), st.Inbox...)
-	u := make(map[string]any, len(st.Usage))
-	for k, v := range st.Usage {
+	if st.Usage == nil {
+		st.Usage = map[string]any{}
+	}
+	return st
+}
+
+// ownUsage gives the transition its own copy of the usage map before it
+// changes it: the caller's state shares the map until then.
+func (t *transition) ownUsage() {
+	if t.usageOwned {
+		return
+	}
+	u := make(map[string]any, len(t.st.Usage)+1)
+	for k, v := range t.st.Usage {
 		u[k] = v
 	}
-	st.Usage = u
-	return st
+	t.st.Usage = u
+	t.usageOwned = true
 }
 
 // transition is one application of an input (or of a start) to a run: it
@@ -104,6 +135,15 @@ func (st RunState) cloneMutable() RunState {
 type transition struct {
 	m  *Machine
 	st *RunState
+	// o is the storage of out in Apply, whose State is st.
+	o Output
+	// r holds out's first records (recs).
+	r *records
+	// usageOwned says st.Usage is the transition's own copy (ownUsage).
+	usageOwned bool
+	// boxedID and boxedName are the last call's id and name as
+	// interface values (boxes).
+	boxedID, boxedName any
 	// now is the machine clock's reading, taken once per transition.
 	now time.Time
 	out *Output
@@ -114,15 +154,48 @@ type transition struct {
 	external bool
 }
 
+// boxes returns a call's id and name as interface values, the same ones
+// for the same call, so that the maps of one call's message and events
+// share them instead of each boxing its own copy.
+func (t *transition) boxes(id, name string) (any, any) {
+	if t.boxedID != nil && t.boxedID.(string) == id && t.boxedName.(string) == name {
+		return t.boxedID, t.boxedName
+	}
+	t.boxedID, t.boxedName = id, name
+	return t.boxedID, t.boxedName
+}
+
+// records holds the first events, messages and next step of a
+// transition's output, enough for a model turn's or a tool call's, in
+// one allocation.
+type records struct {
+	events   [4]Event
+	messages [2]Message
+	next     [1]Step
+}
+
+func (t *transition) recs() *records {
+	if t.r == nil {
+		t.r = new(records)
+	}
+	return t.r
+}
+
 func (t *transition) emit(typ string, data map[string]any) {
 	ev := Event{Seq: t.st.NextEventSeq, Type: typ, Turn: t.st.Turn, At: t.now, Data: data}
 	t.st.NextEventSeq++
+	if t.out.Events == nil {
+		t.out.Events = t.recs().events[:0]
+	}
 	t.out.Events = append(t.out.Events, ev)
 }
 
 func (t *transition) appendMessage(msg Message) {
 	msg.Seq = t.st.NextMsgSeq
 	t.st.NextMsgSeq++
+	if t.out.Messages == nil {
+		t.out.Messages = t.recs().messages[:0]
+	}
 	t.out.Messages = append(t.out.Messages, msg)
 }
 
@@ -142,12 +215,16 @@ func (t *transition) messagesUpdated(reason string, from int64) {
 func (t *transition) scheduleCall(c *CallState) {
 	c.StepSeq = t.schedule(StepToolCall, c.ID)
 	args := canonicalString(paramsValue(c.Parameters), true)
-	t.emit(EventToolCallStart, map[string]any{"name": c.Name, "arguments": args, "tool_call_id": c.ID})
+	idV, nameV := t.boxes(c.ID, c.Name)
+	t.emit(EventToolCallStart, map[string]any{"name": nameV, "arguments": args, "tool_call_id": idV})
 }
 
 func (t *transition) schedule(kind StepKind, callID string) int64 {
 	t.st.StepSeq++
 	seq := t.st.StepSeq
+	if t.out.Next == nil {
+		t.out.Next = t.recs().next[:0]
+	}
 	t.out.Next = append(t.out.Next, Step{Kind: kind, Format: StepFormat, RunID: t.st.RunID, Seq: seq, CallID: callID})
 	return seq
 }
@@ -212,6 +289,9 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 	}
 	// The reply's tokens were spent whatever the output guardrail says of
 	// it, so they are counted before it is consulted.
+	if len(in.Reply.Usage) > 0 {
+		t.ownUsage()
+	}
 	accumulateUsage(s.Usage, in.Reply.Usage)
 	t.countModelCost(in.Reply.Usage)
 	if len(in.Reply.RequestMetadata) > 0 {
@@ -279,10 +359,17 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 		}
 		name := strings.TrimSpace(rc.Name)
 		s.Calls = append(s.Calls, CallState{ID: id, Name: name, Parameters: params, Status: CallPending})
-		msg := toolCallMessage(id, name, params)
-		msg.Metadata[MetaTurn] = s.Turn
-		t.appendMessage(msg)
-		t.emit(EventToolCall, map[string]any{"tool_name": name, "tool_call_id": id, "parameters": RedactedParameters(params)})
+		idV, nameV := t.boxes(id, name)
+		t.appendMessage(Message{Role: RoleToolCall, Metadata: map[string]any{
+			MetaToolCallID: idV, MetaToolName: nameV, MetaParameters: params, MetaTurn: s.Turn,
+		}})
+		// The event shares the call's parameters (as its message does)
+		// unless some are to be redacted.
+		evParams := params
+		if hasSensitiveKey(params) {
+			evParams = RedactedParameters(params)
+		}
+		t.emit(EventToolCall, map[string]any{"tool_name": nameV, "tool_call_id": idV, "parameters": evParams})
 	}
 	t.messagesUpdated(MessagesModelReply, from)
 	if b := t.costExceeded(); b != nil {
@@ -454,6 +541,7 @@ func (t *transition) countSummaryUsage(u map[string]any) map[string]any {
 	if len(call) == 0 {
 		return nil
 	}
+	t.ownUsage()
 	accumulateUsage(s.Usage, call)
 	t.countModelCost(call)
 	// The line is a new map: the caller's state may share the old one.
@@ -884,20 +972,21 @@ func (t *transition) record(ctx context.Context, c *CallState) {
 	s := t.st
 	res := *c.Result
 	decl, _ := s.Tool(c.Name)
-	meta := map[string]any{MetaToolCallID: c.ID, MetaToolName: c.Name, MetaSuccess: res.Success, MetaTurn: s.Turn}
+	idV, nameV := t.boxes(c.ID, c.Name)
+	meta := map[string]any{MetaToolCallID: idV, MetaToolName: nameV, MetaSuccess: res.Success, MetaTurn: s.Turn}
 	if res.ErrorType != "" {
 		meta[MetaErrorType] = res.ErrorType
 	}
 	seq := s.NextMsgSeq
 	t.appendMessage(Message{Role: RoleToolResult, Content: resultText(res), Metadata: meta})
 	t.out.ToolResults = append(t.out.ToolResults, ToolExecutionResult{
-		ToolName: c.Name, ToolCallID: c.ID, Parameters: cloneObject(c.Parameters), Result: res,
+		ToolName: c.Name, ToolCallID: c.ID, Parameters: c.Parameters, Result: res,
 		Runtime: res.Runtime, TurnCount: s.Turn, Seq: seq,
 	})
 	ae := auditEvent(s.Turn, decl, c, res)
 	ae.Seq = seq
 	t.out.Audit = append(t.out.Audit, ae)
-	evData := map[string]any{"name": c.Name, "tool_name": c.Name, "tool_call_id": c.ID, "success": res.Success}
+	evData := map[string]any{"name": nameV, "tool_name": nameV, "tool_call_id": idV, "success": res.Success}
 	if res.ErrorType != "" {
 		evData["error_type"] = res.ErrorType
 	}

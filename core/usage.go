@@ -13,23 +13,28 @@ func accumulateUsage(total, turn map[string]any) {
 	if len(turn) == 0 {
 		return
 	}
-	g, err := ToJSONValue(turn)
-	if err != nil {
-		return
-	}
-	tm, _ := g.(map[string]any)
-	if _, has := tm["total_tokens"]; !has {
-		p, pok := tm["prompt_tokens"]
-		c, cok := tm["completion_tokens"]
-		if pok || cok {
-			tm["total_tokens"] = addNumbers(p, c)
+	// A generic map is read as it is (its values are copied into total),
+	// anything else through its JSON.
+	tm := turn
+	if !isGeneric(turn) {
+		g, err := ToJSONValue(turn)
+		if err != nil {
+			return
 		}
+		tm, _ = g.(map[string]any)
 	}
 	for k, v := range tm {
 		if isNumber(v) {
 			total[k] = addNumbers(total[k], v)
 		} else {
-			total[k] = v
+			total[k] = cloneJSON(v)
+		}
+	}
+	if _, has := tm["total_tokens"]; !has {
+		p, pok := tm["prompt_tokens"]
+		c, cok := tm["completion_tokens"]
+		if pok || cok {
+			total["total_tokens"] = addNumbers(total["total_tokens"], addNumbers(p, c))
 		}
 	}
 }
