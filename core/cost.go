@@ -32,6 +32,15 @@ func (r Resources) Add(o Resources) Resources {
 	}
 }
 
+// Sub is r less o, field by field.
+func (r Resources) Sub(o Resources) Resources {
+	return Resources{
+		DynamoDBWRU: r.DynamoDBWRU - o.DynamoDBWRU, DynamoDBRRU: r.DynamoDBRRU - o.DynamoDBRRU,
+		SQSRequests: r.SQSRequests - o.SQSRequests, LambdaRequests: r.LambdaRequests - o.LambdaRequests,
+		LambdaGBSeconds: r.LambdaGBSeconds - o.LambdaGBSeconds,
+	}
+}
+
 // IsZero reports whether nothing was counted.
 func (r Resources) IsZero() bool { return r == Resources{} }
 

@@ -118,6 +118,9 @@ func ItemBytes(it map[string]types.AttributeValue) int {
 	return n
 }
 
+// numberSigns drops a number's sign and decimal point.
+var numberSigns = strings.NewReplacer("-", "", ".", "")
+
 func valueBytes(v types.AttributeValue) int {
 	switch t := v.(type) {
 	case *types.AttributeValueMemberS:
@@ -125,7 +128,7 @@ func valueBytes(v types.AttributeValue) int {
 	case *types.AttributeValueMemberB:
 		return len(t.Value)
 	case *types.AttributeValueMemberN:
-		digits := len(strings.Trim(strings.NewReplacer("-", "", ".", "").Replace(t.Value), "0"))
+		digits := len(strings.Trim(numberSigns.Replace(t.Value), "0"))
 		return (digits+1)/2 + 1
 	case *types.AttributeValueMemberL:
 		n := 3

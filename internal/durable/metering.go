@@ -60,10 +60,8 @@ func (e *Runner) withSpent(ctx context.Context) (context.Context, core.Resources
 	}
 	gbs := max(e.Clock.Now().Sub(sm.start).Seconds(), 0) * float64(mb) / 1024
 	t := sm.m.Total()
-	a := sm.applied
-	r := core.Resources{DynamoDBWRU: t.DynamoDBWRU - a.DynamoDBWRU, DynamoDBRRU: t.DynamoDBRRU - a.DynamoDBRRU,
-		SQSRequests: t.SQSRequests - a.SQSRequests, LambdaRequests: t.LambdaRequests - a.LambdaRequests,
-		LambdaGBSeconds: gbs - a.LambdaGBSeconds}
+	t.LambdaGBSeconds = gbs
+	r := t.Sub(sm.applied)
 	return core.WithSpent(ctx, r), r
 }
 
@@ -81,9 +79,9 @@ func carry(ctx context.Context, before core.Resources, next []core.Step) {
 	if m == nil || len(next) == 0 {
 		return
 	}
-	after := m.Total()
-	d := core.Resources{DynamoDBWRU: after.DynamoDBWRU - before.DynamoDBWRU, DynamoDBRRU: after.DynamoDBRRU - before.DynamoDBRRU,
-		SQSRequests: after.SQSRequests - before.SQSRequests}
+	// A commit makes AWS requests only: its Lambda time is the step's.
+	d := m.Total().Sub(before)
+	d.LambdaRequests, d.LambdaGBSeconds = 0, 0
 	if !d.IsZero() {
 		next[0].Spent = &d
 	}

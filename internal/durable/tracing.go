@@ -26,9 +26,12 @@ import (
 
 const tracerName = "github.com/baton-agents/baton"
 
+// noopTracer traces nothing, for a runner without a tracer provider.
+var noopTracer = noop.NewTracerProvider().Tracer(tracerName)
+
 func (e *Runner) tracer() trace.Tracer {
 	if e.Telemetry.Provider == nil {
-		return noop.NewTracerProvider().Tracer(tracerName)
+		return noopTracer
 	}
 	return e.Telemetry.Provider.Tracer(tracerName)
 }
