@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
@@ -15,6 +16,9 @@ import (
 	"github.com/baton-agents/baton/internal/secrets"
 	"github.com/baton-agents/baton/internal/toolspec"
 )
+
+// mcpWarmTimeout bounds the MCP listings at cold start.
+const mcpWarmTimeout = 5 * time.Second
 
 // mcpTools is the MCP manager of the agents' mcp_servers, nil when no
 // agent has any. Servers whose credentials do not depend on the tenant
@@ -26,7 +30,12 @@ func mcpTools(ctx context.Context, reg *agents.Registry, sec *secrets.Resolver, 
 		return nil
 	}
 	m := mcptools.New(servers, mcptools.Options{Secrets: sec, Log: log})
-	m.Warm(ctx)
+	// A cold start waits for the listings a few seconds at most (a
+	// Lambda's init phase is 10 s); a server not listed by then is asked
+	// again on a later model turn.
+	wctx, cancel := context.WithTimeout(ctx, mcpWarmTimeout)
+	defer cancel()
+	m.Warm(wctx)
 	return m
 }
 

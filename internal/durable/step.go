@@ -50,10 +50,15 @@ func (e *Runner) handleStep(ctx context.Context, step core.Step, d Attempt) erro
 	e.useIndex(rec.Tenant, &rec.State)
 	plan, err := e.machine(rec.State.Config.Agent).Plan(ctx, rec.State, tr, step)
 	if err == nil && plan.Kind == core.PlanModel && e.ToolSource != nil {
-		if rec, err = e.discoverTools(ctx, rec, tr, log); err != nil {
+		var changed bool
+		if rec, changed, err = e.discoverTools(ctx, rec, tr, log); err != nil {
 			return err
 		}
-		plan, err = e.machine(rec.State.Config.Agent).Plan(ctx, rec.State, tr, step)
+		if changed {
+			// The model's view changed: plan the turn again (the input
+			// guardrails run once more only then).
+			plan, err = e.machine(rec.State.Config.Agent).Plan(ctx, rec.State, tr, step)
+		}
 	}
 	if err != nil {
 		log.ErrorContext(ctx, "dropping unplannable step", "err", err)
@@ -145,25 +150,25 @@ func (e *Runner) executeTool(ctx context.Context, rec core.RunRecord, step core.
 
 // discoverTools applies what the tool source offers the run's agent
 // (core.ToolsDiscovered) before a model turn plans its request, and
-// returns the run as committed (unchanged when nothing is new).
-func (e *Runner) discoverTools(ctx context.Context, rec core.RunRecord, tr []core.Message, log *slog.Logger) (core.RunRecord, error) {
+// returns the run as committed and whether a commit changed it.
+func (e *Runner) discoverTools(ctx context.Context, rec core.RunRecord, tr []core.Message, log *slog.Logger) (core.RunRecord, bool, error) {
 	in := e.ToolSource.Discover(ctx, rec.State.Config.Agent, rec.Tenant)
 	if len(in.Tools) == 0 && len(in.Unavailable) == 0 {
-		return rec, nil
+		return rec, false, nil
 	}
 	snap, err := e.commit(ctx, rec.Tenant, e.applyTo(ctx, rec, tr, in))
 	switch {
 	case err == nil:
-		return snap.RunRecord, nil
+		return snap.RunRecord, true, nil
 	case errors.Is(err, core.ErrNothingToApply):
-		return rec, nil
+		return rec, false, nil
 	case errors.As(err, new(*applyError)):
 		log.WarnContext(ctx, "discovered tools not applied", "err", err)
-		return rec, nil
+		return rec, false, nil
 	case errors.Is(err, errAttemptsExhausted):
-		return rec, core.Retryable(fmt.Errorf("%w: run %s", ErrContention, rec.State.RunID))
+		return rec, false, core.Retryable(fmt.Errorf("%w: run %s", ErrContention, rec.State.RunID))
 	}
-	return rec, err
+	return rec, false, err
 }
 
 func (e *Runner) commitStep(ctx context.Context, rec core.RunRecord, tr []core.Message, in core.Input, log *slog.Logger) error {

@@ -116,17 +116,25 @@ func (m *Manager) Warm(ctx context.Context) {
 }
 
 // Discover returns the tools the agent's MCP servers offer for tenant's
-// runs, and the servers that cannot be reached.
+// runs, and the servers that cannot be reached. The servers are asked
+// at once (a listing is cached, so this is I/O only when one expired).
 func (m *Manager) Discover(ctx context.Context, agent, tenant string) core.ToolsDiscovered {
-	var out core.ToolsDiscovered
-	for _, name := range sortedKeys(m.servers[agent]) {
+	names := sortedKeys(m.servers[agent])
+	tools := make([][]core.ToolDeclaration, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
 		s := m.servers[agent][name]
-		tools, err := s.conn(tenant).tools(ctx)
-		if err != nil {
-			out.Unavailable = append(out.Unavailable, core.ToolSourceFailure{Source: toolspec.MCPToolPrefix + name, Error: err.Error()})
+		wg.Go(func() { tools[i], errs[i] = s.conn(tenant).tools(ctx) })
+	}
+	wg.Wait()
+	var out core.ToolsDiscovered
+	for i, name := range names {
+		if errs[i] != nil {
+			out.Unavailable = append(out.Unavailable, core.ToolSourceFailure{Source: toolspec.MCPToolPrefix + name, Error: errs[i].Error()})
 			continue
 		}
-		out.Tools = append(out.Tools, tools...)
+		out.Tools = append(out.Tools, tools[i]...)
 	}
 	return out
 }
@@ -367,10 +375,16 @@ func (s *server) transport(ctx context.Context, tenant string) (mcp.Transport, e
 	}
 	client := &http.Client{Transport: headers{base: base, h: hdr}}
 	if s.spec.Transport == toolspec.MCPSSE {
-		return &mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: client, MaxEventSize: int(s.m.o.MaxResultBytes) + 64<<10}, nil
+		return &mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: client, MaxEventSize: maxEventSize(s.m.o.MaxResultBytes)}, nil
 	}
-	return &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: client, MaxRetries: 2, MaxEventSize: int(s.m.o.MaxResultBytes) + 64<<10}, nil
+	return &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: client, MaxRetries: 2, MaxEventSize: maxEventSize(s.m.o.MaxResultBytes)}, nil
 }
+
+// maxEventSize is the transport's limit on one event: well above the
+// result cap, so that an oversized result reaches Manager.result and
+// fails as response_too_large rather than as a broken stream (a tools/list
+// page is bounded by it too).
+func maxEventSize(resultCap int64) int { return int(8*resultCap) + 1<<20 }
 
 // headers adds the server's headers to every request.
 type headers struct {
