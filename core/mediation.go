@@ -180,6 +180,15 @@ func (m *Machine) mediate(ctx context.Context, st *RunState, transcript []Messag
 // IdempotencyKey is the key a server tool execution carries.
 func IdempotencyKey(runID, toolCallID string) string { return runID + ":" + toolCallID }
 
+// Key is the call's idempotency key: the one it carries, else its run's
+// and call's (IdempotencyKey).
+func (c ToolCall) Key() string {
+	if c.IdempotencyKey != "" {
+		return c.IdempotencyKey
+	}
+	return IdempotencyKey(c.RunID, c.ToolCallID)
+}
+
 // findAnsweredDuplicate looks in this run's transcript for an earlier call
 // to the same tool with the same canonical parameters that has a result.
 // The transcript index, when the state has one, skips the scan unless it

@@ -50,7 +50,7 @@ func execute(ctx context.Context, e Endpoint, call core.ToolCall, withKey bool) 
 	if err != nil {
 		return nil, err
 	}
-	raw, err := e.Call(ctx, body, idempotencyKey(call))
+	raw, err := e.Call(ctx, body, call.Key())
 	var f *Failure
 	if errors.As(err, &f) {
 		return failed(f.Type, f.Message, f.Metadata), nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -143,28 +142,16 @@ func timeout(ex toolspec.Executor) (time.Duration, error) {
 // secret_env, secret_ssm (a SecureString parameter, decrypted) and
 // secret_arn (a Secrets Manager secret's SecretString, or SecretBinary).
 func signingSecret(ctx context.Context, sec *secrets.Resolver, ex toolspec.Executor) ([]byte, error) {
-	var refs []string
-	for _, r := range []struct{ name, v string }{{"secret_env", ex.SecretEnv}, {"secret_ssm", ex.SecretSSM}, {"secret_arn", ex.SecretARN}} {
-		if r.v != "" {
-			refs = append(refs, r.name)
-		}
-	}
-	var v []byte
-	var err error
-	switch {
-	case len(refs) == 0:
+	ref := secrets.Ref{Env: ex.SecretEnv, SSM: ex.SecretSSM, ARN: ex.SecretARN}
+	if ref.Source() == "" {
 		return nil, fmt.Errorf("a signing secret is required: set secret_env, secret_ssm or secret_arn")
-	case len(refs) > 1:
-		return nil, fmt.Errorf("set only one of secret_env, secret_ssm and secret_arn (got %s)", strings.Join(refs, ", "))
-	case ex.SecretEnv != "":
-		v, err = sec.Env(ex.SecretEnv)
-	case ex.SecretSSM != "":
-		v, err = sec.Parameter(ctx, ex.SecretSSM)
-	default:
-		v, err = sec.Secret(ctx, ex.SecretARN)
 	}
+	if err := ref.Validate(); err != nil {
+		return nil, err
+	}
+	v, err := sec.Resolve(ctx, ref, "")
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", refs[0], err)
+		return nil, fmt.Errorf("%s: %w", ref.Source(), err)
 	}
 	return v, nil
 }

@@ -48,13 +48,6 @@ type payload struct {
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 
-func idempotencyKey(call core.ToolCall) string {
-	if call.IdempotencyKey != "" {
-		return call.IdempotencyKey
-	}
-	return core.IdempotencyKey(call.RunID, call.ToolCallID)
-}
-
 // encodePayload renders the request body; withKey adds idempotency_key.
 func encodePayload(call core.ToolCall, withKey bool) ([]byte, error) {
 	p := payload{ToolName: call.ToolName, ToolCallID: call.ToolCallID, RunID: call.RunID, SessionID: call.SessionID, Parameters: call.Parameters}
@@ -62,7 +55,7 @@ func encodePayload(call core.ToolCall, withKey bool) ([]byte, error) {
 		p.Parameters = map[string]any{}
 	}
 	if withKey {
-		p.IdempotencyKey = idempotencyKey(call)
+		p.IdempotencyKey = call.Key()
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

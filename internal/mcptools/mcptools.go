@@ -149,10 +149,7 @@ func (m *Manager) Execute(ctx context.Context, call core.ToolCall) (any, error) 
 	if !s.allowed(tool) {
 		return nil, fmt.Errorf("tool %s is not in the tools of MCP server %s", tool, name)
 	}
-	key := call.IdempotencyKey
-	if key == "" {
-		key = core.IdempotencyKey(call.RunID, call.ToolCallID)
-	}
+	key := call.Key()
 	args := call.Parameters
 	if args == nil {
 		args = map[string]any{}

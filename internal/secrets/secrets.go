@@ -202,6 +202,20 @@ func (r Ref) Validate() error {
 	return fmt.Errorf("set only one of secret_env, secret_ssm and secret_arn (got %s)", strings.Join(set, ", "))
 }
 
+// Source names the reference's source field (secret_env, secret_ssm or
+// secret_arn; the first set), "" when none is.
+func (r Ref) Source() string {
+	switch {
+	case r.Env != "":
+		return "secret_env"
+	case r.SSM != "":
+		return "secret_ssm"
+	case r.ARN != "":
+		return "secret_arn"
+	}
+	return ""
+}
+
 // PerTenant reports whether the reference contains {tenant}.
 func (r Ref) PerTenant() bool {
 	return strings.Contains(r.Env+r.SSM+r.ARN, TenantPlaceholder)
