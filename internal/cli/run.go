@@ -100,13 +100,28 @@ func follow(ctx context.Context, c *client, env *Env, v runView, opts followOpti
 	defer stop()
 	p.line("%s %s %s", p.paint(cDim, "run"), p.paint(cBold, v.RunID), p.paint(cDim, "(agent "+v.Agent+", session "+v.SessionID+")"))
 	st := &streamState{p: p, starts: map[string]time.Time{}}
+	empty := 0 // reconnects in a row that brought nothing new
 	for {
+		seen := st.lastSeq
 		end, err := st.stream(ctx, c, v.RunID)
 		if err != nil {
 			return err
 		}
 		if end == nil {
-			continue // the stream ended early (its time was up): resume
+			// The stream ended early (its time was up): resume, at once
+			// when it brought events, else after a growing pause, and
+			// give up when the server keeps closing empty streams.
+			if st.lastSeq != seen {
+				empty = 0
+				continue
+			}
+			if empty++; empty > maxEmptyReconnects {
+				return fmt.Errorf("the stream of run %s closed %d times in a row without an event or its end", v.RunID, empty)
+			}
+			if err := pause(ctx, reconnectPause(empty)); err != nil {
+				return err
+			}
+			continue
 		}
 		v = *end
 		switch v.Status {
@@ -121,6 +136,25 @@ func follow(ctx context.Context, c *client, env *Env, v runView, opts followOpti
 		default:
 			return finish(env, p, v, st, opts)
 		}
+	}
+}
+
+// maxEmptyReconnects is how many streams in a row may close without an
+// event before follow gives up.
+const maxEmptyReconnects = 10
+
+// reconnectPause is the pause before the n-th empty reconnect in a row.
+var reconnectPause = func(n int) time.Duration { return min(time.Duration(n)*time.Second, 10*time.Second) }
+
+// pause waits d, or returns ctx's error when it ends first.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

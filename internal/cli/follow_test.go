@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestFollowGivesUpOnEmptyStreams: a server that keeps closing the run's
+// stream without an event makes follow pause between reconnects and give
+// up after maxEmptyReconnects, instead of reconnecting in a tight loop;
+// a stream that brings an event resets the count.
+func TestFollowGivesUpOnEmptyStreams(t *testing.T) {
+	var pauses []int
+	old := reconnectPause
+	reconnectPause = func(n int) time.Duration { pauses = append(pauses, n); return time.Millisecond }
+	t.Cleanup(func() { reconnectPause = old })
+	var streams atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		if streams.Add(1) == 3 { // the third stream brings one event
+			_, _ = w.Write([]byte("id: 1\nevent: turn_started\ndata: {\"seq\":1,\"type\":\"turn_started\",\"turn\":1,\"data\":{}}\n\n"))
+		}
+	}))
+	defer srv.Close()
+	var out bytes.Buffer
+	env := &Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, HTTP: srv.Client()}
+	c := &client{base: srv.URL, token: "t", http: srv.Client()}
+	err := follow(context.Background(), c, env, runView{RunID: "r-1"}, followOptions{noInput: true})
+	if err == nil || !strings.Contains(err.Error(), "closed 11 times in a row") {
+		t.Fatalf("follow = %v, want it to give up", err)
+	}
+	// Two empty streams, one with an event (the count restarts), then
+	// maxEmptyReconnects+1 empty ones.
+	if got := int(streams.Load()); got != 3+maxEmptyReconnects+1 {
+		t.Fatalf("%d streams, want %d", got, 3+maxEmptyReconnects+1)
+	}
+	if len(pauses) != 2+maxEmptyReconnects || pauses[0] != 1 || pauses[1] != 2 || pauses[2] != 1 {
+		t.Fatalf("pauses %v", pauses)
+	}
+}
