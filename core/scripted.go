@@ -22,11 +22,17 @@ type ScriptedTurn struct {
 	// before its content) when tokens are streamed; it is never part of
 	// the reply, as providers keep reasoning out of the transcript.
 	Thinking string `json:"thinking,omitempty"`
+	// IfOffered, when set, names a tool: the turn is played only when the
+	// model is offered that tool, and skipped otherwise. One script can
+	// so serve requests with and without a client tool.
+	IfOffered string `json:"if_offered,omitempty"`
 }
 
 // ScriptedModel replays the turns in the request's ModelSpec: model turn N
-// gets scripted turn N. It keeps no state, so a retried step gets the same
-// reply, and a script that runs out fails the run with a clear error.
+// gets the Nth scripted turn that applies to the request (every turn but
+// those whose IfOffered names a tool the model is not offered). It keeps
+// no state, so a retried step gets the same reply, and a script that runs
+// out fails the run with a clear error.
 type ScriptedModel struct{}
 
 var _ ModelProvider = ScriptedModel{}
@@ -62,11 +68,10 @@ func (ScriptedModel) Complete(ctx context.Context, req ModelRequest) (ModelReply
 	if req.Purpose == PurposeSummary {
 		return scriptedSummary(req)
 	}
-	turns := req.Model.Turns
-	if req.Turn < 1 || req.Turn > len(turns) {
-		return ModelReply{}, fmt.Errorf("scripted model exhausted: turn %d was requested but the script has %d turn(s)", req.Turn, len(turns))
+	t, ok := scriptedTurn(req)
+	if !ok {
+		return ModelReply{}, scriptExhausted(req)
 	}
-	t := turns[req.Turn-1]
 	if t.Error != "" {
 		return ModelReply{}, fmt.Errorf("scripted model error: %s", t.Error)
 	}
@@ -98,6 +103,50 @@ func (ScriptedModel) Complete(ctx context.Context, req ModelRequest) (ModelReply
 		RequestMetadata: meta,
 		StopReason:      map[bool]string{true: "tool_use", false: "end_turn"}[len(calls) > 0],
 	}, nil
+}
+
+// scriptedTurn is the scripted turn that answers req: the req.Turn-th of
+// the turns that apply to it.
+func scriptedTurn(req ModelRequest) (ScriptedTurn, bool) {
+	n := 0
+	for _, t := range req.Model.Turns {
+		if !t.appliesTo(req.Tools) {
+			continue
+		}
+		if n++; n == req.Turn {
+			return t, true
+		}
+	}
+	return ScriptedTurn{}, false
+}
+
+// appliesTo reports whether the turn is played for a request offering
+// tools: always, or, with IfOffered, when one of them has that name.
+func (t ScriptedTurn) appliesTo(tools []ToolDeclaration) bool {
+	if t.IfOffered == "" {
+		return true
+	}
+	for _, d := range tools {
+		if d.Name == t.IfOffered {
+			return true
+		}
+	}
+	return false
+}
+
+// scriptExhausted says that a script has no turn for req, counting the
+// turns that apply to it.
+func scriptExhausted(req ModelRequest) error {
+	total, skipped := len(req.Model.Turns), 0
+	for _, t := range req.Model.Turns {
+		if !t.appliesTo(req.Tools) {
+			skipped++
+		}
+	}
+	if skipped == 0 {
+		return fmt.Errorf("scripted model exhausted: turn %d was requested but the script has %d turn(s)", req.Turn, total)
+	}
+	return fmt.Errorf("scripted model exhausted: turn %d was requested but the script has %d turn(s) for this request (%d more need a tool it is not offered)", req.Turn, total-skipped, skipped)
 }
 
 // scriptedSummary answers a summary request from the model options.

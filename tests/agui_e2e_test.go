@@ -41,10 +41,18 @@ func aguiNode(t *testing.T) string {
 	return node
 }
 
-// aguiRun runs one AG-UI run with HttpAgent against baton dev.
+// aguiRun runs one AG-UI run with HttpAgent against baton dev's e2e
+// agent.
 func aguiRun(t *testing.T, d *dev, token string, spec map[string]any) aguiResult {
 	t.Helper()
-	spec["url"], spec["token"] = d.base+"/v1/agents/e2e/agui", token
+	return aguiRunAgent(t, d, "e2e", token, spec)
+}
+
+// aguiRunAgent runs one AG-UI run with HttpAgent against an agent of
+// baton dev.
+func aguiRunAgent(t *testing.T, d *dev, agent, token string, spec map[string]any) aguiResult {
+	t.Helper()
+	spec["url"], spec["token"] = d.base+"/v1/agents/"+agent+"/agui", token
 	in, _ := json.Marshal(spec)
 	cmd := exec.Command(aguiNode(t), "agui/run.mjs")
 	cmd.Stdin = bytes.NewReader(in)

@@ -165,16 +165,18 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer func() { _ = a.FlushTelemetry(context.Background()) }()
 	err = a.Serve(ctx, app.ServeOptions{Addr: o.addr, Pollers: o.pollers, IntakeDir: o.intakeDir, Ready: func(base string) {
 		fmt.Fprintf(stdout, "baton dev: serving %s on %s (%s)\n", strings.Join(a.AgentSlugs(), ", "), base, a.Stores.Describe)
-		for _, t := range tokens {
-			if os.Getenv("BATON_DEV_TOKENS") == "" {
+		if os.Getenv("BATON_DEV_TOKENS") == "" {
+			for _, t := range tokens {
 				fmt.Fprintf(stdout, "baton dev: token for tenant %s: %s\n", t.Tenant, t.Token)
 			}
 		}
 		agent, body := a.StartHint()
-		fmt.Fprintf(stdout, `baton dev: try (agent %s)
-  curl -s -X POST %s/v1/runs -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+		fmt.Fprintf(stdout, `baton dev: try it from another terminal (agent %s):
+  export BATON_URL=%s BATON_TOKEN=%s TOKEN=%s
+  baton run --agent %s "hi"
+  curl -s -X POST $BATON_URL/v1/runs -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
     -d '%s'
-`, agent, base, body)
+`, agent, base, tokens[0].Token, tokens[0].Token, agent, body)
 		if u := a.Config.Intake.QueueURL; u != "" {
 			fmt.Fprintf(stdout, "baton dev: intake queue %s (dead letters: %s)\n", u, a.Config.Intake.DeadLetterURL)
 		}

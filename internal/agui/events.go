@@ -195,9 +195,20 @@ func (t *Translator) End(threadID, runID string, st core.RunState) []Event {
 	case core.StatusCompleted, core.StatusMaxTurnsReached, core.StatusBudgetExceeded:
 		fin.Outcome = map[string]any{"type": "success"}
 	default:
-		return append(out, Event{Type: "RUN_ERROR", Code: "run_" + string(st.Status), Message: fmt.Sprintf("the run %s ended with status %s", st.RunID, st.Status)})
+		return append(out, runError(st))
 	}
 	return append(out, fin)
+}
+
+// runError is the RUN_ERROR of a run that ended without success: the
+// code and message of the run's error (result.error), or the status when
+// the run carries no error.
+func runError(st core.RunState) Event {
+	ended := fmt.Sprintf("the run %s ended with status %s", st.RunID, st.Status)
+	if st.Error == nil || st.Error.Code == "" {
+		return Event{Type: "RUN_ERROR", Code: "run_" + string(st.Status), Message: ended}
+	}
+	return Event{Type: "RUN_ERROR", Code: st.Error.Code, Message: st.Error.Message + " (" + ended + ")"}
 }
 
 // Interrupts are a paused run's pending actions as AG-UI interrupts.

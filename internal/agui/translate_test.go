@@ -99,6 +99,10 @@ func TestTranslatorEnd(t *testing.T) {
 	if out := tr.End("th", "x", core.RunState{RunID: "r1", Status: core.StatusFailed}); types(out) != "RUN_ERROR" || out[0].Code != "run_failed" {
 		t.Fatalf("failed: %+v", out)
 	}
+	failed := core.RunState{RunID: "r1", Status: core.StatusFailed, Error: &core.RunError{Code: "model_error", Message: "scripted model error: boom"}}
+	if out := tr.End("th", "x", failed); out[0].Code != "model_error" || out[0].Message != "scripted model error: boom (the run r1 ended with status failed)" {
+		t.Fatalf("a failed run's reason: %+v", out)
+	}
 	if out := tr.End("th", "x", core.RunState{RunID: "r1", Status: core.StatusCancelled}); !reflect.DeepEqual(out[0].Outcome, map[string]any{"type": "cancelled"}) || out[0].Result != nil {
 		t.Fatalf("cancelled: %+v", out)
 	}

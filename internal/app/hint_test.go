@@ -18,6 +18,7 @@ func TestStartHint(t *testing.T) {
 	}{
 		{"first of several, no overrides", `{"agents":[{"slug":"support","model":{"provider":"scripted","turns":[{"content":"hi"}]}},{"slug":"demo","model":{"provider":"scripted"},"allow_overrides":["model"]}]}`, "support", false},
 		{"overrides allowed", `{"agents":[{"slug":"helper","model":{"provider":"scripted"},"allow_overrides":["model"]}]}`, "helper", true},
+		{"a script of its own", `{"agents":[{"slug":"demo","model":{"provider":"scripted","turns":[{"content":"hi"}]},"allow_overrides":["model"]}]}`, "demo", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, err := Build(context.Background(), Config{Stores: Stores{Memory: true}, Agents: Agents{JSON: tc.agents}, Providers: []string{ProviderScripted}}, Deps{Log: quiet})
