@@ -44,3 +44,40 @@ func TestFollowGivesUpOnEmptyStreams(t *testing.T) {
 		t.Fatalf("pauses %v", pauses)
 	}
 }
+
+// TestFollowEndsOnNoContent: a reconnect answered 204 (the run finished
+// with nothing after the last event seen) ends the follow with the run
+// view read from the API, and its status's exit code.
+func TestFollowEndsOnNoContent(t *testing.T) {
+	var streams, views atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/runs/r-1/stream":
+			if streams.Add(1) == 1 { // the first stream closes after one event
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = w.Write([]byte("id: 1\nevent: run_started\ndata: {\"seq\":1,\"type\":\"run_started\",\"data\":{}}\n\n"))
+				return
+			}
+			if r.Header.Get("Last-Event-ID") != "1" {
+				t.Errorf("reconnect with Last-Event-ID %q", r.Header.Get("Last-Event-ID"))
+			}
+			w.WriteHeader(http.StatusNoContent)
+		case "/v1/runs/r-1":
+			views.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"run_id":"r-1","status":"completed","result":{"final_content":"Done."}}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	var out bytes.Buffer
+	env := &Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, HTTP: srv.Client()}
+	c := &client{base: srv.URL, token: "t", http: srv.Client()}
+	if err := follow(context.Background(), c, env, runView{RunID: "r-1"}, followOptions{noInput: true}); err != nil {
+		t.Fatalf("follow = %v\n%s", err, out.String())
+	}
+	if streams.Load() != 2 || views.Load() != 1 || !strings.Contains(out.String(), "completed") {
+		t.Fatalf("%d streams, %d views; output:\n%s", streams.Load(), views.Load(), out.String())
+	}
+}

@@ -181,6 +181,15 @@ func (st *streamState) stream(ctx context.Context, c *client, runID string) (*ru
 		return nil, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNoContent {
+		// Nothing after the last event seen, and the run has finished or
+		// paused: the run view says how.
+		v, err := c.view(ctx, http.MethodGet, runPath(runID), nil)
+		if err != nil || v.Status == "queued" || v.Status == "running" {
+			return nil, err // it moved on meanwhile: reconnect
+		}
+		return &v, nil
+	}
 	r := sse.NewReader(resp.Body)
 	for {
 		ev, err := r.Next()

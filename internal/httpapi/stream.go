@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -25,6 +26,17 @@ import (
 // the client reconnects with Last-Event-ID.
 const maxStreamDuration = 15 * time.Minute
 
+// endRetry is the reconnection time (ms) the end event asks for: a client
+// that reconnects after end anyway (an EventSource does) waits this long,
+// then gets the events of a run that moved on meanwhile (a pause
+// answered elsewhere) or a 204 that stops it.
+const endRetry = 5000
+
+// errStreamDone: a reconnect to a run that has finished or paused, with
+// no event after the client's cursor. It is answered 204 No Content, the
+// HTML standard's way to stop an EventSource reconnecting.
+var errStreamDone = errors.New("httpapi: the run's stream has nothing more")
+
 // StreamBody writes an authorized stream to w, calling flush after each
 // event, until the run finishes or pauses, the stream's time is up, or
 // ctx ends.
@@ -37,10 +49,16 @@ type StreamBody = func(ctx context.Context, w io.Writer, flush func()) error
 // committed lifecycle event as "id: <seq>", "event: <type>", "data:
 // <the event's JSON>", and a final "event: end" whose data is the run
 // view, once the run has finished or paused. Last-Event-ID (or ?after=)
-// resumes after that event.
+// resumes after that event; a resume of a finished or paused run with
+// nothing after it is a 204 and no stream.
 func (a *API) Stream(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, StreamBody) {
 	r := newRequest(req)
 	body, err := a.openStream(ctx, r)
+	if errors.Is(err, errStreamDone) {
+		resp := events.APIGatewayProxyResponse{StatusCode: http.StatusNoContent, Headers: map[string]string{"Cache-Control": "no-cache"}}
+		a.corsHeaders(r, resp.Headers)
+		return resp, nil
+	}
 	if err != nil {
 		status, body, hdr := a.fail(ctx, r, err, nil)
 		resp := events.APIGatewayProxyResponse{StatusCode: status, Headers: map[string]string{"Content-Type": "application/json"}, Body: string(body)}
@@ -126,7 +144,8 @@ func (a *API) postAGUI(ctx context.Context, r *request, p []string) (int, any, e
 }
 
 // streamParams checks the run id and reads the resume cursor: the
-// Last-Event-ID header, else ?after=.
+// Last-Event-ID header, else ?after=. A cursor at the run's last event
+// of a run that has finished or paused is errStreamDone.
 func (a *API) streamParams(ctx context.Context, r *request, runID string) (int64, error) {
 	if err := checkRunID(runID); err != nil {
 		return 0, err
@@ -142,8 +161,12 @@ func (a *API) streamParams(ctx context.Context, r *request, runID string) (int64
 		}
 		after = n
 	}
-	if _, err := a.Runner.Get(ctx, r.tenant, runID); err != nil {
+	snap, err := a.Runner.Get(ctx, r.tenant, runID)
+	if err != nil {
 		return 0, err
+	}
+	if after > 0 && after >= snap.State.NextEventSeq-1 && runstream.Ends(snap.State.Status) {
+		return 0, errStreamDone
 	}
 	return after, nil
 }
@@ -154,6 +177,9 @@ func (a *API) streamParams(ctx context.Context, r *request, runID string) (int64
 // disconnect.
 func (a *API) getStream(ctx context.Context, r *request, p []string) (int, any, error) {
 	after, err := a.streamParams(ctx, r, p[0])
+	if errors.Is(err, errStreamDone) {
+		return http.StatusNoContent, rawBody{headers: map[string]string{"Cache-Control": "no-cache"}}, nil
+	}
 	if err != nil {
 		return 0, nil, err
 	}
@@ -247,7 +273,7 @@ func (a *API) writeEnd(ctx context.Context, snap durable.Snapshot, w io.Writer, 
 	if err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "event: end\ndata: %s\n\n", b); err != nil {
+	if _, err := fmt.Fprintf(w, "retry: %d\nevent: end\ndata: %s\n\n", endRetry, b); err != nil {
 		return nil
 	}
 	flush()

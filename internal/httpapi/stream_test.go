@@ -95,7 +95,7 @@ func TestStreamOfARun(t *testing.T) {
 	}
 	end := evs[len(evs)-1]
 	var view map[string]any
-	if err := json.Unmarshal([]byte(end.Data), &view); err != nil || end.Event != "end" || end.ID != "" || view["status"] != "approval_required" {
+	if err := json.Unmarshal([]byte(end.Data), &view); err != nil || end.Event != "end" || end.ID != "" || end.Retry != 5000 || view["status"] != "approval_required" {
 		t.Fatalf("last event %+v", end)
 	}
 
@@ -104,9 +104,15 @@ func TestStreamOfARun(t *testing.T) {
 	if len(rest) != len(evs)-3 || rest[0].ID != evs[3].ID {
 		t.Fatalf("resumed after %s: %d events from %s; want %d from %s", evs[2].ID, len(rest), rest[0].ID, len(evs)-3, evs[3].ID)
 	}
-	_, rest = e.stream(t, runID, "tok-acme-123", map[string]string{"Last-Event-ID": evs[len(evs)-2].ID})
-	if len(rest) != 1 || rest[0].Event != "end" {
-		t.Fatalf("resumed after the last event: %+v", rest)
+	// A reconnect after the last event of the paused run: 204 and no
+	// stream (an EventSource stops), through both integrations; CORS
+	// headers as on every answer.
+	resp, rest = e.stream(t, runID, "tok-acme-123", map[string]string{"Last-Event-ID": evs[len(evs)-2].ID})
+	if resp.StatusCode != 204 || rest != nil || resp.Body != "" {
+		t.Fatalf("resumed after the last event: %d %+v", resp.StatusCode, rest)
+	}
+	if st, body, _ := e.doRaw(t, "/v1/runs/"+runID+"/stream?after="+evs[len(evs)-2].ID); st != 204 || body != "" {
+		t.Fatalf("buffered, resumed after the last event: %d %q", st, body)
 	}
 
 	// Approve; the stream after the pause ends with the completed view.
@@ -120,6 +126,9 @@ func TestStreamOfARun(t *testing.T) {
 	last := rest[len(rest)-1]
 	if len(rest) < 2 || last.Event != "end" || !strings.Contains(last.Data, `"status":"completed"`) {
 		t.Fatalf("after approval: %+v", rest)
+	}
+	if resp, _ := e.stream(t, runID, "tok-acme-123", map[string]string{"Last-Event-ID": rest[len(rest)-2].ID}); resp.StatusCode != 204 {
+		t.Fatalf("reconnect to the completed run: %d", resp.StatusCode)
 	}
 
 	// The buffered integration serves the same stream in one response.

@@ -6,6 +6,7 @@ package sse
 import (
 	"bufio"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -15,6 +16,9 @@ type Event struct {
 	// ID is the id: field ("" when the event has none), Event the event:
 	// field ("" means "message"), Data the data: lines joined by "\n".
 	ID, Event, Data string
+	// Retry is the reconnection time the event's retry: field asks for,
+	// in milliseconds (0 when it has none).
+	Retry int
 }
 
 // Reader reads events from a stream.
@@ -64,9 +68,15 @@ func (r *Reader) Next() (Event, error) {
 			ev.Event = value
 		case "data":
 			data = append(data, value)
+		case "retry":
+			// Only digits count, as the standard says.
+			n, err := strconv.Atoi(value)
+			if err != nil || n < 0 || strings.TrimLeft(value, "0123456789") != "" {
+				continue
+			}
+			ev.Retry = n
 		default:
-			// Unknown fields (retry:, others) are ignored, as the
-			// standard says.
+			// Unknown fields are ignored, as the standard says.
 			continue
 		}
 		started = true
