@@ -134,8 +134,10 @@ const (
 	// call runs (unless the run's config says NoTokenStream), with Seq 0,
 	// Turn the turn the call is for and data {"token": text}; they never
 	// enter the run's events, the transcript or the envelope. A turn's
-	// tokens reach the sink before its turn_started event, which is
-	// committed with the reply.
+	// turn_started is committed with its reply, but stamped with the
+	// time the model call began; when the turn streams, the sink gets a
+	// turn_started (Seq 0) before the turn's first token instead of the
+	// committed one, so a turn never shows tokens before its start.
 	EventToken    = "token"
 	EventThinking = "thinking"
 )

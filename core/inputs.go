@@ -1,5 +1,7 @@
 package core
 
+import "time"
+
 // Input is one input to Apply.
 type Input interface{ isInput() }
 
@@ -29,6 +31,10 @@ type ModelReplied struct {
 	// InputRedacted is the plan's InputRedacted: how many messages of the
 	// model's view the input guardrail redacted.
 	InputRedacted int
+	// StartedAt is when the model call began (zero when unknown): the
+	// turn's turn_started event carries it, although the event is
+	// committed with the reply.
+	StartedAt time.Time
 }
 
 // ToolExecuted is the outcome of a tool_call step's execution.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // ModelRouter picks a provider by ModelSpec.Provider.
@@ -48,6 +49,9 @@ type IO struct {
 	// Compactor, when set, rewrites the deterministic summary of a
 	// context-trimmed model view; its errors fall back to that summary.
 	Compactor ContextCompactor
+	// Clock, when set, stamps when a model call began (ModelReplied's
+	// StartedAt).
+	Clock Clock
 }
 
 // Perform does the one piece of I/O a plan needs and returns the input to
@@ -64,8 +68,12 @@ func (io IO) Perform(ctx context.Context, step Step, plan Plan) Input {
 		if io.Model == nil {
 			return ModelReplied{Step: step, Err: fmt.Errorf("no model provider is configured"), InputRedacted: plan.InputRedacted}
 		}
+		var started time.Time
+		if io.Clock != nil {
+			started = io.Clock.Now()
+		}
 		reply, err := io.Model.Complete(ctx, req)
-		return ModelReplied{Step: step, Reply: reply, Err: err, InputRedacted: plan.InputRedacted}
+		return ModelReplied{Step: step, Reply: reply, Err: err, InputRedacted: plan.InputRedacted, StartedAt: started}
 	case PlanTool:
 		out, err := ExecuteTool(ctx, io.Tools, *plan.Tool)
 		return ToolExecuted{Step: step, Output: out, Err: err}

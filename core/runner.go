@@ -46,6 +46,9 @@ type Run struct {
 	Audit       []AuditEvent
 	// steps are the scheduled steps not yet performed, in order.
 	steps []Step
+	// announced is the last turn whose start the Sink was handed before
+	// the turn's turn_started was committed (its first token came first).
+	announced int
 }
 
 // Envelope returns the run's result envelope.
@@ -88,7 +91,7 @@ func (rn *Runner) Resume(ctx context.Context, run *Run, in Input) error {
 }
 
 func (rn *Runner) io() IO {
-	return IO{Model: rn.Model, Tools: rn.Tools, Summarizer: rn.Summarizer, Compactor: rn.Compactor}
+	return IO{Model: rn.Model, Tools: rn.Tools, Summarizer: rn.Summarizer, Compactor: rn.Compactor, Clock: rn.Machine.Clock}
 }
 
 func (rn *Runner) commit(ctx context.Context, run *Run, out Output) {
@@ -114,6 +117,10 @@ func (rn *Runner) commit(ctx context.Context, run *Run, out Output) {
 	}
 	for _, ev := range out.Events {
 		switch ev.Type {
+		case EventTurnStarted:
+			if ev.Turn <= run.announced {
+				continue // the sink had the turn's start before its tokens
+			}
 		case EventMessagesUpdated:
 			if to, ok := intOf(ev.Data["to_seq"]); ok && to > 0 {
 				through = to
@@ -153,8 +160,14 @@ func (rn *Runner) streamTokens(ctx context.Context, run *Run) context.Context {
 	if rn.Sink == nil || run.State.Config.NoTokenStream {
 		return ctx
 	}
-	turn := run.State.Turn + 1
+	turn, started := run.State.Turn+1, rn.Machine.Clock.Now()
 	return WithTokenSink(ctx, func(d TokenDelta) {
+		if run.announced < turn {
+			// The turn's start comes before its first token; its
+			// turn_started, committed with the reply, is not sent again.
+			run.announced = turn
+			EmitSafely(ctx, rn.Sink, Event{Type: EventTurnStarted, Turn: turn, At: started, Data: map[string]any{"turn": turn}})
+		}
 		typ := EventToken
 		if d.Kind == DeltaThinking {
 			typ = EventThinking

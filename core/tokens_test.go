@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestScriptedModelStreamsChunksOnlyWithASink(t *testing.T) {
@@ -71,5 +72,56 @@ func TestRunConfigRejectsBadScriptedChunking(t *testing.T) {
 	cfg.Model.Options[ScriptedChunkDelay] = "10ms"
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// steppingClock moves on a second at each reading.
+type steppingClock struct{ t time.Time }
+
+func (c *steppingClock) Now() time.Time { c.t = c.t.Add(time.Second); return c.t }
+
+// TestRunnerSinkStartsATurnBeforeItsTokens: the in-process runner's sink
+// gets each streamed turn's turn_started before the turn's first token,
+// once per turn, and the committed turn_started carries the time its
+// model call began, not the reply's.
+func TestRunnerSinkStartsATurnBeforeItsTokens(t *testing.T) {
+	var sunk []Event
+	clock := &steppingClock{t: t0}
+	rn := &Runner{Machine: NewMachine(clock),
+		Sink: EventSinkFunc(func(_ context.Context, ev Event) error { sunk = append(sunk, ev); return nil })}
+	spec := scripted(turn("Hello there"), turn("Bye now"))
+	spec.Options = map[string]any{ScriptedChunkChars: float64(4)}
+	rn.Model = ScriptedModel{}
+	run, err := rn.Start(context.Background(), StartInput{RunID: "r-1", SessionID: "s-1", Config: RunConfig{Model: spec}, Messages: user("hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := map[int]int{}
+	for i, ev := range sunk {
+		switch ev.Type {
+		case EventTurnStarted:
+			starts[ev.Turn]++
+		case EventToken:
+			if starts[ev.Turn] != 1 {
+				t.Fatalf("sink event %d: a token of turn %d before its start: %+v", i, ev.Turn, sunk)
+			}
+		}
+	}
+	if starts[1] != 1 {
+		t.Fatalf("turn starts %v", starts)
+	}
+	for _, ev := range run.Events {
+		if ev.Type != EventTurnStarted {
+			continue
+		}
+		var reply time.Time
+		for _, later := range run.Events {
+			if later.Type == EventMessagesUpdated && later.Turn == ev.Turn {
+				reply = later.At
+			}
+		}
+		if !ev.At.Before(reply) {
+			t.Fatalf("turn %d started at %s, not before its reply at %s", ev.Turn, ev.At, reply)
+		}
 	}
 }

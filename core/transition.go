@@ -231,8 +231,9 @@ func (t *transition) schedule(kind StepKind, callID string) int64 {
 
 // beginTurn starts the iteration of a planned model_turn step: it checks
 // the step is current, counts the turn and drains the inbox's user
-// messages the model saw.
-func (t *transition) beginTurn(step Step) error {
+// messages the model saw. The turn_started event is stamped started,
+// when the model call began, when that is known.
+func (t *transition) beginTurn(step Step, started time.Time) error {
 	s := t.st
 	if IsTerminal(s.Status) {
 		return ErrTerminal
@@ -244,6 +245,9 @@ func (t *transition) beginTurn(step Step) error {
 	view, trim := s.modelView(t.transcript)
 	s.Turn++
 	t.emit(EventTurnStarted, map[string]any{"turn": s.Turn})
+	if !started.IsZero() && started.Before(t.now) {
+		t.out.Events[len(t.out.Events)-1].At = started
+	}
 	t.drainInbox(view, trim)
 	return nil
 }
@@ -277,7 +281,7 @@ func (t *transition) drainInbox(view []Message, trim *TrimResult) {
 
 func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 	s := t.st
-	if err := t.beginTurn(in.Step); err != nil {
+	if err := t.beginTurn(in.Step, in.StartedAt); err != nil {
 		return err
 	}
 	if in.InputRedacted > 0 {
@@ -443,7 +447,7 @@ func assistantView(r ModelReply) Message {
 }
 
 func (t *transition) guardrailDenied(ctx context.Context, in GuardrailDenied) error {
-	if err := t.beginTurn(in.Step); err != nil {
+	if err := t.beginTurn(in.Step, time.Time{}); err != nil {
 		return err
 	}
 	t.guardrailFail(ctx, in.Kind, in.Reason)

@@ -235,3 +235,67 @@ func streamEndToEnd(t *testing.T, args []string) {
 		}
 	})
 }
+
+// TestStreamTurnStartsBeforeItsTokens: on the live stream of a
+// three-turn run whose turns stream slowly, each turn's turn_started
+// comes before its first token, exactly once; every committed event's
+// seq reaches the stream's cursor (a turn_started announced before its
+// tokens comes again as a bare id); and the committed turn_started is
+// stamped when the model call began: no later than the turn's reply.
+func TestStreamTurnStartsBeforeItsTokens(t *testing.T) {
+	eachStore(t, func(t *testing.T, args []string) {
+		d := startDev(t, args)
+		id := start(t, d, `{"agent":"e2e","messages":[{"role":"user","content":"hi"}],"model":{"provider":"scripted","options":{"chunk_chars":3,"chunk_delay":"60ms"},"turns":[
+			{"content":"Looking it up.","tool_calls":[{"id":"c1","name":"ability/echo","parameters":{"text":"a"}}]},
+			{"content":"Checking again.","tool_calls":[{"id":"c2","name":"ability/echo","parameters":{"text":"b"}}]},
+			{"content":"All done here."}]}}`)
+		evs := readAll(t, openStream(t, d, id, ""))
+		if endStatus(t, evs) != "completed" {
+			t.Fatalf("stream %+v", evs)
+		}
+		starts := map[int]int{}
+		ids := map[string]bool{}
+		for i, ev := range evs {
+			if ev.ID != "" {
+				ids[ev.ID] = true
+			}
+			var data struct{ Turn int }
+			_ = json.Unmarshal([]byte(ev.Data), &data)
+			switch ev.Event {
+			case "turn_started":
+				starts[data.Turn]++
+			case "token":
+				if starts[data.Turn] != 1 {
+					t.Fatalf("event %d: a token of turn %d before its turn_started: %+v", i, data.Turn, evs)
+				}
+			}
+		}
+		if starts[1] != 1 || starts[2] != 1 || starts[3] != 1 {
+			t.Fatalf("turn starts %v: %+v", starts, evs)
+		}
+		stored := d.call(t, "GET", "/v1/runs/"+id+"/events?limit=1000", tokAcme, "").body["events"].([]any)
+		replyAt := map[int]string{}
+		for _, raw := range stored {
+			m := raw.(map[string]any)
+			if !ids[strconv.Itoa(int(m["seq"].(float64)))] {
+				t.Fatalf("event %v never reached the stream's cursor", m)
+			}
+			if data, _ := m["data"].(map[string]any); m["type"] == "messages_updated" && data["reason"] == "model_reply" {
+				replyAt[int(m["turn"].(float64))] = m["at"].(string)
+			}
+		}
+		for _, raw := range stored {
+			m := raw.(map[string]any)
+			if m["type"] != "turn_started" {
+				continue
+			}
+			started, _ := time.Parse(time.RFC3339Nano, m["at"].(string))
+			replied, _ := time.Parse(time.RFC3339Nano, replyAt[int(m["turn"].(float64))])
+			// A turn streams five chunks 60 ms apart: its call began at
+			// least 250 ms before its reply was committed.
+			if !started.Before(replied.Add(-250 * time.Millisecond)) {
+				t.Fatalf("turn_started %v is not the model call's start (reply at %s)", m, replied)
+			}
+		}
+	})
+}

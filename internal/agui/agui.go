@@ -242,6 +242,9 @@ func (s *sink) Event(ctx context.Context, ev core.Event) error {
 	return writeEvents(s.w, out)
 }
 
+// Announced: the turn's step was opened by its start already.
+func (s *sink) Announced(context.Context, core.Event) error { return nil }
+
 func (s *sink) Deltas(_ context.Context, b core.DeltaBatch) error {
 	return writeEvents(s.w, s.t.Deltas(b))
 }

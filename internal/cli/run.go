@@ -221,12 +221,14 @@ func (st *streamState) stream(ctx context.Context, c *client, runID string) (*ru
 			}
 		case "thinking":
 		default:
+			// An id without data (a turn_started whose start came before
+			// its tokens) only moves the cursor.
+			if n, err := strconv.ParseInt(ev.ID, 10, 64); err == nil && n > st.lastSeq {
+				st.lastSeq = n
+			}
 			var e event
 			if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
 				continue
-			}
-			if n, err := strconv.ParseInt(ev.ID, 10, 64); err == nil && n > st.lastSeq {
-				st.lastSeq = n
 			}
 			st.show(e)
 		}

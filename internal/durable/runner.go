@@ -209,7 +209,7 @@ func New(o Options) *Runner {
 	}
 	lim := o.Limits.withDefaults()
 	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim, Metering: o.Metering, Telemetry: o.Telemetry, Metrics: o.Metrics, ToolSource: o.ToolSource,
-		IO:    core.IO{Model: o.Model, Tools: o.Tools, Summarizer: o.Summarizer, Compactor: o.Compactor},
+		IO:    core.IO{Model: o.Model, Tools: o.Tools, Summarizer: o.Summarizer, Compactor: o.Compactor, Clock: o.Clock},
 		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter}
 }
 

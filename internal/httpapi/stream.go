@@ -210,12 +210,29 @@ type sseSink struct {
 	flush func()
 }
 
+// Event writes a committed event with its seq as the id, and the start
+// of a turn in flight (Seq 0) without an id, as tokens are.
 func (s *sseSink) Event(_ context.Context, ev core.Event) error {
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(s.w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Type, b); err != nil {
+	if ev.Seq == 0 {
+		_, err = fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", ev.Type, b)
+	} else {
+		_, err = fmt.Fprintf(s.w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Type, b)
+	}
+	if err != nil {
+		return runstream.ErrGone
+	}
+	return nil
+}
+
+// Announced writes the id of a committed turn_started whose start the
+// client already got, and nothing else: by the HTML standard an id
+// without data moves the client's Last-Event-ID and dispatches no event.
+func (s *sseSink) Announced(_ context.Context, ev core.Event) error {
+	if _, err := fmt.Fprintf(s.w, "id: %d\n\n", ev.Seq); err != nil {
 		return runstream.ErrGone
 	}
 	return nil

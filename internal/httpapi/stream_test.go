@@ -237,3 +237,107 @@ func TestStreamInterleavesTokenDeltas(t *testing.T) {
 		t.Fatalf("end: %+v", got[len(got)-1])
 	}
 }
+
+// TestStreamStartsATurnBeforeItsTokens: a turn's turn_started is
+// committed with its reply, after its tokens were streamed; the stream
+// still never shows a turn's tokens before that turn's start. The turn in
+// flight gets a turn_started without an id (at: its model call's start,
+// the delta batch's attempt) before its first token, and the committed
+// turn_started later comes as a bare id (it moves Last-Event-ID and
+// dispatches nothing), so each turn starts exactly once.
+func TestStreamStartsATurnBeforeItsTokens(t *testing.T) {
+	e := newEnv(t)
+	st, v, _ := e.do(t, "POST", "/v1/runs", "tok-acme-123", `{"agent":"demo","messages":[{"role":"user","content":"echo"}],"model":{"provider":"scripted","turns":[
+		{"content":"Hello","tool_calls":[{"id":"c1","name":"ability/echo","parameters":{"x":1}}]},
+		{"content":"world"}]}}`, nil)
+	if st != 202 {
+		t.Fatalf("start: %d %v", st, v)
+	}
+	runID := v["run_id"].(string)
+	callStart := e.clock.T.Add(-1500 * time.Millisecond).Truncate(time.Millisecond)
+	put := func(turn int, text string) {
+		t.Helper()
+		b := core.DeltaBatch{RunID: runID, Pos: core.DeltaPos{Turn: turn, Attempt: callStart.UnixMilli()}, Deltas: []core.TokenDelta{{Kind: core.DeltaToken, Text: text}}, ExpiresAt: e.clock.T.Add(time.Minute)}
+		if err := e.eng.Deltas.PutDeltas(context.Background(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(1, "Hello")
+	put(2, "world")
+
+	_, body := e.api.Stream(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: "/v1/runs/" + runID + "/stream",
+		Headers: map[string]string{"Authorization": "Bearer tok-acme-123"}})
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- body(context.Background(), pw, func() {}); _ = pw.Close() }()
+	r := sse.NewReader(pr)
+	var got []sse.Event
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			t.Fatalf("stream ended early: %v (%+v)", err, got)
+		}
+		got = append(got, ev)
+		if ev.Event == "token" {
+			break // turn 1 is in flight: its reply is not committed yet
+		}
+	}
+	n := len(got)
+	if n < 2 || got[n-2].Event != "turn_started" || got[n-2].ID != "" {
+		t.Fatalf("the turn in flight's token without its start before it: %+v", got)
+	}
+	var start core.Event
+	if err := json.Unmarshal([]byte(got[n-2].Data), &start); err != nil || start.Turn != 1 || !start.At.Equal(callStart) || start.Seq != 0 {
+		t.Fatalf("the start of turn 1: %s (%v)", got[n-2].Data, err)
+	}
+	e.pump(t)
+	for got[len(got)-1].Event != "end" {
+		ev, err := r.Next()
+		if err != nil {
+			t.Fatalf("stream ended early: %v", err)
+		}
+		got = append(got, ev)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	starts, bareIDs := map[int]int{}, 0
+	for i, ev := range got {
+		switch {
+		case ev.Event == "" && ev.Data == "":
+			bareIDs++
+		case ev.Event == "turn_started":
+			var s core.Event
+			_ = json.Unmarshal([]byte(ev.Data), &s)
+			starts[s.Turn]++
+		case ev.Event == "token":
+			var tok struct{ Turn int }
+			_ = json.Unmarshal([]byte(ev.Data), &tok)
+			if starts[tok.Turn] != 1 {
+				t.Fatalf("event %d: a token of turn %d before its start: %+v", i, tok.Turn, got)
+			}
+		}
+	}
+	// Turn 1 was in flight (a start, then its committed turn_started as a
+	// bare id); turn 2 was committed by the time the stream read it (its
+	// committed turn_started, then its tokens).
+	if starts[1] != 1 || starts[2] != 1 || bareIDs != 1 {
+		t.Fatalf("starts %v, bare ids %d: %+v", starts, bareIDs, got)
+	}
+	// The committed turn_started events keep their seq on the events
+	// route, and their time is the model call's start when the worker
+	// knows it (here the clock is fixed, so it is the commit's).
+	_, evs, _ := e.do(t, "GET", "/v1/runs/"+runID+"/events?limit=100", "tok-acme-123", "", nil)
+	ids := map[string]bool{}
+	for _, ev := range got {
+		if ev.ID != "" {
+			ids[ev.ID] = true
+		}
+	}
+	for _, raw := range evs["events"].([]any) {
+		m := raw.(map[string]any)
+		if seq := strconv.Itoa(int(m["seq"].(float64))); !ids[seq] {
+			t.Fatalf("event %s (%s) never reached the stream's cursor: %+v", seq, m["type"], got)
+		}
+	}
+}

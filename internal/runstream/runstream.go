@@ -24,12 +24,17 @@ const (
 var ErrGone = errors.New("runstream: the client went away")
 
 // Sink receives a followed run. Event gets each committed lifecycle
-// event, Deltas each batch of token deltas (before the events of the
-// reply they belong to), Flush is called after each poll that delivered
-// something, KeepAlive when nothing happened for KeepAliveEvery, and End
-// once, with the run's snapshot, when the run has finished or paused.
+// event, and the start of a turn whose tokens come before its
+// turn_started is committed (a turn_started with Seq 0, before the
+// turn's first delta batch); Announced then gets that committed
+// turn_started, which only moves the client's cursor. Deltas gets each
+// batch of token deltas (before the events of the reply they belong to),
+// Flush is called after each poll that delivered something, KeepAlive
+// when nothing happened for KeepAliveEvery, and End once, with the run's
+// snapshot, when the run has finished or paused.
 type Sink interface {
 	Event(ctx context.Context, ev core.Event) error
+	Announced(ctx context.Context, ev core.Event) error
 	Deltas(ctx context.Context, b core.DeltaBatch) error
 	Flush()
 	KeepAlive() error
@@ -60,8 +65,12 @@ func Ends(s core.RunStatus) bool {
 // publisher), so they come out before the events of that reply: each
 // batch is handed over before the first event of a later turn, or of its
 // own turn but for turn_started and model_retry (committed before and
-// during the model call). It reads the store sparingly: at once, then
-// backing off from 100 ms to 1 s while nothing happens.
+// during the model call). A turn's turn_started is committed with its
+// reply, so the turn in flight has none yet: its first batch is preceded
+// by a turn start made from the batch (at: when the model call began,
+// the batch's attempt), and the turn_started committed later goes to
+// Announced. It reads the store sparingly: at once, then backing off
+// from 100 ms to 1 s while nothing happens.
 func (f Follower) Follow(ctx context.Context, tenant, runID string, after int64, max time.Duration, s Sink) error {
 	err := f.follow(ctx, tenant, runID, after, max, s)
 	if errors.Is(err, ErrGone) || err != nil && ctx.Err() != nil {
@@ -75,6 +84,17 @@ func (f Follower) follow(ctx context.Context, tenant, runID string, after int64,
 	lastWrite := start
 	delay := 100 * time.Millisecond
 	var cursor *core.DeltaPos
+	announced := 0 // the last turn whose start s got
+	deltas := func(b core.DeltaBatch) error {
+		if b.Pos.Turn > announced {
+			announced = b.Pos.Turn
+			start := core.Event{Type: core.EventTurnStarted, Turn: b.Pos.Turn, At: time.UnixMilli(b.Pos.Attempt).UTC(), Data: map[string]any{"turn": b.Pos.Turn}}
+			if err := s.Event(ctx, start); err != nil {
+				return err
+			}
+		}
+		return s.Deltas(ctx, b)
+	}
 	for {
 		snap, err := f.Runner.Get(ctx, tenant, runID)
 		if err != nil {
@@ -94,19 +114,28 @@ func (f Follower) follow(ctx context.Context, tenant, runID string, after int64,
 		wrote := 0
 		for _, ev := range evs {
 			for len(batches) > 0 && (batches[0].Pos.Turn < ev.Turn || batches[0].Pos.Turn == ev.Turn && ev.Type != core.EventTurnStarted && ev.Type != core.EventModelRetry) {
-				if err := s.Deltas(ctx, batches[0]); err != nil {
+				if err := deltas(batches[0]); err != nil {
 					return err
 				}
 				wrote++
 				batches = batches[1:]
 			}
-			if err := s.Event(ctx, ev); err != nil {
+			deliver := s.Event
+			if ev.Type == core.EventTurnStarted {
+				if ev.Turn <= announced {
+					deliver = s.Announced
+				}
+				if ev.Turn > announced {
+					announced = ev.Turn
+				}
+			}
+			if err := deliver(ctx, ev); err != nil {
 				return err
 			}
 			after = ev.Seq
 		}
 		for _, b := range batches {
-			if err := s.Deltas(ctx, b); err != nil {
+			if err := deltas(b); err != nil {
 				return err
 			}
 			wrote++
