@@ -69,6 +69,46 @@ func TestDemoExamples(t *testing.T) {
 		}
 	})
 
+	t.Run("the CLI says why a run failed", func(t *testing.T) {
+		file := writeJSON(t, map[string]any{"agent": "demo", "model": map[string]any{"provider": "scripted", "turns": []any{map[string]any{"error": "the model is overloaded"}}}})
+		r := runCLI(t, env, "", "run", "--file", file, "hi")
+		const why = "failed (model_error: scripted model error: the model is overloaded)"
+		if r.code != 4 || !strings.Contains(r.stdout, "status "+why) {
+			t.Fatalf("baton run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		runID := strings.Fields(r.stdout)[1]
+		if s := runCLI(t, env, "", "runs", "show", runID); s.code != 0 || !strings.Contains(s.stdout, "status "+why) {
+			t.Fatalf("runs show: exit %d\n%s\n%s", s.code, s.stdout, s.stderr)
+		}
+	})
+
+	t.Run("baton run prints turns that were not streamed; runs show redacts", func(t *testing.T) {
+		file := writeJSON(t, map[string]any{"agent": "demo", "stream_tokens": false, "model": map[string]any{"provider": "scripted", "turns": []any{
+			map[string]any{"content": "First, a look.", "tool_calls": []any{map[string]any{"id": "c1", "name": "ability/echo", "parameters": map[string]any{"text": "x", "api_token": "sekrit-canary-42"}}}},
+			map[string]any{"content": "All done, no streaming."}}}})
+		r := runCLI(t, env, "", "run", "--file", file, "hi")
+		if r.code != 0 || strings.Count(r.stdout, "First, a look.") != 1 || strings.Count(r.stdout, "All done, no streaming.") != 1 {
+			t.Fatalf("baton run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		runID := strings.Fields(r.stdout)[1]
+		s := runCLI(t, env, "", "runs", "show", runID)
+		if s.code != 0 || strings.Contains(s.stdout, "sekrit-canary-42") || !strings.Contains(s.stdout, `"api_token":"[redacted]"`) {
+			t.Fatalf("runs show: exit %d\n%s", s.code, s.stdout)
+		}
+	})
+
+	t.Run("login checks the token", func(t *testing.T) {
+		home := t.TempDir()
+		bad := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+		r := runCLI(t, bad, "", "login", "--url", d.base, "--token", "not-a-token-000")
+		if r.code != 1 || !strings.Contains(r.stderr, "refused the token, nothing saved") {
+			t.Fatalf("login: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(home, ".config", "baton", "config.json")); err == nil {
+			t.Fatal("a refused token was saved")
+		}
+	})
+
 	t.Run("a failed run says why", func(t *testing.T) {
 		failing := map[string]any{"provider": "scripted", "turns": []any{map[string]any{"error": "the model is overloaded"}}}
 		r := aguiRunAgent(t, d, "demo", tokAcme, map[string]any{"threadId": "thread-" + randomSuffix(),

@@ -3,13 +3,17 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
+	"regexp"
 	"strings"
+	"time"
 )
 
 // Exit codes. A run's final status picks its code; so does a run left at
@@ -151,20 +155,54 @@ type cmdFlags struct {
 	*flag.FlagSet
 	url, token string
 	json       bool
+	name       string
+	env        *Env
+	usage      func()
 }
 
 func newFlags(name, args string, env *Env) *cmdFlags {
-	f := &cmdFlags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError)}
-	f.SetOutput(env.Stderr)
+	f := &cmdFlags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), name: name, env: env}
+	// The flag package reports a bad flag itself and prints the usage;
+	// parse says it once instead, in one line.
+	f.SetOutput(io.Discard)
 	f.StringVar(&f.url, "url", "", "API URL (default: BATON_URL, the profile, or "+DefaultURL+")")
 	f.StringVar(&f.token, "token", "", "API token (default: BATON_TOKEN or the profile)")
 	f.BoolVar(&f.json, "json", false, "print JSON for scripts instead of human output")
-	f.Usage = func() {
+	f.usage = func() {
 		fmt.Fprintf(env.Stderr, "usage: baton %s %s\n", name, args)
+		f.SetOutput(env.Stderr)
 		f.PrintDefaults()
+		f.SetOutput(io.Discard)
 	}
+	f.Usage = func() {}
 	return f
 }
+
+// flagError rewrites the flag package's error as one plain sentence.
+func (f *cmdFlags) flagError(err error) error {
+	msg := err.Error()
+	if m := badValue.FindStringSubmatch(msg); m != nil {
+		want := ""
+		if fl := f.Lookup(m[2]); fl != nil {
+			if g, ok := fl.Value.(flag.Getter); ok {
+				switch g.Get().(type) {
+				case int, int64, uint, uint64:
+					want = " (want a whole number)"
+				case bool:
+					want = " (want true or false)"
+				case time.Duration:
+					want = ` (want a duration such as "30s")`
+				}
+			}
+		}
+		msg = fmt.Sprintf("--%s %q is not a valid value%s", m[2], m[1], want)
+	} else if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		msg = fmt.Sprintf("unknown flag --%s", name)
+	}
+	return usageErr("%s; see baton %s -h", msg, f.name)
+}
+
+var badValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-([\w-]+): `)
 
 // parse parses flags and positional arguments in any order and checks
 // the positional count (max < 0: any number from min).
@@ -173,9 +211,10 @@ func (f *cmdFlags) parse(args []string, min, max int) ([]string, error) {
 	for {
 		if err := f.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				f.usage()
 				return nil, err
 			}
-			return nil, &usageError{err.Error()}
+			return nil, f.flagError(err)
 		}
 		args = f.Args()
 		if len(args) == 0 {
@@ -188,7 +227,7 @@ func (f *cmdFlags) parse(args []string, min, max int) ([]string, error) {
 		pos, args = append(pos, args[0]), args[1:]
 	}
 	if len(pos) < min || (max >= 0 && len(pos) > max) {
-		f.Usage()
+		f.usage()
 		return nil, usageErr("wrong number of arguments")
 	}
 	return pos, nil
@@ -213,7 +252,7 @@ func (f *cmdFlags) client(env *Env) (*client, error) {
 	return &client{base: u, token: tok, http: env.HTTP}, nil
 }
 
-func cmdLogin(_ context.Context, args []string, env *Env) error {
+func cmdLogin(ctx context.Context, args []string, env *Env) error {
 	f := newFlags("login", "--url URL --token TOKEN", env)
 	if _, err := f.parse(args, 0, 0); err != nil {
 		return err
@@ -221,8 +260,21 @@ func cmdLogin(_ context.Context, args []string, env *Env) error {
 	if f.url == "" || f.token == "" {
 		return usageErr("login needs --url and --token")
 	}
-	if _, _, err := env.resolve(f.url, f.token); err != nil {
+	u, tok, err := env.resolve(f.url, f.token)
+	if err != nil {
 		return err
+	}
+	// The token is checked before it is saved: the API must accept it.
+	c := &client{base: u, token: tok, http: env.HTTP}
+	var ae *APIError
+	err = c.request(ctx, http.MethodGet, "/v1/runs", url.Values{"limit": {"1"}}, nil, &json.RawMessage{})
+	switch {
+	case errors.As(err, &ae) && ae.Status == http.StatusForbidden:
+		fmt.Fprintf(env.Stderr, "note: the token is valid but may not list runs (%v)\n", err)
+	case errors.As(err, &ae):
+		return fmt.Errorf("%s refused the token, nothing saved: %w", u, err)
+	case err != nil:
+		return fmt.Errorf("nothing saved: %w", err)
 	}
 	path, err := env.writeProfile(profile{URL: strings.TrimRight(f.url, "/"), Token: f.token})
 	if err != nil {

@@ -95,3 +95,46 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagErrorsReadOnce: a bad flag value or an unknown flag is one
+// plain line on stderr (no repeated message, no usage dump).
+func TestFlagErrorsReadOnce(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"runs", "ls", "--limit", "abc"}, "baton runs ls: --limit \"abc\" is not a valid value (want a whole number); see baton runs ls -h\n"},
+		{[]string{"runs", "ls", "--bogus"}, "baton runs ls: unknown flag --bogus; see baton runs ls -h\n"},
+		{[]string{"run", "--no-input=maybe", "hi"}, "baton run: --no-input \"maybe\" is not a valid value (want true or false); see baton run -h\n"},
+	} {
+		env, _, errOut := testEnv(map[string]string{"HOME": t.TempDir()})
+		if code := Main(context.Background(), tc.args, env); code != ExitUsage || errOut.String() != tc.want {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errOut.String(), tc.want)
+		}
+	}
+	env, _, errOut := testEnv(map[string]string{"HOME": t.TempDir()})
+	if code := Main(context.Background(), []string{"runs", "ls", "-h"}, env); code != ExitOK || !strings.HasPrefix(errOut.String(), "usage: baton runs ls") {
+		t.Errorf("-h: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// TestDeclareClientTools: --client-tool offers its tool unless the
+// request declares it already.
+func TestDeclareClientTools(t *testing.T) {
+	own := map[string]any{"name": "client/a", "description": "mine", "parameters": map[string]any{"type": "object", "required": []any{"x"}}}
+	body := map[string]any{"tools": []any{own}}
+	if err := declareClientTools(body, map[string]string{"client/a": "./a.sh", "client/b": "./b.sh"}); err != nil {
+		t.Fatal(err)
+	}
+	tools := body["tools"].([]any)
+	if len(tools) != 2 || tools[0].(map[string]any)["description"] != "mine" || tools[1].(map[string]any)["name"] != "client/b" {
+		t.Fatalf("tools %v", tools)
+	}
+	if err := declareClientTools(map[string]any{"tools": "x"}, map[string]string{"client/a": "a"}); err == nil {
+		t.Fatal("tools that are not an array were accepted")
+	}
+	env, _, errOut := testEnv(map[string]string{"HOME": t.TempDir()})
+	if code := Main(context.Background(), []string{"run", "--agent", "demo", "--client-tool", "get_calendar=./c.sh", "hi"}, env); code != ExitUsage || !strings.Contains(errOut.String(), "starts with client/") {
+		t.Fatalf("a name without client/: exit %d, %q", code, errOut.String())
+	}
+}

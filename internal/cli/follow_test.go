@@ -81,3 +81,35 @@ func TestFollowEndsOnNoContent(t *testing.T) {
 		t.Fatalf("%d streams, %d views; output:\n%s", streams.Load(), views.Load(), out.String())
 	}
 }
+
+// TestLoginChecksTheToken: login saves a profile only when the API
+// accepts the token.
+func TestLoginChecksTheToken(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("Authorization") != "Bearer good-token-1" {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":{"code":"unauthorized","message":"the token is not valid"}}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"runs":[],"next_cursor":null}`))
+	}))
+	defer srv.Close()
+	home := t.TempDir()
+	env, out, errOut := testEnv(map[string]string{"HOME": home})
+	env.HTTP = srv.Client()
+	if code := Main(context.Background(), []string{"login", "--url", srv.URL, "--token", "bad-token-1"}, env); code != ExitError || !strings.Contains(errOut.String(), "refused the token, nothing saved: unauthorized") {
+		t.Fatalf("a refused token: exit %d, %q", code, errOut.String())
+	}
+	if _, err := env.readProfile(); err == nil {
+		if p, _ := env.readProfile(); p.Token != "" {
+			t.Fatalf("a refused token was saved: %+v", p)
+		}
+	}
+	if code := Main(context.Background(), []string{"login", "--url", srv.URL, "--token", "good-token-1"}, env); code != ExitOK || !strings.Contains(out.String(), "saved") {
+		t.Fatalf("a good token: exit %d, %q %q", code, out.String(), errOut.String())
+	}
+	if p, err := env.readProfile(); err != nil || p.Token != "good-token-1" {
+		t.Fatalf("profile %+v %v", p, err)
+	}
+}

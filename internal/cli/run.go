@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -48,7 +50,11 @@ func cmdRun(ctx context.Context, args []string, env *Env) error {
 		if !ok || strings.TrimSpace(name) == "" || strings.TrimSpace(command) == "" {
 			return usageErr("--client-tool wants NAME=COMMAND, got %q", t)
 		}
-		opts.clientTools[strings.TrimSpace(name)] = command
+		name = strings.TrimSpace(name)
+		if !strings.HasPrefix(name, "client/") || len(name) == len("client/") {
+			return usageErr("--client-tool answers a client tool, whose name starts with client/ (like client/get_calendar), got %q", name)
+		}
+		opts.clientTools[name] = command
 	}
 	body := map[string]any{}
 	if *file != "" {
@@ -64,6 +70,9 @@ func cmdRun(ctx context.Context, args []string, env *Env) error {
 	}
 	if *agent != "" {
 		body["agent"] = *agent
+	}
+	if err := declareClientTools(body, opts.clientTools); err != nil {
+		return err
 	}
 	if body["agent"] == nil {
 		return usageErr("name the agent: --agent SLUG (or \"agent\" in --file)")
@@ -90,6 +99,38 @@ func cmdRun(ctx context.Context, args []string, env *Env) error {
 		return err
 	}
 	return follow(ctx, c, env, v, opts)
+}
+
+// declareClientTools adds to the request's tools a declaration of each
+// client tool a --client-tool answers that the request does not declare
+// itself, so the model is offered it.
+func declareClientTools(body map[string]any, tools map[string]string) error {
+	if len(tools) == 0 {
+		return nil
+	}
+	declared, ok := body["tools"].([]any)
+	if body["tools"] != nil && !ok {
+		return usageErr("--file: tools must be an array")
+	}
+	have := map[string]bool{}
+	for _, d := range declared {
+		if m, ok := d.(map[string]any); ok {
+			name, _ := m["name"].(string)
+			have[name] = true
+		}
+	}
+	names := make([]string, 0, len(tools))
+	for name := range tools {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if !have[name] {
+			declared = append(declared, map[string]any{"name": name, "description": "Answered on this machine by: " + tools[name], "parameters": map[string]any{"type": "object"}})
+		}
+	}
+	body["tools"] = declared
+	return nil
 }
 
 // follow streams a run until it finishes, answering its pauses as opts
@@ -230,9 +271,43 @@ func (st *streamState) stream(ctx context.Context, c *client, runID string) (*ru
 			if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
 				continue
 			}
+			if err := st.showUnstreamed(ctx, c, runID, e); err != nil {
+				return nil, err
+			}
 			st.show(e)
 		}
 	}
+}
+
+// showUnstreamed prints the text of a model reply whose tokens were not
+// streamed (the run or agent does not stream tokens, an output guardrail
+// holds them, the model does not stream), from the committed messages
+// the reply's messages_updated event names.
+func (st *streamState) showUnstreamed(ctx context.Context, c *client, runID string, e event) error {
+	if e.Type != "messages_updated" || e.Data["reason"] != "model_reply" || e.Turn == st.turn {
+		return nil
+	}
+	from, _ := e.Data["from_seq"].(float64)
+	to, _ := e.Data["to_seq"].(float64)
+	if from < 1 || to < from {
+		return nil
+	}
+	var page struct {
+		Messages []message `json:"messages"`
+	}
+	q := url.Values{"after": {strconv.FormatInt(int64(from)-1, 10)}, "limit": {strconv.FormatInt(int64(to-from)+1, 10)}}
+	if err := c.request(ctx, http.MethodGet, runPath(runID, "messages"), q, nil, &page); err != nil {
+		return err
+	}
+	st.turn = e.Turn
+	st.streamed.Reset()
+	for _, m := range page.Messages {
+		if m.Role == "assistant" && m.Content != "" {
+			st.streamed.WriteString(m.Content)
+			st.p.text(m.Content)
+		}
+	}
+	return nil
 }
 
 // show prints the lifecycle events a person follows: one line per tool
@@ -406,11 +481,7 @@ func finish(env *Env, p *printer, v runView, st *streamState, opts followOptions
 			p.line("%s", r.FinalContent)
 		}
 		p.line("")
-		status := p.paint(statusColour(v.Status), v.Status)
-		if r.Budget != "" {
-			status += " (" + r.Budget + ")"
-		}
-		p.line("%s %s · %d turns · usage: %s%s", p.paint(cDim, "status"), status, r.TurnCount, usageLine(r.Usage), costLine(r.Cost))
+		p.line("%s %s · %d turns · usage: %s%s", p.paint(cDim, "status"), v.statusText(p), r.TurnCount, usageLine(r.Usage), costLine(r.Cost))
 		if len(r.Interrupted) > 0 {
 			p.line("%s %s", p.paint(cDim, "interrupted:"), compact(r.Interrupted))
 		}

@@ -93,9 +93,13 @@ func cmdRunsShow(ctx context.Context, args []string, env *Env) error {
 	if err != nil {
 		return err
 	}
+	evs, err := c.events(ctx, v.RunID)
+	if err != nil {
+		return err
+	}
 	p := newPrinter(env, false)
-	p.line("%s %s  %s %s", p.paint(cBold, "run "+v.RunID), p.paint(cDim, "agent "+v.Agent+", session "+v.SessionID), p.paint(cDim, "status"), p.paint(statusColour(v.Status), v.Status))
-	showTranscript(p, msgs)
+	p.line("%s %s  %s %s", p.paint(cBold, "run "+v.RunID), p.paint(cDim, "agent "+v.Agent+", session "+v.SessionID), p.paint(cDim, "status"), v.statusText(p))
+	showTranscript(p, msgs, redactedCalls(evs))
 	for _, r := range v.Pending.ToolRequests {
 		p.line("%s client tool %s, request %s, parameters %s (expires %s)", p.paint(cYellow, "pending:"), r.ToolName, r.RequestID, compact(r.Parameters), r.ExpiresAt)
 	}
@@ -111,9 +115,32 @@ func cmdRunsShow(ctx context.Context, args []string, env *Env) error {
 	return nil
 }
 
+// redacted holds a run's tool calls as its events show them: parameters
+// and result text with sensitive values redacted by the API.
+type redacted struct {
+	params  map[string]any    // tool_call_id → parameters
+	results map[string]string // tool_call_id → result text
+}
+
+func redactedCalls(evs []event) redacted {
+	r := redacted{params: map[string]any{}, results: map[string]string{}}
+	for _, e := range evs {
+		id, _ := e.Data["tool_call_id"].(string)
+		switch e.Type {
+		case "tool_call":
+			r.params[id] = e.Data["parameters"]
+		case "tool_result":
+			r.results[id], _ = e.Data["result"].(string)
+		}
+	}
+	return r
+}
+
 // showTranscript prints a transcript with each tool call next to its
-// result.
-func showTranscript(p *printer, msgs []message) {
+// result. Parameters and results are shown as the run's events have
+// them (redacted); a call of an earlier run of the session, which this
+// run's events do not hold, is shown without them.
+func showTranscript(p *printer, msgs []message, red redacted) {
 	results := map[string]message{}
 	for _, m := range msgs {
 		if m.Role == "tool_result" {
@@ -131,27 +158,35 @@ func showTranscript(p *printer, msgs []message) {
 			}
 		case "tool_call":
 			id := m.meta("tool_call_id")
-			call := fmt.Sprintf("%s %s %s", p.paint(cBold, "tool:"), p.paint(cCyan, m.meta("tool_name")), compact(m.Metadata["parameters"]))
+			params := p.paint(cDim, "(parameters of an earlier run)")
+			if v, ok := red.params[id]; ok {
+				params = compact(v)
+			}
+			call := fmt.Sprintf("%s %s %s", p.paint(cBold, "tool:"), p.paint(cCyan, m.meta("tool_name")), params)
 			r, ok := results[id]
 			if !ok {
 				p.line("%s → %s", call, p.paint(cYellow, "waiting"))
 				continue
 			}
 			shown[id] = true
-			p.line("%s → %s", call, resultText(p, r))
+			p.line("%s → %s", call, resultText(p, r, red))
 		case "tool_result":
 			if id := m.meta("tool_call_id"); !shown[id] {
-				p.line("%s %s → %s", p.paint(cBold, "tool:"), p.paint(cCyan, m.meta("tool_name")), resultText(p, m))
+				p.line("%s %s → %s", p.paint(cBold, "tool:"), p.paint(cCyan, m.meta("tool_name")), resultText(p, m, red))
 			}
 		}
 	}
 }
 
-func resultText(p *printer, r message) string {
-	if ok, _ := r.Metadata["success"].(bool); ok {
-		return p.paint(cGreen, "ok ") + truncate(r.Content, 400)
+func resultText(p *printer, r message, red redacted) string {
+	text, ok := red.results[r.meta("tool_call_id")]
+	if !ok {
+		text = p.paint(cDim, "(result of an earlier run)")
 	}
-	return p.paint(cRed, "failed "+r.meta("error_type")+" ") + truncate(r.Content, 400)
+	if ok, _ := r.Metadata["success"].(bool); ok {
+		return p.paint(cGreen, "ok ") + truncate(text, 400)
+	}
+	return p.paint(cRed, "failed "+r.meta("error_type")+" ") + truncate(text, 400)
 }
 
 func cmdRunsEvents(ctx context.Context, args []string, env *Env) error {
@@ -208,6 +243,11 @@ func cmdRunsEvents(ctx context.Context, args []string, env *Env) error {
 // postRun posts body to one of a run's routes and prints the new status
 // (the view with --json).
 func postRun(ctx context.Context, f *cmdFlags, env *Env, path string, body any) error {
+	return postRunSaying(ctx, f, env, path, body, "")
+}
+
+// postRunSaying is postRun printing what happened before the status.
+func postRunSaying(ctx context.Context, f *cmdFlags, env *Env, path string, body any, what string) error {
 	c, err := f.client(env)
 	if err != nil {
 		return err
@@ -221,6 +261,10 @@ func postRun(ctx context.Context, f *cmdFlags, env *Env, path string, body any) 
 		return nil
 	}
 	p := newPrinter(env, false)
+	if what != "" {
+		p.line("%s (run %s is %s)", what, v.RunID, p.paint(statusColour(v.Status), v.Status))
+		return nil
+	}
 	p.line("run %s is %s", v.RunID, p.paint(statusColour(v.Status), v.Status))
 	return nil
 }
@@ -292,7 +336,7 @@ func cmdSteer(ctx context.Context, args []string, env *Env) error {
 	if err != nil {
 		return err
 	}
-	return postRun(ctx, f, env, runPath(pos[0], "messages"), map[string]any{"content": pos[1]})
+	return postRunSaying(ctx, f, env, runPath(pos[0], "messages"), map[string]any{"content": pos[1]}, "message added: the model reads it at its next turn")
 }
 
 func cmdInterrupt(ctx context.Context, args []string, env *Env) error {

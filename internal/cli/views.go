@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // runView is the part of a run view the CLI reads; raw is the whole view.
@@ -26,6 +27,10 @@ type runView struct {
 		Budget       string         `json:"budget"`
 		Interrupted  map[string]any `json:"interrupted"`
 		Cost         *runCost       `json:"cost"`
+		Error        *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
 	} `json:"result"`
 	raw json.RawMessage
 }
@@ -52,6 +57,21 @@ type action struct {
 	Summary   string `json:"summary"`
 	Preview   any    `json:"preview"`
 	ExpiresAt string `json:"expires_at"`
+}
+
+// statusText is the run's status, painted, with the budget that ended it
+// or the error's code and message beside it.
+func (v runView) statusText(p *printer) string {
+	s := p.paint(statusColour(v.Status), v.Status)
+	if r := v.Result; r != nil {
+		if r.Budget != "" {
+			s += " (" + r.Budget + ")"
+		}
+		if e := r.Error; e != nil && (e.Code != "" || e.Message != "") {
+			s += " " + p.paint(statusColour(v.Status), "("+strings.TrimPrefix(e.Code+": "+e.Message, ": ")+")")
+		}
+	}
+	return s
 }
 
 func decodeView(raw []byte) (runView, error) {
@@ -105,6 +125,27 @@ func (c *client) messages(ctx context.Context, runID string) ([]message, error) 
 		}
 		all = append(all, page.Messages...)
 		if len(page.Messages) < 1000 {
+			return all, nil
+		}
+		after = page.Next
+	}
+}
+
+// events reads all of a run's lifecycle events, page by page.
+func (c *client) events(ctx context.Context, runID string) ([]event, error) {
+	var all []event
+	after := int64(0)
+	for {
+		var page struct {
+			Events []event `json:"events"`
+			Next   int64   `json:"next"`
+		}
+		q := url.Values{"after": {strconv.FormatInt(after, 10)}, "limit": {"1000"}}
+		if err := c.request(ctx, http.MethodGet, runPath(runID, "events"), q, nil, &page); err != nil {
+			return nil, err
+		}
+		all = append(all, page.Events...)
+		if len(page.Events) < 1000 {
 			return all, nil
 		}
 		after = page.Next

@@ -107,7 +107,7 @@ func (e *Runner) applyTo(ctx context.Context, first core.RunRecord, tr []core.Me
 		actx, spent := e.withSpent(ctx)
 		out, err := e.machine(rec.State.Config.Agent).Apply(actx, rec.State, tr, in)
 		if errors.Is(err, core.ErrTerminal) {
-			return transition{}, &applyError{fmt.Errorf("%w (%s): %w", ErrFinished, rec.State.Status, err)}
+			return transition{}, &applyError{&finishedError{status: rec.State.Status, err: err}}
 		}
 		if err != nil {
 			return transition{}, &applyError{err}
@@ -150,3 +150,16 @@ func (e *Runner) newWrite(tenant string, prev core.RunState, out core.Output) (c
 	}
 	return w, nil
 }
+
+// finishedError is ErrFinished for a run in a final status: it says the
+// status once, and is also the machine's error.
+type finishedError struct {
+	status core.RunStatus
+	err    error
+}
+
+func (e *finishedError) Error() string {
+	return fmt.Sprintf("the run has already finished (status %s)", e.status)
+}
+
+func (e *finishedError) Unwrap() []error { return []error{ErrFinished, e.err} }
