@@ -47,11 +47,30 @@ func (e *Runner) providerAttr(p string) attribute.KeyValue {
 
 // startRun starts the run's root span.
 func (e *Runner) startRun(ctx context.Context, cfg core.RunConfig) (context.Context, trace.Span) {
-	return e.tracer().Start(ctx, "invoke_agent "+cfg.Agent, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+	attrs := []attribute.KeyValue{
 		attribute.String("gen_ai.operation.name", "invoke_agent"),
 		attribute.String("gen_ai.agent.name", cfg.Agent),
 		e.providerAttr(cfg.Model.Provider),
-		attribute.String("gen_ai.request.model", cfg.Model.Model)))
+	}
+	return e.tracer().Start(ctx, "invoke_agent "+cfg.Agent, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(withModel(attrs, "gen_ai.request.model", cfg.Model.Model)...))
+}
+
+// withModel adds a model attribute to attrs when the model is known: an
+// unknown model is left out rather than recorded empty.
+func withModel(attrs []attribute.KeyValue, key, model string) []attribute.KeyValue {
+	if model == "" {
+		return attrs
+	}
+	return append(attrs, attribute.String(key, model))
+}
+
+// spanName is an operation's span name: the operation and, when known,
+// the model ("chat gpt-4o"; "chat" alone otherwise).
+func spanName(op, model string) string {
+	if model == "" {
+		return op
+	}
+	return op + " " + model
 }
 
 // traceStep runs one step in a span that continues the run's trace.
@@ -104,10 +123,8 @@ func stepProcessed(ctx context.Context) bool {
 // traceModel runs a step's model call in a chat span.
 func (e *Runner) traceModel(ctx context.Context, st core.RunState, call func(context.Context) core.Input) core.Input {
 	m := st.Config.Model
-	ctx, span := e.tracer().Start(ctx, "chat "+m.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
-		attribute.String("gen_ai.operation.name", "chat"), e.providerAttr(m.Provider),
-		attribute.String("gen_ai.request.model", m.Model),
-		attribute.String("gen_ai.agent.name", st.Config.Agent)))
+	attrs := []attribute.KeyValue{attribute.String("gen_ai.operation.name", "chat"), e.providerAttr(m.Provider), attribute.String("gen_ai.agent.name", st.Config.Agent)}
+	ctx, span := e.tracer().Start(ctx, spanName("chat", m.Model), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(withModel(attrs, "gen_ai.request.model", m.Model)...))
 	defer span.End()
 	start := e.Clock.Now()
 	in := call(ctx)
@@ -129,7 +146,7 @@ func (e *Runner) traceModel(ctx context.Context, st core.RunState, call func(con
 	if v, ok := r.Reply.RequestMetadata["model"].(string); ok && v != "" {
 		resp = v
 	}
-	span.SetAttributes(attribute.String("gen_ai.response.model", resp))
+	span.SetAttributes(withModel(nil, "gen_ai.response.model", resp)...)
 	if r.Reply.StopReason != "" {
 		span.SetAttributes(attribute.StringSlice("gen_ai.response.finish_reasons", []string{r.Reply.StopReason}))
 	}

@@ -171,3 +171,34 @@ func TestTraceLatestConventionsAndContentOptIn(t *testing.T) {
 		t.Fatalf("tool arguments with content capture on: %q", args)
 	}
 }
+
+// TestTraceOfAnUnknownModel: a model spec without a model id (the
+// scripted provider's default) makes spans named "chat" and
+// "invoke_agent demo", with no empty gen_ai.request.model or
+// gen_ai.response.model attribute.
+func TestTraceOfAnUnknownModel(t *testing.T) {
+	e, rec := newTracedEnv(t, nil)
+	st, v, _ := e.do(t, "POST", "/v1/runs", "tok-acme-123", `{"agent":"demo","messages":[{"role":"user","content":"go"}],"model":{"provider":"scripted","turns":[{"content":"done"}]}}`, nil)
+	if st != 202 {
+		t.Fatalf("start: %d %v", st, v)
+	}
+	e.pump(t)
+	chats := 0
+	for _, s := range rec.Ended() {
+		if strings.HasPrefix(s.Name(), "chat") {
+			chats++
+			if s.Name() != "chat" {
+				t.Errorf("span name %q, want chat", s.Name())
+			}
+		}
+		a := attrs(s)
+		for _, k := range []attribute.Key{"gen_ai.request.model", "gen_ai.response.model"} {
+			if v, ok := a[k]; ok {
+				t.Errorf("span %q has %s = %q for an unknown model", s.Name(), k, v.AsString())
+			}
+		}
+	}
+	if chats != 1 {
+		t.Fatalf("%d chat spans", chats)
+	}
+}
