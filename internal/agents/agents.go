@@ -154,6 +154,9 @@ func build(s Spec) (*Agent, error) {
 	if s.Model.Provider == "" {
 		return nil, fmt.Errorf("model.provider is required")
 	}
+	if s.StreamTokens != nil && *s.StreamTokens && s.Guardrails.HasOutput() {
+		return nil, fmt.Errorf("stream_tokens: true cannot go with output guardrails, which check a reply before anyone sees it: remove stream_tokens (such an agent never streams tokens) or the output rules")
+	}
 	a := &Agent{Spec: s, Executors: map[string]toolspec.Executor{}, allowed: map[string]bool{}, PendingTTL: core.DefaultPendingTTL}
 	for _, o := range s.AllowOverrides {
 		if !overridable[o] {
@@ -331,11 +334,18 @@ type Overrides struct {
 	Callback *CallbackRequest
 }
 
-// OverrideError names a field the agent does not let callers set.
-type OverrideError struct{ Field string }
+// OverrideError names a field the agent does not let callers set, and
+// why when the agents file's allow_overrides cannot change it.
+type OverrideError struct {
+	Field  string
+	Reason string
+}
 
 func (e *OverrideError) Error() string {
-	return fmt.Sprintf("agent does not allow overriding %q", e.Field)
+	if e.Reason != "" {
+		return e.Reason
+	}
+	return fmt.Sprintf("the agent does not let a request set %q (the agents file can allow it: add %q to the agent's allow_overrides)", e.Field, e.Field)
 }
 
 // RunConfig is the agent's configuration with a request's overrides.
@@ -350,7 +360,7 @@ func (a *Agent) RunConfig(o Overrides) (core.RunConfig, error) {
 			return
 		}
 		if !a.Allows(field) {
-			err = &OverrideError{field}
+			err = &OverrideError{Field: field}
 			return
 		}
 		apply()
@@ -362,7 +372,7 @@ func (a *Agent) RunConfig(o Overrides) (core.RunConfig, error) {
 	set(OverrideContextBudget, o.ContextBudget != nil, func() { cfg.ContextBudget = *o.ContextBudget })
 	if err == nil && o.StreamTokens != nil {
 		if *o.StreamTokens && cfg.NoTokenStream {
-			err = &OverrideError{OverrideStreamTokens}
+			err = &OverrideError{Field: OverrideStreamTokens, Reason: fmt.Sprintf("agent %s does not stream tokens (its agents file sets stream_tokens: false or output guardrails, which check a reply before anyone sees it): a request may turn streaming off, never on", a.Spec.Slug)}
 		}
 		cfg.NoTokenStream = !*o.StreamTokens
 	}

@@ -32,6 +32,7 @@ func TestParseErrors(t *testing.T) {
 		{"compaction without threshold", `{"agents":[{"slug":"a","model":{"provider":"x"},"compaction":{"enabled":true}}]}`, "agents[0] (a): invalid input: compaction.max_messages must be at least 2"},
 		{"compaction recent not below max", `{"agents":[{"slug":"a","model":{"provider":"x"},"compaction":{"enabled":true,"max_messages":4,"recent_messages":9}}]}`, "compaction.recent_messages (9) must be below compaction.max_messages (4)"},
 		{"compaction model without provider", `{"agents":[{"slug":"a","model":{"provider":"x"},"compaction":{"enabled":true,"max_messages":4,"model":{"model":"m"}}}]}`, "agents[0] (a): invalid input: compaction.model.provider is required"},
+		{"stream_tokens with output guardrails", `{"agents":[{"slug":"a","model":{"provider":"x"},"stream_tokens":true,"guardrails":{"output":[{"type":"regex","pattern":"x","action":"redact"}]}}]}`, "stream_tokens: true cannot go with output guardrails"},
 		{"compaction unknown field", `{"agents":[{"slug":"a","model":{"provider":"x"},"compaction":{"enabled":true,"max_messages":4,"model":{"provider":"x","url":"http://x"}}}]}`, `unknown field "url"`},
 	}
 	for _, tc := range tests {
@@ -102,6 +103,15 @@ func TestStreamTokens(t *testing.T) {
 		if !tc.refused && cfg.NoTokenStream != tc.noStream {
 			t.Fatalf("%s, stream_tokens %v: NoTokenStream %v", tc.agent.Spec.Slug, tc.o, cfg.NoTokenStream)
 		}
+		// A refusal says what is true, not to allow an override that
+		// allow_overrides cannot hold.
+		if tc.refused && (strings.Contains(err.Error(), "allow_overrides") || !strings.Contains(err.Error(), "may turn streaming off, never on")) {
+			t.Fatalf("refusal %q", err)
+		}
+	}
+	_, err = on.RunConfig(Overrides{MaxTurns: new(int)})
+	if err == nil || !strings.Contains(err.Error(), `add "max_turns" to the agent's allow_overrides`) {
+		t.Fatalf("an override the file can allow: %v", err)
 	}
 }
 

@@ -139,7 +139,7 @@ func (a *Agent) baseCallback() *core.Callback {
 // callback_hosts, known events (none: the agent's).
 func (a *Agent) callerCallback(r *CallbackRequest) (*core.Callback, error) {
 	if !a.Allows(OverrideCallback) {
-		return nil, &OverrideError{OverrideCallback}
+		return nil, &OverrideError{Field: OverrideCallback}
 	}
 	if r.SecretEnv != "" || r.SecretSSM != "" || r.SecretARN != "" {
 		return nil, &CallbackError{"invalid_callback", "callback: callers cannot choose a secret; the callback is signed with the agent's callback secret"}

@@ -154,3 +154,14 @@ func drainSteps(t *testing.T, a *App) {
 		}
 	}
 }
+
+// TestBuildNamesTheCallbackOfAMissingSecret: an agent's callback whose
+// secret cannot be read stops the process with an error naming the
+// agent's callback and the field, not the executor it is built on.
+func TestBuildNamesTheCallbackOfAMissingSecret(t *testing.T) {
+	agents := `{"agents":[{"slug":"cb","model":{"provider":"scripted"},"callback":{"url":"https://hooks.example.com/x","secret_env":"BATON_TEST_CALLBACK_SECRET_UNSET"}}]}`
+	_, err := Build(context.Background(), Config{Stores: Stores{Memory: true}, Agents: Agents{JSON: agents}, Providers: []string{ProviderScripted}, Env: hookEnv}, Deps{Log: quiet})
+	if err == nil || !strings.Contains(err.Error(), "agent cb: callback: secret_env") || strings.Contains(err.Error(), "http executor") {
+		t.Fatalf("err = %v", err)
+	}
+}

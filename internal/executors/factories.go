@@ -141,6 +141,14 @@ func timeout(ex toolspec.Executor) (time.Duration, error) {
 // signingSecret returns the secret an executor references: exactly one of
 // secret_env, secret_ssm (a SecureString parameter, decrypted) and
 // secret_arn (a Secrets Manager secret's SecretString, or SecretBinary).
+// CheckSecret resolves the signing secret ex names (secret_env,
+// secret_ssm or secret_arn), as building its http endpoint does; its
+// error names the field, for callers that name the endpoint themselves.
+func (r *Remote) CheckSecret(ctx context.Context, ex toolspec.Executor) error {
+	_, err := signingSecret(ctx, r.sec, ex)
+	return err
+}
+
 func signingSecret(ctx context.Context, sec *secrets.Resolver, ex toolspec.Executor) ([]byte, error) {
 	ref := secrets.Ref{Env: ex.SecretEnv, SSM: ex.SecretSSM, ARN: ex.SecretARN}
 	if ref.Source() == "" {

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 )
@@ -35,6 +37,15 @@ func (a *API) allowedOrigin(r *request) string {
 	return ""
 }
 
+// originRefused says why a browser's origin is refused and how to allow
+// it.
+func originRefused(origin string) string {
+	if origin == "" {
+		return "a CORS preflight needs an Origin header"
+	}
+	return fmt.Sprintf("origin %s may not call this API from a browser: allow it with baton dev --cors-origins %s (or BATON_CORS_ORIGINS; on AWS the CDK context corsOrigins)", origin, origin)
+}
+
 // corsHeaders adds the CORS response headers for an allowed origin.
 func (a *API) corsHeaders(r *request, h map[string]string) {
 	if origin := a.allowedOrigin(r); origin != "" {
@@ -52,7 +63,12 @@ func (a *API) preflight(r *request) (status int, body []byte, hdr map[string]str
 	}
 	origin := a.allowedOrigin(r)
 	if origin == "" {
-		return http.StatusForbidden, []byte(`{"error":{"code":"origin_not_allowed","message":"this origin may not call the API from a browser"}}`), map[string]string{"Vary": "Origin"}, true
+		msg := originRefused(r.header("Origin"))
+		if a.Log != nil {
+			a.Log.Warn("CORS preflight refused", "origin", r.header("Origin"), "path", r.Path, "hint", msg)
+		}
+		body, _ := json.Marshal(map[string]any{"error": map[string]any{"code": "origin_not_allowed", "message": msg}})
+		return http.StatusForbidden, body, map[string]string{"Vary": "Origin"}, true
 	}
 	method := http.MethodGet
 	if _, agui := match(aguiRoute, strings.Split(strings.Trim(r.Path, "/"), "/")); agui {

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +48,9 @@ func TestCORS(t *testing.T) {
 		r = handle("OPTIONS", "/v1/agents/demo/agui", origin, pre)
 		if r.StatusCode != 403 || r.Headers["Access-Control-Allow-Origin"] != "" {
 			t.Fatalf("preflight from %q: %d %v", origin, r.StatusCode, r.Headers)
+		}
+		if origin != "" && !strings.Contains(r.Body, "--cors-origins "+origin) {
+			t.Fatalf("the refusal does not say how to allow %s: %s", origin, r.Body)
 		}
 	}
 	if r = handle("OPTIONS", "/v1/runs", "https://app.example.com", pre); r.StatusCode != 405 || r.Headers["Access-Control-Allow-Origin"] != "" {

@@ -30,6 +30,9 @@ func NewWebhooks(ctx context.Context, remote *executors.Remote, signers map[stri
 	w := &Webhooks{remote: remote, signers: signers}
 	for slug, ex := range signers {
 		ex.URL = "https://callback.invalid/"
+		if err := remote.CheckSecret(ctx, ex); err != nil {
+			return nil, fmt.Errorf("agent %s: callback: %w", slug, err)
+		}
 		if _, err := remote.Endpoint(ctx, "callback of agent "+slug, ex); err != nil {
 			return nil, fmt.Errorf("agent %s: callback: %w", slug, err)
 		}
