@@ -286,7 +286,7 @@ func (c *conn) sessionLocked(ctx context.Context) (*mcp.ClientSession, error) {
 	})
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
-		return nil, c.s.wrap("connect", err)
+		return nil, c.s.wrap("connect", withTransportHint(c.s.spec.Transport, err))
 	}
 	c.session = cs
 	return cs, nil
@@ -340,6 +340,24 @@ func (c *conn) timedOut(parent, callCtx context.Context, err error) error {
 }
 
 // wrap names the server (never its headers) in an error.
+// transportRefusals are the HTTP status texts a server answers a client
+// of the other MCP transport with (a Streamable HTTP POST to an HTTP+SSE
+// server, an SSE GET to a Streamable HTTP one).
+var transportRefusals = []string{"Bad Request", "Method Not Allowed", "Not Found", "Not Acceptable", "Unsupported Media Type"}
+
+// withTransportHint adds to a connect error that looks like the server
+// speaking the other transport which transport to try.
+func withTransportHint(transport string, err error) error {
+	msg := err.Error()
+	if !slices.ContainsFunc(transportRefusals, func(r string) bool { return strings.Contains(msg, r) }) {
+		return err
+	}
+	if transport == toolspec.MCPSSE {
+		return fmt.Errorf("%w (if the server speaks Streamable HTTP, remove \"transport\": \"sse\" from it in the agents file)", err)
+	}
+	return fmt.Errorf("%w (if the server speaks the older HTTP+SSE transport, try \"transport\": \"sse\" for it in the agents file)", err)
+}
+
 func (s *server) wrap(op string, err error) error {
 	return fmt.Errorf("MCP server %s: %s: %w", s.spec.Name, op, err)
 }

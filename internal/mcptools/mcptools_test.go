@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -223,4 +225,40 @@ func jsonUnmarshal(b []byte, v any) error {
 		return nil
 	}
 	return json.Unmarshal(b, v)
+}
+
+// TestWrongTransportSaysWhichToTry: a server reached with the other MCP
+// transport (an HTTP+SSE server configured as Streamable HTTP, and the
+// reverse) is unavailable with an error that says which transport to
+// try; a server that works with its transport is listed.
+func TestWrongTransportSaysWhichToTry(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	srv.AddTool(textTool("ping", func(map[string]any) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pong"}}}
+	}))
+	sse := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer sse.Close()
+	streamable := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer streamable.Close()
+	for _, tc := range []struct {
+		name, url, transport, want string
+	}{
+		{"sse server as streamable", sse.URL, toolspec.MCPStreamable, `try "transport": "sse"`},
+		{"streamable server as sse", streamable.URL, toolspec.MCPSSE, `remove "transport": "sse"`},
+		{"sse server as sse", sse.URL, toolspec.MCPSSE, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := New(map[string][]toolspec.MCPServer{"a": {{Name: "srv", URL: tc.url, Transport: tc.transport}}}, Options{})
+			got := m.Discover(context.Background(), "a", "")
+			if tc.want == "" {
+				if len(got.Unavailable) != 0 || len(got.Tools) != 1 {
+					t.Fatalf("%+v", got)
+				}
+				return
+			}
+			if len(got.Unavailable) != 1 || !strings.Contains(got.Unavailable[0].Error, tc.want) {
+				t.Fatalf("%+v", got)
+			}
+		})
+	}
 }
