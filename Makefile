@@ -3,7 +3,7 @@ SHELL := /usr/bin/env bash
 GO ?= go
 PKGS := ./...
 
-.PHONY: help invoke localstack-up localstack-down deploy-local e2e-localstack build-lambdas check-build node-tools infra-test synth deploy destroy test test-unit emulators emulators-stop lint build run demo bench fuzz fmt golden clean
+.PHONY: cli help invoke localstack-up localstack-down deploy-local e2e-localstack build-lambdas check-build node-tools infra-test synth deploy destroy test test-unit emulators emulators-stop lint build run demo bench fuzz fmt golden clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -31,9 +31,13 @@ LAMBDAS := api worker sweeper intake
 AGENTS_FILE ?= cmd/baton/agents.demo.json
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w -buildid='
 
-build: build-lambdas ## compile everything: the baton CLI and the Lambda zips in build/
+build: build-lambdas ## compile everything: the baton CLI (build/baton) and the four Lambda zips (build/{api,worker,sweeper,intake}.zip)
 	$(GO) build $(PKGS)
 	$(GO) build -trimpath -o build/baton ./cmd/baton
+
+cli: ## build the baton CLI into build/baton (or: go install ./cmd/baton)
+	$(GO) build -trimpath -o build/baton ./cmd/baton
+	@echo "build/baton"
 
 build-lambdas: ## one bootstrap per function (provided.al2023, arm64, static) zipped reproducibly with AGENTS_FILE
 	@for fn in $(LAMBDAS); do \
@@ -91,7 +95,7 @@ deploy: node-tools build-lambdas ## deploy to the AWS account of your credential
 destroy: node-tools ## delete the deployed stack
 	$(CDK) destroy -c stage=$(STAGE)
 
-check-build: ## static arm64 binaries, zips under 10 MB, identical bytes when built twice
+check-build: ## the four Lambda zips: static arm64 binaries, each zip under 16 MB, identical bytes when built twice
 	scripts/check-build.sh
 
 run: ## run Baton: baton dev on embedded stores with the bundled demo agent, on 127.0.0.1:8080

@@ -23,6 +23,8 @@ commands:
   token   store an API token's hash in a deployment's table (baton token put -h)
   invoke  run a Lambda handler locally on a sample event (baton invoke -h)
   mcp     list the tools an agent would see from its MCP servers (baton mcp ls)
+  agents  check an agents file, printing every problem with its path
+          (baton agents validate FILE)
   demo    run a scripted demo agent in process: a server tool call, a
           client-tool pause and resume, an approval, and the final result
           envelope
@@ -53,6 +55,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runInvoke(ctx, args[1:], stdout, stderr)
 	case "mcp":
 		err = runMCP(ctx, args[1:], stdout, stderr)
+	case "agents":
+		return runAgents(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -103,3 +103,27 @@ func TestDevCORSOrigins(t *testing.T) {
 		t.Fatalf("%v %v", o.cfg.CORSOrigins, err)
 	}
 }
+
+// TestAgentsValidate: baton agents validate exits 0 with an ok line on
+// the shipped agents files, 1 with every problem on a broken one, 2 on
+// bad usage.
+func TestAgentsValidate(t *testing.T) {
+	for _, f := range []string{"agents.demo.json", "../../tests/testdata/agents.json"} {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), []string{"agents", "validate", f}, &out, &errOut); code != 0 || !strings.HasPrefix(out.String(), f+": ok (") {
+			t.Errorf("%s: exit %d, %q %q", f, code, out.String(), errOut.String())
+		}
+	}
+	var out, errOut bytes.Buffer
+	broken := "../../internal/agents/testdata/broken-agents.json"
+	if code := run(context.Background(), []string{"agents", "validate", broken}, &out, &errOut); code != 1 || strings.Count(out.String(), "\n") != 10 || !strings.Contains(out.String(), broken+": agents[0].max_turns: got string, want integer\n") {
+		t.Errorf("broken: exit %d, %q %q", code, out.String(), errOut.String())
+	}
+	if code := run(context.Background(), []string{"agents", "validate"}, &out, &errOut); code != 2 {
+		t.Errorf("no file: exit %d", code)
+	}
+	errOut.Reset()
+	if code := run(context.Background(), []string{"agents", "validate", "nope.json"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "nope.json") {
+		t.Errorf("a missing file: exit %d, %q", code, errOut.String())
+	}
+}

@@ -2,10 +2,13 @@ package app
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/baton-agents/baton/internal/agents"
 )
 
 // Config is everything a Baton process is built from: the Lambdas read it
@@ -250,4 +253,25 @@ func (c Config) Validate() error {
 		return fmt.Errorf("tokens from the configuration are stored only in the embedded stores (BATON_STORES=memory); use baton token put for a table")
 	}
 	return nil
+}
+
+// ValidateAgentsFile checks the agents file at path (agents.Validate:
+// its JSON Schema and the loader's checks, never secrets or servers) and
+// writes "path: ok (N agents: …)" to out, or each problem on a line of
+// its own; valid is false when there are problems, err is set when the
+// file cannot be read.
+func ValidateAgentsFile(path string, out io.Writer) (valid bool, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false, err
+	}
+	slugs, problems := agents.Validate(b)
+	if len(problems) == 0 {
+		fmt.Fprintf(out, "%s: ok (%d agents: %s)\n", path, len(slugs), strings.Join(slugs, ", "))
+		return true, nil
+	}
+	for _, p := range problems {
+		fmt.Fprintf(out, "%s: %s\n", path, p)
+	}
+	return false, nil
 }
