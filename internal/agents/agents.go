@@ -30,8 +30,10 @@ const (
 
 var overridable = map[string]bool{OverrideModel: true, OverrideMaxTurns: true, OverrideBudgets: true, OverrideParallelToolCalls: true, OverrideContextBudget: true, OverrideCallback: true}
 
-// File is the agents file.
+// File is the agents file. Schema is the JSON Schema an editor checks
+// it with (events/schemas/agents-file.schema.json); Baton ignores it.
 type File struct {
+	Schema string `json:"$schema,omitempty"`
 	Agents []Spec `json:"agents"`
 }
 

@@ -97,3 +97,15 @@ func TestSchemaAlone(t *testing.T) {
 		t.Error("the schema accepts the broken file")
 	}
 }
+
+// TestSchemaKey: a file naming its schema with "$schema" (for editors)
+// loads and validates.
+func TestSchemaKey(t *testing.T) {
+	b := []byte(`{"$schema": "../events/schemas/agents-file.schema.json", "agents": [{"slug": "a", "model": {"provider": "scripted"}}]}`)
+	if _, err := Parse(b); err != nil {
+		t.Fatal(err)
+	}
+	if _, problems := Validate(b); len(problems) > 0 {
+		t.Fatal(problems)
+	}
+}
