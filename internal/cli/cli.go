@@ -70,7 +70,7 @@ const Usage = `  run       start a run and follow it live, answering its approva
             (~/.config/baton/config.json, mode 0600)
 
   Client commands take --url (BATON_URL, default ` + DefaultURL + `),
-  --token (BATON_TOKEN) and --json; see README.md for exit codes.
+  --token (BATON_TOKEN) and --json; see docs/cli.md for exit codes.
 `
 
 // usageError is a mistake in the command line.
