@@ -53,20 +53,27 @@ func aguiRun(t *testing.T, d *dev, token string, spec map[string]any) aguiResult
 func aguiRunAgent(t *testing.T, d *dev, agent, token string, spec map[string]any) aguiResult {
 	t.Helper()
 	spec["url"], spec["token"] = d.base+"/v1/agents/"+agent+"/agui", token
-	in, _ := json.Marshal(spec)
-	cmd := exec.Command(aguiNode(t), "agui/run.mjs")
-	cmd.Stdin = bytes.NewReader(in)
+	var r aguiResult
+	runNode(t, "agui/run.mjs", spec, &r)
+	return r
+}
+
+// runNode runs a script of tests/agui with Node 22, in as JSON on its
+// stdin, and decodes its JSON stdout into out.
+func runNode(t *testing.T, script string, in, out any) {
+	t.Helper()
+	b, _ := json.Marshal(in)
+	cmd := exec.Command(aguiNode(t), script)
+	cmd.Stdin = bytes.NewReader(b)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	stdout, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("run.mjs: %v\n%s", err, stderr.String())
+		t.Fatalf("%s: %v\n%s", script, err, stderr.String())
 	}
-	var r aguiResult
-	if err := json.Unmarshal(out, &r); err != nil {
-		t.Fatalf("run.mjs output %q: %v", out, err)
+	if err := json.Unmarshal(stdout, out); err != nil {
+		t.Fatalf("%s output %q: %v", script, stdout, err)
 	}
-	return r
 }
 
 // scripted is forwardedProps naming a scripted model with turns.

@@ -3,7 +3,6 @@
 package tests
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -109,43 +108,8 @@ func docFiles(t *testing.T) []string {
 // environment, and returns its base URL and start-up output.
 func makeRun(t *testing.T, env ...string) (string, *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(binary, "dev", "--addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), env...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	out := &syncBuffer{}
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		base := ""
-		for sc.Scan() {
-			fmt.Fprintln(out, sc.Text())
-			if m := servingRe.FindStringSubmatch(sc.Text()); m != nil && base == "" {
-				base = m[1]
-			}
-			if strings.Contains(sc.Text(), "baton dev: ready") {
-				ready <- base
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	select {
-	case base := <-ready:
-		return base, out
-	case <-time.After(60 * time.Second):
-		t.Fatalf("baton dev did not start; logs:\n%s", logs.String())
-	}
-	return "", nil
+	d := launchDev(t, []string{"dev", "--addr", "127.0.0.1:0"}, env...)
+	return d.base, d.stdout
 }
 
 // shownLines checks that every line an output block shows is in out:

@@ -88,8 +88,15 @@ func startDev(t *testing.T, args []string) *dev {
 		// A deployed stack (make e2e-localstack): nothing to start.
 		return &dev{base: strings.TrimRight(base, "/"), out: &syncBuffer{}}
 	}
+	return launchDev(t, args, "BATON_DEV_TOKENS=acme="+tokAcme+",globex="+tokGlobex+",acme="+tokAcmeCRM+"+crm:write", "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local")
+}
+
+// launchDev starts baton with args and extra environment and waits until
+// it is ready; it is stopped when the test ends.
+func launchDev(t *testing.T, args []string, env ...string) *dev {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "BATON_DEV_TOKENS=acme="+tokAcme+",globex="+tokGlobex+",acme="+tokAcmeCRM+"+crm:write", "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local")
+	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -2,12 +2,7 @@
 
 package tests
 
-import (
-	"bytes"
-	"encoding/json"
-	"os/exec"
-	"testing"
-)
+import "testing"
 
 // esResult is what tests/agui/eventsource.mjs prints.
 type esResult struct {
@@ -22,19 +17,8 @@ type esResult struct {
 // package for at most seconds.
 func followWithEventSource(t *testing.T, d *dev, runID string, seconds int) esResult {
 	t.Helper()
-	in, _ := json.Marshal(map[string]any{"url": d.base + "/v1/runs/" + runID + "/stream", "token": tokAcme, "seconds": seconds})
-	cmd := exec.Command(aguiNode(t), "agui/eventsource.mjs")
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("eventsource.mjs: %v\n%s", err, stderr.String())
-	}
 	var r esResult
-	if err := json.Unmarshal(out, &r); err != nil {
-		t.Fatalf("eventsource.mjs output %q: %v", out, err)
-	}
+	runNode(t, "agui/eventsource.mjs", map[string]any{"url": d.base + "/v1/runs/" + runID + "/stream", "token": tokAcme, "seconds": seconds}, &r)
 	return r
 }
 

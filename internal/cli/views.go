@@ -112,43 +112,36 @@ type message struct {
 
 // messages reads a run's whole session transcript, page by page.
 func (c *client) messages(ctx context.Context, runID string) ([]message, error) {
-	var all []message
-	after := int64(0)
-	for {
-		var page struct {
-			Messages []message `json:"messages"`
-			Next     int64     `json:"next"`
-		}
-		q := url.Values{"after": {strconv.FormatInt(after, 10)}, "limit": {"1000"}}
-		if err := c.request(ctx, http.MethodGet, runPath(runID, "messages"), q, nil, &page); err != nil {
-			return nil, err
-		}
-		all = append(all, page.Messages...)
-		if len(page.Messages) < 1000 {
-			return all, nil
-		}
-		after = page.Next
-	}
+	return readPages[message](ctx, c, runPath(runID, "messages"), "messages")
 }
 
 // events reads all of a run's lifecycle events, page by page.
 func (c *client) events(ctx context.Context, runID string) ([]event, error) {
-	var all []event
+	return readPages[event](ctx, c, runPath(runID, "events"), "events")
+}
+
+// readPages reads a paged list route (after, limit; the page's items
+// under key, the next cursor under next) to its end.
+func readPages[T any](ctx context.Context, c *client, path, key string) ([]T, error) {
+	var all []T
 	after := int64(0)
 	for {
-		var page struct {
-			Events []event `json:"events"`
-			Next   int64   `json:"next"`
-		}
+		var page map[string]json.RawMessage
 		q := url.Values{"after": {strconv.FormatInt(after, 10)}, "limit": {"1000"}}
-		if err := c.request(ctx, http.MethodGet, runPath(runID, "events"), q, nil, &page); err != nil {
+		if err := c.request(ctx, http.MethodGet, path, q, nil, &page); err != nil {
 			return nil, err
 		}
-		all = append(all, page.Events...)
-		if len(page.Events) < 1000 {
+		var items []T
+		if err := json.Unmarshal(page[key], &items); err != nil {
+			return nil, fmt.Errorf("the %s page is not the JSON expected: %w", key, err)
+		}
+		all = append(all, items...)
+		if len(items) < 1000 {
 			return all, nil
 		}
-		after = page.Next
+		if err := json.Unmarshal(page["next"], &after); err != nil {
+			return nil, fmt.Errorf("the %s page has no next cursor: %w", key, err)
+		}
 	}
 }
 

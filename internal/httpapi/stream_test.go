@@ -157,19 +157,37 @@ func (e *env) doRaw(t *testing.T, path string) (int, string, events.APIGatewayPr
 	return resp.StatusCode, resp.Body, resp
 }
 
-// TestStreamInterleavesTokenDeltas: the stream writes the delta batches
-// of the turn in flight as token and thinking events without ids, holds
-// the deltas of a later turn until the events of the turn before are
-// out, and ends as before.
-func TestStreamInterleavesTokenDeltas(t *testing.T) {
-	e := newEnv(t)
+// startTwoTurns starts a run whose scripted model calls ability/echo,
+// then answers; its steps are not performed yet.
+func (e *env) startTwoTurns(t *testing.T) string {
+	t.Helper()
 	st, v, _ := e.do(t, "POST", "/v1/runs", "tok-acme-123", `{"agent":"demo","messages":[{"role":"user","content":"echo"}],"model":{"provider":"scripted","turns":[
 		{"content":"Hello","tool_calls":[{"id":"c1","name":"ability/echo","parameters":{"x":1}}]},
 		{"content":"world"}]}}`, nil)
 	if st != 202 {
 		t.Fatalf("start: %d %v", st, v)
 	}
-	runID := v["run_id"].(string)
+	return v["run_id"].(string)
+}
+
+// openStream follows a run's stream in the background; done receives
+// the stream's error when it ends.
+func (e *env) openStream(runID string) (*sse.Reader, <-chan error) {
+	_, body := e.api.Stream(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: "/v1/runs/" + runID + "/stream",
+		Headers: map[string]string{"Authorization": "Bearer tok-acme-123"}})
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- body(context.Background(), pw, func() {}); _ = pw.Close() }()
+	return sse.NewReader(pr), done
+}
+
+// TestStreamInterleavesTokenDeltas: the stream writes the delta batches
+// of the turn in flight as token and thinking events without ids, holds
+// the deltas of a later turn until the events of the turn before are
+// out, and ends as before.
+func TestStreamInterleavesTokenDeltas(t *testing.T) {
+	e := newEnv(t)
+	runID := e.startTwoTurns(t)
 	put := func(turn, index int, deltas ...core.TokenDelta) {
 		t.Helper()
 		b := core.DeltaBatch{RunID: runID, Pos: core.DeltaPos{Turn: turn, Attempt: 1, Batch: index}, Index: index, Deltas: deltas, ExpiresAt: e.clock.T.Add(time.Minute)}
@@ -181,12 +199,7 @@ func TestStreamInterleavesTokenDeltas(t *testing.T) {
 	put(1, 2, core.TokenDelta{Kind: core.DeltaToken, Text: "lo"})
 	put(2, 0, core.TokenDelta{Kind: core.DeltaToken, Text: "world"})
 
-	_, body := e.api.Stream(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: "/v1/runs/" + runID + "/stream",
-		Headers: map[string]string{"Authorization": "Bearer tok-acme-123"}})
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- body(context.Background(), pw, func() {}); _ = pw.Close() }()
-	r := sse.NewReader(pr)
+	r, done := e.openStream(runID)
 	next := func() sse.Event {
 		t.Helper()
 		ev, err := r.Next()
@@ -247,13 +260,7 @@ func TestStreamInterleavesTokenDeltas(t *testing.T) {
 // dispatches nothing), so each turn starts exactly once.
 func TestStreamStartsATurnBeforeItsTokens(t *testing.T) {
 	e := newEnv(t)
-	st, v, _ := e.do(t, "POST", "/v1/runs", "tok-acme-123", `{"agent":"demo","messages":[{"role":"user","content":"echo"}],"model":{"provider":"scripted","turns":[
-		{"content":"Hello","tool_calls":[{"id":"c1","name":"ability/echo","parameters":{"x":1}}]},
-		{"content":"world"}]}}`, nil)
-	if st != 202 {
-		t.Fatalf("start: %d %v", st, v)
-	}
-	runID := v["run_id"].(string)
+	runID := e.startTwoTurns(t)
 	callStart := e.clock.T.Add(-1500 * time.Millisecond).Truncate(time.Millisecond)
 	put := func(turn int, text string) {
 		t.Helper()
@@ -265,12 +272,7 @@ func TestStreamStartsATurnBeforeItsTokens(t *testing.T) {
 	put(1, "Hello")
 	put(2, "world")
 
-	_, body := e.api.Stream(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: "/v1/runs/" + runID + "/stream",
-		Headers: map[string]string{"Authorization": "Bearer tok-acme-123"}})
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- body(context.Background(), pw, func() {}); _ = pw.Close() }()
-	r := sse.NewReader(pr)
+	r, done := e.openStream(runID)
 	var got []sse.Event
 	for {
 		ev, err := r.Next()
