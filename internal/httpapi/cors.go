@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 )
 
 // CORS: a browser frontend on an allowed origin (Config.CORSOrigins) may
@@ -46,13 +47,24 @@ func originRefused(origin string) string {
 	return fmt.Sprintf("origin %s may not call this API from a browser: allow it with baton dev --cors-origins %s (or BATON_CORS_ORIGINS; on AWS the CDK context corsOrigins)", origin, origin)
 }
 
-// corsHeaders adds the CORS response headers for an allowed origin.
+// corsHeaders adds the CORS response headers for an allowed origin. A
+// browser refuses the answer to another origin without saying why to
+// the page, so the first refusal of each origin is logged with the fix.
 func (a *API) corsHeaders(r *request, h map[string]string) {
 	if origin := a.allowedOrigin(r); origin != "" {
 		h["Access-Control-Allow-Origin"] = origin
 		h["Vary"] = "Origin"
+		return
+	}
+	if origin := r.header("Origin"); origin != "" && corsRoute(r.Path) && a.Log != nil {
+		if _, logged := refusedOrigins.LoadOrStore(origin, true); !logged {
+			a.Log.Warn("CORS: a browser will refuse this answer", "origin", origin, "path", r.Path, "hint", originRefused(origin))
+		}
 	}
 }
+
+// refusedOrigins are the origins whose refusal was logged.
+var refusedOrigins sync.Map
 
 // preflight answers OPTIONS on a CORS route: 204 with the allowed
 // methods and headers for an allowed origin, 403 otherwise. ok is false
