@@ -154,6 +154,16 @@ type ModelRetrying struct {
 // is ErrStaleStep, a finished run ErrTerminal.
 type Heartbeat struct{ Step Step }
 
+// StallResend is a scheduler's notice that the run's scheduled steps have
+// not moved for StallAfter (a step lost between a commit and its send, or
+// one waiting behind a long backlog). Applying it sends every scheduled
+// step again (the output's Next holds them) and moves the run's
+// UpdatedAt, so the run's due time moves on by StallAfter and its steps
+// are sent again at most once per stall period; it emits no event. A run
+// without a scheduled step, or updated less than StallAfter ago, is
+// ErrNothingToApply; a finished run ErrTerminal.
+type StallResend struct{ StallAfter time.Duration }
+
 // CallbackFailed reports that the delivery of a notification to the
 // run's callback failed for good. Applying it emits a callback_failed
 // event and changes nothing else; it applies to a run in any status,
@@ -175,6 +185,8 @@ func (ModelReplied) isInput() {}
 func (ModelRetrying) isInput() {}
 
 func (Heartbeat) isInput() {}
+
+func (StallResend) isInput() {}
 
 func (ToolExecuted) isInput() {}
 

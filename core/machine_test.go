@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 )
 
 func pausedClientRun(t *testing.T) (*Runner, *Run, *FixedClock) {
@@ -215,5 +216,30 @@ func TestIDSources(t *testing.T) {
 	var s SequentialIDs
 	if got := []string{s.NewID("r"), s.NewID("r"), s.NewID("s")}; fmt.Sprint(got) != "[r-1 r-2 s-1]" {
 		t.Fatalf("sequential ids %v", got)
+	}
+}
+
+// TestStallResend: a run whose scheduled steps have not moved for the
+// stall period schedules them again and moves its UpdatedAt; earlier, or
+// without a scheduled step, there is nothing to apply.
+func TestStallResend(t *testing.T) {
+	clock := &FixedClock{T: t0}
+	m := NewMachine(clock)
+	out, err := m.Start(context.Background(), StartInput{RunID: "r-1", SessionID: "s-1", Config: RunConfig{Model: scripted(turn("hi"))}, Messages: user("hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := out.State
+	clock.T = t0.Add(time.Minute)
+	if _, err := m.Apply(context.Background(), st, nil, StallResend{StallAfter: 2 * time.Minute}); !errors.Is(err, ErrNothingToApply) {
+		t.Fatalf("before the stall period: %v", err)
+	}
+	clock.T = t0.Add(2 * time.Minute)
+	got, err := m.Apply(context.Background(), st, nil, StallResend{StallAfter: 2 * time.Minute})
+	if err != nil || len(got.Next) != 1 || got.Next[0].Kind != StepModelTurn || !got.State.UpdatedAt.Equal(clock.T) || len(got.Events) != 0 {
+		t.Fatalf("after the stall period: %+v %v", got, err)
+	}
+	if _, err := m.Apply(context.Background(), got.State, nil, StallResend{StallAfter: 2 * time.Minute}); !errors.Is(err, ErrNothingToApply) {
+		t.Fatalf("right after a resend: %v", err)
 	}
 }

@@ -33,6 +33,8 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 		err = t.modelRetrying(in)
 	case Heartbeat:
 		err = t.heartbeat(in)
+	case StallResend:
+		err = t.stallResend(in)
 	case CallbackFailed:
 		t.emit(EventCallbackFailed, map[string]any{"event_id": in.EventID, "event": in.Event, "attempts": in.Attempts,
 			"last_status": in.LastStatus, "last_error": in.LastError})
@@ -426,6 +428,21 @@ func (t *transition) modelRetrying(in ModelRetrying) error {
 	// The event belongs to the turn the call is for, which beginTurn
 	// counts only when the reply is applied.
 	t.out.Events[len(t.out.Events)-1].Turn = t.st.Turn + 1
+	return nil
+}
+
+// stallResend schedules the run's steps again when they have not moved
+// for in.StallAfter.
+func (t *transition) stallResend(in StallResend) error {
+	s := t.st
+	if IsTerminal(s.Status) {
+		return ErrTerminal
+	}
+	steps := s.ScheduledSteps()
+	if len(steps) == 0 || t.now.Before(s.UpdatedAt.Add(in.StallAfter)) {
+		return ErrNothingToApply
+	}
+	t.out.Next = steps
 	return nil
 }
 

@@ -216,8 +216,17 @@ func (e *Runner) Sweep(ctx context.Context, limit int) (int, error) {
 			continue
 		}
 		if steps := st.ScheduledSteps(); len(steps) > 0 && !now.Before(st.UpdatedAt.Add(e.Limits.StallAfter)) {
-			e.Log.WarnContext(ctx, "sweep: sending stalled steps again", "run_id", id, "steps", len(steps), "since", st.UpdatedAt)
-			e.enqueue(ctx, st, steps)
+			// The resend is a commit (fenced by the run's version) that
+			// moves the run's due time on, so a run whose steps only wait
+			// their turn is sent again once per stall period, not on
+			// every pass; a worker that committed meanwhile wins.
+			_, err := e.apply(ctx, rec, core.StallResend{StallAfter: e.Limits.StallAfter})
+			switch {
+			case err == nil:
+				e.Log.WarnContext(ctx, "sweep: sent stalled steps again", "run_id", id, "steps", len(steps), "since", st.UpdatedAt)
+			case !errors.Is(err, core.ErrNothingToApply) && !errors.Is(err, ErrFinished):
+				e.Log.WarnContext(ctx, "sweep: resend stalled steps", "run_id", id, "err", err)
+			}
 		}
 	}
 	if _, err := e.sweepNotifications(ctx, now, limit); err != nil {
