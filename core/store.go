@@ -307,6 +307,17 @@ type StepReceiver interface {
 	Receive(ctx context.Context, max int, wait time.Duration) ([]ReceivedMessage, error)
 	// Delete removes a received message by its receipt handle.
 	Delete(ctx context.Context, receiptHandle string) error
+	VisibilityExtender
+}
+
+// VisibilityExtender keeps received messages hidden while they are being
+// handled: ExtendVisibility hides the message of a receipt handle for d
+// from now (SQS ChangeMessageVisibility), so a step that outlasts the
+// queue's visibility timeout is not delivered to a second worker. A
+// handle whose message was deleted, or is visible again, is an error
+// wrapping ErrNotFound.
+type VisibilityExtender interface {
+	ExtendVisibility(ctx context.Context, receiptHandle string, d time.Duration) error
 }
 
 // ScheduledSteps derives the steps a run is waiting on from its state, so

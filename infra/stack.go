@@ -224,9 +224,12 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 		"BATON_PROVIDERS":    jsii.String(strings.Join(props.Providers, ",")),
 		"BATON_MAX_RECEIVES": jsii.String("5"),
 		"BATON_STALL_AFTER":  jsii.String(fmt.Sprintf("%ds", int(2*6*props.WorkerTimeoutSeconds))),
-		"BATON_INTENT_LEASE": jsii.String(fmt.Sprintf("%ds", int(2*props.WorkerTimeoutSeconds))),
-		"LOG_LEVEL":          jsii.String("info"),
-		"BATON_EVENT_BUS":    jsii.String(props.EventBus),
+		// The step queue's visibility timeout: the worker keeps the
+		// messages of its batch hidden that long while it handles them.
+		"BATON_STEP_VISIBILITY": jsii.String(fmt.Sprintf("%ds", int(6*props.WorkerTimeoutSeconds))),
+		"BATON_INTENT_LEASE":    jsii.String(fmt.Sprintf("%ds", int(2*props.WorkerTimeoutSeconds))),
+		"LOG_LEVEL":             jsii.String("info"),
+		"BATON_EVENT_BUS":       jsii.String(props.EventBus),
 	}
 	for k, v := range props.Env {
 		env[k] = jsii.String(v)

@@ -101,6 +101,11 @@ func TestStack(t *testing.T) {
 					t.Errorf("%s missing from %v", k, vars)
 				}
 			}
+			// The worker keeps its batch hidden for the step queue's
+			// visibility timeout (six times its 120 s timeout).
+			if vars["BATON_STEP_VISIBILITY"] != "720s" {
+				t.Errorf("BATON_STEP_VISIBILITY %v, want 720s", vars["BATON_STEP_VISIBILITY"])
+			}
 			if f["LoggingConfig"] == nil {
 				t.Errorf("function without its log group (retention): %v", f)
 			}
@@ -183,6 +188,11 @@ func TestStack(t *testing.T) {
 		b, _ := json.Marshal(raw)
 		if strings.Contains(string(b), "FullAccess") {
 			t.Error("a managed FullAccess policy is attached")
+		}
+		// The worker may keep the messages of its batch hidden
+		// (ExtendVisibility), through its event source's grant.
+		if !strings.Contains(string(b), `"sqs:ChangeMessageVisibility"`) {
+			t.Error("no function may change a step message's visibility")
 		}
 	})
 }

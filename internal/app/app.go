@@ -221,7 +221,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives}}
 	a.Runner = a.NewRunner()
 	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers, CORSOrigins: cfg.CORSOrigins})
-	a.Worker = &worker.Worker{Runner: a.Runner, Log: log}
+	a.Worker = &worker.Worker{Runner: a.Runner, Log: log, Extender: st.queue, Visibility: cfg.stepVisibility()}
 	if err := a.openIntake(ctx, st, clock); err != nil {
 		return nil, err
 	}

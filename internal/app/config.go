@@ -45,7 +45,13 @@ type Config struct {
 	StallAfter  time.Duration // BATON_STALL_AFTER (default 2m)
 	IntentLease time.Duration // BATON_INTENT_LEASE (default 5m)
 	MaxReceives int           // BATON_MAX_RECEIVES (default 5; match the queue's redrive policy)
-	LogLevel    string        // LOG_LEVEL (default info)
+	// StepVisibility is the step queue's visibility timeout, when the
+	// process does not create the queue itself (BATON_STEP_VISIBILITY;
+	// the stack sets it): the worker keeps the messages of the batch it
+	// handles hidden for that long. A queue the process creates (the
+	// embedded one, --create-resources) has Stores.Visibility.
+	StepVisibility time.Duration
+	LogLevel       string // LOG_LEVEL (default info)
 	// LogText selects a text log handler (baton dev) instead of JSON
 	// (the Lambdas); Deps.Log replaces both.
 	LogText bool
@@ -161,7 +167,25 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	if c.IntentLease, err = time.ParseDuration(get("BATON_INTENT_LEASE", "5m")); err != nil {
 		return c, fmt.Errorf("BATON_INTENT_LEASE: %w", err)
 	}
+	if v := get("BATON_STEP_VISIBILITY", ""); v != "" {
+		if c.StepVisibility, err = time.ParseDuration(v); err != nil || c.StepVisibility < time.Second {
+			return c, fmt.Errorf("BATON_STEP_VISIBILITY: want a duration of 1s or more, got %q", v)
+		}
+	}
 	return c, nil
+}
+
+// stepVisibility is the step queue's visibility timeout when it is
+// known: the one the process gave the queue it created, or
+// StepVisibility; 0 when unknown.
+func (c Config) stepVisibility() time.Duration {
+	if c.StepVisibility > 0 {
+		return c.StepVisibility
+	}
+	if c.Stores.Memory || c.Stores.CreateResources {
+		return c.Stores.Visibility
+	}
+	return 0
 }
 
 // ParseDevTokens reads tenant=token,… (BATON_DEV_TOKENS): tokens of 8 or

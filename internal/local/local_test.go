@@ -91,6 +91,8 @@ func (f *fakeReceiver) Delete(_ context.Context, h string) error {
 	return nil
 }
 
+func (f *fakeReceiver) ExtendVisibility(context.Context, string, time.Duration) error { return nil }
+
 func TestPollDeletesAllButTheFailedMessages(t *testing.T) {
 	rcv := &fakeReceiver{batch: []core.ReceivedMessage{
 		{MessageID: "m1", ReceiptHandle: "h1", Body: []byte("a"), ReceiveCount: 1, Group: "s-1", DedupID: "d1"},

@@ -219,6 +219,20 @@ func (q *StepQueue) Delete(_ context.Context, receipt string) error {
 	return nil
 }
 
+// ExtendVisibility hides a received message for d from now.
+func (q *StepQueue) ExtendVisibility(_ context.Context, receipt string, d time.Duration) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.clock()
+	for _, m := range q.msgs {
+		if m.inFlight && m.d.ReceiptHandle == receipt && now.Before(m.invisible) {
+			m.invisible = now.Add(d)
+			return nil
+		}
+	}
+	return fmt.Errorf("extend the visibility of %s: %w", receipt, core.ErrNotFound)
+}
+
 // Dead returns the dead-lettered messages.
 func (q *StepQueue) Dead() []core.ReceivedMessage {
 	q.mu.Lock()

@@ -58,6 +58,7 @@ func RunContract(t *testing.T, newQueue func(t *testing.T) Queue) {
 		{"DuplicateDedupIDDropped", testDedup},
 		{"VisibilityTimeoutRedelivers", testRedelivery},
 		{"DeleteIsFinal", testDelete},
+		{"ExtendVisibilityHides", testExtendVisibility},
 		{"DeadLetterAfterMaxReceives", testDeadLetter},
 		{"BatchOverTen", testBatchOverTen},
 		{"MissingIDsRejected", testMissingIDs},
@@ -223,6 +224,33 @@ func testRedelivery(t *testing.T, q Queue) {
 	}
 	deleteAll(t, q, again)
 	expectEmpty(t, q, patience)
+}
+
+// testExtendVisibility: a message whose visibility is extended stays
+// hidden past the queue's visibility timeout, and comes back once the
+// extension is over; a deleted message's handle is refused.
+func testExtendVisibility(t *testing.T, q Queue) {
+	enqueue(t, q, steps("g", 1, 1)...)
+	first := receiveWithin(t, q, 10, patience)
+	if len(first) != 1 {
+		t.Fatalf("received %s, want g/1", describe(first))
+	}
+	if err := q.ExtendVisibility(t.Context(), first[0].ReceiptHandle, 4*Visibility); err != nil {
+		t.Fatalf("extend: %v", err)
+	}
+	sleep(q, 2*Visibility)
+	if ds, err := q.Receive(t.Context(), 10, 0); err != nil || len(ds) != 0 {
+		t.Fatalf("received %s (%v) while its visibility was extended", describe(ds), err)
+	}
+	sleep(q, 3*Visibility)
+	again := receiveWithin(t, q, 10, Visibility+patience)
+	if len(again) != 1 || again[0].MessageID != first[0].MessageID {
+		t.Fatalf("after the extension, received %s; want g/1 again", describe(again))
+	}
+	deleteAll(t, q, again)
+	if err := q.ExtendVisibility(t.Context(), again[0].ReceiptHandle, Visibility); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("extend a deleted message: %v, want ErrNotFound", err)
+	}
 }
 
 func testDelete(t *testing.T, q Queue) {

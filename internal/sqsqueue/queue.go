@@ -258,6 +258,28 @@ func (q *Queue) Delete(ctx context.Context, receiptHandle string) error {
 	return fmt.Errorf("delete from %s: %w", q.url, translate(err))
 }
 
+// ExtendVisibility hides a received message for d from now
+// (ChangeMessageVisibility; d is rounded up to whole seconds, at most 12
+// hours). A handle SQS refuses (the message was deleted, or its
+// visibility timeout passed) is an error wrapping core.ErrNotFound.
+func (q *Queue) ExtendVisibility(ctx context.Context, receiptHandle string, d time.Duration) error {
+	secs := min(int32((d+time.Second-1)/time.Second), 12*3600)
+	_, err := q.client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
+		QueueUrl:          aws.String(q.url),
+		ReceiptHandle:     aws.String(receiptHandle),
+		VisibilityTimeout: secs,
+	})
+	if err == nil {
+		return nil
+	}
+	var invalid *types.ReceiptHandleIsInvalid
+	var gone *types.MessageNotInflight
+	if errors.As(err, &invalid) || errors.As(err, &gone) || isExpiredReceipt(err) {
+		return fmt.Errorf("extend the visibility in %s: %w: %w", q.url, core.ErrNotFound, err)
+	}
+	return fmt.Errorf("extend the visibility in %s: %w", q.url, translate(err))
+}
+
 // isExpiredReceipt reports whether err is SQS refusing a receipt handle
 // because its visibility timeout has passed.
 func isExpiredReceipt(err error) bool {

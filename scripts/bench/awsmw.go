@@ -126,6 +126,8 @@ func classify(service, op string, params any) string {
 			return opReceive
 		case "DeleteMessage", "DeleteMessageBatch":
 			return opDelete
+		case "ChangeMessageVisibility", "ChangeMessageVisibilityBatch":
+			return opExtend
 		}
 		return "sqs:" + op
 	}

@@ -23,6 +23,7 @@ const (
 	opEnqueue        = "enqueue"         // SQS SendMessageBatch / Queue.Enqueue
 	opReceive        = "receive"         // SQS ReceiveMessage / Queue.Receive (event source mapping)
 	opDelete         = "delete"          // SQS DeleteMessage / Queue.Delete (event source mapping)
+	opExtend         = "extend"          // SQS ChangeMessageVisibility / Queue.ExtendVisibility (a step outlasting a third of the visibility timeout)
 	opDeltaWrite     = "delta_write"     // DynamoDB PutItem RUN#…/DLT#… (a batch of streamed tokens)
 	opDeltaRead      = "delta_read"      // DynamoDB Query RUN#… DLT#… (a stream's poll for token batches)
 	opEventRead      = "event_read"      // DynamoDB Query RUN#… EVT#… (a stream's or a view's events)
@@ -40,6 +41,7 @@ var awsName = map[string]string{
 	opEnqueue:        "SQS SendMessageBatch",
 	opReceive:        "SQS ReceiveMessage",
 	opDelete:         "SQS DeleteMessage",
+	opExtend:         "SQS ChangeMessageVisibility",
 	opDeltaWrite:     "DynamoDB PutItem (token batch)",
 	opDeltaRead:      "DynamoDB Query (token batches)",
 	opEventRead:      "DynamoDB Query (events)",
@@ -48,7 +50,7 @@ var awsName = map[string]string{
 
 // isSQS reports whether a logical operation goes to SQS.
 func isSQS(op string) bool {
-	return op == opEnqueue || op == opReceive || op == opDelete || len(op) > 4 && op[:4] == "sqs:"
+	return op == opEnqueue || op == opReceive || op == opDelete || op == opExtend || len(op) > 4 && op[:4] == "sqs:"
 }
 
 // opStat is what the calls of one operation cost.
@@ -306,5 +308,11 @@ func (q countedQueue) Receive(ctx context.Context, max int, wait time.Duration) 
 func (q countedQueue) Delete(ctx context.Context, receipt string) error {
 	err := q.inner.Delete(ctx, receipt)
 	q.record(ctx, opDelete, func() int64 { return jsonSize(receipt) }, zero)
+	return err
+}
+
+func (q countedQueue) ExtendVisibility(ctx context.Context, receipt string, d time.Duration) error {
+	err := q.inner.ExtendVisibility(ctx, receipt, d)
+	q.record(ctx, opExtend, func() int64 { return jsonSize(receipt) }, zero)
 	return err
 }
