@@ -252,4 +252,3 @@ func canon(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
-

@@ -30,6 +30,9 @@ type Worker struct {
 	// must be the queue's visibility timeout; zero turns this off.
 	Extender   core.VisibilityExtender
 	Visibility time.Duration
+	// Ticks paces the extensions (nil: a time.Ticker); a simulation
+	// drives it on its own clock.
+	Ticks func(every time.Duration) (ticks <-chan time.Time, stop func())
 }
 
 // Handle processes a batch. It returns the messages to retry; it never
@@ -94,16 +97,16 @@ func (w *Worker) keepHidden(ctx context.Context, recs []events.SQSMessage) *hide
 	if len(h.open) == 0 {
 		return h
 	}
+	ticks, stop := w.ticks(w.Visibility / 3)
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		t := time.NewTicker(w.Visibility / 3)
-		defer t.Stop()
+		defer stop()
 		for {
 			select {
 			case <-h.quit:
 				return
-			case <-t.C:
+			case <-ticks:
 			}
 			h.mu.Lock()
 			open := maps.Clone(h.open)
@@ -121,6 +124,15 @@ func (w *Worker) keepHidden(ctx context.Context, recs []events.SQSMessage) *hide
 		}
 	}()
 	return h
+}
+
+// ticks paces the visibility extensions.
+func (w *Worker) ticks(every time.Duration) (<-chan time.Time, func()) {
+	if w.Ticks != nil {
+		return w.Ticks(every)
+	}
+	t := time.NewTicker(every)
+	return t.C, t.Stop
 }
 
 // done stops extending a message's visibility.

@@ -1,0 +1,762 @@
+// Package sim is Baton's seeded fault battery: one seed fixes a workload
+// of concurrent runs (server tools that are and are not retry-safe,
+// client tools, approvals) and a schedule of faults, which the real
+// durable runner, worker batch handler, HTTP API and sweeper live
+// through on the in-memory stores and queue, under a simulated clock.
+// The same workload runs once without faults; the invariants compare the
+// two and check what must hold whatever the faults (see Check).
+//
+// Faults, each drawn per delivery of a step message: a crash after the
+// message is received (the run cannot be read), after a tool's intent is
+// claimed, after the tool ran but before its result is recorded (the
+// commit fails), after the commit lands but before its caller hears of it
+// (an ambiguous commit), after the commit but before the next steps are
+// sent (they are lost until the sweeper sends them again), and a message
+// handled but never acknowledged (delivered again after the visibility
+// timeout). Outside inputs (client results, approvals) come through the
+// HTTP handlers, with and without idempotency keys, sometimes twice.
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/app"
+	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/memstore"
+	"github.com/baton-agents/baton/internal/runstream"
+)
+
+// Fault kinds.
+const (
+	FaultLoad      = "crash_after_receive" // LoadRun fails
+	FaultClaim     = "crash_after_claim"   // ClaimIntent lands, its caller fails
+	FaultRecord    = "crash_before_record" // the commit fails before writing
+	FaultAmbiguous = "ambiguous_commit"    // the commit writes, its caller fails
+	FaultSend      = "crash_before_send"   // the commit lands, the send fails
+	FaultNoAck     = "handled_not_acked"   // delivered again after the visibility timeout
+	FaultFreeze    = "frozen_past_lease"   // the worker stops before its commit, another handles the step, then it commits
+	FaultSlow      = "slow_model_turn"     // a live worker's model call outlasts the visibility timeout three times
+	FaultDupInput  = "duplicate_input"     // an outside input sent twice
+	FaultReconnect = "stream_reconnect"    // a stream reader disconnects and resumes with Last-Event-ID
+)
+
+// deliveryFaults are the faults drawn for a delivery.
+var deliveryFaults = []string{FaultLoad, FaultClaim, FaultRecord, FaultAmbiguous, FaultSend, FaultNoAck, FaultFreeze, FaultSlow}
+
+// FaultKinds lists the faults in the order the battery's table prints them.
+var FaultKinds = append(append([]string{}, deliveryFaults...), FaultDupInput, FaultReconnect)
+
+// Mutations: deliberately broken variants of Baton's guarantees, for the
+// battery's own test (each must be caught).
+const (
+	MutSkipIntentClaim   = "skip_intent_claim"    // a tool call is executed without claiming its intent
+	MutNoVersionFence    = "no_version_fence"     // a commit overwrites whatever version the run has
+	MutDropEventOnResume = "drop_event_on_resume" // a resumed stream loses the first event after its cursor
+	// MutNoVisibilityExtension is the worker before it kept its batch
+	// hidden: a slow step is delivered again while its worker is alive.
+	MutNoVisibilityExtension = "no_visibility_extension"
+)
+
+// stallAfter is the runner's stall period (its default).
+const stallAfter = 2 * time.Minute
+
+const (
+	tenant     = "sim"
+	token      = "sim-token-000001"
+	visibility = time.Minute
+	agentsJSON = `{"agents":[{"slug":"sim","model":{"provider":"scripted"},"allow_overrides":["model"],"max_turns":12,
+ "tools":[
+  {"name":"ops/lookup","source":"ops","description":"Look something up (retry-safe).","runtime":{"retry_safe":true},"executor":{"type":"go","handler":"lookup"}},
+  {"name":"ops/charge","source":"ops","description":"Charge a card (not retry-safe).","executor":{"type":"go","handler":"charge"}},
+  {"name":"ops/email","source":"ops","description":"Send an email (approved first).","action_policy":"preview","executor":{"type":"go","handler":"charge"}}]}]}`
+)
+
+// Options tune a seed's schedule.
+type Options struct {
+	// Runs is the number of runs per seed (default 4).
+	Runs int
+	// FaultRate is the chance that a delivery gets a fault (default 0.3).
+	FaultRate float64
+	// Mutation breaks one guarantee on purpose (Mut…; "" for none).
+	Mutation string
+}
+
+// Result is what one execution of a seed left behind.
+type Result struct {
+	Runs   map[string]RunOutcome // by workload index ("r0", "r1", …)
+	Faults map[string]int
+	Steps  int
+	// Executions counts each tool call's executions, and Keys the
+	// idempotency keys each was executed with, by run index and call id.
+	Executions map[string]int
+	Keys       map[string]map[string]bool
+	// Seen is each run's stream reader's event seqs, in the order it got
+	// them; Violations what the execution itself saw break (a version
+	// that went backwards).
+	Seen       map[string][]int64
+	Violations []string
+}
+
+// RunOutcome is a run's end.
+type RunOutcome struct {
+	RunID    string
+	Status   core.RunStatus
+	Final    string
+	Messages []core.Message
+	Events   []core.Event
+	Results  []core.ToolExecutionResult
+}
+
+// workload is the runs a seed starts: each a scripted model's turns.
+type workload [][]core.ScriptedTurn
+
+func newWorkload(rng *rand.Rand, runs int) workload {
+	w := make(workload, runs)
+	for i := range w {
+		n := 1 + rng.IntN(4)
+		for turn := 0; turn < n; turn++ {
+			id := fmt.Sprintf("c%d", turn+1)
+			var call core.ToolCallRequest
+			switch rng.IntN(4) {
+			case 0:
+				call = core.ToolCallRequest{ID: id, Name: "ops/lookup", Parameters: map[string]any{"q": fmt.Sprintf("q%d", turn)}}
+			case 1:
+				call = core.ToolCallRequest{ID: id, Name: "ops/charge", Parameters: map[string]any{"amount": turn + 1}}
+			case 2:
+				call = core.ToolCallRequest{ID: id, Name: "client/ask", Parameters: map[string]any{"question": fmt.Sprintf("q%d", turn)}}
+			default:
+				call = core.ToolCallRequest{ID: id, Name: "ops/email", Parameters: map[string]any{"to": "ann@example.com"}}
+			}
+			w[i] = append(w[i], core.ScriptedTurn{Content: fmt.Sprintf("turn %d", turn+1), ToolCalls: []core.ToolCallRequest{call}})
+		}
+		w[i] = append(w[i], core.ScriptedTurn{Content: fmt.Sprintf("done %d", i)})
+	}
+	return w
+}
+
+// Run executes seed's workload, with faults when faults is true.
+func Run(seed uint64, o Options, faults bool) (Result, error) {
+	if o.Runs <= 0 {
+		o.Runs = 4
+	}
+	if o.FaultRate <= 0 {
+		o.FaultRate = 0.3
+	}
+	w := newWorkload(rand.New(rand.NewPCG(seed, 1)), o.Runs)
+	s := &sim{rng: rand.New(rand.NewPCG(seed, 2)), faults: faults, rate: o.FaultRate, mutation: o.Mutation,
+		res:   Result{Runs: map[string]RunOutcome{}, Faults: map[string]int{}, Executions: map[string]int{}, Keys: map[string]map[string]bool{}, Seen: map[string][]int64{}},
+		clock: &core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, index: map[string]string{}, versions: map[string]int64{},
+		slowIn: make(chan struct{}), slowOut: make(chan struct{}), extended: make(chan struct{}), resent: map[string]time.Time{}}
+	if err := s.build(); err != nil {
+		return Result{}, err
+	}
+	ctx := context.Background()
+	for i, turns := range w {
+		if err := s.start(ctx, i, turns); err != nil {
+			return Result{}, err
+		}
+	}
+	if err := s.loop(ctx); err != nil {
+		return s.res, err
+	}
+	if err := s.collect(ctx); err != nil {
+		return s.res, err
+	}
+	// The readers catch up with the finished runs.
+	for _, id := range s.runs {
+		for !s.read(ctx, id) {
+		}
+	}
+	return s.res, nil
+}
+
+// sim is one execution of a seed.
+type sim struct {
+	rng      *rand.Rand
+	faults   bool
+	rate     float64
+	mutation string
+	res      Result
+	versions map[string]int64 // the highest version seen of each run
+	// frozen is a worker stopped before its commit (FaultFreeze), and
+	// resume lets it go on.
+	frozen *frozenWorker
+	// slow: the model call of the delivery in progress blocks
+	// (FaultSlow): slowIn receives when it starts, slowOut lets it end.
+	slow            bool
+	slowIn, slowOut chan struct{}
+	// tickCh paces the visibility extensions of the delivery in
+	// progress; extended receives after each.
+	tickCh   chan time.Time
+	extended chan struct{}
+	// sweeping is set while the sweeper runs; resent holds when each
+	// run's steps were last sent again by it.
+	sweeping bool
+	resent   map[string]time.Time
+	clock    *core.FixedClock
+	a        *app.App
+	q        *memstore.StepQueue
+	store    *faultStore
+	mu       sync.Mutex
+	index    map[string]string // run id → workload index
+	runs     []string          // run ids in workload order
+}
+
+func (s *sim) build() error {
+	var err error
+	s.a, err = app.Build(context.Background(), app.Config{Stores: app.Stores{Memory: true, Visibility: visibility},
+		Agents: app.Agents{JSON: agentsJSON}, Providers: []string{core.ProviderScripted}, ExecuteTools: true, MaxReceives: 1000},
+		app.Deps{Clock: s.clock, IDs: &core.SequentialIDs{}, Log: slog.New(slog.DiscardHandler), Model: s,
+			ToolHandlers: map[string]app.ToolHandler{"lookup": s.tool, "charge": s.tool},
+			WrapStore: func(st durable.Store) durable.Store {
+				s.store = &faultStore{Store: st, sim: s, freeze: make(chan struct{}), thaw: make(chan struct{})}
+				return s.store
+			},
+			WrapQueue: func(q app.Queue) app.Queue { return &faultQueue{Queue: q, sim: s} }})
+	if err != nil {
+		return err
+	}
+	s.q = s.a.Steps.(*faultQueue).Queue.(*memstore.StepQueue)
+	s.a.Worker.Ticks = s.ticks
+	if s.mutation == MutNoVisibilityExtension {
+		s.a.Worker.Extender = nil
+	}
+	return s.a.PutToken(context.Background(), app.Token{Token: token, Tenant: tenant, Scopes: app.Scopes()})
+}
+
+// Complete is the model: the scripted one, blocking while a FaultSlow
+// delivery holds it.
+func (s *sim) Complete(ctx context.Context, req core.ModelRequest) (core.ModelReply, error) {
+	s.mu.Lock()
+	slow := s.slow
+	s.slow = false
+	s.mu.Unlock()
+	if slow {
+		s.slowIn <- struct{}{}
+		<-s.slowOut
+	}
+	return core.ScriptedModel{}.Complete(ctx, req)
+}
+
+// ticks is the worker's extension ticker: one channel per delivery, which
+// the simulation ticks on its clock.
+func (s *sim) ticks(time.Duration) (<-chan time.Time, func()) {
+	ch := make(chan time.Time)
+	s.mu.Lock()
+	s.tickCh = ch
+	s.mu.Unlock()
+	return ch, func() {}
+}
+
+// tool is the go handler of the workload's server tools: it counts each
+// call's executions and idempotency keys.
+func (s *sim) tool(_ context.Context, c core.ToolCall) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := s.index[c.RunID] + "/" + c.ToolCallID
+	s.res.Executions[k]++
+	if s.res.Keys[k] == nil {
+		s.res.Keys[k] = map[string]bool{}
+	}
+	s.res.Keys[k][c.IdempotencyKey] = true
+	return map[string]any{"ok": c.ToolName}, nil
+}
+
+// api calls the HTTP API; key, when set, is sent as Idempotency-Key.
+func (s *sim) api(ctx context.Context, method, path, body, key string) (int, map[string]any) {
+	h := map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+	if key != "" {
+		h["Idempotency-Key"] = key
+	}
+	resp, _ := s.a.API.Handle(ctx, events.APIGatewayProxyRequest{HTTPMethod: method, Path: path, Headers: h, Body: body})
+	var v map[string]any
+	_ = json.Unmarshal([]byte(resp.Body), &v)
+	return resp.StatusCode, v
+}
+
+func (s *sim) start(ctx context.Context, i int, turns []core.ScriptedTurn) error {
+	body, _ := json.Marshal(map[string]any{"agent": "sim", "session_id": fmt.Sprintf("s-%d", i),
+		"messages": []any{map[string]any{"role": "user", "content": fmt.Sprintf("task %d", i)}},
+		"tools":    []any{map[string]any{"name": "client/ask", "description": "Ask the user.", "parameters": map[string]any{"type": "object"}}},
+		"model":    map[string]any{"provider": core.ProviderScripted, "turns": turns}})
+	st, v := s.api(ctx, "POST", "/v1/runs", string(body), "")
+	if st != 202 {
+		return fmt.Errorf("start run %d: %d %v", i, st, v)
+	}
+	id := v["run_id"].(string)
+	s.mu.Lock()
+	s.index[id] = "r" + strconv.Itoa(i)
+	s.mu.Unlock()
+	s.runs = append(s.runs, id)
+	return nil
+}
+
+// maxSteps bounds a seed's schedule.
+const maxSteps = 5000
+
+// loop delivers messages, answers pauses, advances the clock and sweeps
+// until every run has finished and the queue is empty.
+func (s *sim) loop(ctx context.Context) error {
+	for step := 0; step < maxSteps; step++ {
+		s.res.Steps = step
+		s.checkVersions(ctx)
+		if id := s.runs[s.rng.IntN(len(s.runs))]; s.rng.IntN(4) == 0 {
+			s.read(ctx, id)
+		}
+		if s.frozen != nil && s.frozen.lapsed && s.rng.IntN(3) == 0 {
+			s.thaw()
+			continue
+		}
+		if s.answerSome(ctx) {
+			continue
+		}
+		if s.deliverOne(ctx) {
+			continue
+		}
+		if s.frozen != nil && s.frozen.lapsed {
+			s.thaw()
+			continue
+		}
+		if s.frozen == nil && s.done(ctx) {
+			return nil
+		}
+		if s.frozen != nil {
+			// The frozen worker's lease and its message's visibility lapse:
+			// another worker gets the step before it commits.
+			s.frozen.lapsed = true
+		}
+		// Nothing is visible: time passes (in-flight messages come back,
+		// stalled runs are due), with the sweeper passing every 30 s.
+		s.clock.T = s.clock.T.Add(visibility + time.Second)
+		for range 6 {
+			if err := s.sweep(ctx); err != nil {
+				return err
+			}
+			s.clock.T = s.clock.T.Add(30 * time.Second)
+		}
+	}
+	return fmt.Errorf("not quiescent after %d steps", maxSteps)
+}
+
+// sweep runs the sweeper, checking that it sends a run's steps again at
+// most once per stall period.
+func (s *sim) sweep(ctx context.Context) error {
+	s.sweeping = true
+	defer func() { s.sweeping = false }()
+	if _, err := s.a.Runner.Sweep(ctx, 100); err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	return nil
+}
+
+// resentBySweeper records a resend of run's steps.
+func (s *sim) resentBySweeper(run string) {
+	now := s.clock.T
+	if last, ok := s.resent[run]; ok && now.Sub(last) < stallAfter {
+		s.res.Violations = append(s.res.Violations, fmt.Sprintf("%s: the sweeper sent its steps again %s after the last time (stall period %s)", s.index[run], now.Sub(last), stallAfter))
+	}
+	s.resent[run] = now
+}
+
+// done reports whether every run has finished and nothing is queued.
+func (s *sim) done(ctx context.Context) bool {
+	if s.q.Len() > 0 {
+		return false
+	}
+	for _, id := range s.runs {
+		snap, err := s.a.Runner.Get(ctx, tenant, id)
+		if err != nil || !core.IsTerminal(snap.State.Status) {
+			return false
+		}
+	}
+	return true
+}
+
+// answerSome answers, sometimes, the pending items of one paused run.
+func (s *sim) answerSome(ctx context.Context) bool {
+	if s.rng.IntN(3) != 0 {
+		return false
+	}
+	for _, id := range s.runs {
+		snap, err := s.a.Runner.Get(ctx, tenant, id)
+		if err != nil {
+			continue
+		}
+		reqs, acts := snap.State.Pending()
+		if len(reqs)+len(acts) == 0 {
+			continue
+		}
+		for _, r := range reqs {
+			s.input(ctx, "/v1/runs/"+id+"/tool-results", fmt.Sprintf(`{"request_id":%q,"success":true,"result":{"answer":"yes"}}`, r.RequestID))
+		}
+		for _, a := range acts {
+			s.input(ctx, "/v1/runs/"+id+"/approvals/"+a.ActionID, `{"decision":"accept"}`)
+		}
+		return true
+	}
+	return false
+}
+
+// input posts an outside input, with an idempotency key or without,
+// and with faults sometimes twice.
+func (s *sim) input(ctx context.Context, path, body string) {
+	key := ""
+	if s.rng.IntN(2) == 0 {
+		key = fmt.Sprintf("k-%d", s.rng.Uint64())
+	}
+	s.api(ctx, "POST", path, body, key)
+	if s.faults && s.rng.Float64() < s.rate {
+		s.fired(FaultDupInput)
+		s.api(ctx, "POST", path, body, key)
+	}
+}
+
+// deliverOne receives one visible step message and hands it to the
+// worker, maybe with a fault; it reports whether there was one.
+func (s *sim) deliverOne(ctx context.Context) bool {
+	ds, err := s.q.Receive(ctx, 1, 0)
+	if err != nil || len(ds) == 0 {
+		return false
+	}
+	d := ds[0]
+	fault := ""
+	if s.faults && s.rng.Float64() < s.rate {
+		fault = deliveryFaults[s.rng.IntN(len(deliveryFaults))]
+		if fault == FaultFreeze && s.frozen != nil {
+			fault = "" // one frozen worker at a time
+		}
+	}
+	if fault == FaultNoAck {
+		s.fired(fault)
+	}
+	s.mu.Lock()
+	s.slow = fault == FaultSlow
+	s.mu.Unlock()
+	s.store.arm(fault)
+	s.a.Steps.(*faultQueue).arm(fault)
+	ev := events.SQSEvent{Records: []events.SQSMessage{{MessageId: d.MessageID, ReceiptHandle: d.ReceiptHandle, Body: string(d.Body),
+		Attributes: map[string]string{"ApproximateReceiveCount": strconv.Itoa(d.ReceiveCount), "MessageGroupId": d.Group}}}}
+	handled := make(chan events.SQSEventResponse, 1)
+	go func() {
+		resp, _ := s.a.Worker.Handle(ctx, ev)
+		handled <- resp
+	}()
+	ack := func(resp events.SQSEventResponse) {
+		if len(resp.BatchItemFailures) == 0 && fault != FaultNoAck {
+			_ = s.q.Delete(ctx, d.ReceiptHandle)
+		}
+	}
+	select {
+	case resp := <-handled:
+		ack(resp)
+	case <-s.store.freeze:
+		// The worker stopped before its commit: the scheduler goes on
+		// (the message comes back after its visibility timeout, another
+		// worker handles it) and lets it commit later.
+		s.frozen = &frozenWorker{handled: handled, ack: ack}
+	case <-s.slowIn:
+		// The model call is slow but its worker alive: three visibility
+		// timeouts pass, the worker's ticker fires, and the step must not
+		// be delivered to anyone else meanwhile.
+		s.fired(FaultSlow)
+		s.mu.Lock()
+		tick := s.tickCh
+		s.mu.Unlock()
+		for range 9 {
+			s.clock.T = s.clock.T.Add(visibility / 3)
+			if s.a.Worker.Extender != nil {
+				tick <- s.clock.T
+				<-s.extended
+			}
+			others, _ := s.q.Receive(ctx, 10, 0)
+			for _, o := range others {
+				if o.MessageID == d.MessageID {
+					s.res.Violations = append(s.res.Violations, fmt.Sprintf("%s: step message %s delivered again while its worker was alive", s.index[stepRun(d.Body)], d.MessageID))
+					continue
+				}
+				_ = s.q.ExtendVisibility(ctx, o.ReceiptHandle, 0) // not this worker's: visible again
+			}
+		}
+		s.slowOut <- struct{}{}
+		ack(<-handled)
+	}
+	s.mu.Lock()
+	s.slow = false
+	s.mu.Unlock()
+	s.store.arm("")
+	s.a.Steps.(*faultQueue).arm("")
+	return true
+}
+
+// frozenWorker is a worker stopped before its commit.
+type frozenWorker struct {
+	handled chan events.SQSEventResponse
+	ack     func(events.SQSEventResponse)
+	// lapsed: time passed its lease and its message's visibility.
+	lapsed bool
+}
+
+// thaw lets the frozen worker commit, and waits for it.
+func (s *sim) thaw() {
+	w := s.frozen
+	s.frozen = nil
+	s.store.thaw <- struct{}{}
+	w.ack(<-w.handled)
+}
+
+// checkVersions records a run version that went backwards.
+func (s *sim) checkVersions(ctx context.Context) {
+	for _, id := range s.runs {
+		rec, err := s.store.Store.LoadRun(ctx, id)
+		if err != nil {
+			continue
+		}
+		if v := rec.State.Version; v < s.versions[id] {
+			s.res.Violations = append(s.res.Violations, fmt.Sprintf("%s: version went back from %d to %d", s.index[id], s.versions[id], v))
+		}
+		s.versions[id] = rec.State.Version
+	}
+}
+
+// read is one connection of a run's stream reader, from the last event
+// it saw (Last-Event-ID): it takes what the stream sends, maybe
+// disconnecting after a few events, and reports whether it got the
+// stream's end.
+func (s *sim) read(ctx context.Context, id string) bool {
+	run := s.index[id]
+	seen := s.res.Seen[run]
+	var after int64
+	if len(seen) > 0 {
+		after = seen[len(seen)-1]
+	}
+	sink := &reader{limit: -1}
+	if s.faults && s.rng.IntN(3) == 0 {
+		sink.limit = s.rng.IntN(3)
+		s.fired(FaultReconnect)
+	}
+	_ = runstream.Follower{Runner: s.a.Runner}.Follow(ctx, tenant, id, after, 0, sink)
+	s.res.Seen[run] = append(seen, sink.seqs...)
+	return sink.ended
+}
+
+// reader is a stream reader's connection.
+type reader struct {
+	seqs  []int64
+	limit int // events before it disconnects; -1: none
+	ended bool
+}
+
+func (r *reader) Event(_ context.Context, ev core.Event) error {
+	if ev.Seq == 0 {
+		return nil // a turn in flight's start: no id
+	}
+	if r.limit == 0 {
+		return runstream.ErrGone
+	}
+	r.limit--
+	r.seqs = append(r.seqs, ev.Seq)
+	return nil
+}
+
+func (r *reader) Announced(ctx context.Context, ev core.Event) error {
+	if r.limit == 0 {
+		return runstream.ErrGone
+	}
+	r.limit--
+	r.seqs = append(r.seqs, ev.Seq)
+	return nil
+}
+
+func (r *reader) Deltas(context.Context, core.DeltaBatch) error { return nil }
+func (r *reader) Flush()                                        {}
+func (r *reader) KeepAlive() error                              { return nil }
+func (r *reader) End(context.Context, durable.Snapshot) error {
+	if r.limit != 0 {
+		r.ended = true
+	}
+	return nil
+}
+
+// fired counts a fault that happened.
+func (s *sim) fired(fault string) {
+	s.mu.Lock()
+	s.res.Faults[fault]++
+	s.mu.Unlock()
+}
+
+// collect reads every run's end.
+func (s *sim) collect(ctx context.Context) error {
+	for _, id := range s.runs {
+		snap, err := s.a.Runner.Get(ctx, tenant, id)
+		if err != nil {
+			return err
+		}
+		v, err := s.a.Runner.View(ctx, snap, 0)
+		if err != nil {
+			return err
+		}
+		msgs, err := s.a.Store.Messages(ctx, tenant, snap.State.SessionID, 0, 1<<62, 10000)
+		if err != nil {
+			return err
+		}
+		evs, err := s.a.Store.Events(ctx, id, 0, 1<<62, 10000)
+		if err != nil {
+			return err
+		}
+		s.res.Runs[s.index[id]] = RunOutcome{RunID: id, Status: snap.State.Status, Final: v.Result.FinalContent, Messages: msgs, Events: evs, Results: v.Result.ToolExecutionResults}
+	}
+	return nil
+}
+
+// errCrash is an injected crash.
+var errCrash = errors.New("sim: injected crash")
+
+// faultStore fails the store call an armed fault names, once.
+type faultStore struct {
+	durable.Store
+	sim   *sim
+	mu    sync.Mutex
+	armed string
+	// freeze receives when a worker stops before its commit; thaw lets
+	// it go on.
+	freeze, thaw chan struct{}
+}
+
+func (f *faultStore) arm(fault string) {
+	f.mu.Lock()
+	f.armed = fault
+	f.mu.Unlock()
+}
+
+// fire reports whether the armed fault is fault, disarming it.
+func (f *faultStore) fire(fault string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.armed != fault {
+		return false
+	}
+	f.armed = ""
+	f.sim.fired(fault)
+	return true
+}
+
+func (f *faultStore) LoadRun(ctx context.Context, id string) (core.RunRecord, error) {
+	if f.fire(FaultLoad) {
+		return core.RunRecord{}, core.Retryable(errCrash)
+	}
+	return f.Store.LoadRun(ctx, id)
+}
+
+func (f *faultStore) ClaimIntent(ctx context.Context, runID, callID, owner string, now time.Time, lease time.Duration) (core.Claim, error) {
+	if f.sim.mutation == MutSkipIntentClaim {
+		return core.Claim{Claimed: true, Attempt: 1}, nil
+	}
+	c, err := f.Store.ClaimIntent(ctx, runID, callID, owner, now, lease)
+	if err == nil && f.fire(FaultClaim) {
+		return core.Claim{}, core.Retryable(errCrash)
+	}
+	return c, err
+}
+
+func (f *faultStore) Commit(ctx context.Context, w core.Write) error {
+	if f.fire(FaultFreeze) {
+		f.freeze <- struct{}{}
+		<-f.thaw
+	}
+	if f.fire(FaultRecord) {
+		return core.Retryable(errCrash)
+	}
+	if f.sim.mutation == MutNoVersionFence {
+		if cur, err := f.Store.LoadRun(ctx, w.Output.State.RunID); err == nil {
+			w.PrevVersion = cur.State.Version
+		}
+	}
+	err := f.Store.Commit(ctx, w)
+	if err == nil && f.fire(FaultAmbiguous) {
+		return core.Retryable(errCrash)
+	}
+	return err
+}
+
+// Events drops, under MutDropEventOnResume, the first event after a
+// resumed reader's cursor.
+func (f *faultStore) Events(ctx context.Context, runID string, after, before int64, limit int) ([]core.Event, error) {
+	evs, err := f.Store.Events(ctx, runID, after, before, limit)
+	if err == nil && f.sim.mutation == MutDropEventOnResume && after > 0 && len(evs) > 0 {
+		evs = evs[1:]
+	}
+	return evs, err
+}
+
+// faultQueue fails the send an armed FaultSend names, once.
+type faultQueue struct {
+	app.Queue
+	sim   *sim
+	mu    sync.Mutex
+	armed string
+}
+
+func (q *faultQueue) arm(fault string) {
+	q.mu.Lock()
+	q.armed = fault
+	q.mu.Unlock()
+}
+
+// ExtendVisibility extends, and tells the simulation it did.
+func (q *faultQueue) ExtendVisibility(ctx context.Context, receipt string, d time.Duration) error {
+	err := q.Queue.ExtendVisibility(ctx, receipt, d)
+	q.sim.extended <- struct{}{}
+	return err
+}
+
+func (q *faultQueue) Enqueue(ctx context.Context, steps []core.QueuedStep) error {
+	q.mu.Lock()
+	fire := q.armed == FaultSend
+	if fire {
+		q.armed = ""
+	}
+	q.mu.Unlock()
+	if fire {
+		q.sim.fired(FaultSend)
+		return errCrash
+	}
+	if q.sim.sweeping && len(steps) > 0 {
+		q.sim.resentBySweeper(steps[0].Step.RunID)
+	}
+	return q.Queue.Enqueue(ctx, steps)
+}
+
+// Keys sorts a map's keys.
+func Keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// stepRun is the run id of a step message.
+func stepRun(body []byte) string {
+	var st core.Step
+	_ = json.Unmarshal(body, &st)
+	return st.RunID
+}
+
+// describe is a short view of a message for violation reports.
+func describe(m core.Message) string {
+	return fmt.Sprintf("%s %q %s", m.Role, strings.TrimSpace(m.Content), m.ToolName())
+}
