@@ -3,7 +3,7 @@ SHELL := /usr/bin/env bash
 GO ?= go
 PKGS := ./...
 
-.PHONY: cli help invoke localstack-up localstack-down deploy-local e2e-localstack build-lambdas check-build node-tools infra-test synth deploy destroy test test-unit emulators emulators-stop lint build run demo bench fuzz fmt golden clean
+.PHONY: cli sim help invoke localstack-up localstack-down deploy-local e2e-localstack build-lambdas check-build node-tools infra-test synth deploy destroy test test-unit emulators emulators-stop lint build run demo bench fuzz fmt golden clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -107,6 +107,11 @@ demo: ## run a scripted agent in process and print its result envelope
 bench: build-lambdas ## step benchmarks: in process, in memory, on DynamoDB Local + fauxqs; tables to stdout and results/ (never part of make test; ~6 min on 2 cores)
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./core/...
 	scripts/emulators.sh run $(GO) run ./scripts/bench -out results
+
+SEEDS ?= 1000
+SEED ?= 1
+sim: ## the seeded fault battery: make sim [SEEDS=100000] [SEED=1] [RUNS=n RATE=x MUTATION=m]; prints the table of what ran
+	$(GO) test ./internal/sim -run '^TestBattery$$' -count=1 -v -timeout 0 -seeds $(SEEDS) -seed $(SEED) $(if $(RUNS),-runs $(RUNS)) $(if $(RATE),-rate $(RATE)) $(if $(MUTATION),-mutation $(MUTATION))
 
 FUZZTIME ?= 30s
 fuzz: ## explore the fuzz targets (message, declaration and trimming normalization)

@@ -3,38 +3,145 @@ package sim
 import (
 	"flag"
 	"fmt"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 )
 
 var (
-	seeds = flag.Int("seeds", 300, "seeds to run")
+	seeds = flag.Int("seeds", 1000, "seeds to run")
 	first = flag.Uint64("seed", 1, "the first seed")
+	runs  = flag.Int("runs", 0, "runs per seed (0: the default)")
+	rate  = flag.Float64("rate", 0, "the chance of a fault per delivery (0: the default)")
+	mut   = flag.String("mutation", "", "break one guarantee on purpose (skip_intent_claim, no_version_fence, drop_event_on_resume, no_visibility_extension): the battery must fail")
 )
 
-// TestBattery runs -seeds seeds from -seed: each seed's workload with
-// faults must end as it does without them, and keep every invariant of
-// Check. A failing seed prints the command that replays it.
-func TestBattery(t *testing.T) {
-	stats := map[string]int{}
-	steps := 0
-	for seed := *first; seed < *first+uint64(*seeds); seed++ {
-		clean, err := Run(seed, Options{}, false)
-		if err != nil {
-			t.Fatalf("seed %d without faults: %v\nreplay: make sim SEED=%d SEEDS=1", seed, err, seed)
-		}
-		faulty, err := Run(seed, Options{}, true)
-		if err != nil {
-			t.Fatalf("seed %d: %v\nreplay: make sim SEED=%d SEEDS=1", seed, err, seed)
-		}
-		if v := Check(faulty, clean); len(v) > 0 {
-			t.Fatalf("seed %d: %d violation(s):\n%v\nreplay: make sim SEED=%d SEEDS=1", seed, len(v), v, seed)
-		}
-		for k, n := range faulty.Faults {
-			stats[k] += n
-		}
-		steps += faulty.Steps
+// seedOutcome is one seed's check.
+type seedOutcome struct {
+	seed       uint64
+	err        error
+	violations []string
+	faulty     Result
+}
+
+// checkSeed runs seed with and without faults and checks the invariants.
+func checkSeed(seed uint64, o Options) seedOutcome {
+	clean, err := Run(seed, Options{Runs: o.Runs}, false)
+	if err != nil {
+		return seedOutcome{seed: seed, err: fmt.Errorf("without faults: %w", err)}
 	}
-	t.Logf("%d seeds, %d scheduler steps; faults: %s", *seeds, steps, fmt.Sprint(stats))
+	faulty, err := Run(seed, o, true)
+	if err != nil {
+		return seedOutcome{seed: seed, err: err, faulty: faulty}
+	}
+	return seedOutcome{seed: seed, violations: Check(faulty, clean), faulty: faulty}
+}
+
+func (s seedOutcome) failed() bool { return s.err != nil || len(s.violations) > 0 }
+
+// shrink looks, for a failing seed, for a smaller failing schedule with
+// the same seed: fewer runs, then a lower fault rate.
+func shrink(seed uint64, o Options) Options {
+	best := o
+	n := o.Runs
+	if n <= 0 {
+		n = 4
+	}
+	for r := 1; r < n; r++ {
+		if checkSeed(seed, Options{Runs: r, FaultRate: o.FaultRate, Mutation: o.Mutation}).failed() {
+			best.Runs = r
+			break
+		}
+	}
+	for _, fr := range []float64{0.05, 0.1, 0.2} {
+		if o.FaultRate > 0 && fr >= o.FaultRate {
+			break
+		}
+		if checkSeed(seed, Options{Runs: best.Runs, FaultRate: fr, Mutation: o.Mutation}).failed() {
+			best.FaultRate = fr
+			break
+		}
+	}
+	return best
+}
+
+// replay is the command that replays a schedule.
+func replay(seed uint64, o Options) string {
+	cmd := fmt.Sprintf("make sim SEED=%d SEEDS=1", seed)
+	if o.Runs > 0 {
+		cmd += fmt.Sprintf(" RUNS=%d", o.Runs)
+	}
+	if o.FaultRate > 0 {
+		cmd += fmt.Sprintf(" RATE=%g", o.FaultRate)
+	}
+	if o.Mutation != "" {
+		cmd += " MUTATION=" + o.Mutation
+	}
+	return cmd
+}
+
+// TestBattery runs -seeds seeds from -seed on every core: each seed's
+// workload with faults must end as it does without them and keep every
+// invariant of Check. A failing seed prints the command that replays it,
+// and the smallest failing schedule the shrinker found. The table of
+// what ran is printed at the end (make sim shows it).
+func TestBattery(t *testing.T) {
+	o := Options{Runs: *runs, FaultRate: *rate, Mutation: *mut}
+	next := make(chan uint64)
+	out := make(chan seedOutcome)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seed := range next {
+				out <- checkSeed(seed, o)
+			}
+		}()
+	}
+	go func() {
+		for seed := *first; seed < *first+uint64(*seeds); seed++ {
+			next <- seed
+		}
+		close(next)
+		wg.Wait()
+		close(out)
+	}()
+	var failed []seedOutcome
+	faults := map[string]int{}
+	steps, runCount := 0, 0
+	for r := range out {
+		if r.failed() {
+			failed = append(failed, r)
+			continue
+		}
+		for k, n := range r.faulty.Faults {
+			faults[k] += n
+		}
+		steps += r.faulty.Steps
+		runCount += len(r.faulty.Runs)
+	}
+	var table strings.Builder
+	fmt.Fprintf(&table, "\n| seeds | runs | scheduler steps | violations |\n|---|---|---|---|\n| %d | %d | %d | %d |\n\n| fault | injected |\n|---|---|\n", *seeds, runCount, steps, len(failed))
+	total := 0
+	for _, k := range FaultKinds {
+		fmt.Fprintf(&table, "| %s | %d |\n", k, faults[k])
+		total += faults[k]
+	}
+	fmt.Fprintf(&table, "| all | %d |\n", total)
+	t.Log(table.String())
+	if len(failed) == 0 {
+		return
+	}
+	low := failed[0]
+	for _, f := range failed {
+		if f.seed < low.seed {
+			low = f
+		}
+	}
+	small := shrink(low.seed, o)
+	t.Fatalf("%d seed(s) failed; seed %d: %v %v\nreplay: %s\nsmallest failing schedule found: %s", len(failed), low.seed, low.err, low.violations, replay(low.seed, o), replay(low.seed, small))
 }
 
 // TestBatteryCatchesEachMutation: with each guarantee broken on purpose,
@@ -68,4 +175,24 @@ func TestSeedReplays(t *testing.T) {
 			t.Fatalf("seed %d ran differently: %d/%d steps, %v / %v (%v, %v)", seed, a.Steps, b.Steps, a.Faults, b.Faults, err1, err2)
 		}
 	}
+}
+
+// TestShrink: a failing seed shrinks to a schedule that still fails with
+// fewer runs, and the replay command names it.
+func TestShrink(t *testing.T) {
+	o := Options{Mutation: MutSkipIntentClaim}
+	for seed := uint64(1); seed <= 200; seed++ {
+		if !checkSeed(seed, o).failed() {
+			continue
+		}
+		small := shrink(seed, o)
+		if small.Runs < 1 || small.Runs >= 4 || !checkSeed(seed, small).failed() {
+			t.Fatalf("seed %d shrank to %+v", seed, small)
+		}
+		if cmd := replay(seed, small); !strings.Contains(cmd, fmt.Sprintf("SEED=%d SEEDS=1 RUNS=%d", seed, small.Runs)) {
+			t.Fatalf("replay %q", cmd)
+		}
+		return
+	}
+	t.Fatal("no seed failed under the mutation")
 }
