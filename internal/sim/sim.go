@@ -67,6 +67,8 @@ const (
 	// MutNoVisibilityExtension is the worker before it kept its batch
 	// hidden: a slow step is delivered again while its worker is alive.
 	MutNoVisibilityExtension = "no_visibility_extension"
+	// MutSendBeforeCommit sends a commit's next steps before the commit.
+	MutSendBeforeCommit = "send_before_commit"
 )
 
 // stallAfter is the runner's stall period (its default).
@@ -76,7 +78,7 @@ const (
 	tenant     = "sim"
 	token      = "sim-token-000001"
 	visibility = time.Minute
-	agentsJSON = `{"agents":[{"slug":"sim","model":{"provider":"scripted"},"allow_overrides":["model"],"max_turns":12,
+	agentsJSON = `{"agents":[{"slug":"sim","model":{"provider":"scripted"},"allow_overrides":["model","parallel_tool_calls"],"max_turns":12,
  "tools":[
   {"name":"ops/lookup","source":"ops","description":"Look something up (retry-safe).","runtime":{"retry_safe":true},"executor":{"type":"go","handler":"lookup"}},
   {"name":"ops/charge","source":"ops","description":"Charge a card (not retry-safe).","executor":{"type":"go","handler":"charge"}},
@@ -124,13 +126,24 @@ type RunOutcome struct {
 	Results  []core.ToolExecutionResult
 }
 
-// workload is the runs a seed starts: each a scripted model's turns.
-type workload [][]core.ScriptedTurn
+// workload is the runs a seed starts: each a scripted model's turns, and
+// whether the run calls tools in parallel.
+type workload []struct {
+	turns    []core.ScriptedTurn
+	parallel bool
+}
 
 func newWorkload(rng *rand.Rand, runs int) workload {
 	w := make(workload, runs)
 	for i := range w {
 		n := 1 + rng.IntN(4)
+		if w[i].parallel = rng.IntN(3) == 0; w[i].parallel {
+			// Two server tools in one turn, each step in a message group of
+			// its own.
+			w[i].turns = append(w[i].turns, core.ScriptedTurn{Content: "both at once", ToolCalls: []core.ToolCallRequest{
+				{ID: "p1", Name: "ops/lookup", Parameters: map[string]any{"q": "p"}},
+				{ID: "p2", Name: "ops/charge", Parameters: map[string]any{"amount": 9}}}})
+		}
 		for turn := 0; turn < n; turn++ {
 			id := fmt.Sprintf("c%d", turn+1)
 			var call core.ToolCallRequest
@@ -144,9 +157,9 @@ func newWorkload(rng *rand.Rand, runs int) workload {
 			default:
 				call = core.ToolCallRequest{ID: id, Name: "ops/email", Parameters: map[string]any{"to": "ann@example.com"}}
 			}
-			w[i] = append(w[i], core.ScriptedTurn{Content: fmt.Sprintf("turn %d", turn+1), ToolCalls: []core.ToolCallRequest{call}})
+			w[i].turns = append(w[i].turns, core.ScriptedTurn{Content: fmt.Sprintf("turn %d", turn+1), ToolCalls: []core.ToolCallRequest{call}})
 		}
-		w[i] = append(w[i], core.ScriptedTurn{Content: fmt.Sprintf("done %d", i)})
+		w[i].turns = append(w[i].turns, core.ScriptedTurn{Content: fmt.Sprintf("done %d", i)})
 	}
 	return w
 }
@@ -169,8 +182,8 @@ func Run(seed uint64, o Options, faults bool) (Result, error) {
 	}
 	defer func() { _ = s.a.DeleteResources(context.Background()) }()
 	ctx := context.Background()
-	for i, turns := range w {
-		if err := s.start(ctx, i, turns); err != nil {
+	for i, r := range w {
+		if err := s.start(ctx, i, r.turns, r.parallel); err != nil {
 			return Result{}, err
 		}
 	}
@@ -211,9 +224,10 @@ type sim struct {
 	// run's steps were last sent again by it.
 	sweeping bool
 	resent   map[string]time.Time
-	clock    *core.FixedClock
-	a        *app.App
-	raw      app.Queue // the step queue, below the fault wrapper
+
+	clock *core.FixedClock
+	a     *app.App
+	raw   app.Queue // the step queue, below the fault wrapper
 	// unacked are the messages received and not deleted (by message id:
 	// their latest receipt handle): they come back when time passes.
 	unacked map[string]string
@@ -304,8 +318,8 @@ func (s *sim) api(ctx context.Context, method, path, body, key string) (int, map
 	return resp.StatusCode, v
 }
 
-func (s *sim) start(ctx context.Context, i int, turns []core.ScriptedTurn) error {
-	body, _ := json.Marshal(map[string]any{"agent": "sim", "session_id": fmt.Sprintf("s-%d", i),
+func (s *sim) start(ctx context.Context, i int, turns []core.ScriptedTurn, parallel bool) error {
+	body, _ := json.Marshal(map[string]any{"agent": "sim", "session_id": fmt.Sprintf("s-%d", i), "parallel_tool_calls": parallel,
 		"messages": []any{map[string]any{"role": "user", "content": fmt.Sprintf("task %d", i)}},
 		"tools":    []any{map[string]any{"name": "client/ask", "description": "Ask the user.", "parameters": map[string]any{"type": "object"}}},
 		"model":    map[string]any{"provider": core.ProviderScripted, "turns": turns}})
@@ -483,6 +497,7 @@ func (s *sim) deliverOne(ctx context.Context) bool {
 	}
 	ev := events.SQSEvent{Records: []events.SQSMessage{{MessageId: d.MessageID, ReceiptHandle: d.ReceiptHandle, Body: string(d.Body),
 		Attributes: map[string]string{"ApproximateReceiveCount": strconv.Itoa(d.ReceiveCount), "MessageGroupId": d.Group}}}}
+	s.checkStepSent(ctx, d)
 	handled := make(chan events.SQSEventResponse, 1)
 	go func() {
 		resp, _ := s.a.Worker.Handle(ctx, ev)
@@ -536,6 +551,19 @@ func (s *sim) deliverOne(ctx context.Context) bool {
 	s.store.arm("")
 	s.a.Steps.(*faultQueue).arm("")
 	return true
+}
+
+// checkStepSent records a step message that names a step its run has
+// not scheduled: one sent before the commit that schedules it.
+func (s *sim) checkStepSent(ctx context.Context, d core.ReceivedMessage) {
+	var st core.Step
+	if json.Unmarshal(d.Body, &st) != nil {
+		return
+	}
+	rec, err := s.store.Store.LoadRun(ctx, st.RunID)
+	if err == nil && st.Seq > rec.State.StepSeq {
+		s.res.Violations = append(s.res.Violations, fmt.Sprintf("%s: step %d was delivered before the commit that scheduled it (the run has scheduled %d)", s.index[st.RunID], st.Seq, rec.State.StepSeq))
+	}
 }
 
 // frozenWorker is a worker stopped before its commit.
@@ -712,6 +740,17 @@ func (f *faultStore) Commit(ctx context.Context, w core.Write) error {
 	if f.fire(FaultFreeze) {
 		f.freeze <- struct{}{}
 		<-f.thaw
+	}
+	if f.sim.mutation == MutSendBeforeCommit && len(w.Output.Next) > 0 {
+		qs := make([]core.QueuedStep, len(w.Output.Next))
+		for i, st := range w.Output.Next {
+			group := w.Output.State.SessionID
+			if st.Kind == core.StepToolCall && w.Output.State.Config.ParallelToolCalls {
+				group += "#" + st.CallID
+			}
+			qs[i] = core.QueuedStep{Step: st, Group: group, DedupID: fmt.Sprintf("%s:%d", st.RunID, st.Seq)}
+		}
+		_ = f.sim.raw.Enqueue(ctx, qs)
 	}
 	if f.fire(FaultRecord) {
 		return core.Retryable(errCrash)

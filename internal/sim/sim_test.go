@@ -147,7 +147,7 @@ func TestBattery(t *testing.T) {
 // TestBatteryCatchesEachMutation: with each guarantee broken on purpose,
 // the battery's default seeds find a violation.
 func TestBatteryCatchesEachMutation(t *testing.T) {
-	for _, m := range []string{MutSkipIntentClaim, MutNoVersionFence, MutDropEventOnResume, MutNoVisibilityExtension} {
+	for _, m := range []string{MutSkipIntentClaim, MutNoVersionFence, MutSendBeforeCommit, MutDropEventOnResume, MutNoVisibilityExtension} {
 		t.Run(m, func(t *testing.T) {
 			for seed := uint64(1); seed <= uint64(*seeds); seed++ {
 				clean, err := Run(seed, Options{}, false)
