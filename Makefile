@@ -110,8 +110,8 @@ bench: build-lambdas ## step benchmarks: in process, in memory, on DynamoDB Loca
 
 SEEDS ?= 1000
 SEED ?= 1
-sim: ## the seeded fault battery: make sim [SEEDS=100000] [SEED=1] [RUNS=n RATE=x MUTATION=m]; prints the table of what ran
-	$(GO) test ./internal/sim -run '^TestBattery$$' -count=1 -v -timeout 0 -seeds $(SEEDS) -seed $(SEED) $(if $(RUNS),-runs $(RUNS)) $(if $(RATE),-rate $(RATE)) $(if $(MUTATION),-mutation $(MUTATION))
+sim: ## the seeded fault battery: make sim [SEEDS=100000] [SEED=1] [RUNS=n RATE=x CALLFAIL=x MUTATION=m]; prints the table of what ran
+	$(GO) test ./internal/sim -run '^TestBattery$$' -count=1 -v -timeout 0 -seeds $(SEEDS) -seed $(SEED) $(if $(RUNS),-runs $(RUNS)) $(if $(RATE),-rate $(RATE)) $(if $(CALLFAIL),-callfail $(CALLFAIL)) $(if $(MUTATION),-mutation $(MUTATION))
 
 FUZZTIME ?= 30s
 fuzz: ## explore the fuzz targets (message, declaration and trimming normalization)

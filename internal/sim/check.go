@@ -10,11 +10,15 @@ import (
 // Check compares a seed's execution under faults with its fault-free
 // execution and returns every invariant violation:
 //
-//   - each run ends as it does without faults (status and final answer);
+//   - each run ends as it does without faults (status and final answer),
+//     but a run the schedule cancels, which may end cancelled instead;
 //   - its transcript has the fault-free one's messages, role by role and
-//     content by content, but for a tool result that is in_doubt: allowed
-//     only for the not retry-safe ops/charge and ops/email, whose
-//     execution a crash may have cut off from its record;
+//     content by content (steering messages left out), but for a tool
+//     result that is in_doubt: allowed only for the not retry-safe
+//     ops/charge and ops/email, whose execution a crash may have cut off
+//     from its record;
+//   - its usage total is the tokens its model turns reported, each turn
+//     counted once whatever was retried;
 //   - a tool that is not retry-safe ran at most once per call, and a
 //     retry-safe one always with the same idempotency key;
 //   - every tool call has its result;
@@ -27,21 +31,20 @@ func Check(faulty, clean Result) []string {
 	bad := func(run, format string, args ...any) { out = append(out, run+": "+fmt.Sprintf(format, args...)) }
 	for _, run := range Keys(clean.Runs) {
 		c, f := clean.Runs[run], faulty.Runs[run]
-		if f.Status != c.Status || f.Final != c.Final {
-			bad(run, "ended %s %q, without faults %s %q", f.Status, f.Final, c.Status, c.Final)
-		}
-		if len(f.Messages) != len(c.Messages) {
-			bad(run, "%d messages, without faults %d", len(f.Messages), len(c.Messages))
+		kind := faulty.Kinds[run]
+		if kind == Cancelled {
+			// A cancel races the run's steps: it may come too late (the
+			// run ends as without it) or win (cancelled, its transcript
+			// a prefix of the uncancelled one's, open calls closed).
+			if f.Status == core.StatusCancelled {
+				checkPrefix(bad, run, f, c)
+			} else {
+				checkSame(bad, run, f, c)
+			}
 		} else {
-			for i := range c.Messages {
-				fm, cm := f.Messages[i], c.Messages[i]
-				if fm.Role == cm.Role && fm.Content == cm.Content {
-					continue
-				}
-				if fm.Role == core.RoleToolResult && cm.Role == core.RoleToolResult && inDoubt(fm) && !retrySafe(fm.ToolName()) {
-					continue
-				}
-				bad(run, "message %d is %s, without faults %s", i, describe(fm), describe(cm))
+			checkSame(bad, run, f, c)
+			if f.TotalTokens != faulty.Tokens[run] {
+				bad(run, "usage total %d tokens, its model turns reported %d", f.TotalTokens, faulty.Tokens[run])
 			}
 		}
 		calls, results := map[string]bool{}, map[string]bool{}
@@ -84,6 +87,64 @@ func Check(faulty, clean Result) []string {
 		if len(faulty.Keys[k]) > 1 {
 			out = append(out, fmt.Sprintf("%s: %s ran with %d idempotency keys", k, name, len(faulty.Keys[k])))
 		}
+	}
+	return out
+}
+
+// checkSame checks that a run ends as without faults: status, answer,
+// and transcript (steering messages left out: when they arrive is the
+// schedule's), a result in doubt allowed for a tool that is not
+// retry-safe.
+func checkSame(bad func(run, format string, args ...any), run string, f, c RunOutcome) {
+	if f.Status != c.Status || f.Final != c.Final {
+		bad(run, "ended %s %q, without faults %s %q", f.Status, f.Final, c.Status, c.Final)
+	}
+	fms, cms := unsteered(f.Messages), unsteered(c.Messages)
+	if len(fms) != len(cms) {
+		bad(run, "%d messages, without faults %d", len(fms), len(cms))
+		return
+	}
+	for i := range cms {
+		fm, cm := fms[i], cms[i]
+		if fm.Role == cm.Role && fm.Content == cm.Content {
+			continue
+		}
+		if fm.Role == core.RoleToolResult && cm.Role == core.RoleToolResult && inDoubt(fm) && !retrySafe(fm.ToolName()) {
+			continue
+		}
+		bad(run, "message %d is %s, without faults %s", i, describe(fm), describe(cm))
+	}
+}
+
+// checkPrefix checks that a cancelled run's transcript is the start of
+// the uncancelled one's, but for the results cancelling gave its open
+// calls (and results in doubt, as in checkSame).
+func checkPrefix(bad func(run, format string, args ...any), run string, f, c RunOutcome) {
+	fms, cms := unsteered(f.Messages), unsteered(c.Messages)
+	if len(fms) > len(cms) {
+		bad(run, "cancelled with %d messages, more than the %d of its whole run", len(fms), len(cms))
+		return
+	}
+	for i := range fms {
+		fm, cm := fms[i], cms[i]
+		if fm.Role == cm.Role && fm.Content == cm.Content {
+			continue
+		}
+		if fm.Role == core.RoleToolResult && cm.Role == core.RoleToolResult && (inDoubt(fm) && !retrySafe(fm.ToolName()) || strings.Contains(fm.Content, "cancel")) {
+			continue
+		}
+		bad(run, "cancelled, message %d is %s, without the cancel %s", i, describe(fm), describe(cm))
+	}
+}
+
+// unsteered leaves out the steering messages.
+func unsteered(msgs []core.Message) []core.Message {
+	var out []core.Message
+	for _, m := range msgs {
+		if m.Role == core.RoleUser && strings.HasPrefix(m.Content, "steer:") {
+			continue
+		}
+		out = append(out, m)
 	}
 	return out
 }

@@ -40,23 +40,24 @@ import (
 
 // Fault kinds.
 const (
-	FaultLoad      = "crash_after_receive" // LoadRun fails
-	FaultClaim     = "crash_after_claim"   // ClaimIntent lands, its caller fails
-	FaultRecord    = "crash_before_record" // the commit fails before writing
-	FaultAmbiguous = "ambiguous_commit"    // the commit writes, its caller fails
-	FaultSend      = "crash_before_send"   // the commit lands, the send fails
-	FaultNoAck     = "handled_not_acked"   // delivered again after the visibility timeout
-	FaultFreeze    = "frozen_past_lease"   // the worker stops before its commit, another handles the step, then it commits
-	FaultSlow      = "slow_model_turn"     // a live worker's model call outlasts the visibility timeout three times
-	FaultDupInput  = "duplicate_input"     // an outside input sent twice
-	FaultReconnect = "stream_reconnect"    // a stream reader disconnects and resumes with Last-Event-ID
+	FaultLoad       = "crash_after_receive" // LoadRun fails
+	FaultClaim      = "crash_after_claim"   // ClaimIntent lands, its caller fails
+	FaultRecord     = "crash_before_record" // the commit fails before writing
+	FaultAmbiguous  = "ambiguous_commit"    // the commit writes, its caller fails
+	FaultSend       = "crash_before_send"   // the commit lands, the send fails
+	FaultNoAck      = "handled_not_acked"   // delivered again after the visibility timeout
+	FaultFreeze     = "frozen_past_lease"   // the worker stops before its commit, another handles the step, then it commits
+	FaultSlow       = "slow_model_turn"     // a live worker's model call outlasts the visibility timeout three times
+	FaultDupInput   = "duplicate_input"     // an outside input sent twice
+	FaultReconnect  = "stream_reconnect"    // a stream reader disconnects and resumes with Last-Event-ID
+	FaultCallFailed = "store_call_failed"   // a store call fails at Options.CallFailRate
 )
 
 // deliveryFaults are the faults drawn for a delivery.
 var deliveryFaults = []string{FaultLoad, FaultClaim, FaultRecord, FaultAmbiguous, FaultSend, FaultNoAck, FaultFreeze, FaultSlow}
 
 // FaultKinds lists the faults in the order the battery's table prints them.
-var FaultKinds = append(append(append([]string{}, deliveryFaults...), FaultDupInput, FaultReconnect), sdkFaults...)
+var FaultKinds = append(append(append([]string{}, deliveryFaults...), FaultDupInput, FaultReconnect, FaultCallFailed), sdkFaults...)
 
 // Mutations: deliberately broken variants of Baton's guarantees, for the
 // battery's own test (each must be caught).
@@ -82,6 +83,11 @@ const (
  "tools":[
   {"name":"ops/lookup","source":"ops","description":"Look something up (retry-safe).","runtime":{"retry_safe":true},"executor":{"type":"go","handler":"lookup"}},
   {"name":"ops/charge","source":"ops","description":"Charge a card (not retry-safe).","executor":{"type":"go","handler":"charge"}},
+  {"name":"ops/email","source":"ops","description":"Send an email (approved first).","action_policy":"preview","executor":{"type":"go","handler":"charge"}}]},
+ {"slug":"sim-short","model":{"provider":"scripted"},"allow_overrides":["model","parallel_tool_calls"],"max_turns":12,"pending_ttl":"3m",
+ "tools":[
+  {"name":"ops/lookup","source":"ops","description":"Look something up (retry-safe).","runtime":{"retry_safe":true},"executor":{"type":"go","handler":"lookup"}},
+  {"name":"ops/charge","source":"ops","description":"Charge a card (not retry-safe).","executor":{"type":"go","handler":"charge"}},
   {"name":"ops/email","source":"ops","description":"Send an email (approved first).","action_policy":"preview","executor":{"type":"go","handler":"charge"}}]}]}`
 )
 
@@ -93,6 +99,10 @@ type Options struct {
 	FaultRate float64
 	// Mutation breaks one guarantee on purpose (Mut…; "" for none).
 	Mutation string
+	// CallFailRate, when set, makes every store and queue call of a
+	// delivery fail with this chance (a commit half the time after it
+	// was written), besides the one fault per delivery.
+	CallFailRate float64
 	// DynamoDBEndpoint and SQSEndpoint, when both set, run the seed on
 	// the DynamoDB and SQS adapters against these endpoints (DynamoDB
 	// Local and fauxqs), on a table and queues of its own, with SDK
@@ -114,6 +124,10 @@ type Result struct {
 	// that went backwards).
 	Seen       map[string][]int64
 	Violations []string
+	// Kinds and Tokens are each run's kind and the tokens its turns
+	// report in all.
+	Kinds  map[string]string
+	Tokens map[string]int
 }
 
 // RunOutcome is a run's end.
@@ -124,6 +138,8 @@ type RunOutcome struct {
 	Messages []core.Message
 	Events   []core.Event
 	Results  []core.ToolExecutionResult
+	// TotalTokens is the run's usage total.
+	TotalTokens int
 }
 
 // workload is the runs a seed starts: each a scripted model's turns, and
@@ -131,7 +147,20 @@ type RunOutcome struct {
 type workload []struct {
 	turns    []core.ScriptedTurn
 	parallel bool
+	// kind: "" (answered, left alone), Cancelled or Steered (the
+	// simulation cancels or steers it once, at a point of its schedule),
+	// or Expiring (its pauses are never answered: they expire).
+	kind   string
+	stream bool // its model streams tokens
+	tokens int  // the usage its turns report, in all
 }
+
+// Run kinds.
+const (
+	Cancelled = "cancelled"
+	Steered   = "steered"
+	Expiring  = "expiring"
+)
 
 func newWorkload(rng *rand.Rand, runs int) workload {
 	w := make(workload, runs)
@@ -160,6 +189,13 @@ func newWorkload(rng *rand.Rand, runs int) workload {
 			w[i].turns = append(w[i].turns, core.ScriptedTurn{Content: fmt.Sprintf("turn %d", turn+1), ToolCalls: []core.ToolCallRequest{call}})
 		}
 		w[i].turns = append(w[i].turns, core.ScriptedTurn{Content: fmt.Sprintf("done %d", i)})
+		for t := range w[i].turns {
+			u := map[string]any{"prompt_tokens": 10 + t, "completion_tokens": 3}
+			w[i].turns[t].Usage = u
+			w[i].tokens += 13 + t
+		}
+		w[i].kind = []string{"", "", "", Cancelled, Steered, Expiring}[rng.IntN(6)]
+		w[i].stream = rng.IntN(3) == 0
 	}
 	return w
 }
@@ -173,9 +209,9 @@ func Run(seed uint64, o Options, faults bool) (Result, error) {
 		o.FaultRate = 0.3
 	}
 	w := newWorkload(rand.New(rand.NewPCG(seed, 1)), o.Runs)
-	s := &sim{rng: rand.New(rand.NewPCG(seed, 2)), faults: faults, rate: o.FaultRate, mutation: o.Mutation,
-		res:   Result{Runs: map[string]RunOutcome{}, Faults: map[string]int{}, Executions: map[string]int{}, Keys: map[string]map[string]bool{}, Seen: map[string][]int64{}},
-		clock: &core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, index: map[string]string{}, versions: map[string]int64{},
+	s := &sim{rng: rand.New(rand.NewPCG(seed, 2)), faults: faults, rate: o.FaultRate, mutation: o.Mutation, callFailRate: o.CallFailRate,
+		res:   Result{Runs: map[string]RunOutcome{}, Faults: map[string]int{}, Executions: map[string]int{}, Keys: map[string]map[string]bool{}, Seen: map[string][]int64{}, Kinds: map[string]string{}, Tokens: map[string]int{}},
+		clock: &core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, index: map[string]string{}, kinds: map[string]string{}, disrupted: map[string]bool{}, versions: map[string]int64{},
 		slowIn: make(chan struct{}), slowOut: make(chan struct{}), extended: make(chan struct{}), resent: map[string]time.Time{}, unacked: map[string]string{}}
 	if err := s.build(o); err != nil {
 		return Result{}, err
@@ -183,7 +219,8 @@ func Run(seed uint64, o Options, faults bool) (Result, error) {
 	defer func() { _ = s.a.DeleteResources(context.Background()) }()
 	ctx := context.Background()
 	for i, r := range w {
-		if err := s.start(ctx, i, r.turns, r.parallel); err != nil {
+		s.res.Kinds["r"+strconv.Itoa(i)], s.res.Tokens["r"+strconv.Itoa(i)] = r.kind, r.tokens
+		if err := s.start(ctx, i, r.turns, r.parallel, r.kind, r.stream); err != nil {
 			return Result{}, err
 		}
 	}
@@ -203,12 +240,13 @@ func Run(seed uint64, o Options, faults bool) (Result, error) {
 
 // sim is one execution of a seed.
 type sim struct {
-	rng      *rand.Rand
-	faults   bool
-	rate     float64
-	mutation string
-	res      Result
-	versions map[string]int64 // the highest version seen of each run
+	rng          *rand.Rand
+	faults       bool
+	rate         float64
+	mutation     string
+	callFailRate float64
+	res          Result
+	versions     map[string]int64 // the highest version seen of each run
 	// frozen is a worker stopped before its commit (FaultFreeze), and
 	// resume lets it go on.
 	frozen *frozenWorker
@@ -232,11 +270,13 @@ type sim struct {
 	// their latest receipt handle): they come back when time passes.
 	unacked map[string]string
 	// aws arms the SDK faults of the emulator mode.
-	aws   *awsFaults
-	store *faultStore
-	mu    sync.Mutex
-	index map[string]string // run id → workload index
-	runs  []string          // run ids in workload order
+	aws       *awsFaults
+	store     *faultStore
+	mu        sync.Mutex
+	index     map[string]string // run id → workload index
+	kinds     map[string]string // run id → kind
+	disrupted map[string]bool   // the runs cancelled or steered already
+	runs      []string          // run ids in workload order
 }
 
 func (s *sim) build(o Options) error {
@@ -244,7 +284,7 @@ func (s *sim) build(o Options) error {
 	deps := app.Deps{Clock: s.clock, IDs: &core.SequentialIDs{}, Log: slog.New(slog.DiscardHandler), Model: s,
 		ToolHandlers: map[string]app.ToolHandler{"lookup": s.tool, "charge": s.tool},
 		WrapStore: func(st durable.Store) durable.Store {
-			s.store = &faultStore{Store: st, sim: s, freeze: make(chan struct{}), thaw: make(chan struct{})}
+			s.store = &faultStore{Store: st, sim: s, freeze: make(chan struct{}), thaw: make(chan struct{}), rng: rand.New(rand.NewPCG(s.rng.Uint64(), 3))}
 			return s.store
 		},
 		WrapQueue: func(q app.Queue) app.Queue { return &faultQueue{Queue: q, sim: s} }}
@@ -318,11 +358,18 @@ func (s *sim) api(ctx context.Context, method, path, body, key string) (int, map
 	return resp.StatusCode, v
 }
 
-func (s *sim) start(ctx context.Context, i int, turns []core.ScriptedTurn, parallel bool) error {
-	body, _ := json.Marshal(map[string]any{"agent": "sim", "session_id": fmt.Sprintf("s-%d", i), "parallel_tool_calls": parallel,
+func (s *sim) start(ctx context.Context, i int, turns []core.ScriptedTurn, parallel bool, kind string, stream bool) error {
+	agent, model := "sim", map[string]any{"provider": core.ProviderScripted, "turns": turns}
+	if kind == Expiring {
+		agent = "sim-short"
+	}
+	if stream {
+		model["options"] = map[string]any{"chunk_chars": 4}
+	}
+	body, _ := json.Marshal(map[string]any{"agent": agent, "session_id": fmt.Sprintf("s-%d", i), "parallel_tool_calls": parallel,
 		"messages": []any{map[string]any{"role": "user", "content": fmt.Sprintf("task %d", i)}},
 		"tools":    []any{map[string]any{"name": "client/ask", "description": "Ask the user.", "parameters": map[string]any{"type": "object"}}},
-		"model":    map[string]any{"provider": core.ProviderScripted, "turns": turns}})
+		"model":    model})
 	st, v := s.api(ctx, "POST", "/v1/runs", string(body), "")
 	if st != 202 {
 		return fmt.Errorf("start run %d: %d %v", i, st, v)
@@ -332,6 +379,7 @@ func (s *sim) start(ctx context.Context, i int, turns []core.ScriptedTurn, paral
 	s.index[id] = "r" + strconv.Itoa(i)
 	s.mu.Unlock()
 	s.runs = append(s.runs, id)
+	s.kinds[id] = kind
 	return nil
 }
 
@@ -349,6 +397,9 @@ func (s *sim) loop(ctx context.Context) error {
 		}
 		if s.frozen != nil && s.frozen.lapsed && s.rng.IntN(3) == 0 {
 			s.thaw()
+			continue
+		}
+		if s.disrupt(ctx) {
 			continue
 		}
 		if s.answerSome(ctx) {
@@ -396,11 +447,12 @@ func (s *sim) lapse(ctx context.Context) {
 // most once per stall period.
 func (s *sim) sweep(ctx context.Context) error {
 	s.sweeping = true
-	defer func() { s.sweeping = false }()
-	if _, err := s.a.Runner.Sweep(ctx, 100); err != nil {
+	s.store.failing(s.callFailRate)
+	defer func() { s.sweeping = false; s.store.failing(0) }()
+	if _, err := s.a.Runner.Sweep(ctx, 100); err != nil && !errors.Is(err, errCrash) {
 		return fmt.Errorf("sweep: %w", err)
 	}
-	return nil
+	return nil // a failed pass is the next one's to finish
 }
 
 // resentBySweeper records a resend of run's steps.
@@ -432,6 +484,9 @@ func (s *sim) answerSome(ctx context.Context) bool {
 		return false
 	}
 	for _, id := range s.runs {
+		if s.kinds[id] == Expiring {
+			continue
+		}
 		snap, err := s.a.Runner.Get(ctx, tenant, id)
 		if err != nil {
 			continue
@@ -445,6 +500,32 @@ func (s *sim) answerSome(ctx context.Context) bool {
 		}
 		for _, a := range acts {
 			s.input(ctx, "/v1/runs/"+id+"/approvals/"+a.ActionID, `{"decision":"accept"}`)
+		}
+		return true
+	}
+	return false
+}
+
+// disrupt, now and then, cancels or steers a run of that kind that is
+// still going, once, racing its steps. The fault-free execution does not
+// cancel: it is what a cancel that comes too late leaves.
+func (s *sim) disrupt(ctx context.Context) bool {
+	if s.rng.IntN(8) != 0 {
+		return false
+	}
+	for _, id := range s.runs {
+		kind := s.kinds[id]
+		if (kind != Cancelled && kind != Steered) || s.disrupted[id] {
+			continue
+		}
+		s.disrupted[id] = true
+		if kind == Cancelled {
+			if !s.faults {
+				continue
+			}
+			s.input(ctx, "/v1/runs/"+id+"/cancel", `{"reason":"the user changed their mind"}`)
+		} else {
+			s.input(ctx, "/v1/runs/"+id+"/messages", `{"content":"steer: hurry up"}`)
 		}
 		return true
 	}
@@ -491,6 +572,7 @@ func (s *sim) deliverOne(ctx context.Context) bool {
 	s.slow = fault == FaultSlow
 	s.mu.Unlock()
 	s.store.arm(fault)
+	s.store.failing(s.callFailRate)
 	s.a.Steps.(*faultQueue).arm(fault)
 	if s.aws != nil {
 		s.aws.arm(fault)
@@ -549,6 +631,7 @@ func (s *sim) deliverOne(ctx context.Context) bool {
 	s.slow = false
 	s.mu.Unlock()
 	s.store.arm("")
+	s.store.failing(0)
 	s.a.Steps.(*faultQueue).arm("")
 	return true
 }
@@ -681,7 +764,8 @@ func (s *sim) collect(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.res.Runs[s.index[id]] = RunOutcome{RunID: id, Status: snap.State.Status, Final: v.Result.FinalContent, Messages: msgs, Events: evs, Results: v.Result.ToolExecutionResults}
+		total := core.NumberOf(v.Result.Usage["total_tokens"])
+		s.res.Runs[s.index[id]] = RunOutcome{RunID: id, Status: snap.State.Status, Final: v.Result.FinalContent, Messages: msgs, Events: evs, Results: v.Result.ToolExecutionResults, TotalTokens: int(total)}
 	}
 	return nil
 }
@@ -698,6 +782,28 @@ type faultStore struct {
 	// freeze receives when a worker stops before its commit; thaw lets
 	// it go on.
 	freeze, thaw chan struct{}
+	// failRate is the chance a call fails while a delivery is handled
+	// (Options.CallFailRate); rng draws it.
+	failRate float64
+	rng      *rand.Rand
+}
+
+// failing sets the chance a call fails from now on.
+func (f *faultStore) failing(rate float64) {
+	f.mu.Lock()
+	f.failRate = rate
+	f.mu.Unlock()
+}
+
+// flaky draws whether a call fails, and how: before or after the call.
+func (f *faultStore) flaky() (fail, after bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failRate <= 0 || f.rng.Float64() >= f.failRate {
+		return false, false
+	}
+	f.sim.fired(FaultCallFailed)
+	return true, f.rng.IntN(2) == 0
 }
 
 func (f *faultStore) arm(fault string) {
@@ -719,7 +825,7 @@ func (f *faultStore) fire(fault string) bool {
 }
 
 func (f *faultStore) LoadRun(ctx context.Context, id string) (core.RunRecord, error) {
-	if f.fire(FaultLoad) {
+	if fail, _ := f.flaky(); fail || f.fire(FaultLoad) {
 		return core.RunRecord{}, core.Retryable(errCrash)
 	}
 	return f.Store.LoadRun(ctx, id)
@@ -729,8 +835,12 @@ func (f *faultStore) ClaimIntent(ctx context.Context, runID, callID, owner strin
 	if f.sim.mutation == MutSkipIntentClaim {
 		return core.Claim{Claimed: true, Attempt: 1}, nil
 	}
+	fail, after := f.flaky()
+	if fail && !after {
+		return core.Claim{}, core.Retryable(errCrash)
+	}
 	c, err := f.Store.ClaimIntent(ctx, runID, callID, owner, now, lease)
-	if err == nil && f.fire(FaultClaim) {
+	if err == nil && (fail || f.fire(FaultClaim)) {
 		return core.Claim{}, core.Retryable(errCrash)
 	}
 	return c, err
@@ -760,8 +870,12 @@ func (f *faultStore) Commit(ctx context.Context, w core.Write) error {
 			w.PrevVersion = cur.State.Version
 		}
 	}
+	fail, after := f.flaky()
+	if fail && !after {
+		return core.Retryable(errCrash)
+	}
 	err := f.Store.Commit(ctx, w)
-	if err == nil && f.fire(FaultAmbiguous) {
+	if err == nil && (fail || f.fire(FaultAmbiguous)) {
 		return core.Retryable(errCrash)
 	}
 	return err
@@ -799,6 +913,16 @@ func (q *faultQueue) ExtendVisibility(ctx context.Context, receipt string, d tim
 }
 
 func (q *faultQueue) Enqueue(ctx context.Context, steps []core.QueuedStep) error {
+	fail, after := q.sim.store.flaky()
+	if fail && !after {
+		return core.Retryable(errCrash)
+	}
+	if fail {
+		if err := q.Queue.Enqueue(ctx, steps); err != nil {
+			return err
+		}
+		return core.Retryable(errCrash)
+	}
 	q.mu.Lock()
 	fire := q.armed == FaultSend
 	if fire {

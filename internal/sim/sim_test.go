@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"runtime"
@@ -14,6 +15,7 @@ var (
 	first = flag.Uint64("seed", 1, "the first seed")
 	runs  = flag.Int("runs", 0, "runs per seed (0: the default)")
 	rate  = flag.Float64("rate", 0, "the chance of a fault per delivery (0: the default)")
+	fail  = flag.Float64("callfail", 0, "the chance each store and queue call of a delivery fails, half the time after it took effect")
 	mut   = flag.String("mutation", "", "break one guarantee on purpose (skip_intent_claim, no_version_fence, drop_event_on_resume, no_visibility_extension): the battery must fail")
 )
 
@@ -49,7 +51,7 @@ func shrink(seed uint64, o Options) Options {
 		n = 4
 	}
 	for r := 1; r < n; r++ {
-		if checkSeed(seed, Options{Runs: r, FaultRate: o.FaultRate, Mutation: o.Mutation}).failed() {
+		if checkSeed(seed, Options{Runs: r, FaultRate: o.FaultRate, Mutation: o.Mutation, CallFailRate: o.CallFailRate}).failed() {
 			best.Runs = r
 			break
 		}
@@ -58,7 +60,7 @@ func shrink(seed uint64, o Options) Options {
 		if o.FaultRate > 0 && fr >= o.FaultRate {
 			break
 		}
-		if checkSeed(seed, Options{Runs: best.Runs, FaultRate: fr, Mutation: o.Mutation}).failed() {
+		if checkSeed(seed, Options{Runs: best.Runs, FaultRate: fr, Mutation: o.Mutation, CallFailRate: o.CallFailRate}).failed() {
 			best.FaultRate = fr
 			break
 		}
@@ -75,6 +77,9 @@ func replay(seed uint64, o Options) string {
 	if o.FaultRate > 0 {
 		cmd += fmt.Sprintf(" RATE=%g", o.FaultRate)
 	}
+	if o.CallFailRate > 0 {
+		cmd += fmt.Sprintf(" CALLFAIL=%g", o.CallFailRate)
+	}
 	if o.Mutation != "" {
 		cmd += " MUTATION=" + o.Mutation
 	}
@@ -87,7 +92,20 @@ func replay(seed uint64, o Options) string {
 // and the smallest failing schedule the shrinker found. The table of
 // what ran is printed at the end (make sim shows it).
 func TestBattery(t *testing.T) {
-	o := Options{Runs: *runs, FaultRate: *rate, Mutation: *mut}
+	battery(t, *seeds, Options{Runs: *runs, FaultRate: *rate, Mutation: *mut, CallFailRate: *fail})
+}
+
+// TestBatteryUnderFailingCalls: the battery's seeds with a tenth and with
+// half of the store and queue calls failing, besides the faults drawn per
+// delivery.
+func TestBatteryUnderFailingCalls(t *testing.T) {
+	for _, r := range []float64{0.1, 0.5} {
+		t.Run(fmt.Sprint(r), func(t *testing.T) { battery(t, max(*seeds/10, 1), Options{CallFailRate: r}) })
+	}
+}
+
+// battery checks n seeds from -seed on every core and logs the table.
+func battery(t *testing.T, n int, o Options) {
 	next := make(chan uint64)
 	out := make(chan seedOutcome)
 	var wg sync.WaitGroup
@@ -101,7 +119,7 @@ func TestBattery(t *testing.T) {
 		}()
 	}
 	go func() {
-		for seed := *first; seed < *first+uint64(*seeds); seed++ {
+		for seed := *first; seed < *first+uint64(n); seed++ {
 			next <- seed
 		}
 		close(next)
@@ -111,6 +129,7 @@ func TestBattery(t *testing.T) {
 	var failed []seedOutcome
 	faults := map[string]int{}
 	steps, runCount := 0, 0
+	ends := map[string]map[string]int{}
 	for r := range out {
 		if r.failed() {
 			failed = append(failed, r)
@@ -121,15 +140,31 @@ func TestBattery(t *testing.T) {
 		}
 		steps += r.faulty.Steps
 		runCount += len(r.faulty.Runs)
+		for run, o := range r.faulty.Runs {
+			kind := r.faulty.Kinds[run]
+			if ends[kind] == nil {
+				ends[kind] = map[string]int{}
+			}
+			ends[kind][string(o.Status)]++
+		}
 	}
 	var table strings.Builder
-	fmt.Fprintf(&table, "\n| seeds | runs | scheduler steps | violations |\n|---|---|---|---|\n| %d | %d | %d | %d |\n\n| fault | injected |\n|---|---|\n", *seeds, runCount, steps, len(failed))
+	fmt.Fprintf(&table, "\n| seeds | runs | scheduler steps | violations |\n|---|---|---|---|\n| %d | %d | %d | %d |\n\n| fault | injected |\n|---|---|\n", n, runCount, steps, len(failed))
 	total := 0
 	for _, k := range FaultKinds {
 		fmt.Fprintf(&table, "| %s | %d |\n", k, faults[k])
 		total += faults[k]
 	}
-	fmt.Fprintf(&table, "| all | %d |\n", total)
+	fmt.Fprintf(&table, "| all | %d |\n\n| workload | runs | ended |\n|---|---|---|\n", total)
+	for _, kind := range []string{"", Steered, Cancelled, Expiring} {
+		var n int
+		var parts []string
+		for _, st := range Keys(ends[kind]) {
+			n += ends[kind][st]
+			parts = append(parts, fmt.Sprintf("%s %d", st, ends[kind][st]))
+		}
+		fmt.Fprintf(&table, "| %s | %d | %s |\n", cmp.Or(kind, "answered"), n, strings.Join(parts, ", "))
+	}
 	t.Log(table.String())
 	if len(failed) == 0 {
 		return
