@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/baton-agents/baton/core"
@@ -11,14 +12,16 @@ import (
 // execution and returns every invariant violation:
 //
 //   - each run ends as it does without faults (status and final answer),
-//     but a run the schedule cancels, which may end cancelled instead;
+//     but a run the schedule cancels or interrupts, which may end so
+//     instead, its transcript then a prefix of the one without faults;
 //   - its transcript has the fault-free one's messages, role by role and
 //     content by content (steering messages left out), but for a tool
 //     result that is in_doubt: allowed only for the not retry-safe
 //     ops/charge and ops/email, whose execution a crash may have cut off
 //     from its record;
-//   - its usage total is the tokens its model turns reported, each turn
-//     counted once whatever was retried;
+//   - its usage, and the model cost in result.cost, are those of the
+//     model calls its transcript holds (each turn's reply, each
+//     compaction summary), each counted once whatever was retried;
 //   - a tool that is not retry-safe ran at most once per call, and a
 //     retry-safe one always with the same idempotency key;
 //   - every tool call has its result;
@@ -31,21 +34,22 @@ func Check(faulty, clean Result) []string {
 	bad := func(run, format string, args ...any) { out = append(out, run+": "+fmt.Sprintf(format, args...)) }
 	for _, run := range Keys(clean.Runs) {
 		c, f := clean.Runs[run], faulty.Runs[run]
-		kind := faulty.Kinds[run]
-		if kind == Cancelled {
-			// A cancel races the run's steps: it may come too late (the
-			// run ends as without it) or win (cancelled, its transcript
-			// a prefix of the uncancelled one's, open calls closed).
-			if f.Status == core.StatusCancelled {
-				checkPrefix(bad, run, f, c)
-			} else {
-				checkSame(bad, run, f, c)
-			}
-		} else {
+		// A cancel or an interrupt races the run's steps: it may come
+		// too late (the run ends as without it) or win (cancelled or
+		// interrupted, its transcript a prefix of the one without it,
+		// open calls closed).
+		switch kind := faulty.Kinds[run]; {
+		case kind == Cancelled && f.Status == core.StatusCancelled, kind == Interrupted && f.Status == core.StatusInterrupted:
+			checkPrefix(bad, run, f, c)
+		default:
 			checkSame(bad, run, f, c)
-			if f.TotalTokens != faulty.Tokens[run] {
-				bad(run, "usage total %d tokens, its model turns reported %d", f.TotalTokens, faulty.Tokens[run])
-			}
+		}
+		want := spent(faulty.Turns[run], f.Messages)
+		if f.Usage != want {
+			bad(run, "usage %+v, its committed model calls reported %+v", f.Usage, want)
+		}
+		if math.Abs(f.CostUSD-want.usd()) > 1e-12 {
+			bad(run, "result.cost model_usd %g, its committed model calls cost %g", f.CostUSD, want.usd())
 		}
 		calls, results := map[string]bool{}, map[string]bool{}
 		for _, m := range f.Messages {
@@ -116,6 +120,24 @@ func checkSame(bad func(run, format string, args ...any), run string, f, c RunOu
 	}
 }
 
+// spent is the usage of the model calls a transcript holds: each turn's
+// reply once, however often it was retried, and each compaction summary.
+func spent(turns map[string]usage, msgs []core.Message) usage {
+	var u usage
+	for _, m := range msgs {
+		var add usage
+		switch {
+		case m.Role == core.RoleAssistant:
+			add = turns[m.Content]
+		case m.Role == core.RoleUser && m.Metadata["source"] == "compaction":
+			add = summaryUsage
+		}
+		u.Prompt += add.Prompt
+		u.Completion += add.Completion
+	}
+	return u
+}
+
 // checkPrefix checks that a cancelled run's transcript is the start of
 // the uncancelled one's, but for the results cancelling gave its open
 // calls (and results in doubt, as in checkSame).
@@ -130,7 +152,7 @@ func checkPrefix(bad func(run, format string, args ...any), run string, f, c Run
 		if fm.Role == cm.Role && fm.Content == cm.Content {
 			continue
 		}
-		if fm.Role == core.RoleToolResult && cm.Role == core.RoleToolResult && (inDoubt(fm) && !retrySafe(fm.ToolName()) || strings.Contains(fm.Content, "cancel")) {
+		if fm.Role == core.RoleToolResult && cm.Role == core.RoleToolResult && (inDoubt(fm) && !retrySafe(fm.ToolName()) || strings.Contains(fm.Content, "cancel") || strings.Contains(fm.Content, "interrupt")) {
 			continue
 		}
 		bad(run, "cancelled, message %d is %s, without the cancel %s", i, describe(fm), describe(cm))

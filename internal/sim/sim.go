@@ -24,6 +24,10 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,10 +35,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/app"
 	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/mcptools"
 	"github.com/baton-agents/baton/internal/runstream"
 )
 
@@ -79,17 +85,42 @@ const (
 	tenant     = "sim"
 	token      = "sim-token-000001"
 	visibility = time.Minute
-	agentsJSON = `{"agents":[{"slug":"sim","model":{"provider":"scripted"},"allow_overrides":["model","parallel_tool_calls"],"max_turns":12,
- "tools":[
-  {"name":"ops/lookup","source":"ops","description":"Look something up (retry-safe).","runtime":{"retry_safe":true},"executor":{"type":"go","handler":"lookup"}},
-  {"name":"ops/charge","source":"ops","description":"Charge a card (not retry-safe).","executor":{"type":"go","handler":"charge"}},
-  {"name":"ops/email","source":"ops","description":"Send an email (approved first).","action_policy":"preview","executor":{"type":"go","handler":"charge"}}]},
- {"slug":"sim-short","model":{"provider":"scripted"},"allow_overrides":["model","parallel_tool_calls"],"max_turns":12,"pending_ttl":"3m",
- "tools":[
-  {"name":"ops/lookup","source":"ops","description":"Look something up (retry-safe).","runtime":{"retry_safe":true},"executor":{"type":"go","handler":"lookup"}},
-  {"name":"ops/charge","source":"ops","description":"Charge a card (not retry-safe).","executor":{"type":"go","handler":"charge"}},
-  {"name":"ops/email","source":"ops","description":"Send an email (approved first).","action_policy":"preview","executor":{"type":"go","handler":"charge"}}]}]}`
 )
+
+// agentsFile is the simulation's agents file: the same tools, the MCP
+// server crm at mcpURL (its tool find is discovered, not declared) and
+// budgets allowed in requests, on three agents: sim; sim-short, whose
+// pending items expire after 3 minutes; and sim-compact, which compacts
+// its transcript past 4 messages.
+func agentsFile(mcpURL string) string {
+	tools := `[
+  {"name":"ops/lookup","source":"ops","description":"Look something up (retry-safe).","runtime":{"retry_safe":true},"executor":{"type":"go","handler":"lookup"}},
+  {"name":"ops/charge","source":"ops","description":"Charge a card (not retry-safe).","executor":{"type":"go","handler":"charge"}},
+  {"name":"ops/email","source":"ops","description":"Send an email (approved first).","action_policy":"preview","executor":{"type":"go","handler":"charge"}}]`
+	agent := func(slug, extra string) string {
+		return fmt.Sprintf(`{"slug":%q,"model":{"provider":"scripted","model":"sim"},"allow_overrides":["model","parallel_tool_calls","budgets"],"max_turns":12,
+ "tools":%s,"mcp_servers":[{"name":"crm","url":%q,"timeout":"10s"}]%s}`, slug, tools, mcpURL, extra)
+	}
+	return `{"agents":[` + agent("sim", "") + ",\n" + agent("sim-short", `,"pending_ttl":"3m"`) + ",\n" +
+		agent("sim-compact", `,"compaction":{"enabled":true,"max_messages":4,"recent_messages":2}`) + "]}"
+}
+
+// prices is the price table of the scripted model the runs use, in
+// dollars per million tokens, with AWS requests free: on the emulators
+// the requests a schedule makes depend on its faults, and a cost_usd
+// budget must stop a run where it does without them (the metering of
+// AWS requests has tests of its own).
+const prices = `{"models":{"scripted/sim":{"input":1,"output":2}},
+ "aws":{"us-east-1":{"dynamodb_wru":0,"dynamodb_rru":0,"sqs_request":0,"lambda_gb_second":0,"lambda_request":0}}}`
+
+// summaryUsage is what each compaction summary call reports.
+var summaryUsage = usage{Prompt: 50, Completion: 5}
+
+// usage is a model call's tokens.
+type usage struct{ Prompt, Completion int }
+
+// usd is what usage costs at prices.
+func (u usage) usd() float64 { return float64(u.Prompt+2*u.Completion) / 1e6 }
 
 // Options tune a seed's schedule.
 type Options struct {
@@ -124,10 +155,10 @@ type Result struct {
 	// that went backwards).
 	Seen       map[string][]int64
 	Violations []string
-	// Kinds and Tokens are each run's kind and the tokens its turns
-	// report in all.
-	Kinds  map[string]string
-	Tokens map[string]int
+	// Kinds is each run's kind, and Turns the usage each of its
+	// scripted turns reports, by the turn's content (each is unique).
+	Kinds map[string]string
+	Turns map[string]map[string]usage
 }
 
 // RunOutcome is a run's end.
@@ -138,29 +169,44 @@ type RunOutcome struct {
 	Messages []core.Message
 	Events   []core.Event
 	Results  []core.ToolExecutionResult
-	// TotalTokens is the run's usage total.
-	TotalTokens int
+	// Usage is the run's usage total, and CostUSD its result.cost's
+	// model_usd.
+	Usage   usage
+	CostUSD float64
 }
 
 // workload is the runs a seed starts: each a scripted model's turns, and
 // whether the run calls tools in parallel.
-type workload []struct {
+type workload []plan
+
+// plan is one run of a workload.
+type plan struct {
 	turns    []core.ScriptedTurn
 	parallel bool
-	// kind: "" (answered, left alone), Cancelled or Steered (the
-	// simulation cancels or steers it once, at a point of its schedule),
-	// or Expiring (its pauses are never answered: they expire).
+	// kind: "" (answered, left alone); Cancelled, Interrupted or Steered
+	// (the simulation cancels, interrupts or steers it once, at a point
+	// of its schedule); Expiring (its pauses are never answered: they
+	// expire); Budgeted (a token or cost budget stops it before its
+	// end); Compacting (its agent compacts the transcript).
 	kind   string
 	stream bool // its model streams tokens
-	tokens int  // the usage its turns report, in all
+	// budget is a Budgeted run's request budgets.
+	budget map[string]any
 }
 
 // Run kinds.
 const (
-	Cancelled = "cancelled"
-	Steered   = "steered"
-	Expiring  = "expiring"
+	Cancelled   = "cancelled"
+	Interrupted = "interrupted"
+	Steered     = "steered"
+	Expiring    = "expiring"
+	Budgeted    = "budgeted"
+	Compacting  = "compacting"
 )
+
+// RunKinds lists the kinds in the order the battery's table prints them
+// ("" is a run left alone).
+var RunKinds = []string{"", Steered, Cancelled, Interrupted, Expiring, Budgeted, Compacting}
 
 func newWorkload(rng *rand.Rand, runs int) workload {
 	w := make(workload, runs)
@@ -176,11 +222,14 @@ func newWorkload(rng *rand.Rand, runs int) workload {
 		for turn := 0; turn < n; turn++ {
 			id := fmt.Sprintf("c%d", turn+1)
 			var call core.ToolCallRequest
-			switch rng.IntN(4) {
+			switch rng.IntN(5) {
 			case 0:
 				call = core.ToolCallRequest{ID: id, Name: "ops/lookup", Parameters: map[string]any{"q": fmt.Sprintf("q%d", turn)}}
 			case 1:
 				call = core.ToolCallRequest{ID: id, Name: "ops/charge", Parameters: map[string]any{"amount": turn + 1}}
+			case 3:
+				// Discovered from the MCP server, not declared.
+				call = core.ToolCallRequest{ID: id, Name: "mcp/crm/find", Parameters: map[string]any{"q": fmt.Sprintf("q%d", turn)}}
 			case 2:
 				call = core.ToolCallRequest{ID: id, Name: "client/ask", Parameters: map[string]any{"question": fmt.Sprintf("q%d", turn)}}
 			default:
@@ -189,12 +238,24 @@ func newWorkload(rng *rand.Rand, runs int) workload {
 			w[i].turns = append(w[i].turns, core.ScriptedTurn{Content: fmt.Sprintf("turn %d", turn+1), ToolCalls: []core.ToolCallRequest{call}})
 		}
 		w[i].turns = append(w[i].turns, core.ScriptedTurn{Content: fmt.Sprintf("done %d", i)})
+		var all usage
 		for t := range w[i].turns {
-			u := map[string]any{"prompt_tokens": 10 + t, "completion_tokens": 3}
-			w[i].turns[t].Usage = u
-			w[i].tokens += 13 + t
+			u := usage{Prompt: 10 + t, Completion: 3}
+			w[i].turns[t].Usage = map[string]any{"prompt_tokens": u.Prompt, "completion_tokens": u.Completion}
+			all.Prompt += u.Prompt
+			all.Completion += u.Completion
 		}
-		w[i].kind = []string{"", "", "", Cancelled, Steered, Expiring}[rng.IntN(6)]
+		w[i].kind = RunKinds[rng.IntN(len(RunKinds))]
+		if w[i].kind == Budgeted {
+			// A ceiling the run reaches before its last turn.
+			last := w[i].turns[len(w[i].turns)-1].Usage
+			before := usage{Prompt: all.Prompt - int(core.NumberOf(last["prompt_tokens"])), Completion: all.Completion - int(core.NumberOf(last["completion_tokens"]))}
+			if rng.IntN(2) == 0 {
+				w[i].budget = map[string]any{"total_tokens": before.Prompt + before.Completion}
+			} else {
+				w[i].budget = map[string]any{"cost_usd": before.usd() * 0.999}
+			}
+		}
 		w[i].stream = rng.IntN(3) == 0
 	}
 	return w
@@ -210,17 +271,21 @@ func Run(seed uint64, o Options, faults bool) (Result, error) {
 	}
 	w := newWorkload(rand.New(rand.NewPCG(seed, 1)), o.Runs)
 	s := &sim{rng: rand.New(rand.NewPCG(seed, 2)), faults: faults, rate: o.FaultRate, mutation: o.Mutation, callFailRate: o.CallFailRate,
-		res:   Result{Runs: map[string]RunOutcome{}, Faults: map[string]int{}, Executions: map[string]int{}, Keys: map[string]map[string]bool{}, Seen: map[string][]int64{}, Kinds: map[string]string{}, Tokens: map[string]int{}},
+		res:   Result{Runs: map[string]RunOutcome{}, Faults: map[string]int{}, Executions: map[string]int{}, Keys: map[string]map[string]bool{}, Seen: map[string][]int64{}, Kinds: map[string]string{}, Turns: map[string]map[string]usage{}},
 		clock: &core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, index: map[string]string{}, kinds: map[string]string{}, disrupted: map[string]bool{}, versions: map[string]int64{},
 		slowIn: make(chan struct{}), slowOut: make(chan struct{}), extended: make(chan struct{}), resent: map[string]time.Time{}, unacked: map[string]string{}}
 	if err := s.build(o); err != nil {
 		return Result{}, err
 	}
-	defer func() { _ = s.a.DeleteResources(context.Background()) }()
+	defer func() { _ = s.a.DeleteResources(context.Background()); s.mcp.CloseClientConnections(); s.mcp.Close() }()
 	ctx := context.Background()
 	for i, r := range w {
-		s.res.Kinds["r"+strconv.Itoa(i)], s.res.Tokens["r"+strconv.Itoa(i)] = r.kind, r.tokens
-		if err := s.start(ctx, i, r.turns, r.parallel, r.kind, r.stream); err != nil {
+		run := "r" + strconv.Itoa(i)
+		s.res.Kinds[run], s.res.Turns[run] = r.kind, map[string]usage{}
+		for _, t := range r.turns {
+			s.res.Turns[run][t.Content] = usage{Prompt: int(core.NumberOf(t.Usage["prompt_tokens"])), Completion: int(core.NumberOf(t.Usage["completion_tokens"]))}
+		}
+		if err := s.start(ctx, i, r); err != nil {
 			return Result{}, err
 		}
 	}
@@ -271,6 +336,7 @@ type sim struct {
 	unacked map[string]string
 	// aws arms the SDK faults of the emulator mode.
 	aws       *awsFaults
+	mcp       *httptest.Server // the MCP server crm
 	store     *faultStore
 	mu        sync.Mutex
 	index     map[string]string // run id → workload index
@@ -294,10 +360,22 @@ func (s *sim) build(o Options) error {
 		s.aws = &awsFaults{sim: s}
 		deps.InstrumentAWS = s.aws.instrument
 	}
-	var err error
-	s.a, err = app.Build(context.Background(), app.Config{Stores: stores, Region: "us-east-1",
-		Agents: app.Agents{JSON: agentsJSON}, Providers: []string{core.ProviderScripted}, ExecuteTools: true, MaxReceives: 1000}, deps)
+	pricesFile, err := pricesPath()
 	if err != nil {
+		return err
+	}
+	s.mcp = s.mcpServer()
+	env := func(k string) (string, bool) {
+		if k == "BATON_PRICES" {
+			return pricesFile, true
+		}
+		return "", false
+	}
+	s.a, err = app.Build(context.Background(), app.Config{Stores: stores, Region: "us-east-1", Env: env,
+		Agents: app.Agents{JSON: agentsFile(s.mcp.URL)}, Providers: []string{core.ProviderScripted}, ExecuteTools: true, MaxReceives: 1000}, deps)
+	if err != nil {
+		s.mcp.CloseClientConnections()
+		s.mcp.Close()
 		return err
 	}
 	s.raw = s.a.Steps.(*faultQueue).Queue
@@ -306,6 +384,32 @@ func (s *sim) build(o Options) error {
 		s.a.Worker.Extender = nil
 	}
 	return s.a.PutToken(context.Background(), app.Token{Token: token, Tenant: tenant, Scopes: app.Scopes()})
+}
+
+// pricesPath writes the price table to a file once (BATON_PRICES names a
+// file) and returns its path.
+var pricesPath = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "baton-sim-")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "prices.json")
+	return path, os.WriteFile(path, []byte(prices), 0o600)
+})
+
+// mcpServer is the MCP server crm, on 127.0.0.1: its tool find counts
+// its executions and idempotency keys as the go tools do.
+func (s *sim) mcpServer() *httptest.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "crm", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "find", Description: "Find a customer record.",
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			key, _ := req.Params.Meta[mcptools.MetaIdempotencyKey].(string)
+			run, call, _ := strings.Cut(key, ":")
+			s.executed(run, call, key)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"ok":"mcp/crm/find"}`}}}, nil
+		})
+	return httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
 }
 
 // Complete is the model: the scripted one, blocking while a FaultSlow
@@ -335,15 +439,20 @@ func (s *sim) ticks(time.Duration) (<-chan time.Time, func()) {
 // tool is the go handler of the workload's server tools: it counts each
 // call's executions and idempotency keys.
 func (s *sim) tool(_ context.Context, c core.ToolCall) (any, error) {
+	s.executed(c.RunID, c.ToolCallID, c.IdempotencyKey)
+	return map[string]any{"ok": c.ToolName}, nil
+}
+
+// executed counts an execution of a run's call, with its idempotency key.
+func (s *sim) executed(runID, callID, key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := s.index[c.RunID] + "/" + c.ToolCallID
+	k := s.index[runID] + "/" + callID
 	s.res.Executions[k]++
 	if s.res.Keys[k] == nil {
 		s.res.Keys[k] = map[string]bool{}
 	}
-	s.res.Keys[k][c.IdempotencyKey] = true
-	return map[string]any{"ok": c.ToolName}, nil
+	s.res.Keys[k][key] = true
 }
 
 // api calls the HTTP API; key, when set, is sent as Idempotency-Key.
@@ -358,18 +467,31 @@ func (s *sim) api(ctx context.Context, method, path, body, key string) (int, map
 	return resp.StatusCode, v
 }
 
-func (s *sim) start(ctx context.Context, i int, turns []core.ScriptedTurn, parallel bool, kind string, stream bool) error {
-	agent, model := "sim", map[string]any{"provider": core.ProviderScripted, "turns": turns}
-	if kind == Expiring {
+func (s *sim) start(ctx context.Context, i int, p plan) error {
+	agent, model := "sim", map[string]any{"provider": core.ProviderScripted, "model": "sim", "turns": p.turns}
+	switch p.kind {
+	case Expiring:
 		agent = "sim-short"
+	case Compacting:
+		agent = "sim-compact"
+		model["options"] = map[string]any{core.ScriptedSummaryUsage: map[string]any{"prompt_tokens": summaryUsage.Prompt, "completion_tokens": summaryUsage.Completion}}
 	}
-	if stream {
-		model["options"] = map[string]any{"chunk_chars": 4}
+	if p.stream {
+		opts, _ := model["options"].(map[string]any)
+		if opts == nil {
+			opts = map[string]any{}
+		}
+		opts[core.ScriptedChunkChars] = 4
+		model["options"] = opts
 	}
-	body, _ := json.Marshal(map[string]any{"agent": agent, "session_id": fmt.Sprintf("s-%d", i), "parallel_tool_calls": parallel,
+	req := map[string]any{"agent": agent, "session_id": fmt.Sprintf("s-%d", i), "parallel_tool_calls": p.parallel,
 		"messages": []any{map[string]any{"role": "user", "content": fmt.Sprintf("task %d", i)}},
 		"tools":    []any{map[string]any{"name": "client/ask", "description": "Ask the user.", "parameters": map[string]any{"type": "object"}}},
-		"model":    model})
+		"model":    model}
+	if p.budget != nil {
+		req["budgets"] = p.budget
+	}
+	body, _ := json.Marshal(req)
 	st, v := s.api(ctx, "POST", "/v1/runs", string(body), "")
 	if st != 202 {
 		return fmt.Errorf("start run %d: %d %v", i, st, v)
@@ -379,7 +501,7 @@ func (s *sim) start(ctx context.Context, i int, turns []core.ScriptedTurn, paral
 	s.index[id] = "r" + strconv.Itoa(i)
 	s.mu.Unlock()
 	s.runs = append(s.runs, id)
-	s.kinds[id] = kind
+	s.kinds[id] = p.kind
 	return nil
 }
 
@@ -506,26 +628,29 @@ func (s *sim) answerSome(ctx context.Context) bool {
 	return false
 }
 
-// disrupt, now and then, cancels or steers a run of that kind that is
-// still going, once, racing its steps. The fault-free execution does not
-// cancel: it is what a cancel that comes too late leaves.
+// disrupt, now and then, cancels, interrupts or steers a run of that
+// kind that is still going, once, racing its steps. The fault-free
+// execution does not cancel or interrupt: it is what a cancel or an
+// interrupt that comes too late leaves.
 func (s *sim) disrupt(ctx context.Context) bool {
 	if s.rng.IntN(8) != 0 {
 		return false
 	}
 	for _, id := range s.runs {
 		kind := s.kinds[id]
-		if (kind != Cancelled && kind != Steered) || s.disrupted[id] {
+		if (kind != Cancelled && kind != Interrupted && kind != Steered) || s.disrupted[id] {
 			continue
 		}
 		s.disrupted[id] = true
-		if kind == Cancelled {
-			if !s.faults {
-				continue
-			}
-			s.input(ctx, "/v1/runs/"+id+"/cancel", `{"reason":"the user changed their mind"}`)
-		} else {
+		switch {
+		case kind == Steered:
 			s.input(ctx, "/v1/runs/"+id+"/messages", `{"content":"steer: hurry up"}`)
+		case !s.faults:
+			continue
+		case kind == Cancelled:
+			s.input(ctx, "/v1/runs/"+id+"/cancel", `{"reason":"the user changed their mind"}`)
+		default:
+			s.input(ctx, "/v1/runs/"+id+"/interrupt", `{"action":"handoff","metadata":{"source":"sim"}}`)
 		}
 		return true
 	}
@@ -764,8 +889,15 @@ func (s *sim) collect(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		total := core.NumberOf(v.Result.Usage["total_tokens"])
-		s.res.Runs[s.index[id]] = RunOutcome{RunID: id, Status: snap.State.Status, Final: v.Result.FinalContent, Messages: msgs, Events: evs, Results: v.Result.ToolExecutionResults, TotalTokens: int(total)}
+		u := usage{Prompt: int(core.NumberOf(v.Result.Usage["prompt_tokens"])), Completion: int(core.NumberOf(v.Result.Usage["completion_tokens"]))}
+		if total := int(core.NumberOf(v.Result.Usage["total_tokens"])); total != u.Prompt+u.Completion {
+			s.res.Violations = append(s.res.Violations, fmt.Sprintf("%s: usage total_tokens %d is not its prompt and completion tokens (%d)", s.index[id], total, u.Prompt+u.Completion))
+		}
+		var spent float64
+		if v.Result.Cost != nil {
+			spent = v.Result.Cost.ModelUSD
+		}
+		s.res.Runs[s.index[id]] = RunOutcome{RunID: id, Status: snap.State.Status, Final: v.Result.FinalContent, Messages: msgs, Events: evs, Results: v.Result.ToolExecutionResults, Usage: u, CostUSD: spent}
 	}
 	return nil
 }

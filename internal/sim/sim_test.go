@@ -156,7 +156,7 @@ func battery(t *testing.T, n int, o Options) {
 		total += faults[k]
 	}
 	fmt.Fprintf(&table, "| all | %d |\n\n| workload | runs | ended |\n|---|---|---|\n", total)
-	for _, kind := range []string{"", Steered, Cancelled, Expiring} {
+	for _, kind := range RunKinds {
 		var n int
 		var parts []string
 		for _, st := range Keys(ends[kind]) {
