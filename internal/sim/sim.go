@@ -46,7 +46,7 @@ import (
 
 // Fault kinds.
 const (
-	FaultLoad       = "crash_after_receive" // LoadRun fails
+	FaultLoad       = "crash_after_receive" // the worker reads the run, then dies
 	FaultClaim      = "crash_after_claim"   // ClaimIntent lands, its caller fails
 	FaultRecord     = "crash_before_record" // the commit fails before writing
 	FaultAmbiguous  = "ambiguous_commit"    // the commit writes, its caller fails
@@ -957,10 +957,16 @@ func (f *faultStore) fire(fault string) bool {
 }
 
 func (f *faultStore) LoadRun(ctx context.Context, id string) (core.RunRecord, error) {
-	if fail, _ := f.flaky(); fail || f.fire(FaultLoad) {
+	fail, after := f.flaky()
+	if fail && !after {
 		return core.RunRecord{}, core.Retryable(errCrash)
 	}
-	return f.Store.LoadRun(ctx, id)
+	rec, err := f.Store.LoadRun(ctx, id)
+	if err == nil && (fail || f.fire(FaultLoad)) {
+		// The worker read the run, then died.
+		return core.RunRecord{}, core.Retryable(errCrash)
+	}
+	return rec, err
 }
 
 func (f *faultStore) ClaimIntent(ctx context.Context, runID, callID, owner string, now time.Time, lease time.Duration) (core.Claim, error) {
