@@ -258,3 +258,14 @@ func ParseCallerContext(headers map[string]string, rootID string, maxDepth int) 
 	}
 	return c, nil
 }
+
+// TenantPattern is what a tenant name may be: 1 to 64 ASCII letters,
+// digits, _ and -, starting with a letter or digit. A tenant name is part
+// of store keys and of secret names ({tenant}), so it never holds a
+// separator (/ # : .) or a control byte.
+const TenantPattern = "1 to 64 letters, digits, _ and -, starting with a letter or digit"
+
+var tenantRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// ValidTenant reports whether s is a valid tenant name (TenantPattern).
+func ValidTenant(s string) bool { return tenantRe.MatchString(s) }

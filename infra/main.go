@@ -13,7 +13,10 @@
 // buffered integration. intakeEventPattern (a JSON event pattern) adds an
 // EventBridge rule, on intakeEventBus (name or ARN; default bus when
 // unset), that starts runs through the intake queue (README, "Background
-// runs").
+// runs"). jwtIssuer and jwtAudience (with jwksUrl, jwtTenantClaim,
+// jwtScopeClaim, jwtScopeMap) make the API accept an OIDC issuer's JWTs;
+// cognitoUserPoolId with cognitoAppClientId trusts an existing Cognito
+// user pool, cognitoUserPool=create a new one (identity.go, docs/auth.md).
 package main
 
 import (
@@ -60,6 +63,17 @@ func main() {
 	props.IntakeEventPattern = ctxJSON(app, "intakeEventPattern")
 	props.IntakeEventBus = ctxString(app, "intakeEventBus", "")
 	props.OTelLayerArn = ctxString(app, "otelLayerArn", "")
+	props.JWT = JWTProps{Issuer: ctxString(app, "jwtIssuer", ""), Audience: ctxString(app, "jwtAudience", ""), JWKSURL: ctxString(app, "jwksUrl", ""),
+		TenantClaim: ctxString(app, "jwtTenantClaim", ""), ScopeClaim: ctxString(app, "jwtScopeClaim", ""), ScopeMap: ctxString(app, "jwtScopeMap", ""),
+		CognitoUserPoolID: ctxString(app, "cognitoUserPoolId", ""), CognitoAppClientID: ctxString(app, "cognitoAppClientId", "")}
+	switch v := ctxString(app, "cognitoUserPool", ""); v {
+	case "":
+	case "create":
+		props.JWT.CreateCognitoUserPool = true
+	default:
+		fmt.Fprintf(os.Stderr, "cognitoUserPool: want create (or set cognitoUserPoolId), got %q\n", v)
+		os.Exit(1)
+	}
 	props.StackProps.Env = &awscdk.Environment{Account: envPtr("CDK_DEFAULT_ACCOUNT"), Region: envPtr("CDK_DEFAULT_REGION")}
 	if _, err := NewBatonStack(app, "Baton-"+props.Stage, props); err != nil {
 		fmt.Fprintln(os.Stderr, "baton stack:", err)

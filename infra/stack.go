@@ -89,6 +89,9 @@ type StackProps struct {
 	// and worker functions and sends their traces to it over OTLP/HTTP
 	// (context otelLayerArn); empty: no tracing (observability.go).
 	OTelLayerArn string
+	// JWT makes the API accept JWTs of an OIDC issuer or a Cognito user
+	// pool beside Baton's tokens (identity.go).
+	JWT JWTProps
 }
 
 // Intake queue settings: the intake function is quick (one validation,
@@ -154,7 +157,7 @@ func (p *StackProps) Validate() error {
 			return fmt.Errorf("bedrockGuardrailArns: %q is not a guardrail ARN (arn:aws:bedrock:REGION:ACCOUNT:guardrail/ID)", arn)
 		}
 	}
-	return nil
+	return p.JWT.validate()
 }
 
 // guardrailArn is the ARN of one Bedrock guardrail (no wildcards).
@@ -259,6 +262,7 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 	if len(props.CORSOrigins) > 0 {
 		api.AddEnvironment(jsii.String("BATON_CORS_ORIGINS"), jsii.String(strings.Join(props.CORSOrigins, ",")), nil)
 	}
+	addJWT(stack, props, api)
 	worker := fn("Worker", workerTimeout, 1024)
 	sweeper := fn("Sweeper", awscdk.Duration_Seconds(jsii.Number(60)), 256)
 

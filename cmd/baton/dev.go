@@ -46,10 +46,25 @@ func parseDevFlags(args []string, stderr io.Writer) (devOptions, error) {
 	fs.StringVar(&o.cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&o.cfg.Notify.URL, "notify-url", "", "POST each run notification, as the EventBridge entry it would be ({\"source\",\"detail-type\",\"detail\"}), to this URL; empty: log them")
 	cors := fs.String("cors-origins", os.Getenv("BATON_CORS_ORIGINS"), "comma-separated browser origins (e.g. http://localhost:5173, or *) allowed to call the AG-UI and stream routes")
+	j := &o.cfg.JWT
+	fs.StringVar(&j.Issuer, "jwt-issuer", os.Getenv("BATON_JWT_ISSUER"), "accept JWTs of this OIDC issuer (its exact iss) beside the tokens of BATON_DEV_TOKENS")
+	fs.StringVar(&j.Audience, "jwt-audience", os.Getenv("BATON_JWT_AUDIENCE"), "the aud the JWTs must carry (a Cognito app client id)")
+	fs.StringVar(&j.JWKSURL, "jwks-url", os.Getenv("BATON_JWT_JWKS_URL"), "the issuer's JWKS (default: ISSUER/.well-known/jwks.json)")
+	fs.StringVar(&j.JWKSFile, "jwks-file", os.Getenv("BATON_JWT_JWKS_FILE"), "read the issuer's JWKS from this file instead")
+	fs.StringVar(&j.TenantClaim, "jwt-tenant-claim", os.Getenv("BATON_JWT_TENANT_CLAIM"), "the claim naming the caller's tenant (default tenant)")
+	fs.StringVar(&j.ScopeClaim, "jwt-scope-claim", os.Getenv("BATON_JWT_SCOPE_CLAIM"), "the claim holding the caller's scopes (default scope, then scp)")
+	scopeMap := fs.String("jwt-scope-map", os.Getenv("BATON_JWT_SCOPE_MAP"), "map the issuer's scopes to Baton's: from=scope+scope,… (baton/user=runs:read+runs:write)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	o.cfg.CORSOrigins = app.List(*cors)
+	var err error
+	if j.ScopeMap, err = app.ParseScopeMap(*scopeMap); err != nil {
+		return o, fmt.Errorf("--jwt-scope-map: %w", err)
+	}
+	if j.Issuer == "" && (j.Audience != "" || j.JWKSURL != "" || j.JWKSFile != "") {
+		return o, fmt.Errorf("--jwt-issuer is required with the other --jwt and --jwks flags")
+	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}

@@ -90,7 +90,7 @@ func TestParseDevTokens(t *testing.T) {
 	if s := strings.Join(got[1].Scopes, " "); s != "runs:write runs:read results:submit approvals:decide" {
 		t.Errorf("globex scopes %s", s)
 	}
-	for _, bad := range []string{"acme", "acme=short", "=tok-acme-123", "acme=tok-acme-123+crm write", "acme=tok-acme-123+runs:all"} {
+	for _, bad := range []string{"acme", "acme=short", "=tok-acme-123", "acme=tok-acme-123+crm write", "acme=tok-acme-123+runs:all", "x/../acme=tok-acme-123", "acme#RUN#x=tok-acme-123"} {
 		if _, err := parseDevTokens(bad); err == nil || !strings.Contains(err.Error(), "BATON_DEV_TOKENS") {
 			t.Errorf("%q: err = %v", bad, err)
 		}
@@ -125,5 +125,23 @@ func TestAgentsValidate(t *testing.T) {
 	errOut.Reset()
 	if code := run(context.Background(), []string{"agents", "validate", "nope.json"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "nope.json") {
 		t.Errorf("a missing file: exit %d, %q", code, errOut.String())
+	}
+}
+
+func TestDevJWTFlags(t *testing.T) {
+	o, err := parseDevFlags([]string{"--jwt-issuer", "https://idp.example.com", "--jwt-audience", "api", "--jwks-file", "keys.json",
+		"--jwt-tenant-claim", "custom:tenant", "--jwt-scope-map", "baton/user=runs:read+runs:write, admin=approvals:decide"}, io.Discard)
+	j := o.cfg.JWT
+	if err != nil || j.Issuer != "https://idp.example.com" || j.Audience != "api" || j.JWKSFile != "keys.json" || j.TenantClaim != "custom:tenant" ||
+		strings.Join(j.ScopeMap["baton/user"], " ") != "runs:read runs:write" || strings.Join(j.ScopeMap["admin"], " ") != "approvals:decide" {
+		t.Fatalf("%+v %v", j, err)
+	}
+	for args, want := range map[string]string{
+		"--jwt-audience api":                          "--jwt-issuer is required",
+		"--jwt-issuer https://i --jwt-scope-map nope": "--jwt-scope-map",
+	} {
+		if _, err := parseDevFlags(strings.Fields(args), io.Discard); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", args, err, want)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/auth"
 	"github.com/baton-agents/baton/internal/awsenv"
 	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/executors"
@@ -221,6 +222,13 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives}}
 	a.Runner = a.NewRunner()
 	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers, CORSOrigins: cfg.CORSOrigins})
+	if cfg.JWT.Enabled() {
+		jc := cfg.JWT
+		jc.Log = log
+		if a.API.JWT, err = auth.NewJWT(jc); err != nil {
+			return nil, err
+		}
+	}
 	a.Worker = &worker.Worker{Runner: a.Runner, Log: log, Extender: st.queue, Visibility: cfg.stepVisibility()}
 	if err := a.openIntake(ctx, st, clock); err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/auth"
 )
 
 // Config is everything a Baton process is built from: the Lambdas read it
@@ -41,6 +42,9 @@ type Config struct {
 	// CORSOrigins are the browser origins allowed to call the AG-UI and
 	// stream routes (BATON_CORS_ORIGINS, comma-separated; "*" allows any).
 	CORSOrigins []string
+	// JWT, when its issuer is set, accepts JWTs of that OIDC issuer
+	// beside Baton's tokens (BATON_JWT_*; docs/auth.md).
+	JWT         auth.JWTConfig
 	MaxBody     int           // BATON_MAX_BODY_BYTES (default 5 MiB)
 	StallAfter  time.Duration // BATON_STALL_AFTER (default 2m)
 	IntentLease time.Duration // BATON_INTENT_LEASE (default 5m)
@@ -144,6 +148,9 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 		CORSOrigins:    List(get("BATON_CORS_ORIGINS", "")),
 	}
 	var err error
+	if c.JWT, err = JWTFromEnv(get); err != nil {
+		return c, err
+	}
 	switch s := get("BATON_STORES", "aws"); s {
 	case "aws":
 		c.Notify.EventBus = get("BATON_EVENT_BUS", "default")
@@ -212,6 +219,44 @@ func List(s string) []string {
 		}
 	}
 	return out
+}
+
+// JWTFromEnv reads the JWT settings: BATON_JWT_ISSUER,
+// BATON_JWT_AUDIENCE, BATON_JWT_JWKS_URL or BATON_JWT_JWKS_FILE,
+// BATON_JWT_TENANT_CLAIM, BATON_JWT_SCOPE_CLAIM and BATON_JWT_SCOPE_MAP.
+func JWTFromEnv(get func(k, def string) string) (auth.JWTConfig, error) {
+	c := auth.JWTConfig{Issuer: get("BATON_JWT_ISSUER", ""), Audience: get("BATON_JWT_AUDIENCE", ""),
+		JWKSURL: get("BATON_JWT_JWKS_URL", ""), JWKSFile: get("BATON_JWT_JWKS_FILE", ""),
+		TenantClaim: get("BATON_JWT_TENANT_CLAIM", ""), ScopeClaim: get("BATON_JWT_SCOPE_CLAIM", "")}
+	m, err := ParseScopeMap(get("BATON_JWT_SCOPE_MAP", ""))
+	if err != nil {
+		return c, fmt.Errorf("BATON_JWT_SCOPE_MAP: %w", err)
+	}
+	c.ScopeMap = m
+	if c.Issuer == "" && (c.Audience != "" || c.JWKSURL != "" || c.JWKSFile != "") {
+		return c, fmt.Errorf("BATON_JWT_ISSUER is required with the other BATON_JWT_ settings")
+	}
+	return c, nil
+}
+
+// ParseScopeMap reads an issuer-scope-to-Baton-scopes map:
+// "from=to+to,from=to" (baton/user=runs:read+runs:write).
+func ParseScopeMap(s string) (map[string][]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	out := map[string][]string{}
+	for _, part := range List(s) {
+		from, to, ok := strings.Cut(part, "=")
+		from = strings.TrimSpace(from)
+		if !ok || from == "" || strings.TrimSpace(to) == "" {
+			return nil, fmt.Errorf("want from=scope+scope pairs separated by commas, got %q", part)
+		}
+		for _, sc := range strings.Split(to, "+") {
+			out[from] = append(out[from], strings.TrimSpace(sc))
+		}
+	}
+	return out, nil
 }
 
 func intEnv(s string) (int, error) {

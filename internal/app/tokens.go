@@ -69,6 +69,9 @@ func putToken(ctx context.Context, store core.TokenStore, t Token) error {
 // (runs:, results:, approvals:), which is more likely a typo than an
 // extra scope.
 func (t Token) Check() error {
+	if !core.ValidTenant(t.Tenant) {
+		return fmt.Errorf("tenant %q is not a valid tenant name (%s)", t.Tenant, core.TenantPattern)
+	}
 	api := map[string]bool{}
 	reserved := map[string]bool{}
 	for _, s := range httpapi.AllScopes {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -281,5 +282,28 @@ func cmdLogin(ctx context.Context, args []string, env *Env) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "saved %s (mode 0600)\n", path)
+	if exp, ok := jwtExpiry(f.token); ok {
+		fmt.Fprintf(env.Stdout, "the token is a JWT: it expires at %s; log in again with a new one then\n", exp.UTC().Format(time.RFC3339))
+	}
 	return nil
+}
+
+// jwtExpiry reads, unverified (the API verified it), the exp of a token
+// shaped like a JWT.
+func jwtExpiry(token string) (time.Time, bool) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return time.Time{}, false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return time.Time{}, false
+	}
+	var c struct {
+		Exp float64 `json:"exp"`
+	}
+	if json.Unmarshal(raw, &c) != nil || c.Exp <= 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(int64(c.Exp), 0), true
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/auth"
 	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/runspec"
 	"github.com/baton-agents/baton/internal/telemetry"
@@ -70,6 +73,9 @@ func (c Config) withDefaults() Config {
 type API struct {
 	Runner *durable.Runner
 	Tokens core.TokenStore
+	// JWT, when set, verifies bearer credentials shaped like a JWT
+	// (auth.LooksLikeJWT); Baton's own tokens go to Tokens.
+	JWT    *auth.JWT
 	Idem   core.IdempotencyStore
 	Clock  core.Clock
 	Log    *slog.Logger
@@ -100,23 +106,31 @@ func errf(status int, code, format string, args ...any) *apiError {
 
 type request struct {
 	events.APIGatewayProxyRequest
-	body      []byte
-	tenant    string
-	token     core.Token
-	tokenHash string
+	body   []byte
+	tenant string
+	// caller is the authenticated caller: a token's label or a JWT's
+	// subject, its scopes, the auth source and a token id.
+	caller     core.Token
+	authSource string
+	tokenID    string
 }
 
-// AuthBearerToken is the auth source of every principal the API builds:
-// it authenticates bearer tokens only.
-const AuthBearerToken = "bearer_token"
+// Auth sources of the principals the API builds.
+const (
+	// AuthBearerToken: one of Baton's own hashed tokens.
+	AuthBearerToken = "bearer_token"
+	// AuthJWT: a JWT from the configured OIDC issuer.
+	AuthJWT = "jwt"
+)
 
 // principal is the execution principal of an authenticated request: the
-// token's tenant, its label as the actor id, its scopes as the capability
-// ceiling, and a prefix of its hash (never the token) as the token id.
+// caller's tenant, its token label or JWT subject as the actor id, its
+// scopes as the capability ceiling, and a token id that is never the
+// credential (a prefix of a token's hash, a JWT's jti).
 func (r *request) principal() *core.Principal {
 	return &core.Principal{
-		ActorID: r.token.Label, AuthSource: AuthBearerToken, RequestContext: "rest",
-		Tenant: r.tenant, TokenID: r.tokenHash[:16], CapabilityCeiling: append([]string(nil), r.token.Scopes...),
+		ActorID: r.caller.Label, AuthSource: r.authSource, RequestContext: "rest",
+		Tenant: r.tenant, TokenID: r.tokenID, CapabilityCeiling: append([]string(nil), r.caller.Scopes...),
 	}
 }
 
@@ -276,25 +290,35 @@ func (a *API) run(ctx context.Context, r *request, rt *route, params []string) (
 func (a *API) authenticate(ctx context.Context, r *request, scope string) error {
 	h := r.header("Authorization")
 	scheme, token, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
 		return errf(http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <token>")
 	}
-	hash := HashToken(strings.TrimSpace(token))
-	t, err := a.Tokens.LookupToken(ctx, hash)
-	if errors.Is(err, core.ErrNotFound) {
-		return errf(http.StatusUnauthorized, "unauthorized", "the token is not valid")
+	if a.JWT != nil && auth.LooksLikeJWT(token) {
+		id, err := a.JWT.Verify(ctx, token)
+		var refused *auth.Error
+		if errors.As(err, &refused) {
+			return errf(http.StatusUnauthorized, "unauthorized", "%s", refused.Reason)
+		}
+		if err != nil {
+			return err
+		}
+		r.tenant, r.caller, r.authSource, r.tokenID = id.Tenant, core.Token{Tenant: id.Tenant, Scopes: id.Scopes, Label: id.Subject}, AuthJWT, id.TokenID
+	} else {
+		hash := HashToken(token)
+		t, err := a.Tokens.LookupToken(ctx, hash)
+		if errors.Is(err, core.ErrNotFound) {
+			return errf(http.StatusUnauthorized, "unauthorized", "the token is not valid")
+		}
+		if err != nil {
+			return err
+		}
+		r.tenant, r.caller, r.authSource, r.tokenID = t.Tenant, t, AuthBearerToken, hash[:16]
 	}
-	if err != nil {
-		return err
+	if !slices.Contains(r.caller.Scopes, scope) {
+		what := map[string]string{AuthJWT: "the JWT"}[r.authSource]
+		return errf(http.StatusForbidden, "forbidden", "%s lacks the %s scope", cmp.Or(what, "the token"), scope)
 	}
-	has := false
-	for _, s := range t.Scopes {
-		has = has || s == scope
-	}
-	if !has {
-		return errf(http.StatusForbidden, "forbidden", "the token lacks the %s scope", scope)
-	}
-	r.tenant, r.token, r.tokenHash = t.Tenant, t, hash
 	return nil
 }
 

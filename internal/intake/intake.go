@@ -112,8 +112,8 @@ func (h *Handler) handle(ctx context.Context, rec events.SQSMessage) error {
 		return h.deadLetter(ctx, rec, err)
 	}
 	tenant := strings.TrimSpace(m.Tenant)
-	if tenant == "" || len(tenant) > 128 {
-		return h.deadLetter(ctx, rec, runspec.Errorf(http.StatusBadRequest, "invalid_request", "tenant is required (1 to 128 characters)"))
+	if !core.ValidTenant(tenant) {
+		return h.deadLetter(ctx, rec, runspec.Errorf(http.StatusBadRequest, "invalid_request", "tenant must be %s", core.TenantPattern))
 	}
 	key := m.IdempotencyKey
 	if key == "" {

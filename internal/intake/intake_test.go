@@ -124,7 +124,8 @@ func TestInvalidMessagesAreDeadLettered(t *testing.T) {
 	cases := []struct{ body, code, message string }{
 		{`{"tenant":"acme","agent":"demo","messages":[]}`, "invalid_request", "messages must hold at least one message"},
 		{valid(`"colour":"red",`), "unknown_field", `unknown field "colour"`},
-		{`{"agent":"demo","messages":[{"role":"user","content":"hi"}]}`, "invalid_request", "tenant is required (1 to 128 characters)"},
+		{`{"agent":"demo","messages":[{"role":"user","content":"hi"}]}`, "invalid_request", "tenant must be 1 to 64 letters, digits, _ and -, starting with a letter or digit"},
+		{`{"tenant":"acme#RUN#x","agent":"demo","messages":[{"role":"user","content":"hi"}]}`, "invalid_request", "tenant must be 1 to 64 letters, digits, _ and -, starting with a letter or digit"},
 		{`not json`, "invalid_body", ""},
 		{strings.Replace(valid(""), `"agent":"demo"`, `"agent":"nope"`, 1), "unknown_agent", ""},
 		{strings.Replace(valid(""), `"scripted","turns"`, `"openai","turns"`, 1), "provider_not_enabled", `model provider "openai" is not enabled in this deployment (enabled: scripted)`},

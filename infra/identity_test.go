@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// apiEnv is the API function's environment in a synthesized template.
+func apiEnv(t *testing.T, raw template) map[string]any {
+	t.Helper()
+	for _, r := range raw.Resources {
+		env, _ := r.Properties["Environment"].(map[string]any)
+		v, _ := env["Variables"].(map[string]any)
+		if _, api := v["BATON_STREAM_TRANSFER"]; r.Type == "AWS::Lambda::Function" && api {
+			return v
+		}
+	}
+	t.Fatal("no API function")
+	return nil
+}
+
+// TestJWTOptions: each way to trust JWTs sets the API function's
+// BATON_JWT_* variables (and only the API's); a created user pool has an
+// immutable tenant attribute no app client writes, an app client and the
+// groups mapped to scopes; bad settings are refused.
+func TestJWTOptions(t *testing.T) {
+	t.Run("any OIDC issuer", func(t *testing.T) {
+		_, raw := synth(t, &StackProps{Stage: "dev", JWT: JWTProps{Issuer: "https://login.example.com/", Audience: "baton-api", TenantClaim: "org", ScopeMap: "baton:user=runs:read+runs:write"}})
+		env := apiEnv(t, raw)
+		if env["BATON_JWT_ISSUER"] != "https://login.example.com/" || env["BATON_JWT_AUDIENCE"] != "baton-api" || env["BATON_JWT_TENANT_CLAIM"] != "org" ||
+			env["BATON_JWT_SCOPE_MAP"] != "baton:user=runs:read+runs:write" || env["BATON_JWT_JWKS_URL"] != nil {
+			t.Fatalf("%v", env)
+		}
+		for _, r := range raw.Resources {
+			env, _ := r.Properties["Environment"].(map[string]any)
+			v, _ := env["Variables"].(map[string]any)
+			if _, api := v["BATON_STREAM_TRANSFER"]; !api && v["BATON_JWT_ISSUER"] != nil {
+				t.Errorf("BATON_JWT_ISSUER on another function")
+			}
+		}
+	})
+	t.Run("an existing Cognito user pool", func(t *testing.T) {
+		_, raw := synth(t, &StackProps{Stage: "dev", JWT: JWTProps{CognitoUserPoolID: "eu-west-1_AbC123", CognitoAppClientID: "4d2abc9def"}})
+		env := apiEnv(t, raw)
+		if env["BATON_JWT_ISSUER"] != "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbC123" || env["BATON_JWT_AUDIENCE"] != "4d2abc9def" || env["BATON_JWT_TENANT_CLAIM"] != "custom:tenant" {
+			t.Fatalf("%v", env)
+		}
+	})
+	t.Run("a user pool the stack creates", func(t *testing.T) {
+		_, raw := synth(t, &StackProps{Stage: "dev", JWT: JWTProps{CreateCognitoUserPool: true}})
+		env := apiEnv(t, raw)
+		iss, _ := json.Marshal(env["BATON_JWT_ISSUER"])
+		if !strings.Contains(string(iss), "https://cognito-idp.") || !strings.Contains(string(iss), `"Ref":"Users`) || !strings.Contains(mustJSON(env["BATON_JWT_AUDIENCE"]), `"Ref":"UsersApi`) ||
+			env["BATON_JWT_TENANT_CLAIM"] != "custom:tenant" || env["BATON_JWT_SCOPE_CLAIM"] != "cognito:groups" ||
+			env["BATON_JWT_SCOPE_MAP"] != "baton-approvers=runs:read+approvals:decide,baton-users=runs:read+runs:write+results:submit" {
+			t.Fatalf("%v", env)
+		}
+		var pool, client map[string]any
+		groups := 0
+		for _, r := range raw.Resources {
+			switch r.Type {
+			case "AWS::Cognito::UserPool":
+				pool = r.Properties
+			case "AWS::Cognito::UserPoolClient":
+				client = r.Properties
+			case "AWS::Cognito::UserPoolGroup":
+				groups++
+			}
+		}
+		if pool == nil || client == nil || groups != 2 {
+			t.Fatalf("pool %v client %v groups %d", pool, client, groups)
+		}
+		schema := mustJSON(pool["Schema"])
+		if !strings.Contains(schema, `"Name":"tenant"`) || !strings.Contains(schema, `"Mutable":false`) {
+			t.Errorf("tenant attribute: %s", schema)
+		}
+		if admin := mustJSON(pool["AdminCreateUserConfig"]); !strings.Contains(admin, `"AllowAdminCreateUserOnly":true`) {
+			t.Errorf("self sign-up: %s", admin)
+		}
+		if w := mustJSON(client["WriteAttributes"]); strings.Contains(w, "tenant") {
+			t.Errorf("an app client may write the tenant: %s", w)
+		}
+		if r := mustJSON(client["ReadAttributes"]); !strings.Contains(r, "custom:tenant") {
+			t.Errorf("the app client cannot read the tenant: %s", r)
+		}
+	})
+	for name, j := range map[string]JWTProps{
+		"two ways":                {Issuer: "https://a", Audience: "x", CreateCognitoUserPool: true},
+		"http issuer":             {Issuer: "http://a", Audience: "x"},
+		"issuer without audience": {Issuer: "https://a"},
+		"bad pool id":             {CognitoUserPoolID: "pool", CognitoAppClientID: "abc"},
+		"pool without client":     {CognitoUserPoolID: "us-east-1_Abc"},
+		"settings without issuer": {Audience: "x"},
+	} {
+		p := &StackProps{JWT: j}
+		p.defaults()
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "jwt") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
