@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"strings"
+	"regexp"
 	"time"
 )
 
@@ -57,15 +57,26 @@ func EncodeRunCursor(key string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(key))
 }
 
-// DecodeRunCursor returns the RunListKey a cursor carries.
+// cursorRunID is what a cursor's run id may be: the ids Baton makes
+// (letters, digits, _ . : -), at most 128 of them.
+var cursorRunID = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
+
+// DecodeRunCursor returns the RunListKey a cursor carries. A cursor that
+// is not one a list returned — not base64url, a key of another shape, a
+// run id with bytes Baton's ids never hold or longer than they ever are
+// (a store's key limit is never reached) — is ErrInvalidInput.
 func DecodeRunCursor(cursor string) (string, error) {
+	bad := fmt.Errorf("%w: the cursor is not one this list returned", ErrInvalidInput)
+	if len(cursor) > 256 {
+		return "", bad
+	}
 	b, err := base64.RawURLEncoding.DecodeString(cursor)
 	key := string(b)
 	if err != nil || len(key) < 32 || key[30] != '#' {
-		return "", fmt.Errorf("%w: the cursor is not one this list returned", ErrInvalidInput)
+		return "", bad
 	}
-	if _, perr := time.Parse("2006-01-02T15:04:05.000000000Z", key[:30]); perr != nil || strings.TrimSpace(key[31:]) == "" {
-		return "", fmt.Errorf("%w: the cursor is not one this list returned", ErrInvalidInput)
+	if _, perr := time.Parse("2006-01-02T15:04:05.000000000Z", key[:30]); perr != nil || !cursorRunID.MatchString(key[31:]) {
+		return "", bad
 	}
 	return key, nil
 }

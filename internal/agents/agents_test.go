@@ -228,6 +228,7 @@ func TestMCPServers(t *testing.T) {
 		"bad action policy":      {`[{"name":"crm","url":"https://x/mcp","tool_overrides":{"get":{"action_policy":"ask"}}}]`, `[]`, "direct, preview or forbidden"},
 		"bad timeout":            {`[{"name":"crm","url":"https://x/mcp","timeout":"soon"}]`, `[]`, "timeout"},
 		"unknown field":          {`[{"name":"crm","url":"https://x/mcp","token":"t"}]`, `[]`, "unknown field"},
+		"aliasing tenant secret": {`[{"name":"crm","url":"https://x/mcp","headers":{"Authorization":{"secret_arn":"baton/crm-{tenant}"}}}]`, `[]`, "put a path after {tenant}"},
 		"an mcp/ tool":           {`[]`, `[{"name":"mcp/crm/get","source":"crm","description":"x","executor":{"type":"go","handler":"echo"}}]`, "discovered from the servers"},
 	} {
 		if _, err := Parse([]byte(agent(c.servers, c.tools))); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -3,11 +3,13 @@ package httpapi_test
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/httpapi"
 )
 
@@ -71,6 +73,8 @@ func TestListRuns(t *testing.T) {
 	}
 	for _, tc := range []struct{ query, code string }{
 		{"status=done", "invalid_query"}, {"limit=0", "invalid_query"}, {"limit=x", "invalid_query"}, {"cursor=bogus", "invalid_cursor"},
+		{"cursor=" + core.EncodeRunCursor("2026-01-01T00:00:00.000000000Z#"+strings.Repeat("r", 2000)), "invalid_cursor"},
+		{"cursor=" + core.EncodeRunCursor("2026-01-01T00:00:00.000000000Z#r\x00\xff"), "invalid_cursor"},
 	} {
 		if st, v, _ := e.do(t, "GET", "/v1/runs?"+tc.query, "tok-acme-123", "", nil); st != 400 || code(v) != tc.code {
 			t.Fatalf("%s: %d %v, want 400 %s", tc.query, st, v, tc.code)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"sync"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
+	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/awsenv"
 )
 
@@ -172,10 +172,6 @@ func (r *Resolver) cached(key string, read func() (value, error)) (value, error)
 // "/baton/{tenant}/crm-token" names one parameter per tenant.
 const TenantPlaceholder = "{tenant}"
 
-// tenantRe is what a tenant must look like to be put into a reference:
-// no '/', no whitespace, so a tenant cannot reach another's secret.
-var tenantRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$`)
-
 // Ref references one secret: exactly one of Env (an environment
 // variable), SSM (a SecureString parameter, decrypted) and ARN (a Secrets
 // Manager secret). Each may contain {tenant}, resolved per tenant.
@@ -197,9 +193,23 @@ func (r Ref) Validate() error {
 	case 0:
 		return fmt.Errorf("set one of secret_env, secret_ssm and secret_arn")
 	case 1:
-		return nil
+		return r.checkARNTenant()
 	}
 	return fmt.Errorf("set only one of secret_env, secret_ssm and secret_arn (got %s)", strings.Join(set, ", "))
+}
+
+// checkARNTenant refuses a per-tenant Secrets Manager reference that one
+// tenant's name could stretch into another's: Secrets Manager takes a name
+// followed by "-" and six characters as that secret's ARN suffix, so with
+// "baton/crm-{tenant}" a tenant named "acme-AbC123" would read acme's
+// secret. A "/" after the last {tenant} cannot be matched by a tenant name
+// (which holds none) nor by the suffix, so no two tenants' names meet.
+func (r Ref) checkARNTenant() error {
+	i := strings.LastIndex(r.ARN, TenantPlaceholder)
+	if i < 0 || strings.Contains(r.ARN[i+len(TenantPlaceholder):], "/") {
+		return nil
+	}
+	return fmt.Errorf("secret_arn %q: put a path after {tenant} (like baton/{tenant}/crm): Secrets Manager matches a name followed by - and six characters, so a tenant named \"acme-AbC123\" could reach tenant acme's secret", r.ARN)
 }
 
 // Source names the reference's source field (secret_env, secret_ssm or
@@ -223,14 +233,14 @@ func (r Ref) PerTenant() bool {
 
 // Resolve reads the secret r references, {tenant} replaced by tenant.
 // Each resolved reference is read once and cached, so a per-tenant
-// reference is cached per tenant. A per-tenant reference needs a tenant
-// of letters, digits, '_', '.' and '-'.
+// reference is cached per tenant. A per-tenant reference needs a valid
+// tenant name (core.ValidTenant).
 func (res *Resolver) Resolve(ctx context.Context, r Ref, tenant string) ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	if r.PerTenant() && !tenantRe.MatchString(tenant) {
-		return nil, fmt.Errorf("a per-tenant secret needs the run's tenant, got %q", tenant)
+	if r.PerTenant() && !core.ValidTenant(tenant) {
+		return nil, fmt.Errorf("a per-tenant secret needs the run's tenant (%s), got %q", core.TenantPattern, tenant)
 	}
 	sub := func(s string) string { return strings.ReplaceAll(s, TenantPlaceholder, tenant) }
 	switch {

@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/baton-agents/baton/core"
 )
 
 type fakeSSM struct{ calls []ssm.GetParameterInput }
@@ -148,5 +150,48 @@ func TestResolvePerTenant(t *testing.T) {
 	}
 	if err := (Ref{Env: "A", SSM: "/b"}).Validate(); err == nil || !strings.Contains(err.Error(), "only one") {
 		t.Errorf("two sources: %v", err)
+	}
+}
+
+// TestSecretsManagerReferencesCannotAlias: a per-tenant Secrets Manager
+// reference whose {tenant} ends the name is refused (tenant "acme-AbC123"
+// would read acme's secret "baton/crm-acme", full name
+// "baton/crm-acme-AbC123"); with a path after {tenant} no tenant name can
+// reach another's, which the resolver shows with a fake Secrets Manager
+// that matches suffixes as the real one does.
+func TestSecretsManagerReferencesCannotAlias(t *testing.T) {
+	for _, ref := range []string{"baton/crm-{tenant}", "baton/{tenant}", "arn:aws:secretsmanager:us-east-1:123456789012:secret:crm-{tenant}", "baton/{tenant}/x-{tenant}"} {
+		err := (Ref{ARN: ref}).Validate()
+		if err == nil || !strings.Contains(err.Error(), "put a path after {tenant}") {
+			t.Errorf("%s: %v", ref, err)
+		}
+	}
+	for _, ref := range []string{"baton/{tenant}/crm", "arn:aws:secretsmanager:us-east-1:123456789012:secret:baton/{tenant}/crm", "baton/shared"} {
+		if err := (Ref{ARN: ref}).Validate(); err != nil {
+			t.Errorf("%s: %v", ref, err)
+		}
+	}
+	// The tenants' names meet no other's secret, suffix or not.
+	stored := map[string]string{"baton/acme/crm-AbC123": "acme's"}
+	lookup := func(id string) (string, bool) {
+		for name, v := range stored {
+			if id == name || id+"-AbC123" == name || strings.HasSuffix(id, ":secret:"+name) {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	for _, tenant := range []string{"acme-AbC123", "acme", "acme/crm-AbC123"} {
+		id := strings.ReplaceAll("baton/{tenant}/crm", TenantPlaceholder, tenant)
+		v, found := lookup(id)
+		switch {
+		case tenant == "acme" && (!found || v != "acme's"):
+			t.Errorf("acme cannot read its own secret")
+		case tenant != "acme" && found && core.ValidTenant(tenant):
+			t.Errorf("tenant %s reads acme's secret through %s", tenant, id)
+		}
+	}
+	if core.ValidTenant("acme/crm-AbC123") {
+		t.Error("a tenant name holds a /")
 	}
 }

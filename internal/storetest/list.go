@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,7 +103,14 @@ func testListRuns(t *testing.T, newStore func(*testing.T) Store) {
 	if got := runIDs(newHarness(t, s, "list-tenant").listAll("", 3, nil)); len(got) != 0 {
 		t.Fatalf("a tenant whose name prefixes others lists %v", got)
 	}
-	for _, c := range []string{"nope", core.EncodeRunCursor("garbage")} {
+	stamp := "2026-01-01T00:00:00.000000000Z#"
+	for _, c := range []string{"nope", core.EncodeRunCursor("garbage"),
+		core.EncodeRunCursor(stamp + strings.Repeat("r", 1100)), // longer than DynamoDB's sort key
+		core.EncodeRunCursor(stamp + "r-\xff\xfe"),              // not UTF-8
+		core.EncodeRunCursor(stamp + "r-\x00a"),                 // NUL
+		core.EncodeRunCursor(stamp + "r-\x1b[0m"),               // control bytes
+		core.EncodeRunCursor(stamp + "r b"),
+		core.EncodeRunCursor(stamp + "r#1")} {
 		if _, err := s.ListRuns(a.ctx, a.tenant, core.RunListQuery{Limit: 2, Cursor: c}); !errors.Is(err, core.ErrInvalidInput) {
 			t.Fatalf("cursor %q: %v, want ErrInvalidInput", c, err)
 		}
