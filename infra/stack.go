@@ -68,10 +68,11 @@ type StackProps struct {
 	// without response streaming (LocalStack 4.4 predates it). It sets the
 	// API function's BATON_STREAM_TRANSFER to match.
 	BufferedStream bool
-	// CORSOrigins are the browser origins allowed to call the AG-UI and
-	// stream routes (the API function's BATON_CORS_ORIGINS). Their
-	// preflight (OPTIONS) reaches the function through the routes' ANY
-	// methods. None: no browser origin.
+	// CORSOrigins are the browser origins allowed to call the API (the
+	// API function's BATON_CORS_ORIGINS). Preflights (OPTIONS) reach the
+	// function through the routes' ANY methods; with one origin, API
+	// Gateway's own error answers (throttling, a timeout) carry it too.
+	// None: no browser origin.
 	CORSOrigins []string
 	// EventBus is the EventBridge bus run notifications go to, a name or
 	// an ARN (default "default", the account's default bus): the
@@ -162,6 +163,23 @@ func (p *StackProps) Validate() error {
 
 // guardrailArn is the ARN of one Bedrock guardrail (no wildcards).
 var guardrailArn = regexp.MustCompile(`^arn:aws(-[a-z]+)*:bedrock:[a-z0-9-]+:[0-9]{12}:guardrail/[a-z0-9]+$`)
+
+// addGatewayCORS lets a page read API Gateway's own 4XX and 5XX answers
+// (throttled, timed out: the function never saw the request) when there
+// is one allowed origin; the function answers everything else, with the
+// request's origin when it is allowed.
+func addGatewayCORS(rest awsapigateway.RestApi, origins []string) {
+	if len(origins) != 1 || origins[0] == "*" {
+		return
+	}
+	for name, t := range map[string]awsapigateway.ResponseType{"Default4xx": awsapigateway.ResponseType_DEFAULT_4XX(), "Default5xx": awsapigateway.ResponseType_DEFAULT_5XX()} {
+		rest.AddGatewayResponse(jsii.String(name), &awsapigateway.GatewayResponseOptions{Type: t, ResponseHeaders: &map[string]*string{
+			"Access-Control-Allow-Origin":   jsii.String("'" + origins[0] + "'"),
+			"Access-Control-Expose-Headers": jsii.String("'Retry-After, X-Request-Id'"),
+			"Vary":                          jsii.String("'Origin'"),
+		}})
+	}
+}
 
 // NewBatonStack defines the table, the step queue and its DLQ, the API,
 // worker and sweeper Lambdas, the REST API, alarms and outputs.
@@ -332,6 +350,7 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 		},
 	})
 	addRoutes(rest, api, transfer)
+	addGatewayCORS(rest, props.CORSOrigins)
 
 	perMinute := &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum")}
 	alarmOnAny(stack, "DeadLetters", "Baton step messages reached the dead-letter queue", dlq.MetricApproximateNumberOfMessagesVisible(perMinute))

@@ -407,6 +407,28 @@ func TestRoutes(t *testing.T) {
 			}
 		}
 	})
+	t.Run("with one origin, API Gateway's own errors carry it", func(t *testing.T) {
+		_, raw := synth(t, &StackProps{Stage: "dev", CORSOrigins: []string{"https://app.example.com"}})
+		n := 0
+		for _, r := range raw.Resources {
+			if r.Type != "AWS::ApiGateway::GatewayResponse" {
+				continue
+			}
+			n++
+			if h, _ := r.Properties["ResponseParameters"].(map[string]any); h["gatewayresponse.header.Access-Control-Allow-Origin"] != "'https://app.example.com'" {
+				t.Errorf("gateway response %v", r.Properties)
+			}
+		}
+		if n != 2 {
+			t.Errorf("%d gateway responses, want DEFAULT_4XX and DEFAULT_5XX", n)
+		}
+		_, raw = synth(t, &StackProps{Stage: "dev", CORSOrigins: []string{"https://a.example.com", "https://b.example.com"}})
+		for _, r := range raw.Resources {
+			if r.Type == "AWS::ApiGateway::GatewayResponse" {
+				t.Errorf("two origins cannot share a static header: %v", r.Properties)
+			}
+		}
+	})
 	t.Run("buffered stream route", func(t *testing.T) {
 		_, raw := synth(t, &StackProps{Stage: "local", BufferedStream: true})
 		checkRoutes(t, raw, true)

@@ -10,9 +10,9 @@ import (
 )
 
 // TestCORSEndToEnd: baton dev with --cors-origins answers a browser's
-// preflight of the AG-UI and stream routes for an allowed origin only,
-// and a streamed response carries Access-Control-Allow-Origin for that
-// origin only.
+// preflight of every route family for an allowed origin only, and its
+// answers (streamed, buffered, errors) carry Access-Control-Allow-Origin
+// for that origin only.
 func TestCORSEndToEnd(t *testing.T) {
 	if os.Getenv("BATON_E2E_BASE_URL") != "" {
 		t.Skip("starts baton dev itself, with flags of its own")
@@ -52,5 +52,30 @@ func TestCORSEndToEnd(t *testing.T) {
 	}
 	if r := do("GET", "/v1/runs/"+id+"/stream", other, auth, ""); r.StatusCode != 200 || r.Header.Get("Access-Control-Allow-Origin") != "" {
 		t.Fatalf("stream for another origin: %d %v", r.StatusCode, r.Header)
+	}
+	// Every route family: preflights from the allowed origin name its
+	// methods, from another origin are refused; answers carry the allowed
+	// origin only.
+	for path, method := range map[string]string{"/v1/runs": "POST", "/v1/runs/" + id: "GET", "/v1/runs/" + id + "/events": "GET",
+		"/v1/runs/" + id + "/messages": "POST", "/v1/runs/" + id + "/tool-results": "POST", "/v1/runs/" + id + "/approvals/a-1": "POST",
+		"/v1/runs/" + id + "/cancel": "POST", "/v1/runs/" + id + "/interrupt": "POST"} {
+		pre := map[string]string{"Access-Control-Request-Method": method, "Access-Control-Request-Headers": "authorization, content-type, idempotency-key"}
+		if r := do("OPTIONS", path, allowed, pre, ""); r.StatusCode != 204 || r.Header.Get("Access-Control-Allow-Origin") != allowed ||
+			!strings.Contains(r.Header.Get("Access-Control-Allow-Methods"), method) || !strings.Contains(r.Header.Get("Access-Control-Allow-Headers"), "Idempotency-Key") {
+			t.Errorf("preflight of %s %s: %d %v", method, path, r.StatusCode, r.Header)
+		}
+		if r := do("OPTIONS", path, other, pre, ""); r.StatusCode != 403 || r.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("preflight of %s from another origin: %d %v", path, r.StatusCode, r.Header)
+		}
+	}
+	if r := do("GET", "/v1/runs/"+id, allowed, auth, ""); r.StatusCode != 200 || r.Header.Get("Access-Control-Allow-Origin") != allowed ||
+		!strings.Contains(r.Header.Get("Access-Control-Expose-Headers"), "Retry-After") || r.Header.Get("Access-Control-Allow-Credentials") != "" {
+		t.Fatalf("a run for the allowed origin: %d %v", r.StatusCode, r.Header)
+	}
+	if r := do("GET", "/v1/runs/"+id, other, auth, ""); r.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("a run for another origin: %v", r.Header)
+	}
+	if r := do("POST", "/v1/runs", allowed, nil, "{}"); r.StatusCode != 401 || r.Header.Get("Access-Control-Allow-Origin") != allowed {
+		t.Fatalf("an error for the allowed origin: %d %v", r.StatusCode, r.Header)
 	}
 }

@@ -45,7 +45,7 @@ func parseDevFlags(args []string, stderr io.Writer) (devOptions, error) {
 	fs.IntVar(&o.pollers, "pollers", 4, "concurrent queue pollers")
 	fs.StringVar(&o.cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&o.cfg.Notify.URL, "notify-url", "", "POST each run notification, as the EventBridge entry it would be ({\"source\",\"detail-type\",\"detail\"}), to this URL; empty: log them")
-	cors := fs.String("cors-origins", os.Getenv("BATON_CORS_ORIGINS"), "comma-separated browser origins (e.g. http://localhost:5173, or *) allowed to call the AG-UI and stream routes")
+	cors := fs.String("cors-origins", os.Getenv("BATON_CORS_ORIGINS"), "comma-separated browser origins (e.g. http://localhost:5173, or *) allowed to call the API from a browser")
 	j := &o.cfg.JWT
 	fs.StringVar(&j.Issuer, "jwt-issuer", os.Getenv("BATON_JWT_ISSUER"), "accept JWTs of this OIDC issuer (its exact iss) beside the tokens of BATON_DEV_TOKENS")
 	fs.StringVar(&j.Audience, "jwt-audience", os.Getenv("BATON_JWT_AUDIENCE"), "the aud the JWTs must carry (a Cognito app client id)")

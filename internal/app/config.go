@@ -39,8 +39,8 @@ type Config struct {
 	// the exporter (internal/telemetry), none by default.
 	OTelConsole bool
 
-	// CORSOrigins are the browser origins allowed to call the AG-UI and
-	// stream routes (BATON_CORS_ORIGINS, comma-separated; "*" allows any).
+	// CORSOrigins are the browser origins allowed to call the API
+	// (BATON_CORS_ORIGINS, comma-separated; "*" allows any).
 	CORSOrigins []string
 	// JWT, when its issuer is set, accepts JWTs of that OIDC issuer
 	// beside Baton's tokens (BATON_JWT_*; docs/auth.md).

@@ -49,7 +49,7 @@ type Config struct {
 	// Providers lists the model providers a request may name.
 	Providers []string
 	// CORSOrigins are the browser origins (scheme://host[:port], or "*")
-	// allowed to call the AG-UI and stream routes (cors.go).
+	// allowed to call the API from a browser (cors.go).
 	CORSOrigins []string
 }
 

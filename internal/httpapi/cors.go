@@ -4,30 +4,46 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 )
 
 // CORS: a browser frontend on an allowed origin (Config.CORSOrigins) may
-// call the routes a browser streams from, POST /v1/agents/{agent}/agui
-// and GET /v1/runs/{run_id}/stream. Their preflight (OPTIONS) is answered
-// here, and their responses carry Access-Control-Allow-Origin for an
-// allowed Origin only. Other origins get no CORS headers (a browser then
-// refuses the response); requests without an Origin are unaffected.
+// call every public route. Preflights (OPTIONS) are answered here with
+// the route's methods, and every answer — errors included, so a page can
+// read why — carries Access-Control-Allow-Origin for an allowed Origin
+// only: the origin itself, never a wildcard, and never with
+// Access-Control-Allow-Credentials (callers send bearer credentials, not
+// cookies). Other origins get no CORS headers (a browser then refuses the
+// response); requests without an Origin are unaffected.
 
-// corsRoute reports whether path is a route CORS applies to.
-func corsRoute(path string) bool {
+// corsRequestHeaders are the request headers a page may send.
+const corsRequestHeaders = "Authorization, Content-Type, Accept, Idempotency-Key, Last-Event-ID"
+
+// corsExposedHeaders are the response headers a page may read.
+const corsExposedHeaders = "Retry-After, Location, Idempotent-Replayed, X-Request-Id"
+
+// corsMethods returns the methods of the routes path matches (none: not
+// a route CORS applies to).
+func (a *API) corsMethods(path string) []string {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
-	_, run := match(streamRoute, segs)
-	_, agui := match(aguiRoute, segs)
-	return run || agui
+	var out []string
+	for _, rt := range a.routes() {
+		if _, ok := match(rt.parts, segs); ok && !slices.Contains(out, rt.method) {
+			out = append(out, rt.method)
+		}
+	}
+	return out
 }
+
+func (a *API) corsRoute(path string) bool { return len(a.corsMethods(path)) > 0 }
 
 // allowedOrigin returns the request's Origin when it is allowed on its
 // route, else "".
 func (a *API) allowedOrigin(r *request) string {
 	origin := r.header("Origin")
-	if origin == "" || !corsRoute(r.Path) {
+	if origin == "" || !a.corsRoute(r.Path) {
 		return ""
 	}
 	for _, o := range a.Config.CORSOrigins {
@@ -53,10 +69,11 @@ func originRefused(origin string) string {
 func (a *API) corsHeaders(r *request, h map[string]string) {
 	if origin := a.allowedOrigin(r); origin != "" {
 		h["Access-Control-Allow-Origin"] = origin
+		h["Access-Control-Expose-Headers"] = corsExposedHeaders
 		h["Vary"] = "Origin"
 		return
 	}
-	if origin := r.header("Origin"); origin != "" && corsRoute(r.Path) && a.Log != nil {
+	if origin := r.header("Origin"); origin != "" && a.corsRoute(r.Path) && a.Log != nil {
 		if _, logged := refusedOrigins.LoadOrStore(origin, true); !logged {
 			a.Log.Warn("CORS: a browser will refuse this answer", "origin", origin, "path", r.Path, "hint", originRefused(origin))
 		}
@@ -66,11 +83,12 @@ func (a *API) corsHeaders(r *request, h map[string]string) {
 // refusedOrigins are the origins whose refusal was logged.
 var refusedOrigins sync.Map
 
-// preflight answers OPTIONS on a CORS route: 204 with the allowed
-// methods and headers for an allowed origin, 403 otherwise. ok is false
-// for requests that are not a preflight of a CORS route.
+// preflight answers OPTIONS on a route: 204 with the route's methods and
+// the allowed headers for an allowed origin, 403 otherwise. ok is false
+// for requests that are not a preflight of a route.
 func (a *API) preflight(r *request) (status int, body []byte, hdr map[string]string, ok bool) {
-	if r.HTTPMethod != http.MethodOptions || !corsRoute(r.Path) {
+	methods := a.corsMethods(r.Path)
+	if r.HTTPMethod != http.MethodOptions || len(methods) == 0 {
 		return 0, nil, nil, false
 	}
 	origin := a.allowedOrigin(r)
@@ -82,14 +100,10 @@ func (a *API) preflight(r *request) (status int, body []byte, hdr map[string]str
 		body, _ := json.Marshal(map[string]any{"error": map[string]any{"code": "origin_not_allowed", "message": msg}})
 		return http.StatusForbidden, body, map[string]string{"Vary": "Origin"}, true
 	}
-	method := http.MethodGet
-	if _, agui := match(aguiRoute, strings.Split(strings.Trim(r.Path, "/"), "/")); agui {
-		method = http.MethodPost
-	}
 	return http.StatusNoContent, nil, map[string]string{
 		"Access-Control-Allow-Origin":  origin,
-		"Access-Control-Allow-Methods": method + ", OPTIONS",
-		"Access-Control-Allow-Headers": "Authorization, Content-Type, Accept, Last-Event-ID",
+		"Access-Control-Allow-Methods": strings.Join(methods, ", ") + ", OPTIONS",
+		"Access-Control-Allow-Headers": corsRequestHeaders,
 		"Access-Control-Max-Age":       "600",
 		"Vary":                         "Origin",
 	}, true

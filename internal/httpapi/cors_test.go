@@ -53,8 +53,22 @@ func TestCORS(t *testing.T) {
 			t.Fatalf("the refusal does not say how to allow %s: %s", origin, r.Body)
 		}
 	}
-	if r = handle("OPTIONS", "/v1/runs", "https://app.example.com", pre); r.StatusCode != 405 || r.Headers["Access-Control-Allow-Origin"] != "" {
-		t.Fatalf("other routes have no CORS: %d %v", r.StatusCode, r.Headers)
+	// Every route family: its own methods.
+	for path, methods := range map[string]string{
+		"/v1/runs": "POST, GET, OPTIONS", "/v1/runs/r-1": "GET, OPTIONS", "/v1/runs/r-1/events": "GET, OPTIONS", "/v1/runs/r-1/messages": "GET, POST, OPTIONS",
+		"/v1/runs/r-1/tool-results": "POST, OPTIONS", "/v1/runs/r-1/approvals/a-1": "POST, OPTIONS", "/v1/runs/r-1/cancel": "POST, OPTIONS",
+		"/v1/runs/r-1/interrupt": "POST, OPTIONS",
+	} {
+		r = handle("OPTIONS", path, "https://app.example.com", pre)
+		if r.StatusCode != 204 || r.Headers["Access-Control-Allow-Methods"] != methods || !strings.Contains(r.Headers["Access-Control-Allow-Headers"], "Idempotency-Key") {
+			t.Errorf("preflight of %s: %d %v", path, r.StatusCode, r.Headers)
+		}
+		if r = handle("OPTIONS", path, "https://evil.example.com", pre); r.StatusCode != 403 || r.Headers["Access-Control-Allow-Origin"] != "" {
+			t.Errorf("preflight of %s from another origin: %d %v", path, r.StatusCode, r.Headers)
+		}
+	}
+	if r = handle("OPTIONS", "/v1/nowhere", "https://app.example.com", pre); r.StatusCode != 404 || r.Headers["Access-Control-Allow-Origin"] != "" {
+		t.Fatalf("no route: %d %v", r.StatusCode, r.Headers)
 	}
 
 	// Responses (buffered and streamed, success and error) carry the
@@ -77,7 +91,11 @@ func TestCORS(t *testing.T) {
 	if r = handle("GET", "/v1/runs/r-nope/stream", "https://app.example.com", nil); r.Headers["Access-Control-Allow-Origin"] != "https://app.example.com" {
 		t.Fatalf("buffered: %d %v", r.StatusCode, r.Headers)
 	}
-	if r = handle("GET", "/v1/runs/r-nope", "https://app.example.com", nil); r.Headers["Access-Control-Allow-Origin"] != "" {
-		t.Fatalf("other route: %v", r.Headers)
+	if r = handle("GET", "/v1/runs/r-nope", "https://app.example.com", nil); r.StatusCode != 404 || r.Headers["Access-Control-Allow-Origin"] != "https://app.example.com" ||
+		!strings.Contains(r.Headers["Access-Control-Expose-Headers"], "Retry-After") {
+		t.Fatalf("an error answer: %d %v", r.StatusCode, r.Headers)
+	}
+	if r = handle("GET", "/v1/runs/r-nope", "https://evil.example.com", nil); r.Headers["Access-Control-Allow-Origin"] != "" {
+		t.Fatalf("another origin: %v", r.Headers)
 	}
 }
