@@ -139,7 +139,26 @@ func TestAGUIEndToEnd(t *testing.T) {
 		d := startDev(t, args)
 		aguiEndToEnd(t, d)
 		aguiContinuation(t, d)
+		aguiInvalidRequests(t, d)
 	})
+}
+
+// aguiInvalidRequests: a request that cannot succeed as written is an
+// HTTP 4xx with a JSON error body, never a 200 stream.
+func aguiInvalidRequests(t *testing.T, d *dev) {
+	msg := `"messages":[{"id":"u1","role":"user","content":"go"}]`
+	for _, c := range []struct{ name, agent, body, code string }{
+		{"unknown agent", "nope", `{"threadId":"x1","runId":"a",` + msg + `}`, "unknown_agent"},
+		{"bad thread id", "e2e", `{"threadId":"a b","runId":"a",` + msg + `}`, "invalid_request"},
+		{"negative max_turns", "e2e", `{"threadId":"x2","runId":"a",` + msg + `,"forwardedProps":{"baton":{"max_turns":-5}}}`, "invalid_request"},
+		{"invalid message", "e2e", `{"threadId":"x3","runId":"a","messages":[{"id":"u1","role":"wizard","content":"go"}]}`, "invalid_message"},
+		{"provider not enabled", "e2e", `{"threadId":"x4","runId":"a",` + msg + `,"forwardedProps":{"baton":{"model":{"provider":"openai","model":"m"}}}}`, "provider_not_enabled"},
+	} {
+		r := d.call(t, "POST", "/v1/agents/"+c.agent+"/agui", tokAcme, c.body, "Accept", "text/event-stream")
+		if r.status < 400 || r.status >= 500 || errCode(r) != c.code || strings.Contains(r.header.Get("Content-Type"), "event-stream") {
+			t.Errorf("%s: %d %v %v, want a 4xx %s before any stream", c.name, r.status, r.body, r.header.Get("Content-Type"), c.code)
+		}
+	}
 }
 
 func aguiEndToEnd(t *testing.T, d *dev) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/baton-agents/baton/core"
@@ -26,10 +27,13 @@ type Handler struct {
 type Body = func(ctx context.Context, w io.Writer, flush func()) error
 
 // Open applies a RunAgentInput for agent on behalf of tenant and returns
-// the stream of the run it starts or continues, for at most max. An
-// error (*runspec.Error) is an invalid request, answered before any
-// stream; refusals a frontend must see in its event stream (an unknown
-// tool call or interrupt, a busy thread) are streams of one RUN_ERROR.
+// the stream of the run it starts or continues, for at most max. One
+// rule: an error (*runspec.Error) is a request that cannot succeed as
+// written (any 4xx but 409) or a failure (5xx), answered before any
+// stream; a request that conflicts with the thread's current state (409:
+// an unknown or answered tool call or interrupt, an expired interrupt,
+// nothing to resume, another agent's thread, a busy thread) is a stream
+// of one RUN_ERROR the frontend shows.
 func (h Handler) Open(ctx context.Context, tenant string, principal *core.Principal, agent string, body []byte, max time.Duration) (Body, error) {
 	in, err := Decode(body)
 	if err != nil {
@@ -37,10 +41,16 @@ func (h Handler) Open(ctx context.Context, tenant string, principal *core.Princi
 	}
 	runID, after, turn, err := h.apply(ctx, tenant, principal, agent, in)
 	if err != nil {
-		ae := runspec.Classify(err)
-		if ae.Status >= 500 {
+		if ae := runspec.Classify(err); ae.Status != http.StatusConflict {
+			// A request that cannot succeed as written (an unknown agent,
+			// a bad thread id or override, an invalid message or resume,
+			// a provider not enabled), or a failure of ours, is an HTTP
+			// error before any stream.
 			return nil, err
 		}
+		// A request that conflicts with the thread's state is a
+		// refusal the frontend shows in its event stream.
+		ae := runspec.Classify(err)
 		return func(_ context.Context, w io.Writer, flush func()) error {
 			err := writeEvents(w, []Event{{Type: "RUN_ERROR", Code: ae.Code, Message: ae.Message}})
 			flush()

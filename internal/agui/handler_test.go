@@ -88,6 +88,40 @@ func (e *env) refused(t *testing.T, tenant, agent, body, code string) {
 	}
 }
 
+// invalid: the request is answered with an HTTP error before any stream.
+func (e *env) invalid(t *testing.T, tenant, agent, body string, status int, code string) {
+	t.Helper()
+	open, err := e.h.Open(context.Background(), tenant, &core.Principal{Tenant: tenant}, agent, []byte(body), time.Second)
+	ae := runspec.Classify(err)
+	if open != nil || err == nil || ae.Status != status || ae.Code != code {
+		t.Fatalf("want HTTP %d %s before any stream, got %v (%d %s)", status, code, err, ae.Status, ae.Code)
+	}
+}
+
+// TestInvalidRequestsAreHTTPErrors: one rule — a request that cannot
+// succeed as written is an HTTP 4xx before any stream, whatever is wrong
+// with it; only conflicts with the thread's state (409) are a RUN_ERROR
+// stream.
+func TestInvalidRequestsAreHTTPErrors(t *testing.T) {
+	e := newEnv(t)
+	msg := `"messages":[{"id":"u1","role":"user","content":"go"}]`
+	model := `"model":{"provider":"scripted","turns":[{"content":"ok"}]}`
+	for _, c := range []struct {
+		name, agent, body string
+		status            int
+		code              string
+	}{
+		{"not JSON", "demo", `{`, 400, "invalid_body"},
+		{"unknown agent", "nope", `{"threadId":"v1","runId":"a",` + msg + `}`, 400, "unknown_agent"},
+		{"bad thread id", "demo", `{"threadId":"a b/c","runId":"a",` + msg + `}`, 400, "invalid_request"},
+		{"negative max_turns", "demo", `{"threadId":"v2","runId":"a",` + msg + `,"forwardedProps":{"baton":{"max_turns":-5,` + model + `}}}`, 400, "invalid_request"},
+		{"invalid message", "demo", `{"threadId":"v3","runId":"a","messages":[{"id":"u1","role":"wizard","content":"go"}]}`, 400, "invalid_message"},
+		{"provider not enabled", "demo", `{"threadId":"v4","runId":"a",` + msg + `,"forwardedProps":{"baton":{"model":{"provider":"openai","model":"gpt"}}}}`, 400, "provider_not_enabled"},
+	} {
+		t.Run(c.name, func(t *testing.T) { e.invalid(t, "acme", c.agent, c.body, c.status, c.code) })
+	}
+}
+
 const (
 	askTool = `{"threadId":"t1","runId":"a","tools":[{"name":"f","description":"F."}],"messages":[{"id":"u1","role":"user","content":"go"}],
 	"forwardedProps":{"baton":{"model":{"provider":"scripted","turns":[{"tool_calls":[{"id":"c1","name":"client/f","parameters":{}}]},{"content":"ok"}]}}}}`
@@ -124,7 +158,7 @@ func TestResumeMatching(t *testing.T) {
 		return `{"threadId":"t2","runId":"b","messages":[{"id":"u1","role":"user","content":"go"}],"resume":[{"interruptId":"` + id + `","status":"` + status + `","payload":{"decision":"` + decision + `"}}]}`
 	}
 	e.refused(t, "acme", "demo", resume("act_nope", "resolved", "accept"), "unknown_interrupt")
-	e.refused(t, "acme", "demo", resume(id, "resolved", "maybe"), "invalid_resume")
+	e.invalid(t, "acme", "demo", resume(id, "resolved", "maybe"), 400, "invalid_resume")
 	e.refused(t, "globex", "demo", resume(id, "resolved", "accept"), "unknown_interrupt")
 	e.refused(t, "acme", "demo", `{"threadId":"t2","runId":"b","messages":[{"id":"u1","role":"user","content":"go"}]}`, "nothing_to_resume")
 	evs = e.run(t, "acme", "demo", resume(id, "resolved", "accept"))
