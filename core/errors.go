@@ -16,7 +16,22 @@ var (
 	ErrExpired        = errors.New("pending item expired")
 	ErrNothingToApply = errors.New("nothing to apply")
 	ErrInvalidInput   = errors.New("invalid input")
+	// ErrTooManyActive: the tenant has as many unfinished runs as the
+	// write's ActiveLimit allows.
+	ErrTooManyActive = errors.New("too many active runs")
 )
+
+// TooManyActiveError is ErrTooManyActive with the tenant and its limit.
+type TooManyActiveError struct {
+	Tenant string
+	Limit  int
+}
+
+func (e *TooManyActiveError) Error() string {
+	return fmt.Sprintf("%v: tenant %s has %d unfinished runs, its limit", ErrTooManyActive, e.Tenant, e.Limit)
+}
+
+func (e *TooManyActiveError) Unwrap() error { return ErrTooManyActive }
 
 type retryable struct{ err error }
 

@@ -67,6 +67,12 @@ type Write struct {
 	// (a callback_failed event): the write leaves the run's session
 	// alone, which may have moved on to another run.
 	AfterFinish bool
+	// ActiveLimit, when positive, caps the tenant's unfinished runs: the
+	// store counts them (a new unfinished run adds one, the write that
+	// finishes a run takes one away, both with the commit point) and
+	// refuses a new run with ErrTooManyActive when the count is at the
+	// limit. Every write of a deployment carries the same limit.
+	ActiveLimit int
 }
 
 // Notification is an outbox record: one run notification to publish for
@@ -175,6 +181,46 @@ type Storage interface {
 	DeltaStore
 	Outbox
 	RunLister
+	LimitStore
+}
+
+// RateLimit is a token bucket: it holds at most Burst tokens and refills
+// at Rate tokens a second.
+type RateLimit struct {
+	Rate  float64
+	Burst int
+}
+
+// LimitStore keeps the state of per-tenant limits where every API
+// instance sees it.
+type LimitStore interface {
+	// TakeToken takes one token from bucket key at now (the generic cell
+	// rate algorithm: the bucket is a theoretical arrival time). When the
+	// bucket is empty it takes nothing and returns how long until a token
+	// is there; 0 means the token was taken.
+	TakeToken(ctx context.Context, key string, now time.Time, l RateLimit) (time.Duration, error)
+	// ActiveRuns is the tenant's count of unfinished runs kept by the
+	// writes that carry an ActiveLimit.
+	ActiveRuns(ctx context.Context, tenant string) (int, error)
+}
+
+// GCRA is the generic cell rate algorithm on a bucket whose theoretical
+// arrival time is tat (zero: a full bucket): the new tat when a token is
+// taken at now, or, when the bucket is empty, how long until a token is
+// there. Both stores keep tat and call it.
+func GCRA(tat, now time.Time, l RateLimit) (next time.Time, wait time.Duration) {
+	if l.Rate <= 0 {
+		return tat, 0
+	}
+	interval := time.Duration(float64(time.Second) / l.Rate)
+	if tat.Before(now) {
+		tat = now
+	}
+	next = tat.Add(interval)
+	if over := next.Sub(now) - time.Duration(max(l.Burst, 1))*interval; over > 0 {
+		return tat, over
+	}
+	return next, 0
 }
 
 // RunStore stores runs and their sessions.

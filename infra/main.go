@@ -17,6 +17,8 @@
 // jwtScopeClaim, jwtScopeMap) make the API accept an OIDC issuer's JWTs;
 // cognitoUserPoolId with cognitoAppClientId trusts an existing Cognito
 // user pool, cognitoUserPool=create a new one (identity.go, docs/auth.md).
+// tenantRate, tenantBurst, callerRate, callerBurst and tenantMaxActive
+// are the per-tenant limits (limits.go, docs/limits.md).
 package main
 
 import (
@@ -66,6 +68,16 @@ func main() {
 	props.JWT = JWTProps{Issuer: ctxString(app, "jwtIssuer", ""), Audience: ctxString(app, "jwtAudience", ""), JWKSURL: ctxString(app, "jwksUrl", ""),
 		TenantClaim: ctxString(app, "jwtTenantClaim", ""), ScopeClaim: ctxString(app, "jwtScopeClaim", ""), ScopeMap: ctxString(app, "jwtScopeMap", ""),
 		CognitoUserPoolID: ctxString(app, "cognitoUserPoolId", ""), CognitoAppClientID: ctxString(app, "cognitoAppClientId", "")}
+	props.Limits = LimitsProps{TenantRate: ctxString(app, "tenantRate", ""), TenantBurst: ctxString(app, "tenantBurst", ""),
+		CallerRate: ctxString(app, "callerRate", ""), CallerBurst: ctxString(app, "callerBurst", "")}
+	if s := ctxString(app, "tenantMaxActive", ""); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tenantMaxActive: want a whole number of runs:", err)
+			os.Exit(1)
+		}
+		props.Limits.MaxActiveRuns = n
+	}
 	switch v := ctxString(app, "cognitoUserPool", ""); v {
 	case "":
 	case "create":

@@ -93,6 +93,8 @@ type StackProps struct {
 	// JWT makes the API accept JWTs of an OIDC issuer or a Cognito user
 	// pool beside Baton's tokens (identity.go).
 	JWT JWTProps
+	// Limits are the per-tenant limits (limits.go).
+	Limits LimitsProps
 }
 
 // Intake queue settings: the intake function is quick (one validation,
@@ -157,6 +159,9 @@ func (p *StackProps) Validate() error {
 		if !*awscdk.Token_IsUnresolved(jsii.String(arn)) && !guardrailArn.MatchString(arn) {
 			return fmt.Errorf("bedrockGuardrailArns: %q is not a guardrail ARN (arn:aws:bedrock:REGION:ACCOUNT:guardrail/ID)", arn)
 		}
+	}
+	if err := p.Limits.validate(); err != nil {
+		return err
 	}
 	return p.JWT.validate()
 }
@@ -255,6 +260,7 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 	for k, v := range props.Env {
 		env[k] = jsii.String(v)
 	}
+	props.Limits.env(env, nil)
 	fn := func(name string, timeout awscdk.Duration, memory float64) awslambda.Function {
 		logs := awslogs.NewLogGroup(stack, jsii.String(name+"Logs"), &awslogs.LogGroupProps{
 			Retention:     awslogs.RetentionDays_ONE_MONTH,
@@ -281,6 +287,7 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 		api.AddEnvironment(jsii.String("BATON_CORS_ORIGINS"), jsii.String(strings.Join(props.CORSOrigins, ",")), nil)
 	}
 	addJWT(stack, props, api)
+	props.Limits.env(map[string]*string{}, api)
 	worker := fn("Worker", workerTimeout, 1024)
 	sweeper := fn("Sweeper", awscdk.Duration_Seconds(jsii.Number(60)), 256)
 

@@ -54,11 +54,23 @@ func parseDevFlags(args []string, stderr io.Writer) (devOptions, error) {
 	fs.StringVar(&j.TenantClaim, "jwt-tenant-claim", os.Getenv("BATON_JWT_TENANT_CLAIM"), "the claim naming the caller's tenant (default tenant)")
 	fs.StringVar(&j.ScopeClaim, "jwt-scope-claim", os.Getenv("BATON_JWT_SCOPE_CLAIM"), "the claim holding the caller's scopes (default scope, then scp)")
 	scopeMap := fs.String("jwt-scope-map", os.Getenv("BATON_JWT_SCOPE_MAP"), "map the issuer's scopes to Baton's: from=scope+scope,… (baton/user=runs:read+runs:write)")
+	tenantRate := fs.String("tenant-rate", os.Getenv("BATON_TENANT_RATE"), "each tenant's API request rate, a token bucket: R/s (or R, R/m); empty: no limit")
+	tenantBurst := fs.String("tenant-burst", os.Getenv("BATON_TENANT_BURST"), "each tenant's burst of requests above --tenant-rate (default: the rate rounded up)")
+	callerRate := fs.String("caller-rate", os.Getenv("BATON_CALLER_RATE"), "each caller's (token's, JWT subject's) API request rate: R/s; empty: no limit")
+	callerBurst := fs.String("caller-burst", os.Getenv("BATON_CALLER_BURST"), "each caller's burst above --caller-rate")
+	maxActive := fs.String("tenant-max-active", os.Getenv("BATON_TENANT_MAX_ACTIVE"), "cap each tenant's unfinished runs; the next start is a 429 too_many_active_runs (empty or 0: no cap)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	o.cfg.CORSOrigins = app.List(*cors)
-	var err error
+	lim, err := app.LimitsFromEnv(func(k, _ string) string {
+		return map[string]string{"BATON_TENANT_RATE": *tenantRate, "BATON_TENANT_BURST": *tenantBurst, "BATON_CALLER_RATE": *callerRate,
+			"BATON_CALLER_BURST": *callerBurst, "BATON_TENANT_MAX_ACTIVE": *maxActive}[k]
+	})
+	if err != nil {
+		return o, devFlagError(err)
+	}
+	o.cfg.Limits = lim
 	if j.ScopeMap, err = app.ParseScopeMap(*scopeMap); err != nil {
 		return o, fmt.Errorf("--jwt-scope-map: %w", err)
 	}
@@ -205,4 +217,17 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintln(stdout, "baton dev: stopped")
 	return nil
+}
+
+// devFlagError names the flag of a limit setting in its error
+// (BATON_TENANT_RATE: … reads --tenant-rate: …).
+func devFlagError(err error) error {
+	msg := err.Error()
+	for env, flag := range map[string]string{"BATON_TENANT_RATE": "--tenant-rate", "BATON_TENANT_BURST": "--tenant-burst",
+		"BATON_CALLER_RATE": "--caller-rate", "BATON_CALLER_BURST": "--caller-burst", "BATON_TENANT_MAX_ACTIVE": "--tenant-max-active"} {
+		if strings.HasPrefix(msg, env+":") {
+			return fmt.Errorf("%s%s", flag, strings.TrimPrefix(msg, env))
+		}
+	}
+	return err
 }

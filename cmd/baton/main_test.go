@@ -145,3 +145,24 @@ func TestDevJWTFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestDevLimitFlags(t *testing.T) {
+	o, err := parseDevFlags([]string{"--tenant-rate", "5/s", "--tenant-burst", "10", "--caller-rate", "120/m", "--tenant-max-active", "3"}, io.Discard)
+	l := o.cfg.Limits
+	if err != nil || l.TenantRate.Rate != 5 || l.TenantRate.Burst != 10 || l.CallerRate.Rate != 2 || l.CallerRate.Burst != 2 || l.MaxActiveRuns != 3 {
+		t.Fatalf("%+v %v", l, err)
+	}
+	for args, want := range map[string]string{
+		"--tenant-rate fast":       "--tenant-rate: want requests a second",
+		"--tenant-rate 5/week":     "--tenant-rate: want requests a second",
+		"--tenant-rate -1":         "--tenant-rate: want requests a second",
+		"--tenant-burst 0":         "--tenant-burst: want a whole number",
+		"--caller-burst 1.5":       "--caller-burst: want a whole number",
+		"--tenant-max-active -2":   "--tenant-max-active: want a whole number",
+		"--tenant-max-active many": "--tenant-max-active: want a whole number",
+	} {
+		if _, err := parseDevFlags(strings.Fields(args), io.Discard); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", args, err, want)
+		}
+	}
+}

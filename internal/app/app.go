@@ -219,9 +219,13 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	a := &App{Config: cfg, Steps: st.queue, Store: st.store, Tokens: st.tokens, Agents: reg, Tools: tools, Stores: st.info, Log: log, cleanup: st.cleanup, stopTelemetry: stopTelemetry}
 	a.opts = durable.Options{Notifier: cfg.Notify.notifier(loadAWS, log), Callbacks: callbacks, AgentMachines: machines, Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Tools: tools, ToolSource: toolSource, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log,
 		Pricer: prices, Metering: metering, Telemetry: tel, Metrics: emf,
-		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives}}
+		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives, MaxActiveRuns: cfg.Limits.MaxActiveRuns}}
 	a.Runner = a.NewRunner()
-	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers, CORSOrigins: cfg.CORSOrigins})
+	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers, CORSOrigins: cfg.CORSOrigins,
+		TenantRate: cfg.Limits.TenantRate, CallerRate: cfg.Limits.CallerRate})
+	if cfg.Limits.TenantRate.Rate > 0 || cfg.Limits.CallerRate.Rate > 0 {
+		a.API.Limits = st.limits
+	}
 	if cfg.JWT.Enabled() {
 		jc := cfg.JWT
 		jc.Log = log

@@ -3,11 +3,13 @@ package app
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
 	"github.com/baton-agents/baton/internal/auth"
 )
@@ -44,7 +46,10 @@ type Config struct {
 	CORSOrigins []string
 	// JWT, when its issuer is set, accepts JWTs of that OIDC issuer
 	// beside Baton's tokens (BATON_JWT_*; docs/auth.md).
-	JWT         auth.JWTConfig
+	JWT auth.JWTConfig
+	// Limits are the per-tenant limits (BATON_TENANT_RATE and friends;
+	// docs/limits.md); zero: none.
+	Limits      Limits
 	MaxBody     int           // BATON_MAX_BODY_BYTES (default 5 MiB)
 	StallAfter  time.Duration // BATON_STALL_AFTER (default 2m)
 	IntentLease time.Duration // BATON_INTENT_LEASE (default 5m)
@@ -151,6 +156,9 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	if c.JWT, err = JWTFromEnv(get); err != nil {
 		return c, err
 	}
+	if c.Limits, err = LimitsFromEnv(get); err != nil {
+		return c, err
+	}
 	switch s := get("BATON_STORES", "aws"); s {
 	case "aws":
 		c.Notify.EventBus = get("BATON_EVENT_BUS", "default")
@@ -208,6 +216,66 @@ func ParseDevTokens(s string) ([]Token, error) {
 		out = append(out, Token{Token: token, Tenant: tenant})
 	}
 	return out, nil
+}
+
+// Limits are the per-tenant limits of a deployment. A zero Rate or
+// MaxActiveRuns is no limit.
+type Limits struct {
+	// TenantRate is each tenant's token bucket of API requests
+	// (BATON_TENANT_RATE, requests a second, and BATON_TENANT_BURST).
+	TenantRate core.RateLimit
+	// CallerRate is each caller's bucket (BATON_CALLER_RATE and
+	// BATON_CALLER_BURST): a token, or a JWT subject.
+	CallerRate core.RateLimit
+	// MaxActiveRuns caps each tenant's unfinished runs
+	// (BATON_TENANT_MAX_ACTIVE).
+	MaxActiveRuns int
+}
+
+// LimitsFromEnv reads the per-tenant limits.
+func LimitsFromEnv(get func(k, def string) string) (Limits, error) {
+	var l Limits
+	var err error
+	if l.TenantRate, err = RateFrom("BATON_TENANT_RATE", get("BATON_TENANT_RATE", ""), "BATON_TENANT_BURST", get("BATON_TENANT_BURST", "")); err != nil {
+		return l, err
+	}
+	if l.CallerRate, err = RateFrom("BATON_CALLER_RATE", get("BATON_CALLER_RATE", ""), "BATON_CALLER_BURST", get("BATON_CALLER_BURST", "")); err != nil {
+		return l, err
+	}
+	if v := get("BATON_TENANT_MAX_ACTIVE", ""); v != "" {
+		if l.MaxActiveRuns, err = strconv.Atoi(v); err != nil || l.MaxActiveRuns < 0 {
+			return l, fmt.Errorf("BATON_TENANT_MAX_ACTIVE: want a whole number of runs, 0 for no limit, got %q", v)
+		}
+	}
+	return l, nil
+}
+
+// RateFrom reads a token bucket: a rate of requests a second ("5", "5/s",
+// "300/m", "0.5"; empty or 0: no limit) and a burst (a whole number;
+// empty: the rate rounded up, at least 1). rateName and burstName name
+// the settings in errors.
+func RateFrom(rateName, rate, burstName, burst string) (core.RateLimit, error) {
+	var l core.RateLimit
+	if rate != "" {
+		num, unit, _ := strings.Cut(rate, "/")
+		per := map[string]float64{"": 1, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}[unit]
+		r, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if err != nil || per == 0 || r < 0 || math.IsInf(r, 0) || math.IsNaN(r) {
+			return l, fmt.Errorf("%s: want requests a second (5, 5/s, 300/m), got %q", rateName, rate)
+		}
+		l.Rate = r / per
+	}
+	if burst != "" {
+		n, err := strconv.Atoi(burst)
+		if err != nil || n < 1 {
+			return l, fmt.Errorf("%s: want a whole number of requests, 1 or more, got %q", burstName, burst)
+		}
+		l.Burst = n
+	}
+	if l.Rate > 0 && l.Burst == 0 {
+		l.Burst = max(1, int(math.Ceil(l.Rate)))
+	}
+	return l, nil
 }
 
 // List splits a comma-separated list, dropping empty items.

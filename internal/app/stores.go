@@ -36,6 +36,7 @@ type stores struct {
 	deltas  core.DeltaStore
 	tokens  core.TokenStore
 	idem    core.IdempotencyStore
+	limits  core.LimitStore
 	queue   Queue
 	sqs     *sqs.Client // nil on the embedded stores
 	info    StoresInfo
@@ -53,7 +54,7 @@ func openStores(ctx context.Context, cfg Config, loadAWS awsenv.Loader, clock co
 		if deps.Clock != nil {
 			now = clock.Now
 		}
-		st = stores{store: s, deltas: s, tokens: s, idem: s, queue: memstore.NewStepQueue(cfg.Stores.Visibility, cfg.MaxReceives, now), info: StoresInfo{Describe: "embedded in-memory stores"}}
+		st = stores{store: s, deltas: s, tokens: s, idem: s, limits: s, queue: memstore.NewStepQueue(cfg.Stores.Visibility, cfg.MaxReceives, now), info: StoresInfo{Describe: "embedded in-memory stores"}}
 	} else if st, err = openAWS(ctx, cfg, loadAWS, deps); err != nil {
 		return st, err
 	}
@@ -111,7 +112,7 @@ func openAWS(ctx context.Context, cfg Config, loadAWS awsenv.Loader, deps Deps) 
 	}
 	info.Describe = fmt.Sprintf("DynamoDB table %s at %s, SQS queue %s at %s", sc.Table, orAWS(sc.DynamoDBEndpoint), queue, orAWS(sc.SQSEndpoint))
 	s := dynamostore.New(ddb, sc.Table)
-	return stores{store: s, deltas: s, tokens: s, idem: s, queue: sqsqueue.New(sq, info.QueueURL), sqs: sq, info: info, cleanup: cleanup}, nil
+	return stores{store: s, deltas: s, tokens: s, idem: s, limits: s, queue: sqsqueue.New(sq, info.QueueURL), sqs: sq, info: info, cleanup: cleanup}, nil
 }
 
 func orAWS(endpoint string) string {

@@ -132,7 +132,7 @@ func dueSlot(due time.Time, stallAfter time.Duration) time.Time {
 // newWrite is the store write of one transition, with its notifications
 // (when a Notifier publishes them).
 func (e *Runner) newWrite(tenant string, prev core.RunState, out core.Output) (core.Write, error) {
-	w := core.Write{Tenant: tenant, PrevVersion: prev.Version, Output: dedupeResults(out), Pending: core.PendingItems(prev, out.State)}
+	w := core.Write{Tenant: tenant, PrevVersion: prev.Version, Output: dedupeResults(out), Pending: core.PendingItems(prev, out.State), ActiveLimit: e.Limits.MaxActiveRuns}
 	if due, ok := out.State.DueAt(e.Limits.StallAfter); ok {
 		due = dueSlot(due, e.Limits.StallAfter)
 		w.DueAt = &due

@@ -89,6 +89,11 @@ type Limits struct {
 	// the last receive a step that keeps failing fails its run instead
 	// (default 5).
 	MaxReceives int
+	// MaxActiveRuns, when positive, caps each tenant's unfinished runs
+	// (core.Write.ActiveLimit): Start refuses the next run with
+	// core.ErrTooManyActive. Every function of a deployment (API, worker,
+	// sweeper, intake) must carry the same value, as each finishes runs.
+	MaxActiveRuns int
 	// CommitAttempts bounds the reload-and-reapply loop on version
 	// conflicts (default 8).
 	CommitAttempts int

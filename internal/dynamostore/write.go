@@ -38,6 +38,8 @@ type writePlan struct {
 	// afterFinish: the run finished before this write; its session,
 	// which may have moved on, is left as it is.
 	afterFinish bool
+	// activeLimit is the write's core.Write.ActiveLimit.
+	activeLimit int
 	nextSeq     int64
 	cfgHash     string
 	run         item // the run item, the commit point
@@ -59,7 +61,7 @@ func (s *Store) plan(w core.Write) (*writePlan, error) {
 	}
 	p := &writePlan{
 		runID: st.RunID, session: st.SessionID, tenant: w.Tenant, prev: w.PrevVersion,
-		terminal: core.IsTerminal(st.Status), afterFinish: w.AfterFinish, nextSeq: max(st.NextMsgSeq, 1), cfgHash: cfgHash,
+		terminal: core.IsTerminal(st.Status), afterFinish: w.AfterFinish, activeLimit: w.ActiveLimit, nextSeq: max(st.NextMsgSeq, 1), cfgHash: cfgHash,
 	}
 	p.run = itemKey(runPK(st.RunID), skState)
 	p.run["tenant"] = avS(w.Tenant)
@@ -391,13 +393,17 @@ func (s *Store) createOne(ctx context.Context, p *writePlan, head core.SessionHe
 		s.update(itemKey(sessionPK(p.tenant, p.session), skHead), update, headBase(he, head), he),
 		s.put(p.cfg, "", nil),
 	}
+	if take, ok := s.activeTake(p); ok {
+		items = append(items, take)
+	}
 	items = append(items, s.puts(p.pending)...)
 	items = append(items, s.puts(p.records)...)
 	return s.createFailed(ctx, p, head, s.transact(ctx, items))
 }
 
 // createFailed explains a failed create transaction whose item 0 is the
-// run and item 1 the session head.
+// run, item 1 the session head and item 3, under an active-run limit,
+// the tenant's count.
 func (s *Store) createFailed(ctx context.Context, p *writePlan, head core.SessionHead, err error) error {
 	if err == nil {
 		return nil
@@ -415,6 +421,9 @@ func (s *Store) createFailed(ctx context.Context, p *writePlan, head core.Sessio
 	}
 	if failedAt(reasons, 1) {
 		return s.headRefusal(ctx, p, head, reasons[1].Item)
+	}
+	if _, ok := s.activeTake(p); ok && failedAt(reasons, 3) {
+		return p.tooManyActive()
 	}
 	return s.claimLost(ctx, p, head)
 }
@@ -502,9 +511,16 @@ func (s *Store) createLarge(ctx context.Context, p *writePlan, head core.Session
 		s.update(headKey, update, headBase(he, head)+fmt.Sprintf(" AND %s = %s", he.n("claim"), he.v(avS(c))), he),
 		s.put(p.cfg, "", nil),
 	}
+	take, limited := s.activeTake(p)
+	if limited {
+		final = append(final, take)
+	}
 	final = append(final, s.puts(p.pending)...)
 	if err := s.transact(ctx, final); err != nil {
 		release()
+		if reasons, _ := cancelReasons(err); limited && failedAt(reasons, 3) {
+			return p.tooManyActive()
+		}
 		if anyConditionFailed(err) {
 			return s.claimLost(ctx, p, head)
 		}
@@ -566,6 +582,7 @@ func (p *writePlan) runCond(e *expr, withConfig bool) string {
 func (s *Store) commitOne(ctx context.Context, p *writePlan, withConfig bool) error {
 	re := newExpr()
 	items := append([]types.TransactWriteItem{s.put(p.run, p.runCond(re, withConfig), re)}, s.headItems(p)...)
+	items = append(items, s.activeFree(p)...)
 	if withConfig {
 		items = append(items, s.put(p.cfg, "", nil))
 	}
@@ -693,6 +710,7 @@ func (s *Store) commitLarge(ctx context.Context, p *writePlan, withConfig bool) 
 	final := append([]types.TransactWriteItem{
 		s.put(p.run, p.runCond(re, withConfig)+fmt.Sprintf(" AND %s = %s", re.n("claim"), re.v(avS(c))), re),
 	}, s.headItems(p)...)
+	final = append(final, s.activeFree(p)...)
 	if withConfig {
 		final = append(final, s.put(p.cfg, "", nil))
 	}

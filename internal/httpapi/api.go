@@ -51,6 +51,11 @@ type Config struct {
 	// CORSOrigins are the browser origins (scheme://host[:port], or "*")
 	// allowed to call the API from a browser (cors.go).
 	CORSOrigins []string
+	// TenantRate and CallerRate are token buckets every authenticated
+	// request takes a token from: one per tenant, one per caller (a
+	// token, a JWT subject). A zero Rate is no limit (limits.go).
+	TenantRate core.RateLimit
+	CallerRate core.RateLimit
 }
 
 func (c Config) withDefaults() Config {
@@ -75,8 +80,11 @@ type API struct {
 	Tokens core.TokenStore
 	// JWT, when set, verifies bearer credentials shaped like a JWT
 	// (auth.LooksLikeJWT); Baton's own tokens go to Tokens.
-	JWT    *auth.JWT
-	Idem   core.IdempotencyStore
+	JWT  *auth.JWT
+	Idem core.IdempotencyStore
+	// Limits keeps the rate limits' buckets (Config.TenantRate and
+	// CallerRate); nil: no rate limits.
+	Limits core.LimitStore
 	Clock  core.Clock
 	Log    *slog.Logger
 	Config Config
@@ -255,6 +263,9 @@ func (a *API) serve(ctx context.Context, r *request) (int, []byte, map[string]st
 	if err := a.authenticate(ctx, r, found.scope); err != nil {
 		return a.fail(ctx, r, err, nil)
 	}
+	if hdr, err := a.rateLimit(ctx, r); err != nil {
+		return a.fail(ctx, r, err, hdr)
+	}
 	body, err := a.readBody(r)
 	if err != nil {
 		return a.fail(ctx, r, err, nil)
@@ -364,7 +375,9 @@ func (a *API) idempotent(ctx context.Context, r *request, key string, rt *route,
 		}
 	}
 	status, body, hdr := a.run(ctx, r, rt, params)
-	if status >= 500 {
+	// A server error or a limit (429) says nothing about the request:
+	// the key is forgotten, so the same request may be sent again.
+	if status >= 500 || status == http.StatusTooManyRequests {
 		if err := a.Idem.AbortIdempotent(ctx, scope, key); err != nil {
 			a.Log.ErrorContext(ctx, "abort idempotency key", "err", err)
 		}

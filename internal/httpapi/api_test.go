@@ -39,11 +39,18 @@ type env struct {
 	clock *core.FixedClock
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvWith(t, nil) }
+
+// newEnvWith builds the env with its configuration changed by edit.
+func newEnvWith(t *testing.T, edit func(*app.Config)) *env {
 	t.Helper()
 	clock := &core.FixedClock{T: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
-	a, err := app.Build(context.Background(), app.Config{Stores: app.Stores{Memory: true, Visibility: time.Minute}, Agents: app.Agents{JSON: agentsJSON},
-		Providers: []string{"scripted"}, ExecuteTools: true, MaxBody: 64 << 10}, app.Deps{Clock: clock, IDs: &core.SequentialIDs{}, Log: discard})
+	cfg := app.Config{Stores: app.Stores{Memory: true, Visibility: time.Minute}, Agents: app.Agents{JSON: agentsJSON},
+		Providers: []string{"scripted"}, ExecuteTools: true, MaxBody: 64 << 10}
+	if edit != nil {
+		edit(&cfg)
+	}
+	a, err := app.Build(context.Background(), cfg, app.Deps{Clock: clock, IDs: &core.SequentialIDs{}, Log: discard})
 	if err != nil {
 		t.Fatal(err)
 	}

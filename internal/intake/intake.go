@@ -156,7 +156,7 @@ func (h *Handler) handle(ctx context.Context, rec events.SQSMessage) error {
 		if aerr := h.Idem.AbortIdempotent(ctx, scope, key); aerr != nil {
 			h.log().ErrorContext(ctx, "abort intake idempotency key", "err", aerr)
 		}
-		if ae := runspec.Classify(err); ae.Status < 500 && ae.Status != http.StatusConflict {
+		if ae := runspec.Classify(err); ae.Status < 500 && ae.Status != http.StatusConflict && ae.Status != http.StatusTooManyRequests {
 			return h.deadLetter(ctx, rec, ae)
 		}
 		return err

@@ -26,11 +26,16 @@ type outageStore struct {
 	durable.Store
 	down  *atomic.Bool
 	count *atomic.Int32
+	// full refuses runs as a tenant at its active-run cap.
+	full *atomic.Bool
 }
 
 func (s outageStore) CreateRun(ctx context.Context, head core.SessionHead, w core.Write) error {
 	if s.down.Load() {
 		return core.Retryable(errors.New("table unavailable"))
+	}
+	if s.full.Load() {
+		return &core.TooManyActiveError{Tenant: w.Tenant, Limit: 1}
 	}
 	s.count.Add(1)
 	return s.Store.CreateRun(ctx, head, w)
@@ -39,16 +44,17 @@ func (s outageStore) CreateRun(ctx context.Context, head core.SessionHead, w cor
 type env struct {
 	a     *app.App
 	down  *atomic.Bool
+	full  *atomic.Bool
 	runs  *atomic.Int32
 	steps core.StepReceiver
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{down: &atomic.Bool{}, runs: &atomic.Int32{}}
+	e := &env{down: &atomic.Bool{}, full: &atomic.Bool{}, runs: &atomic.Int32{}}
 	a, err := app.Build(context.Background(), app.Config{Stores: app.Stores{Memory: true, Visibility: time.Minute}, Agents: app.Agents{JSON: agentsJSON},
 		Providers: []string{"scripted"}}, app.Deps{Clock: &core.FixedClock{T: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}, IDs: &core.SequentialIDs{},
-		Log: slog.New(slog.DiscardHandler), WrapStore: func(s durable.Store) durable.Store { return outageStore{s, e.down, e.runs} }})
+		Log: slog.New(slog.DiscardHandler), WrapStore: func(s durable.Store) durable.Store { return outageStore{s, e.down, e.runs, e.full} }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,6 +215,21 @@ func TestTransientFailureIsRetried(t *testing.T) {
 		t.Fatalf("dead letters %+v", dead)
 	}
 	e.down.Store(false)
+	if failed := e.handle(t, msg("m-1", valid(""))); len(failed) != 0 || e.runs.Load() != 1 {
+		t.Fatalf("redelivery: failed %v, %d runs", failed, e.runs.Load())
+	}
+}
+
+// TestActiveRunCapIsRetried: a tenant at its active-run cap (429) is not
+// a refusal of the message: it is retried, and started once a place is
+// free.
+func TestActiveRunCapIsRetried(t *testing.T) {
+	e := newEnv(t)
+	e.full.Store(true)
+	if failed := e.handle(t, msg("m-1", valid(""))); len(failed) != 1 || len(e.deadLetters(t)) != 0 {
+		t.Fatalf("at the cap: failures %v, %d dead letters", failed, len(e.deadLetters(t)))
+	}
+	e.full.Store(false)
 	if failed := e.handle(t, msg("m-1", valid(""))); len(failed) != 0 || e.runs.Load() != 1 {
 		t.Fatalf("redelivery: failed %v, %d runs", failed, e.runs.Load())
 	}

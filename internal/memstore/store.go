@@ -23,6 +23,10 @@ type Store struct {
 	tokens   map[string]core.Token
 	// deltas holds each run's streamed delta batches in position order.
 	deltas map[string][]core.DeltaBatch
+	// buckets are the rate limits' theoretical arrival times; active
+	// counts each tenant's unfinished runs (core.Write.ActiveLimit).
+	buckets map[string]time.Time
+	active  map[string]int
 }
 
 type session struct {
@@ -65,6 +69,7 @@ func New() *Store {
 	return &Store{
 		sessions: map[string]*session{}, runs: map[string]*run{}, intents: map[string]*intent{},
 		idem: map[string]*core.IdempotencyRecord{}, tokens: map[string]core.Token{},
+		buckets: map[string]time.Time{}, active: map[string]int{},
 	}
 }
 
@@ -102,6 +107,11 @@ func (s *Store) CreateRun(_ context.Context, head core.SessionHead, w core.Write
 		return fmt.Errorf("create run %s: %w: session has unfinished run %s", st.RunID, core.ErrLockHeld, ss.activeRun)
 	case exists != head.Exists || (exists && ss.nextSeq != head.NextSeq):
 		return fmt.Errorf("create run %s: %w: session moved", st.RunID, core.ErrConflict)
+	case w.ActiveLimit > 0 && !core.IsTerminal(st.Status) && s.active[w.Tenant] >= w.ActiveLimit:
+		return fmt.Errorf("create run %s: %w", st.RunID, &core.TooManyActiveError{Tenant: w.Tenant, Limit: w.ActiveLimit})
+	}
+	if w.ActiveLimit > 0 && !core.IsTerminal(st.Status) {
+		s.active[w.Tenant]++
 	}
 	if !exists {
 		ss = &session{messages: map[int64][]byte{}}
@@ -143,6 +153,9 @@ func (s *Store) Commit(_ context.Context, w core.Write) error {
 	}
 	if r.version != w.PrevVersion {
 		return fmt.Errorf("commit run %s: %w: version %d, expected %d", st.RunID, core.ErrConflict, r.version, w.PrevVersion)
+	}
+	if w.ActiveLimit > 0 && core.IsTerminal(st.Status) && !w.AfterFinish {
+		s.active[r.tenant]--
 	}
 	s.apply(s.sessions[pairKey(r.tenant, r.session)], r, w, enc)
 	return nil
@@ -505,4 +518,22 @@ func (s *Store) MarkNotificationSent(_ context.Context, runID, id string) error 
 		}
 	}
 	return nil
+}
+
+// TakeToken takes a token from a rate limit's bucket (core.GCRA).
+func (s *Store) TakeToken(_ context.Context, key string, now time.Time, l core.RateLimit) (time.Duration, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next, wait := core.GCRA(s.buckets[key], now, l)
+	if wait == 0 {
+		s.buckets[key] = next
+	}
+	return wait, nil
+}
+
+// ActiveRuns counts a tenant's unfinished runs.
+func (s *Store) ActiveRuns(_ context.Context, tenant string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active[tenant], nil
 }

@@ -163,6 +163,7 @@ func Classify(err error) *Error {
 	}
 	var oe *agents.OverrideError
 	var ce *agents.CallbackError
+	var tma *core.TooManyActiveError
 	switch {
 	case errors.As(err, &ce):
 		return &Error{Status: 400, Code: ce.Code, Message: ce.Message, Details: map[string]any{"field": "callback"}}
@@ -170,6 +171,10 @@ func Classify(err error) *Error {
 		return &Error{Status: 400, Code: "override_not_allowed", Message: err.Error(), Details: map[string]any{"field": oe.Field}}
 	case errors.Is(err, durable.ErrUnknownAgent):
 		return Errorf(400, "unknown_agent", "%v", err)
+	case errors.As(err, &tma):
+		return &Error{Status: http.StatusTooManyRequests, Code: "too_many_active_runs",
+			Message: fmt.Sprintf("tenant %s has %d unfinished runs, its limit; start this run when one of them finishes", tma.Tenant, tma.Limit),
+			Details: map[string]any{"max_active_runs": tma.Limit}}
 	case errors.Is(err, durable.ErrSessionBusy):
 		return Errorf(409, "transcript_lock_contention", "the session has an unfinished run; wait for it to finish or cancel it")
 	case errors.Is(err, durable.ErrAlreadyDecided):

@@ -372,7 +372,10 @@ func (s *sim) build(o Options) error {
 		return "", false
 	}
 	s.a, err = app.Build(context.Background(), app.Config{Stores: stores, Region: "us-east-1", Env: env,
-		Agents: app.Agents{JSON: agentsFile(s.mcp.URL)}, Providers: []string{core.ProviderScripted}, ExecuteTools: true, MaxReceives: 1000}, deps)
+		Agents: app.Agents{JSON: agentsFile(s.mcp.URL)}, Providers: []string{core.ProviderScripted}, ExecuteTools: true, MaxReceives: 1000,
+		// A cap no workload reaches: the store counts the tenant's
+		// unfinished runs, which collect checks.
+		Limits: app.Limits{MaxActiveRuns: 1 << 30}}, deps)
 	if err != nil {
 		s.mcp.CloseClientConnections()
 		s.mcp.Close()
@@ -872,6 +875,7 @@ func (s *sim) fired(fault string) {
 
 // collect reads every run's end.
 func (s *sim) collect(ctx context.Context) error {
+	unfinished := 0
 	for _, id := range s.runs {
 		snap, err := s.a.Runner.Get(ctx, tenant, id)
 		if err != nil {
@@ -898,6 +902,23 @@ func (s *sim) collect(ctx context.Context) error {
 			spent = v.Result.Cost.ModelUSD
 		}
 		s.res.Runs[s.index[id]] = RunOutcome{RunID: id, Status: snap.State.Status, Final: v.Result.FinalContent, Messages: msgs, Events: evs, Results: v.Result.ToolExecutionResults, Usage: u, CostUSD: spent}
+		if !core.IsTerminal(snap.State.Status) {
+			unfinished++
+		}
+	}
+	// The tenant's count of unfinished runs, changed with the commits
+	// that create and finish runs, matches the runs (no crash, duplicate
+	// or failed call leaks or double-counts a place).
+	ls, ok := s.store.Store.(core.LimitStore)
+	if !ok {
+		return fmt.Errorf("the store %T keeps no active-run count", s.store.Store)
+	}
+	n, err := ls.ActiveRuns(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	if n != unfinished {
+		s.res.Violations = append(s.res.Violations, fmt.Sprintf("the tenant's active-run count is %d; %d of its runs are unfinished", n, unfinished))
 	}
 	return nil
 }

@@ -55,6 +55,9 @@ func RunContract(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Numbers/exact", testNumbers},
 		{"LargeMessage/round_trip", testLargeMessage},
 		{"ListRuns/newest_first_paged", testListRuns},
+		{"Limits/active_runs", testActiveRuns},
+		{"Limits/token_bucket", testTokenBucket},
+		{"Limits/token_bucket_concurrent", testTokenBucketConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -32,6 +32,8 @@ type harness struct {
 	m      *core.Machine
 	io     core.IO
 	tenant string
+	// activeLimit is the ActiveLimit of the harness's writes.
+	activeLimit int
 }
 
 func newHarness(t *testing.T, s Store, tenant string) *harness {
@@ -123,7 +125,7 @@ func user(contents ...string) []core.Message {
 
 // write is the Write of a transition from prev to out.
 func (h *harness) write(prev core.RunState, out core.Output) core.Write {
-	w := core.Write{Tenant: h.tenant, PrevVersion: prev.Version, Output: out, Pending: core.PendingItems(prev, out.State)}
+	w := core.Write{Tenant: h.tenant, PrevVersion: prev.Version, Output: out, Pending: core.PendingItems(prev, out.State), ActiveLimit: h.activeLimit}
 	if due, ok := out.State.DueAt(stallAfter); ok {
 		w.DueAt = &due
 	}
