@@ -1,12 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
@@ -181,4 +183,55 @@ func cmpOr(v, def string) string {
 		return v
 	}
 	return def
+}
+
+// IAM principals: the keys of IAMPrincipals (the API function checks
+// them again, with the tenant names and scopes, at cold start).
+var (
+	iamPrincipalARN = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:(user|role)/([!-~]+/)?[\w+=,.@-]{1,128}$`)
+	tenantName      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+)
+
+func validateIAMPrincipals(s string) error {
+	if s == "" {
+		return nil
+	}
+	var m map[string]struct {
+		Tenant string   `json:"tenant"`
+		Scopes []string `json:"scopes"`
+	}
+	if err := json.Unmarshal([]byte(s), &m); err != nil || len(m) == 0 {
+		return fmt.Errorf("iamPrincipals: want a JSON object of IAM role or user ARNs to {\"tenant\": …, \"scopes\": […]} (%v)", err)
+	}
+	for arn, p := range m {
+		if !iamPrincipalARN.MatchString(arn) {
+			return fmt.Errorf("iamPrincipals: %q is not an IAM role or user ARN", arn)
+		}
+		if !tenantName.MatchString(p.Tenant) {
+			return fmt.Errorf("iamPrincipals: %q: tenant %q is not a tenant name (1 to 64 letters, digits, _ and -)", arn, p.Tenant)
+		}
+	}
+	return nil
+}
+
+// addIAMRoutes adds the routes again under /iam/ with AWS_IAM
+// authorization when IAM principals are mapped: API Gateway checks the
+// SigV4 signature and the caller's execute-api:Invoke permission, and
+// the function takes the caller from the request context API Gateway
+// sets and maps it to its tenant (BATON_IAM_PRINCIPALS).
+func addIAMRoutes(stack awscdk.Stack, props *StackProps, rest awsapigateway.RestApi, api awslambda.Function, transfer awsapigateway.ResponseTransferMode) {
+	if props.IAMPrincipals == "" {
+		return
+	}
+	api.AddEnvironment(jsii.String("BATON_IAM_PRINCIPALS"), jsii.String(props.IAMPrincipals), nil)
+	iam := rest.Root().AddResource(jsii.String("iam"), nil)
+	addRouteTree(iam, api, transfer, &awsapigateway.MethodOptions{AuthorizationType: awsapigateway.AuthorizationType_IAM})
+	awscdk.NewCfnOutput(stack, jsii.String("IamApiUrl"), &awscdk.CfnOutputProps{
+		Value:       awscdk.Fn_Join(jsii.String(""), &[]*string{rest.Url(), jsii.String("iam/")}),
+		Description: jsii.String("Base URL for SigV4 callers (service execute-api); the API is under v1/"),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("IamInvokeArn"), &awscdk.CfnOutputProps{
+		Value:       rest.ArnForExecuteApi(jsii.String("*"), jsii.String("/iam/*"), jsii.String(props.Stage)),
+		Description: jsii.String("Grant execute-api:Invoke on this ARN to the roles of BATON_IAM_PRINCIPALS"),
+	})
 }

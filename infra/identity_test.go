@@ -105,3 +105,56 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestIAMOption: mapped IAM principals add every route again under /iam/
+// with AWS_IAM authorization on the same function (streams streamed),
+// while /v1/ stays without API Gateway authorization; the mapping reaches
+// the API function, and the outputs name the base URL and the ARN to
+// grant execute-api:Invoke on. Malformed mappings are refused.
+func TestIAMOption(t *testing.T) {
+	const principals = `{"arn:aws:iam::123456789012:role/ingest":{"tenant":"acme","scopes":["runs:write"]}}`
+	_, raw := synth(t, &StackProps{Stage: "dev", IAMPrincipals: principals})
+	methods := apiMethods(t, raw)
+	auth := map[string]string{}
+	for _, m := range ofType(raw, "AWS::ApiGateway::Method") {
+		res, _ := m["ResourceId"].(map[string]any)["Ref"].(string)
+		at, _ := m["AuthorizationType"].(string)
+		auth[m["HttpMethod"].(string)+" "+resourcePath(raw, res)] = at
+	}
+	for _, want := range []string{"ANY /v1/{proxy+}", "ANY /v1/runs", "ANY /v1/runs/{run_id}", "ANY /v1/runs/{run_id}/{proxy+}", "GET /v1/runs/{run_id}/stream",
+		"ANY /v1/agents/{agent}/{proxy+}", "POST /v1/agents/{agent}/agui"} {
+		v1, iam := methods[want], methods[strings.Replace(want, " /v1/", " /iam/v1/", 1)]
+		if iam.method == "" || iam.target != v1.target || iam.uri != v1.uri {
+			t.Errorf("%s under /iam/: %+v, want the same integration as %+v", want, iam, v1)
+		}
+		if a := auth[strings.Replace(want, " /v1/", " /iam/v1/", 1)]; a != "AWS_IAM" {
+			t.Errorf("%s under /iam/: authorization %q", want, a)
+		}
+		if a := auth[want]; a != "" && a != "NONE" {
+			t.Errorf("%s: authorization %q", want, a)
+		}
+	}
+	if env := apiEnv(t, raw); env["BATON_IAM_PRINCIPALS"] != principals {
+		t.Fatalf("API env %v", env)
+	}
+	if raw.Outputs["IamApiUrl"] == nil || !strings.Contains(mustJSON(raw.Outputs["IamInvokeArn"]), "/iam/*") {
+		t.Fatalf("outputs %v", raw.Outputs)
+	}
+	_, plain := synth(t, &StackProps{Stage: "dev"})
+	for m := range apiMethods(t, plain) {
+		if strings.Contains(m, "/iam/") {
+			t.Fatalf("/iam/ routes without IAM principals: %s", m)
+		}
+	}
+	for in, want := range map[string]string{
+		`{"arn:aws:sts::123456789012:assumed-role/ingest/s":{"tenant":"acme"}}`: "not an IAM role or user ARN",
+		`{"arn:aws:iam::123456789012:role/ingest":{"tenant":"x/../acme"}}`:      "not a tenant name",
+		`["arn:aws:iam::123456789012:role/ingest"]`:                             "want a JSON object",
+	} {
+		p := &StackProps{IAMPrincipals: in}
+		p.defaults()
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", in, err, want)
+		}
+	}
+}

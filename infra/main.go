@@ -17,7 +17,9 @@
 // jwtScopeClaim, jwtScopeMap) make the API accept an OIDC issuer's JWTs;
 // cognitoUserPoolId with cognitoAppClientId trusts an existing Cognito
 // user pool, cognitoUserPool=create a new one (identity.go, docs/auth.md).
-// tenantRate, tenantBurst, callerRate, callerBurst and tenantMaxActive
+// iamPrincipals (a JSON object of role or user ARNs to {"tenant","scopes"})
+// adds the routes under /iam/ with AWS_IAM authorization for SigV4
+// callers. tenantRate, tenantBurst, callerRate, callerBurst and tenantMaxActive
 // are the per-tenant limits (limits.go, docs/limits.md).
 package main
 
@@ -78,6 +80,7 @@ func main() {
 		}
 		props.Limits.MaxActiveRuns = n
 	}
+	props.IAMPrincipals = ctxJSON(app, "iamPrincipals")
 	switch v := ctxString(app, "cognitoUserPool", ""); v {
 	case "":
 	case "create":

@@ -95,6 +95,10 @@ type StackProps struct {
 	JWT JWTProps
 	// Limits are the per-tenant limits (limits.go).
 	Limits LimitsProps
+	// IAMPrincipals, a JSON object of IAM role or user ARNs to
+	// {"tenant": …, "scopes": […]}, adds the routes again under /iam/
+	// with AWS_IAM authorization for service callers (identity.go).
+	IAMPrincipals string
 }
 
 // Intake queue settings: the intake function is quick (one validation,
@@ -161,6 +165,9 @@ func (p *StackProps) Validate() error {
 		}
 	}
 	if err := p.Limits.validate(); err != nil {
+		return err
+	}
+	if err := validateIAMPrincipals(p.IAMPrincipals); err != nil {
 		return err
 	}
 	return p.JWT.validate()
@@ -357,6 +364,7 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 		},
 	})
 	addRoutes(rest, api, transfer)
+	addIAMRoutes(stack, props, rest, api, transfer)
 	addGatewayCORS(rest, props.CORSOrigins)
 
 	perMinute := &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum")}
@@ -406,18 +414,32 @@ func alarmOnAny(stack awscdk.Stack, id, description string, metric awscloudwatch
 // ANY method (and {run_id} a greedy child) or /v1/runs,
 // /v1/runs/{run_id} and /v1/runs/{run_id}/events would find no method.
 func addRoutes(rest awsapigateway.RestApi, api awslambda.Function, transfer awsapigateway.ResponseTransferMode) {
-	buffered := awsapigateway.NewLambdaIntegration(api, nil)
-	anyMethod := func(r awsapigateway.IResource) {
-		r.AddMethod(jsii.String("ANY"), buffered, nil)
+	addRouteTree(rest.Root(), api, transfer, nil)
+}
+
+// addRouteTree puts the /v1 resource tree under parent, every method with
+// opts (nil: no authorization in API Gateway; the function checks the
+// caller).
+func addRouteTree(parent awsapigateway.IResource, api awslambda.Function, transfer awsapigateway.ResponseTransferMode, opts *awsapigateway.MethodOptions) {
+	integration := &awsapigateway.LambdaIntegrationOptions{}
+	if opts != nil {
+		// One resource-policy statement per method, not two: the Lambda
+		// function policy has a 20 KB limit and the tree is added twice.
+		integration.AllowTestInvoke = jsii.Bool(false)
 	}
-	proxy := &awsapigateway.ProxyResourceOptions{DefaultIntegration: buffered, AnyMethod: jsii.Bool(true)}
-	v1 := rest.Root().AddResource(jsii.String("v1"), nil)
-	v1.AddProxy(proxy)
+	buffered := awsapigateway.NewLambdaIntegration(api, integration)
+	anyMethod := func(r awsapigateway.IResource) {
+		r.AddMethod(jsii.String("ANY"), buffered, opts)
+	}
+	proxy := &awsapigateway.ProxyResourceOptions{DefaultIntegration: buffered, DefaultMethodOptions: opts, AnyMethod: jsii.Bool(true)}
+	withProxy := func(r awsapigateway.IResource) { r.AddProxy(proxy) }
+	v1 := parent.AddResource(jsii.String("v1"), nil)
+	withProxy(v1)
 	runs := v1.AddResource(jsii.String("runs"), nil)
 	anyMethod(runs)
 	run := runs.AddResource(jsii.String("{run_id}"), nil)
 	anyMethod(run)
-	run.AddProxy(proxy)
+	withProxy(run)
 	stream := run.AddResource(jsii.String("stream"), nil)
 	anyMethod(stream) // other methods get the API's 404/405, not API Gateway's 403
 	streamed := buffered
@@ -425,9 +447,10 @@ func addRoutes(rest awsapigateway.RestApi, api awslambda.Function, transfer awsa
 		streamed = awsapigateway.NewLambdaIntegration(api, &awsapigateway.LambdaIntegrationOptions{
 			ResponseTransferMode: awsapigateway.ResponseTransferMode_STREAM,
 			Timeout:              awscdk.Duration_Seconds(jsii.Number(streamTimeoutSeconds)),
+			AllowTestInvoke:      integration.AllowTestInvoke,
 		})
 	}
-	stream.AddMethod(jsii.String("GET"), streamed, nil)
+	stream.AddMethod(jsii.String("GET"), streamed, opts)
 	// POST /v1/agents/{agent}/agui answers with a stream of AG-UI events
 	// on the same integration; its other methods (a CORS preflight
 	// included) and the paths around it reach the function buffered.
@@ -435,8 +458,8 @@ func addRoutes(rest awsapigateway.RestApi, api awslambda.Function, transfer awsa
 	anyMethod(agents)
 	agent := agents.AddResource(jsii.String("{agent}"), nil)
 	anyMethod(agent)
-	agent.AddProxy(proxy)
+	withProxy(agent)
 	agui := agent.AddResource(jsii.String("agui"), nil)
 	anyMethod(agui)
-	agui.AddMethod(jsii.String("POST"), streamed, nil)
+	agui.AddMethod(jsii.String("POST"), streamed, opts)
 }

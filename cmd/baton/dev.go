@@ -23,6 +23,8 @@ type devOptions struct {
 	pollers int
 	// intakeDir feeds the intake queue from a folder (--intake-dir).
 	intakeDir string
+	// iamKeys stand in for IAM under /iam/ (--iam-key).
+	iamKeys []app.IAMKey
 }
 
 func parseDevFlags(args []string, stderr io.Writer) (devOptions, error) {
@@ -54,6 +56,8 @@ func parseDevFlags(args []string, stderr io.Writer) (devOptions, error) {
 	fs.StringVar(&j.TenantClaim, "jwt-tenant-claim", os.Getenv("BATON_JWT_TENANT_CLAIM"), "the claim naming the caller's tenant (default tenant)")
 	fs.StringVar(&j.ScopeClaim, "jwt-scope-claim", os.Getenv("BATON_JWT_SCOPE_CLAIM"), "the claim holding the caller's scopes (default scope, then scp)")
 	scopeMap := fs.String("jwt-scope-map", os.Getenv("BATON_JWT_SCOPE_MAP"), "map the issuer's scopes to Baton's: from=scope+scope,… (baton/user=runs:read+runs:write)")
+	fs.StringVar(&o.cfg.IAMPrincipals, "iam-principals", os.Getenv("BATON_IAM_PRINCIPALS"), `serve the routes again under /iam/ to SigV4 callers: a JSON object of IAM principal ARNs to {"tenant":…,"scopes":[…]}`)
+	iamKeys := fs.String("iam-key", os.Getenv("BATON_DEV_IAM_KEYS"), "access keys baton dev accepts under /iam/, standing in for IAM: ACCESS_KEY_ID:SECRET=PRINCIPAL_ARN,…")
 	tenantRate := fs.String("tenant-rate", os.Getenv("BATON_TENANT_RATE"), "each tenant's API request rate, a token bucket: R/s (or R, R/m); empty: no limit")
 	tenantBurst := fs.String("tenant-burst", os.Getenv("BATON_TENANT_BURST"), "each tenant's burst of requests above --tenant-rate (default: the rate rounded up)")
 	callerRate := fs.String("caller-rate", os.Getenv("BATON_CALLER_RATE"), "each caller's (token's, JWT subject's) API request rate: R/s; empty: no limit")
@@ -71,6 +75,12 @@ func parseDevFlags(args []string, stderr io.Writer) (devOptions, error) {
 		return o, devFlagError(err)
 	}
 	o.cfg.Limits = lim
+	if o.iamKeys, err = app.ParseIAMKeys(*iamKeys); err != nil {
+		return o, fmt.Errorf("--iam-key: %w", err)
+	}
+	if len(o.iamKeys) > 0 && o.cfg.IAMPrincipals == "" {
+		return o, fmt.Errorf("--iam-key needs --iam-principals, which maps the keys' principals to tenants")
+	}
 	if j.ScopeMap, err = app.ParseScopeMap(*scopeMap); err != nil {
 		return o, fmt.Errorf("--jwt-scope-map: %w", err)
 	}
@@ -190,7 +200,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer func() { _ = a.FlushTelemetry(context.Background()) }()
-	err = a.Serve(ctx, app.ServeOptions{Addr: o.addr, Pollers: o.pollers, IntakeDir: o.intakeDir, Ready: func(base string) {
+	err = a.Serve(ctx, app.ServeOptions{Addr: o.addr, Pollers: o.pollers, IntakeDir: o.intakeDir, IAMKeys: o.iamKeys, Ready: func(base string) {
 		fmt.Fprintf(stdout, "baton dev: serving %s on %s (%s)\n", strings.Join(a.AgentSlugs(), ", "), base, a.Stores.Describe)
 		if os.Getenv("BATON_DEV_TOKENS") == "" {
 			for _, t := range tokens {

@@ -226,6 +226,11 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	if cfg.Limits.TenantRate.Rate > 0 || cfg.Limits.CallerRate.Rate > 0 {
 		a.API.Limits = st.limits
 	}
+	if cfg.IAMPrincipals != "" {
+		if a.API.IAM, err = auth.ParseIAMPrincipals(cfg.IAMPrincipals, httpapi.AllScopes); err != nil {
+			return nil, fmt.Errorf("BATON_IAM_PRINCIPALS: %w", err)
+		}
+	}
 	if cfg.JWT.Enabled() {
 		jc := cfg.JWT
 		jc.Log = log

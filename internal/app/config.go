@@ -47,6 +47,11 @@ type Config struct {
 	// JWT, when its issuer is set, accepts JWTs of that OIDC issuer
 	// beside Baton's tokens (BATON_JWT_*; docs/auth.md).
 	JWT auth.JWTConfig
+	// IAMPrincipals, a JSON object of IAM principal ARNs to tenants and
+	// scopes (BATON_IAM_PRINCIPALS; auth.ParseIAMPrincipals), serves the
+	// routes under /iam/ to the callers API Gateway authorized with
+	// AWS_IAM (docs/auth.md).
+	IAMPrincipals string
 	// Limits are the per-tenant limits (BATON_TENANT_RATE and friends;
 	// docs/limits.md); zero: none.
 	Limits      Limits
@@ -151,6 +156,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 		Env:            lookup,
 		Intake:         intakeFromEnv(get),
 		CORSOrigins:    List(get("BATON_CORS_ORIGINS", "")),
+		IAMPrincipals:  get("BATON_IAM_PRINCIPALS", ""),
 	}
 	var err error
 	if c.JWT, err = JWTFromEnv(get); err != nil {

@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/baton-agents/baton/internal/httpapi"
 	"github.com/baton-agents/baton/internal/local"
@@ -17,6 +19,30 @@ type ServeOptions struct {
 	IntakeDir string
 	// Ready is called with the server's base URL once it listens.
 	Ready func(baseURL string)
+	// IAMKeys are the access keys whose SigV4 requests baton dev accepts
+	// under /iam/, standing in for IAM (baton dev --iam-key).
+	IAMKeys []IAMKey
+}
+
+// IAMKey is an access key of baton dev's stand-in for IAM and the
+// principal it belongs to.
+type IAMKey struct {
+	AccessKeyID, Secret, ARN string
+}
+
+// ParseIAMKeys reads ACCESS_KEY_ID:SECRET=PRINCIPAL_ARN,… (baton dev
+// --iam-key, BATON_DEV_IAM_KEYS).
+func ParseIAMKeys(s string) ([]IAMKey, error) {
+	var out []IAMKey
+	for _, part := range List(s) {
+		cred, arn, ok := strings.Cut(part, "=")
+		id, secret, ok2 := strings.Cut(cred, ":")
+		if !ok || !ok2 || id == "" || secret == "" || !strings.HasPrefix(arn, "arn:") {
+			return nil, fmt.Errorf("want ACCESS_KEY_ID:SECRET=PRINCIPAL_ARN, got %q", part)
+		}
+		out = append(out, IAMKey{AccessKeyID: id, Secret: secret, ARN: arn})
+	}
+	return out, nil
 }
 
 // Serve runs the whole system on one machine until ctx ends: the API
@@ -25,8 +51,15 @@ type ServeOptions struct {
 // worker as the Lambda event source mapping does, and the sweeper every
 // two seconds.
 func (a *App) Serve(ctx context.Context, o ServeOptions) error {
+	var iam *local.SigV4
+	if len(o.IAMKeys) > 0 {
+		iam = &local.SigV4{Keys: map[string]local.IAMKey{}}
+		for _, k := range o.IAMKeys {
+			iam.Keys[k.AccessKeyID] = local.IAMKey{Secret: k.Secret, ARN: k.ARN}
+		}
+	}
 	return local.Serve(ctx, a.withIntake(o, local.Options{
-		Addr: o.Addr, API: a.API.Handle, MaxBody: a.API.Config.MaxBodyBytes,
+		Addr: o.Addr, API: a.API.Handle, MaxBody: a.API.Config.MaxBodyBytes, IAM: iam,
 		Streams: local.Streams{Match: httpapi.IsStream, Handler: a.API.Stream},
 		Worker:  a.Worker.Handle, Receiver: a.Steps, Pollers: o.Pollers,
 		Sweep: func(ctx context.Context) error { _, err := a.Runner.Sweep(ctx, 100); return err },

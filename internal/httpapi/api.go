@@ -80,7 +80,10 @@ type API struct {
 	Tokens core.TokenStore
 	// JWT, when set, verifies bearer credentials shaped like a JWT
 	// (auth.LooksLikeJWT); Baton's own tokens go to Tokens.
-	JWT  *auth.JWT
+	JWT *auth.JWT
+	// IAM, when set, serves the routes again under IAMPrefix for callers
+	// API Gateway authenticated with AWS_IAM (SigV4), mapped to tenants.
+	IAM  *auth.IAM
 	Idem core.IdempotencyStore
 	// Limits keeps the rate limits' buckets (Config.TenantRate and
 	// CallerRate); nil: no rate limits.
@@ -121,6 +124,9 @@ type request struct {
 	caller     core.Token
 	authSource string
 	tokenID    string
+	// viaIAM: the request came in under IAMPrefix, where API Gateway
+	// authorizes with AWS_IAM.
+	viaIAM bool
 }
 
 // Auth sources of the principals the API builds.
@@ -129,7 +135,13 @@ const (
 	AuthBearerToken = "bearer_token"
 	// AuthJWT: a JWT from the configured OIDC issuer.
 	AuthJWT = "jwt"
+	// AuthIAM: an IAM principal API Gateway authenticated (SigV4).
+	AuthIAM = "iam"
 )
+
+// IAMPrefix is the path prefix of the routes API Gateway authorizes with
+// AWS_IAM: /iam/v1/runs is /v1/runs for a SigV4 caller.
+const IAMPrefix = "/iam"
 
 // principal is the execution principal of an authenticated request: the
 // caller's tenant, its token label or JWT subject as the actor id, its
@@ -146,7 +158,11 @@ func (r *request) principal() *core.Principal {
 // (RoutePath), which leaves out a custom domain's base path.
 func newRequest(req events.APIGatewayProxyRequest) *request {
 	req.Path = RoutePath(req)
-	return &request{APIGatewayProxyRequest: req}
+	r := &request{APIGatewayProxyRequest: req}
+	if rest, ok := strings.CutPrefix(req.Path, IAMPrefix+"/"); ok {
+		r.Path, r.viaIAM = "/"+rest, true
+	}
+	return r
 }
 
 func (r *request) header(name string) string {
@@ -299,6 +315,12 @@ func (a *API) run(ctx context.Context, r *request, rt *route, params []string) (
 }
 
 func (a *API) authenticate(ctx context.Context, r *request, scope string) error {
+	if r.viaIAM {
+		if err := a.authenticateIAM(r); err != nil {
+			return err
+		}
+		return checkScope(r, scope)
+	}
 	h := r.header("Authorization")
 	scheme, token, ok := strings.Cut(h, " ")
 	token = strings.TrimSpace(token)
@@ -326,10 +348,34 @@ func (a *API) authenticate(ctx context.Context, r *request, scope string) error 
 		}
 		r.tenant, r.caller, r.authSource, r.tokenID = t.Tenant, t, AuthBearerToken, hash[:16]
 	}
+	return checkScope(r, scope)
+}
+
+func checkScope(r *request, scope string) error {
 	if !slices.Contains(r.caller.Scopes, scope) {
-		what := map[string]string{AuthJWT: "the JWT"}[r.authSource]
+		what := map[string]string{AuthJWT: "the JWT", AuthIAM: "the IAM principal"}[r.authSource]
 		return errf(http.StatusForbidden, "forbidden", "%s lacks the %s scope", cmp.Or(what, "the token"), scope)
 	}
+	return nil
+}
+
+// authenticateIAM takes the caller of a request under IAMPrefix from the
+// request context API Gateway sets once it verified the SigV4 signature
+// (AWS_IAM authorization): a client can send headers but not the
+// context, so nothing else is trusted.
+func (a *API) authenticateIAM(r *request) error {
+	if a.IAM == nil {
+		return errf(http.StatusNotFound, "route_not_found", "IAM callers are not enabled on this deployment (BATON_IAM_PRINCIPALS)")
+	}
+	id := r.RequestContext.Identity
+	if !strings.HasPrefix(r.RequestContext.ResourcePath, IAMPrefix+"/") || id.UserArn == "" {
+		return errf(http.StatusUnauthorized, "unauthorized", "routes under %s/ take requests signed with SigV4, authorized by API Gateway (AWS_IAM)", IAMPrefix)
+	}
+	ident, ok := a.IAM.Resolve(id.UserArn, id.AccessKey)
+	if !ok {
+		return errf(http.StatusForbidden, "forbidden", "the IAM principal %s is not mapped to a Baton tenant", id.UserArn)
+	}
+	r.tenant, r.caller, r.authSource, r.tokenID = ident.Tenant, core.Token{Tenant: ident.Tenant, Scopes: ident.Scopes, Label: ident.Subject}, AuthIAM, ident.TokenID
 	return nil
 }
 

@@ -21,8 +21,8 @@ func (a *API) rateLimit(ctx context.Context, r *request) (map[string]string, err
 		return nil, nil
 	}
 	caller := r.tokenID
-	if r.authSource == AuthJWT {
-		caller = r.caller.Label
+	if r.authSource != AuthBearerToken {
+		caller = r.caller.Label // a JWT's subject, an IAM principal
 	}
 	now := a.Clock.Now()
 	for _, b := range []struct {

@@ -84,6 +84,9 @@ var (
 // able to stream (baton dev, a streaming Lambda integration) sends to
 // Stream instead of Handle.
 func IsStream(method, path string) bool {
+	if rest, ok := strings.CutPrefix(path, IAMPrefix+"/"); ok {
+		path = "/" + rest
+	}
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	_, run := match(streamRoute, segs)
 	_, agui := match(aguiRoute, segs)

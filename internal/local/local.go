@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -42,7 +43,12 @@ type WorkerHandler func(context.Context, events.SQSEvent) (events.SQSEventRespon
 // maxBody+1 bytes, so the handler sees and rejects an oversized one.
 // Requests streams matches are served by its handler, flushing the
 // response after each event (streams may be zero: nothing is streamed).
-func Proxy(api APIHandler, streams Streams, maxBody int) http.Handler {
+//
+// Paths under /iam/ are the routes API Gateway authorizes with AWS_IAM:
+// with iam set, a request there must carry a valid SigV4 signature (else
+// 403, as API Gateway answers) and reaches the handler with the caller in
+// its request context.
+func Proxy(api APIHandler, streams Streams, maxBody int, iam *SigV4) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, int64(maxBody)+1))
 		if err != nil {
@@ -50,6 +56,20 @@ func Proxy(api APIHandler, streams Streams, maxBody int) http.Handler {
 			return
 		}
 		req := proxyRequest(r, body)
+		if proxy, ok := strings.CutPrefix(r.URL.Path, "/iam/"); ok && iam != nil {
+			key, arn, err := iam.Verify(r, body)
+			if err != nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("X-Amzn-Errortype", "IncompleteSignatureException")
+				w.WriteHeader(http.StatusForbidden)
+				b, _ := json.Marshal(map[string]string{"message": err.Error()})
+				_, _ = w.Write(b)
+				return
+			}
+			req.Resource, req.PathParameters = "/iam/{proxy+}", map[string]string{"proxy": proxy}
+			req.RequestContext.ResourcePath = req.Resource
+			req.RequestContext.Identity.UserArn, req.RequestContext.Identity.AccessKey, req.RequestContext.Identity.Caller = arn, key, arn
+		}
 		if streams.Match != nil && streams.Match(r.Method, r.URL.Path) {
 			resp, stream := streams.Handler(r.Context(), req)
 			writeHead(w, resp)
@@ -148,10 +168,12 @@ func Poll(ctx context.Context, rcv core.StepReceiver, worker WorkerHandler, log 
 
 // Options are what Serve runs.
 type Options struct {
-	Addr     string
-	API      APIHandler
-	Streams  Streams
-	MaxBody  int
+	Addr    string
+	API     APIHandler
+	Streams Streams
+	MaxBody int
+	// IAM verifies the SigV4 requests under /iam/ (nil: none verified).
+	IAM      *SigV4
 	Worker   WorkerHandler
 	Receiver core.StepReceiver
 	Pollers  int
@@ -182,7 +204,7 @@ func Serve(ctx context.Context, o Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Streams end when Serve does: their requests' context is ctx's.
-	srv := &http.Server{Handler: Proxy(o.API, o.Streams, o.MaxBody), ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: Proxy(o.API, o.Streams, o.MaxBody, o.IAM), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	var wg sync.WaitGroup
 	for i := 0; i < o.Pollers; i++ {

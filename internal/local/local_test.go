@@ -23,7 +23,7 @@ func TestProxyTranslatesAsAPIGateway(t *testing.T) {
 		got = r
 		return events.APIGatewayProxyResponse{StatusCode: 202, Headers: map[string]string{"Content-Type": "application/json"}, Body: `{"ok":true}`}, nil
 	}
-	srv := httptest.NewServer(Proxy(api, Streams{}, 1<<10))
+	srv := httptest.NewServer(Proxy(api, Streams{}, 1<<10, nil))
 	defer srv.Close()
 	for _, c := range []struct {
 		name, body, want string
