@@ -50,8 +50,9 @@ build-lambdas: ## one bootstrap per function (provided.al2023, arm64, static) zi
 node-tools: ## install the pinned Node 22, emulators and CDK CLI (npm)
 	@scripts/emulators.sh install
 	@cd infra/.cli && [ -x node_modules/.bin/cdk ] || npm ci --no-audit --no-fund --loglevel=error
+	@cd infra/nag && [ -d node_modules/cdk-nag ] || npm ci --no-audit --no-fund --loglevel=error
 
-infra-test: node-tools build-lambdas ## CDK assertion tests (Node 22), then cdk synth with the pinned CLI and checks on its template
+infra-test: node-tools build-lambdas ## CDK assertion tests (Node 22) and cdk-nag, then cdk synth with the pinned CLI and checks (cdk-nag too) on its template
 	cd infra && PATH=$(NODE22):$$PATH $(GO) test -count=1 ./...
 	$(CDK) synth --quiet --no-notices -o cdk.out
 	cd infra && BATON_SYNTH_DIR=cdk.out PATH=$(NODE22):$$PATH $(GO) test -count=1 -run TestSynthesizedTemplate ./...

@@ -34,11 +34,13 @@ func addIntake(stack awscdk.Stack, props *StackProps, fn func(string, awscdk.Dur
 	dlq := awssqs.NewQueue(stack, jsii.String("IntakeDLQ"), &awssqs.QueueProps{
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
 	})
 	queue := awssqs.NewQueue(stack, jsii.String("IntakeQueue"), &awssqs.QueueProps{
 		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(6 * intakeTimeoutSeconds)),
 		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(intakeMaxReceives)},
 		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
 	})
 	f := fn("Intake", awscdk.Duration_Seconds(jsii.Number(intakeTimeoutSeconds)), 256)
 	f.AddEnvironment(jsii.String("BATON_INTAKE_DLQ_URL"), dlq.QueueUrl(), nil)

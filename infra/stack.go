@@ -242,6 +242,7 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 		Fifo:            jsii.Bool(true),
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
 	})
 	steps := awssqs.NewQueue(stack, jsii.String("Steps"), &awssqs.QueueProps{
 		Fifo:                      jsii.Bool(true),
@@ -249,6 +250,7 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 		VisibilityTimeout:         awscdk.Duration_Seconds(jsii.Number(6 * props.WorkerTimeoutSeconds)),
 		DeadLetterQueue:           &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(5)},
 		Encryption:                awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:                jsii.Bool(true),
 	})
 
 	env := map[string]*string{
@@ -352,7 +354,10 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 		RestApiName:    jsii.String("baton-" + props.Stage),
 		CloudWatchRole: jsii.Bool(true),
 		DeployOptions: &awsapigateway.StageOptions{
-			StageName:            jsii.String(props.Stage),
+			StageName: jsii.String(props.Stage),
+			// Execution logs of errors, for every method (the access
+			// log has every request).
+			LoggingLevel:         awsapigateway.MethodLoggingLevel_ERROR,
 			ThrottlingRateLimit:  jsii.Number(props.ThrottleRate),
 			ThrottlingBurstLimit: jsii.Number(props.ThrottleBurst),
 			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(accessLogs),
@@ -375,6 +380,7 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 		intakeDLQ.MetricApproximateNumberOfMessagesVisible(perMinute))
 
 	addObservability(stack, props, api, worker, dlq)
+	acknowledgeNagRules(stack, table)
 
 	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{Value: rest.Url(), Description: jsii.String("Base URL; the API is under v1/")})
 	awscdk.NewCfnOutput(stack, jsii.String("TableName"), &awscdk.CfnOutputProps{Value: table.TableName()})

@@ -24,6 +24,7 @@ func TestSynthesizedTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkQueueRules(t, raw)
+	checkNag(t, runNag(t, filepath.Join(dir, "Baton-dev.template.json")))
 	checkRoutes(t, raw, false)
 	checkIntake(t, raw)
 	if n := len(ofType(raw, "AWS::Lambda::Function")); n != 4 {
