@@ -809,7 +809,7 @@ func (t *transition) steer(in Steer) error {
 	if content == "" {
 		return invalid("content must be a non-empty string")
 	}
-	if utf8.RuneCountInString(content) > MaxSteeringChars {
+	if utf8.RuneCountInString(in.Content) > MaxSteeringChars {
 		return invalid("content is longer than %d characters", MaxSteeringChars)
 	}
 	t.st.addToInbox(InboxMessage{Source: "steering", Content: in.Content})

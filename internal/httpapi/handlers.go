@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 	"time"
 
 	"github.com/baton-agents/baton/core"
@@ -237,7 +238,7 @@ type interruptBody struct {
 func (a *API) interrupt(ctx context.Context, r *request, p []string) (int, any, error) {
 	var b interruptBody
 	return a.applyPost(ctx, r, p, &b, true, func() (core.Input, error) {
-		if len(b.Action) > 64 || strings.ContainsAny(b.Action, "\r\n") {
+		if utf8.RuneCountInString(b.Action) > 64 || strings.ContainsAny(b.Action, "\r\n") {
 			return nil, errf(400, "invalid_request", "action must be a single line of at most 64 characters")
 		}
 		return core.Interrupt{Action: b.Action, Reason: b.Reason, Metadata: b.Metadata}, nil

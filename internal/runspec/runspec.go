@@ -12,8 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/baton-agents/baton/core"
@@ -54,14 +57,41 @@ type Body struct {
 	Messages          []any             `json:"messages"`
 	Tools             []map[string]any  `json:"tools"`
 	Model             *core.ModelSpec   `json:"model"`
-	MaxTurns          *int              `json:"max_turns"`
+	MaxTurns          *WholeNumber      `json:"max_turns"`
 	Budgets           core.BudgetLimits `json:"budgets"`
-	ContextBudget     *int              `json:"context_budget"`
+	ContextBudget     *WholeNumber      `json:"context_budget"`
 	ParallelToolCalls *bool             `json:"parallel_tool_calls"`
 	StreamTokens      *bool             `json:"stream_tokens"`
 	Metadata          map[string]any    `json:"metadata"`
 	// Callback is checked by the agent (agents.Agent.RunConfig).
 	Callback *agents.CallbackRequest `json:"callback"`
+}
+
+// WholeNumber is a JSON integer as JSON Schema's "integer" has it: any
+// number with a zero fractional part (2, 2.0, 2e0), within int64.
+type WholeNumber int
+
+// UnmarshalJSON reads a whole number.
+func (n *WholeNumber) UnmarshalJSON(b []byte) error {
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		kind := map[byte]string{'"': "string", '{': "object", '[': "array", 't': "bool", 'f': "bool"}[b[0]]
+		if kind == "" {
+			kind = "number " + string(b)
+		}
+		return &json.UnmarshalTypeError{Value: kind, Type: reflect.TypeFor[int]()}
+	}
+	*n = WholeNumber(f)
+	return nil
+}
+
+// Int is the number as an *int (nil stays nil).
+func (n *WholeNumber) Int() *int {
+	if n == nil {
+		return nil
+	}
+	v := int(*n)
+	return &v
 }
 
 // Validator checks start bodies against a deployment's agents and
@@ -116,9 +146,9 @@ func (v Validator) Request(b Body) (durable.StartRequest, error) {
 		}
 		req.Overrides.Model = b.Model
 	}
-	req.Overrides.MaxTurns = b.MaxTurns
+	req.Overrides.MaxTurns = b.MaxTurns.Int()
 	req.Overrides.Budgets = b.Budgets
-	req.Overrides.ContextBudget = b.ContextBudget
+	req.Overrides.ContextBudget = b.ContextBudget.Int()
 	req.Overrides.ParallelToolCalls = b.ParallelToolCalls
 	req.Overrides.StreamTokens = b.StreamTokens
 	req.Overrides.Callback = b.Callback
