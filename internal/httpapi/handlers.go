@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 	"time"
+	"unicode/utf8"
 
 	"github.com/baton-agents/baton/core"
 
