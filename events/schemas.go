@@ -7,3 +7,10 @@ import "embed"
 //
 //go:embed schemas/*.schema.json
 var Schemas embed.FS
+
+// OpenAPI is the OpenAPI 3.1 document of the public API, served at GET
+// /v1/openapi.json; its component schemas are the files of schemas/
+// (openapi_test.go keeps them equal).
+//
+//go:embed openapi.json
+var OpenAPI []byte

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,6 +22,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/baton-agents/baton/events"
+	"github.com/baton-agents/baton/internal/openapitest"
 )
 
 const (
@@ -45,9 +49,49 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build baton:", err)
 		os.Exit(1)
 	}
+	checkAPI, err = openapitest.New(events.OpenAPI)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "the OpenAPI document:", err)
+		os.Exit(1)
+	}
+	// Every exchange of the suite with Baton's API goes through the
+	// checker (http.DefaultTransport, which every client here uses).
+	http.DefaultTransport = checkAPI.Transport(http.DefaultTransport, func(r *http.Request) bool {
+		p := strings.TrimPrefix(r.URL.Path, "/iam")
+		return r.URL.Hostname() == "127.0.0.1" && strings.HasPrefix(p, "/v1/")
+	})
 	code := m.Run()
 	os.RemoveAll(dir)
+	if code == 0 {
+		code = reportOpenAPI()
+	}
 	os.Exit(code)
+}
+
+// checkAPI checks the suite's traffic against the OpenAPI document.
+var checkAPI *openapitest.Checker
+
+// reportOpenAPI fails the run on an exchange the document does not
+// describe and, when the whole suite ran, on an operation no test
+// reached; it prints the statuses each operation answered.
+func reportOpenAPI() int {
+	code := 0
+	for _, p := range checkAPI.Problems() {
+		fmt.Fprintln(os.Stderr, "OpenAPI:", p)
+		code = 1
+	}
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "" && os.Getenv("BATON_E2E_BASE_URL") == "" {
+		for _, op := range checkAPI.Unseen() {
+			fmt.Fprintln(os.Stderr, "OpenAPI: no test reached", op)
+			code = 1
+		}
+	}
+	if testing.Verbose() {
+		for op, st := range checkAPI.Seen() {
+			fmt.Fprintln(os.Stderr, "OpenAPI covered:", op, st)
+		}
+	}
+	return code
 }
 
 // dev is a running `baton dev`.

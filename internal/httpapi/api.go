@@ -192,6 +192,7 @@ func (r *request) query(name string) (string, bool) {
 type route struct {
 	method string
 	parts  []string // "{}" matches one segment
+	// scope is the scope the caller needs; "" makes the route public.
 	scope  string
 	handle func(ctx context.Context, r *request, params []string) (int, any, error)
 	post   bool
@@ -211,6 +212,7 @@ func (a *API) routes() []route {
 		{http.MethodPost, []string{"v1", "runs", "{}", "cancel"}, ScopeRunsWrite, a.cancel, true},
 		{http.MethodPost, []string{"v1", "runs", "{}", "interrupt"}, ScopeRunsWrite, a.interrupt, true},
 		{http.MethodPost, aguiRoute, ScopeRunsWrite, a.postAGUI, false},
+		{http.MethodGet, []string{"v1", "openapi.json"}, "", a.openAPI, false},
 	}
 }
 
@@ -276,11 +278,13 @@ func (a *API) serve(ctx context.Context, r *request) (int, []byte, map[string]st
 		}
 		return a.fail(ctx, r, errf(http.StatusNotFound, "route_not_found", "no route for %s /%s", r.HTTPMethod, path), nil)
 	}
-	if err := a.authenticate(ctx, r, found.scope); err != nil {
-		return a.fail(ctx, r, err, nil)
-	}
-	if hdr, err := a.rateLimit(ctx, r); err != nil {
-		return a.fail(ctx, r, err, hdr)
+	if found.scope != "" { // a public route (the OpenAPI document) has no scope
+		if err := a.authenticate(ctx, r, found.scope); err != nil {
+			return a.fail(ctx, r, err, nil)
+		}
+		if hdr, err := a.rateLimit(ctx, r); err != nil {
+			return a.fail(ctx, r, err, hdr)
+		}
 	}
 	body, err := a.readBody(r)
 	if err != nil {
@@ -468,4 +472,14 @@ func intQuery(r *request, name string, def, min, max int) (int, error) {
 		n = max
 	}
 	return n, nil
+}
+
+// Routes lists the API's routes as "METHOD /path", a path parameter as
+// {} (for the OpenAPI document's test).
+func Routes() []string {
+	var out []string
+	for _, rt := range (&API{}).routes() {
+		out = append(out, rt.method+" /"+strings.Join(rt.parts, "/"))
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/events"
 
 	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/runspec"
@@ -243,4 +244,10 @@ func (a *API) interrupt(ctx context.Context, r *request, p []string) (int, any, 
 		}
 		return core.Interrupt{Action: b.Action, Reason: b.Reason, Metadata: b.Metadata}, nil
 	})
+}
+
+// openAPI answers GET /v1/openapi.json: the API's OpenAPI 3.1 document,
+// public (no credential), cacheable for an hour.
+func (a *API) openAPI(context.Context, *request, []string) (int, any, error) {
+	return http.StatusOK, rawBody{body: events.OpenAPI, headers: map[string]string{"Cache-Control": "public, max-age=3600"}}, nil
 }
