@@ -81,13 +81,19 @@ func (e *env) do(t *testing.T, method, path, token, body string, hdr map[string]
 	for k, v := range hdr {
 		req.Headers[k] = v
 	}
+	return e.handle(t, req)
+}
+
+// handle serves req and decodes its JSON answer.
+func (e *env) handle(t *testing.T, req events.APIGatewayProxyRequest) (int, map[string]any, events.APIGatewayProxyResponse) {
+	t.Helper()
 	resp, err := e.api.Handle(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out map[string]any
 	if err := json.Unmarshal([]byte(resp.Body), &out); err != nil {
-		t.Fatalf("%s %s: body is not JSON: %q", method, path, resp.Body)
+		t.Fatalf("%s %s: body is not JSON: %q", req.HTTPMethod, req.Path, resp.Body)
 	}
 	return resp.StatusCode, out, resp
 }

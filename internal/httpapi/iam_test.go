@@ -1,8 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
-	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -26,15 +24,8 @@ func iamDo(t *testing.T, e *env, method, path, callerARN, resourcePath, body str
 		req.RequestContext.Identity.UserArn, req.RequestContext.Identity.AccessKey = callerARN, "ASIAEXAMPLE"
 	}
 	req.RequestContext.ResourcePath = resourcePath
-	resp, err := e.api.Handle(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal([]byte(resp.Body), &m); err != nil {
-		t.Fatalf("%s %s: %q", method, path, resp.Body)
-	}
-	return resp.StatusCode, m
+	st, m, _ := e.handle(t, req)
+	return st, m
 }
 
 // TestIAMCallers: under /iam/ the caller is the principal of API

@@ -261,6 +261,24 @@ func (h *harness) drive(runID string) []core.Output {
 	}
 }
 
+// failCallback commits a callback_failed event of notification eventID to
+// a finished run, as the write after the finish it is, and returns the
+// state it was applied to.
+func (h *harness) failCallback(runID, eventID string) core.RunState {
+	h.t.Helper()
+	prev := h.load(runID)
+	out, err := h.m.Apply(h.ctx, prev, nil, core.CallbackFailed{EventID: eventID, Event: "finished", Attempts: 5, LastStatus: 500})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	w := h.write(prev, out)
+	w.AfterFinish = true
+	if err := h.s.Commit(h.ctx, w); err != nil {
+		h.t.Fatalf("commit after finish: %v", err)
+	}
+	return prev
+}
+
 // resume applies an outside input to the committed state and commits it.
 func (h *harness) resume(runID string, in core.Input) core.Output {
 	h.t.Helper()

@@ -59,16 +59,7 @@ func testActiveRuns(t *testing.T, newStore func(*testing.T) Store) {
 	wantActive("tenant-a", 1)
 
 	// A write after the finish (a failed callback) frees nothing more.
-	prev := h.load("r-2")
-	out, err := h.m.Apply(h.ctx, prev, nil, core.CallbackFailed{EventID: "r-2:3:finished", Event: "finished", Attempts: 5, LastStatus: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := h.write(prev, out)
-	w.AfterFinish = true
-	if err := s.Commit(h.ctx, w); err != nil {
-		t.Fatalf("commit after finish: %v", err)
-	}
+	h.failCallback("r-2", "r-2:3:finished")
 	wantActive("tenant-a", 1)
 
 	// Creates of more records than one transaction holds.

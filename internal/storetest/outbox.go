@@ -215,16 +215,7 @@ func testCommitAfterFinish(t *testing.T, newStore func(*testing.T) Store) {
 		t.Fatalf("r-2 is %s", st.Status)
 	}
 
-	prev := h.load("r-1")
-	out, err := h.m.Apply(h.ctx, prev, nil, core.CallbackFailed{EventID: "r-1:3:finished", Event: "finished", Attempts: 5, LastStatus: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := h.write(prev, out)
-	w.AfterFinish = true
-	if err := s.Commit(h.ctx, w); err != nil {
-		t.Fatalf("commit after finish: %v", err)
-	}
+	prev := h.failCallback("r-1", "r-1:3:finished")
 	evs := h.events("r-1", prev.NextEventSeq-1, 0, 0)
 	if len(evs) != 1 || evs[0].Type != core.EventCallbackFailed || evs[0].Data["event_id"] != "r-1:3:finished" {
 		t.Fatalf("events after finish: %+v", evs)
