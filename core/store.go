@@ -484,3 +484,12 @@ type DeltaStore interface {
 	// order, at most limit.
 	Deltas(ctx context.Context, runID string, from DeltaPos, now time.Time, limit int) ([]DeltaBatch, error)
 }
+
+// ChangeNotifier is a store that can tell a process's readers when a run
+// changed in it (the embedded store: one process holds it all). A
+// stream waits for the channel instead of polling.
+type ChangeNotifier interface {
+	// Changed returns a channel closed at the run's next delta write or
+	// commit in this store.
+	Changed(runID string) <-chan struct{}
+}

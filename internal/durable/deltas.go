@@ -13,8 +13,13 @@ import (
 // tokens (RunConfig.NoTokenStream unset), the provider hands each text
 // and reasoning delta to a publisher (core.WithTokenSink), which batches
 // them into short-lived DynamoDB items (core.DeltaStore) that live
-// streams tail: one write per DeltaWindow, or sooner once a batch holds
-// DeltaBatchBytes, each item expiring after DeltaTTL. Deltas are
+// streams tail, each item expiring after DeltaTTL. The first delta of a
+// turn is written at once (the client sees the turn start); later ones
+// gather until a batch holds DeltaBatchDeltas deltas or DeltaBatchBytes
+// of text, or DeltaWindow passed since its first delta: an adaptive
+// window, as long as the model takes to produce DeltaBatchDeltas tokens
+// (180 ms at 100 tokens/s) and never longer than DeltaWindow, so writes
+// stay near 1,000/DeltaBatchDeltas per 1,000 tokens at any fast pace. Deltas are
 // ephemeral: a failed write is logged and dropped, and never fails or
 // slows the step; the committed reply is the same whether or not it was
 // streamed. The publisher's last batch is written before the turn's
@@ -32,6 +37,8 @@ type publisher struct {
 	size    int
 	pos     core.DeltaPos
 	index   int
+	// started: the turn's first delta has been handed to a write.
+	started bool
 
 	kick chan struct{}
 	full chan struct{}
@@ -64,7 +71,8 @@ func (p *publisher) add(d core.TokenDelta) {
 	p.mu.Lock()
 	p.pending = append(p.pending, d)
 	p.size += len(d.Text)
-	full := p.size >= p.limits.DeltaBatchBytes
+	full := !p.started || p.size >= p.limits.DeltaBatchBytes || len(p.pending) >= p.limits.DeltaBatchDeltas
+	p.started = true
 	p.mu.Unlock()
 	signal(p.kick)
 	if full {
@@ -79,8 +87,9 @@ func signal(c chan struct{}) {
 	}
 }
 
-// loop writes a batch DeltaWindow after the first delta that follows a
-// write (or at once when the batch is full), and the rest on stop.
+// loop writes a batch once it is full (the turn's first delta, or
+// DeltaBatchDeltas deltas, or DeltaBatchBytes of text), or DeltaWindow
+// after its first delta, and the rest on stop.
 func (p *publisher) loop(ctx context.Context) {
 	defer close(p.done)
 	for {
@@ -89,6 +98,12 @@ func (p *publisher) loop(ctx context.Context) {
 			p.flush(ctx)
 			return
 		case <-p.kick:
+		}
+		select {
+		case <-p.full:
+			p.flush(ctx)
+			continue
+		default:
 		}
 		timer := time.NewTimer(p.limits.DeltaWindow)
 		select {
@@ -110,6 +125,10 @@ func (p *publisher) flush(ctx context.Context) {
 	p.mu.Lock()
 	pending := p.pending
 	p.pending, p.size = nil, 0
+	select { // a full signal for what this flush writes
+	case <-p.full:
+	default:
+	}
 	var batches []core.DeltaBatch
 	for len(pending) > 0 {
 		n, size := 0, 0

@@ -100,13 +100,16 @@ type Limits struct {
 	// TranscriptCacheBytes bounds the per-process transcript cache
 	// (default 64 MiB; negative disables it).
 	TranscriptCacheBytes int64
-	// DeltaWindow is how long streamed token deltas gather before they
-	// are written as one batch (default 250ms); DeltaBatchBytes writes a
-	// batch sooner once its text reaches this size (default 4 KiB);
-	// DeltaTTL is how long a batch is kept for streams (default 10m).
-	DeltaWindow     time.Duration
-	DeltaBatchBytes int
-	DeltaTTL        time.Duration
+	// Streamed token deltas (deltas.go): a turn's first delta is written
+	// at once; later ones gather into a batch written once it holds
+	// DeltaBatchDeltas deltas (default 18) or DeltaBatchBytes of text
+	// (default 4 KiB), or DeltaWindow after its first delta (default
+	// 250ms); DeltaTTL is how long a batch is kept for streams (default
+	// 10m).
+	DeltaWindow      time.Duration
+	DeltaBatchDeltas int
+	DeltaBatchBytes  int
+	DeltaTTL         time.Duration
 	// NotifyAfter is how long after its transition an unsent notification
 	// is left to the process that committed it before the sweeper sends
 	// it (default 30s).
@@ -140,6 +143,9 @@ func (c Limits) withDefaults() Limits {
 	}
 	if c.DeltaBatchBytes <= 0 {
 		c.DeltaBatchBytes = 4 << 10
+	}
+	if c.DeltaBatchDeltas <= 0 {
+		c.DeltaBatchDeltas = 18
 	}
 	if c.DeltaTTL <= 0 {
 		c.DeltaTTL = 10 * time.Minute

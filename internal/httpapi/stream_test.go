@@ -322,8 +322,9 @@ func TestStreamStartsATurnBeforeItsTokens(t *testing.T) {
 	}
 	// Turn 1 was in flight (a start, then its committed turn_started as a
 	// bare id); turn 2 was committed by the time the stream read it (its
-	// committed turn_started, then its tokens).
-	if starts[1] != 1 || starts[2] != 1 || bareIDs != 1 {
+	// committed turn_started, then its tokens) or, when the stream woke
+	// between the steps, in flight like turn 1.
+	if starts[1] != 1 || starts[2] != 1 || bareIDs < 1 || bareIDs > 2 {
 		t.Fatalf("starts %v, bare ids %d: %+v", starts, bareIDs, got)
 	}
 	// The committed turn_started events keep their seq on the events

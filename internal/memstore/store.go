@@ -27,6 +27,8 @@ type Store struct {
 	// counts each tenant's unfinished runs (core.Write.ActiveLimit).
 	buckets map[string]time.Time
 	active  map[string]int
+	// changed are the channels readers wait on, by run (ChangeNotifier).
+	changed map[string]chan struct{}
 }
 
 type session struct {
@@ -69,7 +71,7 @@ func New() *Store {
 	return &Store{
 		sessions: map[string]*session{}, runs: map[string]*run{}, intents: map[string]*intent{},
 		idem: map[string]*core.IdempotencyRecord{}, tokens: map[string]core.Token{},
-		buckets: map[string]time.Time{}, active: map[string]int{},
+		buckets: map[string]time.Time{}, active: map[string]int{}, changed: map[string]chan struct{}{},
 	}
 }
 
@@ -215,6 +217,7 @@ func encodeWrite(w core.Write) (encoded, error) {
 
 func (s *Store) apply(ss *session, r *run, w core.Write, enc encoded) {
 	st := w.Output.State
+	s.notify(st.RunID)
 	for i, m := range w.Output.Messages {
 		ss.messages[m.Seq] = enc.messages[i]
 	}
@@ -536,4 +539,27 @@ func (s *Store) ActiveRuns(_ context.Context, tenant string) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.active[tenant], nil
+}
+
+var _ core.ChangeNotifier = (*Store)(nil)
+
+// Changed returns a channel closed at the run's next delta write or
+// commit.
+func (s *Store) Changed(runID string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.changed[runID]
+	if !ok {
+		c = make(chan struct{})
+		s.changed[runID] = c
+	}
+	return c
+}
+
+// notify wakes the readers of a run; s.mu is held.
+func (s *Store) notify(runID string) {
+	if c, ok := s.changed[runID]; ok {
+		close(c)
+		delete(s.changed, runID)
+	}
 }

@@ -82,8 +82,9 @@ func (f Follower) Follow(ctx context.Context, tenant, runID string, after int64,
 func (f Follower) follow(ctx context.Context, tenant, runID string, after int64, max time.Duration, s Sink) error {
 	start := time.Now()
 	lastWrite := start
-	delay := 100 * time.Millisecond
+	delay := backoffFrom
 	var cursor *core.DeltaPos
+	var snap durable.Snapshot
 	announced := 0 // the last turn whose start s got
 	deltas := func(b core.DeltaBatch) error {
 		if b.Pos.Turn > announced {
@@ -95,10 +96,23 @@ func (f Follower) follow(ctx context.Context, tenant, runID string, after int64,
 		}
 		return s.Deltas(ctx, b)
 	}
+	notifier, _ := f.Runner.Deltas.(core.ChangeNotifier)
+	var pace deltaPace
 	for {
-		snap, err := f.Runner.Get(ctx, tenant, runID)
-		if err != nil {
-			return err
+		var changed <-chan struct{}
+		if notifier != nil {
+			changed = notifier.Changed(runID)
+		}
+		// A full poll reads the run, its new deltas and its new events;
+		// while a turn streams on a store that cannot notify, the polls
+		// between full ones read only the deltas (deltaPace).
+		full := notifier != nil || cursor == nil || !pace.streaming(time.Now()) || time.Since(pace.lastFull) >= fullPollEvery
+		if full {
+			var err error
+			if snap, err = f.Runner.Get(ctx, tenant, runID); err != nil {
+				return err
+			}
+			pace.lastFull = time.Now()
 		}
 		if cursor == nil {
 			cursor = &core.DeltaPos{Turn: snap.State.Turn + 1}
@@ -106,10 +120,13 @@ func (f Follower) follow(ctx context.Context, tenant, runID string, after int64,
 				cursor.Turn = f.FromTurn
 			}
 		}
-		batches := f.deltaBatches(ctx, runID, snap.State.Turn+1, cursor)
-		evs, err := f.Runner.Store.Events(ctx, runID, after, snap.State.NextEventSeq, Page)
-		if err != nil {
-			return err
+		batches := f.deltaBatches(ctx, runID, inFlight(snap.State), cursor)
+		var evs []core.Event
+		if full {
+			var err error
+			if evs, err = f.Runner.Store.Events(ctx, runID, after, snap.State.NextEventSeq, Page); err != nil {
+				return err
+			}
 		}
 		wrote := 0
 		for _, ev := range evs {
@@ -140,17 +157,24 @@ func (f Follower) follow(ctx context.Context, tenant, runID string, after int64,
 			}
 			wrote++
 		}
+		now := time.Now()
+		if wrote > 0 {
+			pace.got(now)
+		}
+		busy := snap.State.Status == core.StatusRunning || snap.State.Status == core.StatusQueued
 		if len(evs) > 0 || wrote > 0 {
 			s.Flush()
-			lastWrite, delay = time.Now(), 100*time.Millisecond
+			lastWrite, delay = now, backoffFrom
+			if busy {
+				delay = busyBackoff
+			}
 		}
 		if len(evs) == Page {
 			continue
 		}
-		if Ends(snap.State.Status) {
+		if full && Ends(snap.State.Status) {
 			return s.End(ctx, snap)
 		}
-		now := time.Now()
 		if now.Sub(start) >= max {
 			return nil
 		}
@@ -161,12 +185,99 @@ func (f Follower) follow(ctx context.Context, tenant, runID string, after int64,
 			s.Flush()
 			lastWrite = now
 		}
-		pause := min(delay, KeepAliveEvery-now.Sub(lastWrite), max-now.Sub(start))
-		if err := wait.Sleep(ctx, pause); err != nil {
+		pause := delay
+		if notifier == nil && pace.streaming(now) {
+			pause = pace.next(now, wrote > 0)
+		}
+		pause = min(pause, KeepAliveEvery-now.Sub(lastWrite), max-now.Sub(start))
+		if changed != nil {
+			timer := time.NewTimer(pause)
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return nil
+			case <-changed:
+				timer.Stop()
+			case <-timer.C:
+			}
+		} else if err := wait.Sleep(ctx, pause); err != nil {
 			return nil
 		}
 		delay = min(delay*2, time.Second)
+		if busy {
+			delay = min(delay, busyCap)
+		}
 	}
+}
+
+// inFlight is the last turn whose deltas a stream may hand over at st:
+// the next turn once st schedules its model call (the turn before has
+// committed all its events), else the last committed one. A read between
+// full polls uses the run of the last full one: a later turn waits for
+// the next.
+func inFlight(st core.RunState) int {
+	for _, step := range st.ScheduledSteps() {
+		if step.Kind == core.StepModelTurn {
+			return st.Turn + 1
+		}
+	}
+	return st.Turn
+}
+
+// Polling: at once, then backing off from backoffFrom to 1 s while
+// nothing happens; while a turn's deltas come, in step with them.
+const (
+	backoffFrom = 100 * time.Millisecond
+	// fullPollEvery bounds how long events wait while deltas stream.
+	fullPollEvery = 250 * time.Millisecond
+	// nearPoll is the step of the delta reads around a batch's expected
+	// time, and early how far before it they start.
+	nearPoll = 10 * time.Millisecond
+	early    = 15 * time.Millisecond
+	// busyBackoff is where the backoff starts, and busyCap where it
+	// stops, while the run is queued or running between streamed turns:
+	// its next turn's first token is due any moment.
+	busyBackoff = 25 * time.Millisecond
+	busyCap     = 250 * time.Millisecond
+)
+
+// deltaPace follows the rhythm of a turn's delta batches on a store
+// that cannot notify: the writer writes a batch every gap (as long as
+// the model takes for a batch's tokens), so the next read comes just
+// before the next batch is due, then every nearPoll until it is there —
+// a batch waits about nearPoll/2 for its reader instead of half the
+// backoff.
+type deltaPace struct {
+	last, lastFull time.Time
+	gap            time.Duration // the batches' mean spacing (moving average)
+}
+
+// got records batches read at now.
+func (p *deltaPace) got(now time.Time) {
+	if !p.last.IsZero() {
+		if d := now.Sub(p.last); d < time.Second {
+			if p.gap == 0 {
+				p.gap = d
+			} else {
+				p.gap = (3*p.gap + d) / 4
+			}
+		}
+	}
+	p.last = now
+}
+
+// streaming: batches came lately, more are likely.
+func (p *deltaPace) streaming(now time.Time) bool {
+	return !p.last.IsZero() && now.Sub(p.last) < max(2*p.gap, 300*time.Millisecond)
+}
+
+// next is the pause before the next read: until just before the next
+// batch is due after one came, then nearPoll.
+func (p *deltaPace) next(now time.Time, got bool) time.Duration {
+	if got && p.gap > early+nearPoll {
+		return p.gap - early
+	}
+	return nearPoll
 }
 
 // deltaBatches reads the delta batches at or after cursor of turns up to
