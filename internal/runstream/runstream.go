@@ -232,8 +232,8 @@ const (
 	fullPollEvery = 250 * time.Millisecond
 	// nearPoll is the step of the delta reads around a batch's expected
 	// time, and early how far before it they start.
-	nearPoll = 10 * time.Millisecond
-	early    = 15 * time.Millisecond
+	nearPoll = 15 * time.Millisecond
+	early    = 20 * time.Millisecond
 	// busyBackoff is where the backoff starts, and busyCap where it
 	// stops, while the run is queued or running between streamed turns:
 	// its next turn's first token is due any moment.
