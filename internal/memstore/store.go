@@ -47,6 +47,8 @@ type run struct {
 	audit   map[int64][]byte
 	pending map[string]core.PendingItem
 	session string
+	// finished: the run's status is final (no change will wake a reader).
+	finished bool
 	// outbox holds the run's notifications, serialized, by id; sent marks
 	// those published.
 	outbox map[string]*outboxEntry
@@ -244,7 +246,8 @@ func (s *Store) apply(ss *session, r *run, w core.Write, enc encoded) {
 	if st.NextMsgSeq > ss.nextSeq {
 		ss.nextSeq = st.NextMsgSeq
 	}
-	if core.IsTerminal(st.Status) {
+	r.finished = core.IsTerminal(st.Status)
+	if r.finished {
 		if ss.activeRun == st.RunID {
 			ss.activeRun = ""
 		}
@@ -544,10 +547,14 @@ func (s *Store) ActiveRuns(_ context.Context, tenant string) (int, error) {
 var _ core.ChangeNotifier = (*Store)(nil)
 
 // Changed returns a channel closed at the run's next delta write or
-// commit.
+// commit (closed already for a finished run, so no reader of one waits or
+// leaves a channel behind).
 func (s *Store) Changed(runID string) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if r, ok := s.runs[runID]; ok && r.finished {
+		return closedChan
+	}
 	c, ok := s.changed[runID]
 	if !ok {
 		c = make(chan struct{})
@@ -555,6 +562,8 @@ func (s *Store) Changed(runID string) <-chan struct{} {
 	}
 	return c
 }
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // notify wakes the readers of a run; s.mu is held.
 func (s *Store) notify(runID string) {
