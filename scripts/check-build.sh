@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# Checks the Lambda builds: every bootstrap is a static arm64 ELF, every zip
-# is under 16 MB (Lambda takes 50 MB; the cap catches bloat: the functions
-# share one composition root, so each links the AWS SDK clients, the MCP SDK
-# and OpenTelemetry), and building again gives byte-identical zips.
+# Checks the Lambda builds: every bootstrap is a static arm64 ELF, each zip
+# is under its function's cap (Lambda takes 50 MB; the caps are what each
+# function reaches, lowered as it shrinks: each links only the features it
+# runs — app.Features — so the sweeper and the intake function link no
+# model provider, MCP client or span exporter, and the API no provider or
+# MCP client), and building again gives byte-identical zips.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fns=(api worker sweeper intake)
+# Caps in bytes (issue 27's targets: api, sweeper, intake 7 MB, worker
+# 9 MB; the API's and the worker's OpenTelemetry exporter still brings
+# gRPC and, through golang.org/x/net/trace, every method of the AWS SDK
+# clients: docs/performance.md).
+declare -A cap=([api]=10000000 [worker]=10500000 [sweeper]=5600000 [intake]=5600000)
 make -s build-lambdas >/dev/null
 declare -A first
 for fn in "${fns[@]}"; do
@@ -22,9 +29,9 @@ for fn in "${fns[@]}"; do
     [ "$machine" = "b700" ] || { echo "check-build: $bin is not arm64 (e_machine $machine)" >&2; exit 1; }
   fi
   size=$(stat -c %s "$zip")
-  [ "$size" -lt 16000000 ] || { echo "check-build: $zip is $size bytes (limit 16 MB)" >&2; exit 1; }
+  [ "$size" -le "${cap[$fn]}" ] || { echo "check-build: $zip is $size bytes (its cap is ${cap[$fn]})" >&2; exit 1; }
   first[$fn]=$(sha256sum "$zip" | cut -d' ' -f1)
-  printf '%-8s %s  %8d bytes  %s\n' "$fn" "${first[$fn]:0:16}" "$size" "$info"
+  printf '%-8s %s  %8d bytes (cap %8d)  %s\n' "$fn" "${first[$fn]:0:16}" "$size" "${cap[$fn]}" "$info"
 done
 rm -rf build/api build/worker build/sweeper build/intake build/*.zip
 make -s build-lambdas >/dev/null
@@ -32,4 +39,4 @@ for fn in "${fns[@]}"; do
   again=$(sha256sum "build/$fn.zip" | cut -d' ' -f1)
   [ "$again" = "${first[$fn]}" ] || { echo "check-build: build/$fn.zip differs between two builds" >&2; exit 1; }
 done
-echo "check-build: ok (static arm64, under 16 MB, reproducible)"
+echo "check-build: ok (static arm64, each zip under its cap, reproducible)"

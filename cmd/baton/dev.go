@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/internal/app"
+	"github.com/baton-agents/baton/internal/features"
 )
 
 //go:embed agents.demo.json
@@ -178,7 +179,7 @@ func buildDev(ctx context.Context, o devOptions, stderr io.Writer, defaultTokens
 			return nil, nil, err
 		}
 	}
-	a, err := app.Build(ctx, o.cfg, app.Deps{LogOutput: stderr})
+	a, err := app.Build(ctx, o.cfg, app.Deps{LogOutput: stderr, Features: features.All})
 	if err != nil {
 		return nil, nil, err
 	}

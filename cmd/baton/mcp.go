@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/baton-agents/baton/internal/app"
+	"github.com/baton-agents/baton/internal/features"
 )
 
 // runMCP lists the tools an agent would see from its MCP servers:
@@ -29,5 +30,5 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if cfg.Agents.File == "" || *agent == "" {
 		return fmt.Errorf("--agents and --agent are required")
 	}
-	return app.ListMCPTools(ctx, cfg, *agent, *tenant, stdout)
+	return features.ListMCPTools(ctx, cfg, *agent, *tenant, stdout)
 }

@@ -6,10 +6,11 @@ import (
 	"os"
 
 	"github.com/baton-agents/baton/internal/app"
+	"github.com/baton-agents/baton/internal/features/spans"
 )
 
 func main() {
-	a := app.MustBuild(context.Background(), false)
+	a := app.MustBuild(context.Background(), false, spans.Export)
 	if err := a.StartAPI(); err != nil {
 		fmt.Fprintln(os.Stderr, "baton:", err)
 		os.Exit(1)

@@ -9,6 +9,6 @@ import (
 )
 
 func main() {
-	a := app.MustBuild(context.Background(), false)
+	a := app.MustBuild(context.Background(), false, app.Features{})
 	lambda.Start(a.MustIntake().Handle)
 }

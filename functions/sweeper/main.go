@@ -9,7 +9,7 @@ import (
 )
 
 func main() {
-	a := app.MustBuild(context.Background(), false)
+	a := app.MustBuild(context.Background(), false, app.Features{})
 	lambda.Start(func(ctx context.Context) (map[string]int, error) {
 		n, err := a.Sweep(ctx, 500)
 		return map[string]int{"runs_checked": n}, err

@@ -21,8 +21,9 @@ import (
 	"github.com/baton-agents/baton/internal/httpapi"
 	"github.com/baton-agents/baton/internal/intake"
 	"github.com/baton-agents/baton/internal/providers"
-	"github.com/baton-agents/baton/internal/providers/setup"
 	"github.com/baton-agents/baton/internal/secrets"
+	"github.com/baton-agents/baton/internal/telemetry"
+	"github.com/baton-agents/baton/internal/toolspec"
 	"github.com/baton-agents/baton/internal/worker"
 )
 
@@ -68,6 +69,35 @@ type Deps struct {
 	// TracerProvider replaces the exporter the OTEL_* variables choose
 	// (tests record spans in memory).
 	TracerProvider trace.TracerProvider
+	// Features are the heavy subsystems this process links (none by
+	// default: the scripted provider, no MCP client, no span exporter).
+	Features Features
+}
+
+// Features are the heavy subsystems a function links only when it runs
+// them: internal/features.All has them all (baton dev, the worker); the
+// API takes the span exporter alone, and the sweeper and the intake
+// function none, so they link no model provider SDK, MCP client or
+// OpenTelemetry exporter.
+type Features struct {
+	// Models builds the model providers Config.Providers names; nil:
+	// the scripted provider only, and a model call to any other one is
+	// an error (only the worker and baton dev call models).
+	Models func(ctx context.Context, enabled []string, pc providers.Config, aws awsenv.Loader, sec *secrets.Resolver, log *slog.Logger) (core.ModelRouter, error)
+	// MCP opens the agents' MCP servers, listing their tools until ctx
+	// ends; nil: an agents file with mcp_servers is refused where tools
+	// execute.
+	MCP func(ctx context.Context, servers map[string][]toolspec.MCPServer, sec *secrets.Resolver, log *slog.Logger) MCPTools
+	// Tracing builds the span exporter the OTEL_* variables choose; nil:
+	// no span is exported.
+	Tracing func(ctx context.Context, o telemetry.Options) (telemetry.Settings, func(context.Context) error, error)
+}
+
+// MCPTools are the tools of the agents' MCP servers: their listings and
+// the executor of mcp/<server>/<tool> calls.
+type MCPTools interface {
+	core.ToolExecutor
+	core.ToolSource
 }
 
 // App is a wired process.
@@ -162,7 +192,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	}
 	model := deps.Model
 	if model == nil {
-		if model, err = models(ctx, cfg, setup.Deps{AWS: loadAWS, Secrets: sec, Log: log}); err != nil {
+		if model, err = models(ctx, cfg, deps.Features, loadAWS, sec, log); err != nil {
 			return nil, err
 		}
 	}
@@ -184,7 +214,11 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 		tools = router
 		// MCP servers' tools are discovered here (the worker), never in
 		// the API, and offered to each run before its model turns.
-		if m := mcpTools(ctx, reg, sec, log); m != nil {
+		m, err := mcpTools(ctx, reg, deps.Features, sec, log)
+		if err != nil {
+			return nil, err
+		}
+		if m != nil {
 			tools, toolSource = withMCP{tools: router, mcp: m}, m
 		}
 	}
@@ -247,13 +281,14 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 
 // MustBuild reads the configuration from the environment and builds the
 // app, exiting the process with a clear message when it cannot (a Lambda
-// init failure). executeTools is true in the worker only.
-func MustBuild(ctx context.Context, executeTools bool) *App {
+// init failure). executeTools is true in the worker only; f are the
+// features the function links.
+func MustBuild(ctx context.Context, executeTools bool, f Features) *App {
 	cfg, err := ConfigFromEnv(os.LookupEnv)
 	if err == nil {
 		cfg.ExecuteTools = executeTools
 		var a *App
-		if a, err = Build(ctx, cfg, Deps{}); err == nil {
+		if a, err = Build(ctx, cfg, Deps{Features: f}); err == nil {
 			return a
 		}
 	}
@@ -281,6 +316,9 @@ func (a *App) DeleteResources(ctx context.Context) error {
 	return a.cleanup(ctx)
 }
 
+// LoadAgents parses the agents file c names.
+func LoadAgents(c Agents) (*agents.Registry, error) { return loadAgents(c) }
+
 func loadAgents(c Agents) (*agents.Registry, error) {
 	switch {
 	case len(c.Bytes) > 0:
@@ -298,7 +336,7 @@ func loadAgents(c Agents) (*agents.Registry, error) {
 // read here once), never from a run's model spec. A provider this build
 // does not include, or a listed provider whose configuration is missing,
 // is a configuration error.
-func models(ctx context.Context, cfg Config, d setup.Deps) (core.ModelRouter, error) {
+func models(ctx context.Context, cfg Config, f Features, aws awsenv.Loader, sec *secrets.Resolver, log *slog.Logger) (core.ModelRouter, error) {
 	pc, err := providers.ConfigFromEnv(cfg.Env)
 	if err != nil {
 		return nil, err
@@ -306,5 +344,24 @@ func models(ctx context.Context, cfg Config, d setup.Deps) (core.ModelRouter, er
 	if pc.Bedrock.Region == "" {
 		pc.Bedrock.Region = cfg.Region
 	}
-	return setup.Router(ctx, cfg.Providers, pc, d)
+	if f.Models != nil {
+		return f.Models(ctx, cfg.Providers, pc, aws, sec, log)
+	}
+	r := core.ModelRouter{}
+	for _, name := range cfg.Providers {
+		if name == core.ProviderScripted {
+			r[name] = core.ScriptedModel{}
+		} else {
+			r[name] = unlinked(name)
+		}
+	}
+	return r, nil
+}
+
+// unlinked is a model provider this function does not link: only the
+// worker (and baton dev) call models.
+type unlinked string
+
+func (u unlinked) Complete(context.Context, core.ModelRequest) (core.ModelReply, error) {
+	return core.ModelReply{}, fmt.Errorf("model provider %s is not linked into this function: model calls run in the worker", string(u))
 }

@@ -105,13 +105,13 @@ func TestArchitecture(t *testing.T) {
 	for _, p := range pkgs {
 		for _, imp := range all[p] {
 			switch {
-			case under(p, "cmd", "functions") && imp != module+"/internal/app" && imp != module+"/internal/sse" && !testKit(imp) &&
+			case under(p, "cmd", "functions") && imp != module+"/internal/app" && !under(imp, "internal/features") && imp != module+"/internal/sse" && !testKit(imp) &&
 				(p != module+"/cmd/baton" || imp != module+"/internal/cli"):
 				// internal/sse reads the public stream route: it is a
 				// client's tool, not wiring; test kits serve the mains'
 				// tests only; cmd/baton dispatches the client commands
 				// to internal/cli.
-				t.Errorf("%s imports %s: mains wire through internal/app only (and read streams with internal/sse)", p, imp)
+				t.Errorf("%s imports %s: mains wire through internal/app and internal/features only (and read streams with internal/sse)", p, imp)
 			case under(p, "internal/cli") && imp != module+"/internal/sse":
 				// The CLI is a thin client of the public HTTP API.
 				t.Errorf("%s imports %s: the CLI imports no server package (internal/sse only)", p, imp)
@@ -121,6 +121,39 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("%s imports %s: core imports no module package", p, imp)
 			}
 		}
+	}
+	// Each function links what it runs (app.Features): no model provider
+	// SDK outside the worker, no MCP client outside the worker, no span
+	// exporter in the sweeper or the intake function.
+	reach := func(from string) map[string]bool {
+		seen := map[string]bool{}
+		var walk func(string)
+		walk = func(p string) {
+			if seen[p] {
+				return
+			}
+			seen[p] = true
+			for _, imp := range all[p] {
+				walk(imp)
+			}
+		}
+		walk(module + "/" + from)
+		return seen
+	}
+	for fn, banned := range map[string][]string{
+		"functions/api":     {"internal/providers/setup", "internal/mcptools"},
+		"functions/sweeper": {"internal/providers/setup", "internal/mcptools", "internal/telemetry/otelsetup"},
+		"functions/intake":  {"internal/providers/setup", "internal/mcptools", "internal/telemetry/otelsetup"},
+	} {
+		deps := reach(fn)
+		for _, b := range banned {
+			if deps[module+"/"+b] {
+				t.Errorf("%s links %s, which it never runs", fn, b)
+			}
+		}
+	}
+	if deps := reach("functions/worker"); !deps[module+"/internal/providers/setup"] || !deps[module+"/internal/mcptools"] {
+		t.Error("the worker does not link the model providers and the MCP client")
 	}
 	for _, want := range []string{"cmd/baton", "functions/api", "functions/worker", "functions/intake", "internal/executors", "core"} {
 		if _, ok := all[module+"/"+want]; !ok {

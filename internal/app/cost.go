@@ -51,11 +51,18 @@ func tracing(ctx context.Context, cfg Config, deps Deps) (telemetry.Settings, fu
 	if service == "" {
 		service = "baton"
 	}
-	s, stop, err := telemetry.Setup(ctx, telemetry.Options{Getenv: get, Console: cfg.OTelConsole, ConsoleOut: out, Service: service})
 	if deps.TracerProvider != nil {
+		s := telemetry.Defaults(get)
 		s.Provider = deps.TracerProvider
+		return s, func(context.Context) error { return nil }, nil
 	}
-	return s, stop, err
+	if deps.Features.Tracing == nil {
+		if cfg.OTelConsole {
+			return telemetry.Settings{}, nil, fmt.Errorf("--otel-console: this build links no span exporter")
+		}
+		return telemetry.Defaults(get), func(context.Context) error { return nil }, nil
+	}
+	return deps.Features.Tracing(ctx, telemetry.Options{Getenv: get, Console: cfg.OTelConsole, ConsoleOut: out, Service: service})
 }
 
 // metrics is where the runner writes CloudWatch EMF lines: stdout in a

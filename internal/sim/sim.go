@@ -40,6 +40,7 @@ import (
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/app"
 	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/features"
 	"github.com/baton-agents/baton/internal/mcptools"
 	"github.com/baton-agents/baton/internal/runstream"
 )
@@ -347,7 +348,7 @@ type sim struct {
 
 func (s *sim) build(o Options) error {
 	stores := app.Stores{Memory: true, Visibility: visibility}
-	deps := app.Deps{Clock: s.clock, IDs: &core.SequentialIDs{}, Log: slog.New(slog.DiscardHandler), Model: s,
+	deps := app.Deps{Features: features.All, Clock: s.clock, IDs: &core.SequentialIDs{}, Log: slog.New(slog.DiscardHandler), Model: s,
 		ToolHandlers: map[string]app.ToolHandler{"lookup": s.tool, "charge": s.tool},
 		WrapStore: func(st durable.Store) durable.Store {
 			s.store = &faultStore{Store: st, sim: s, freeze: make(chan struct{}), thaw: make(chan struct{}), rng: rand.New(rand.NewPCG(s.rng.Uint64(), 3))}

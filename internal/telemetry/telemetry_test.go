@@ -1,54 +1,9 @@
 package telemetry
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"strings"
 	"testing"
-
-	"go.opentelemetry.io/otel/trace/noop"
 )
-
-func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-
-func TestNoExporterByDefault(t *testing.T) {
-	for _, vars := range []map[string]string{nil, {"OTEL_TRACES_EXPORTER": "none"}, {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_SDK_DISABLED": "true"}} {
-		s, stop, err := Setup(context.Background(), Options{Getenv: env(vars)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := s.Provider.(noop.TracerProvider); !ok || s.Latest || s.CaptureContent {
-			t.Fatalf("%v: settings %+v", vars, s)
-		}
-		if err := stop(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func TestConsolePrintsSpans(t *testing.T) {
-	var out bytes.Buffer
-	s, stop, err := Setup(context.Background(), Options{Getenv: env(map[string]string{"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"}), Console: true, ConsoleOut: &out, Service: "baton-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, span := s.Provider.Tracer("t").Start(context.Background(), "invoke_agent demo")
-	span.End()
-	if err := stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), `"Name":"invoke_agent demo"`) || !strings.Contains(out.String(), "baton-test") || !s.Latest {
-		t.Fatalf("console output %q, settings %+v", out.String(), s)
-	}
-}
-
-func TestUnknownExporterIsAnError(t *testing.T) {
-	t.Setenv("OTEL_TRACES_EXPORTER", "carrier-pigeon")
-	if _, _, err := Setup(context.Background(), Options{Getenv: os.Getenv}); err == nil {
-		t.Fatal("an unknown exporter was accepted")
-	}
-}
 
 func TestExtractInjectRoundTrip(t *testing.T) {
 	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
@@ -58,39 +13,5 @@ func TestExtractInjectRoundTrip(t *testing.T) {
 	}
 	if got := Inject(Extract(context.Background(), map[string]string{"traceparent": "garbage"})); got != "" {
 		t.Fatalf("a malformed traceparent was kept: %q", got)
-	}
-}
-
-func TestOTLPExporterFromTheEnvironment(t *testing.T) {
-	t.Setenv("OTEL_TRACES_EXPORTER", "otlp")
-	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
-	s, stop, err := Setup(context.Background(), Options{Getenv: env(map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "AWS_LAMBDA_FUNCTION_NAME": "baton-worker"})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := s.Provider.(noop.TracerProvider); ok {
-		t.Fatal("otlp gave no tracer provider")
-	}
-	if err := stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestOTLPOverGRPC builds the gRPC OTLP exporter when the protocol asks
-// for it (autoexport reads the process environment).
-func TestOTLPOverGRPC(t *testing.T) {
-	t.Setenv("OTEL_TRACES_EXPORTER", "otlp")
-	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
-	s, stop, err := Setup(context.Background(), Options{Getenv: os.Getenv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := s.Provider.(noop.TracerProvider); ok {
-		t.Fatal("otlp over gRPC gave no tracer provider")
-	}
-	if err := stop(context.Background()); err != nil {
-		t.Fatal(err)
 	}
 }

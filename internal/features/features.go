@@ -1,0 +1,95 @@
+// Package features holds the heavy subsystems a Baton function links only
+// when it runs them (app.Features): the model providers' SDKs, the MCP
+// client and the OpenTelemetry exporter. baton dev and the worker link
+// All; the API only the exporter (internal/features/spans); the sweeper
+// and the intake function none of them.
+package features
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/app"
+	"github.com/baton-agents/baton/internal/awsenv"
+	"github.com/baton-agents/baton/internal/mcptools"
+	"github.com/baton-agents/baton/internal/providers"
+	"github.com/baton-agents/baton/internal/providers/setup"
+	"github.com/baton-agents/baton/internal/secrets"
+	"github.com/baton-agents/baton/internal/telemetry/otelsetup"
+	"github.com/baton-agents/baton/internal/toolspec"
+)
+
+// All is every feature.
+var All = app.Features{Models: Models, MCP: MCP, Tracing: otelsetup.Setup}
+
+// Models builds the enabled model providers (internal/providers/setup).
+func Models(ctx context.Context, enabled []string, pc providers.Config, aws awsenv.Loader, sec *secrets.Resolver, log *slog.Logger) (core.ModelRouter, error) {
+	return setup.Router(ctx, enabled, pc, setup.Deps{AWS: aws, Secrets: sec, Log: log})
+}
+
+// MCP opens the agents' MCP servers and lists their tools until ctx ends
+// (a server not listed by then is asked again on a later turn).
+func MCP(ctx context.Context, servers map[string][]toolspec.MCPServer, sec *secrets.Resolver, log *slog.Logger) app.MCPTools {
+	m := mcptools.New(servers, mcptools.Options{Secrets: sec, Log: log})
+	m.Warm(ctx)
+	return m
+}
+
+// ListMCPTools writes, as JSON, the tools an agent of cfg's agents file
+// would see from its MCP servers on behalf of tenant (needed when a
+// header's secret names {tenant}): their names, descriptions and input
+// schemas, and the servers that could not be reached (baton mcp ls).
+// It reads the agents file and the servers' secrets only: no store.
+func ListMCPTools(ctx context.Context, cfg app.Config, agent, tenant string, w io.Writer) error {
+	cfg = cfg.WithDefaults()
+	reg, err := app.LoadAgents(cfg.Agents)
+	if err != nil {
+		return err
+	}
+	a, ok := reg.Get(agent)
+	if !ok {
+		return fmt.Errorf("no agent %q in the agents file (have %s)", agent, strings.Join(reg.Slugs(), ", "))
+	}
+	if len(a.MCP) == 0 {
+		return fmt.Errorf("agent %s has no mcp_servers", agent)
+	}
+	getenv := func(k string) string { v, _ := cfg.Env(k); return v }
+	sec := secrets.New(secrets.Options{AWS: awsenv.Lazy(awsenv.Options{Region: cfg.Region}), Getenv: getenv})
+	got := mcptools.New(map[string][]toolspec.MCPServer{agent: a.MCP}, mcptools.Options{Secrets: sec}).Discover(ctx, agent, tenant)
+	type tool struct {
+		Name         string         `json:"name"`
+		Description  string         `json:"description"`
+		Parameters   map[string]any `json:"parameters"`
+		ActionPolicy string         `json:"action_policy,omitempty"`
+	}
+	type failure struct {
+		Source string `json:"source"`
+		Error  string `json:"error"`
+	}
+	out := struct {
+		Agent       string    `json:"agent"`
+		Tools       []tool    `json:"tools"`
+		Unavailable []failure `json:"unavailable,omitempty"`
+	}{Agent: agent, Tools: []tool{}}
+	for _, d := range got.Tools {
+		out.Tools = append(out.Tools, tool{Name: d.Name, Description: d.Description, Parameters: d.Parameters, ActionPolicy: d.ActionPolicy})
+	}
+	for _, f := range got.Unavailable {
+		out.Unavailable = append(out.Unavailable, failure{Source: f.Source, Error: f.Error})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	if len(out.Unavailable) > 0 {
+		return fmt.Errorf("%d MCP server(s) could not be reached", len(out.Unavailable))
+	}
+	return nil
+}
