@@ -29,7 +29,7 @@ lint: ## gofmt, go vet, and the check that core imports no AWS or provider SDK
 
 LAMBDAS := api worker sweeper intake
 AGENTS_FILE ?= cmd/baton/agents.demo.json
-LAMBDA_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w -buildid='
+LAMBDA_FLAGS := -tags 'lambda.norpc grpcnotrace' -trimpath -buildvcs=false -ldflags='-s -w -buildid='
 
 build: build-lambdas ## compile everything: the baton CLI (build/baton) and the four Lambda zips (build/{api,worker,sweeper,intake}.zip)
 	$(GO) build $(PKGS)

@@ -76,7 +76,7 @@ func coldStarts(ctx context.Context, o options, t coldTarget) ([]coldResult, str
 			r.ZipBytes = fi.Size()
 		}
 		bin := filepath.Join(tmp, fn)
-		build := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=", "-o", bin, "./functions/"+fn)
+		build := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc grpcnotrace", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=", "-o", bin, "./functions/"+fn)
 		build.Dir = root
 		build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 		if b, err := build.CombinedOutput(); err != nil {
