@@ -68,12 +68,15 @@ func parseDevFlags(args []string, stderr io.Writer) (devOptions, error) {
 		return o, err
 	}
 	o.cfg.CORSOrigins = app.List(*cors)
-	lim, err := app.LimitsFromEnv(func(k, _ string) string {
-		return map[string]string{"BATON_TENANT_RATE": *tenantRate, "BATON_TENANT_BURST": *tenantBurst, "BATON_CALLER_RATE": *callerRate,
-			"BATON_CALLER_BURST": *callerBurst, "BATON_TENANT_MAX_ACTIVE": *maxActive}[k]
-	})
+	limitFlags := map[string]struct {
+		flag  string
+		value *string
+	}{"BATON_TENANT_RATE": {"--tenant-rate", tenantRate}, "BATON_TENANT_BURST": {"--tenant-burst", tenantBurst},
+		"BATON_CALLER_RATE": {"--caller-rate", callerRate}, "BATON_CALLER_BURST": {"--caller-burst", callerBurst},
+		"BATON_TENANT_MAX_ACTIVE": {"--tenant-max-active", maxActive}}
+	lim, err := app.LimitsFrom(func(k string) string { return *limitFlags[k].value }, func(k string) string { return limitFlags[k].flag })
 	if err != nil {
-		return o, devFlagError(err)
+		return o, err
 	}
 	o.cfg.Limits = lim
 	if o.iamKeys, err = app.ParseIAMKeys(*iamKeys); err != nil {
@@ -228,17 +231,4 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintln(stdout, "baton dev: stopped")
 	return nil
-}
-
-// devFlagError names the flag of a limit setting in its error
-// (BATON_TENANT_RATE: … reads --tenant-rate: …).
-func devFlagError(err error) error {
-	msg := err.Error()
-	for env, flag := range map[string]string{"BATON_TENANT_RATE": "--tenant-rate", "BATON_TENANT_BURST": "--tenant-burst",
-		"BATON_CALLER_RATE": "--caller-rate", "BATON_CALLER_BURST": "--caller-burst", "BATON_TENANT_MAX_ACTIVE": "--tenant-max-active"} {
-		if strings.HasPrefix(msg, env+":") {
-			return fmt.Errorf("%s%s", flag, strings.TrimPrefix(msg, env))
-		}
-	}
-	return err
 }

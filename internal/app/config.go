@@ -240,17 +240,24 @@ type Limits struct {
 
 // LimitsFromEnv reads the per-tenant limits.
 func LimitsFromEnv(get func(k, def string) string) (Limits, error) {
+	return LimitsFrom(func(k string) string { return get(k, "") }, func(k string) string { return k })
+}
+
+// LimitsFrom reads the per-tenant limits: value gives each setting by its
+// environment variable's name, name what its errors call it (the
+// variable, or baton dev's flag).
+func LimitsFrom(value, name func(env string) string) (Limits, error) {
 	var l Limits
 	var err error
-	if l.TenantRate, err = RateFrom("BATON_TENANT_RATE", get("BATON_TENANT_RATE", ""), "BATON_TENANT_BURST", get("BATON_TENANT_BURST", "")); err != nil {
+	if l.TenantRate, err = RateFrom(name("BATON_TENANT_RATE"), value("BATON_TENANT_RATE"), name("BATON_TENANT_BURST"), value("BATON_TENANT_BURST")); err != nil {
 		return l, err
 	}
-	if l.CallerRate, err = RateFrom("BATON_CALLER_RATE", get("BATON_CALLER_RATE", ""), "BATON_CALLER_BURST", get("BATON_CALLER_BURST", "")); err != nil {
+	if l.CallerRate, err = RateFrom(name("BATON_CALLER_RATE"), value("BATON_CALLER_RATE"), name("BATON_CALLER_BURST"), value("BATON_CALLER_BURST")); err != nil {
 		return l, err
 	}
-	if v := get("BATON_TENANT_MAX_ACTIVE", ""); v != "" {
+	if v := value("BATON_TENANT_MAX_ACTIVE"); v != "" {
 		if l.MaxActiveRuns, err = strconv.Atoi(v); err != nil || l.MaxActiveRuns < 0 {
-			return l, fmt.Errorf("BATON_TENANT_MAX_ACTIVE: want a whole number of runs, 0 for no limit, got %q", v)
+			return l, fmt.Errorf("%s: want a whole number of runs, 0 for no limit, got %q", name("BATON_TENANT_MAX_ACTIVE"), v)
 		}
 	}
 	return l, nil
