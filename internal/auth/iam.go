@@ -59,10 +59,10 @@ func ParseIAMPrincipals(s string, allScopes []string) (*IAM, error) {
 	}
 	iam := &IAM{byKey: map[string]IAMPrincipal{}, all: allScopes}
 	for arn, p := range raw {
-		key, ok := principalKey(arn)
-		if !ok || !iamUserOrRole.MatchString(arn) {
+		if !iamUserOrRole.MatchString(arn) { // not an assumed role's session
 			return nil, fmt.Errorf("%q: want an IAM role or user ARN (arn:aws:iam::ACCOUNT:role/NAME)", arn)
 		}
+		key, _ := principalKey(arn)
 		if !core.ValidTenant(p.Tenant) {
 			return nil, fmt.Errorf("%q: tenant %q: %s", arn, p.Tenant, "want "+core.TenantPattern)
 		}

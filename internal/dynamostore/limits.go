@@ -27,16 +27,17 @@ const (
 func bucketPK(key string) string    { return "RL#" + escape(key) }
 func activePK(tenant string) string { return "ACT#" + escape(tenant) }
 
+// takesActive: the write creates an unfinished run under an active-run
+// limit, so its transaction counts it (activeTake, item 3 of a create).
+func (p *writePlan) takesActive() bool { return p.activeLimit > 0 && !p.terminal }
+
 // activeTake is the transaction item of a new unfinished run under an
-// active-run limit: one more run, refused at the limit.
-func (s *Store) activeTake(p *writePlan) (types.TransactWriteItem, bool) {
-	if p.activeLimit <= 0 || p.terminal {
-		return types.TransactWriteItem{}, false
-	}
+// active-run limit (takesActive): one more run, refused at the limit.
+func (s *Store) activeTake(p *writePlan) types.TransactWriteItem {
 	e := newExpr()
 	return s.update(itemKey(activePK(p.tenant), skActive),
 		fmt.Sprintf("ADD %s %s", e.n("n"), e.v(avN(1))),
-		fmt.Sprintf("attribute_not_exists(%s) OR %s < %s", e.n("n"), e.n("n"), e.v(avN(int64(p.activeLimit)))), e), true
+		fmt.Sprintf("attribute_not_exists(%s) OR %s < %s", e.n("n"), e.n("n"), e.v(avN(int64(p.activeLimit)))), e)
 }
 
 // activeFree is the transaction items of the commit that finishes a run

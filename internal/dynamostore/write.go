@@ -393,8 +393,8 @@ func (s *Store) createOne(ctx context.Context, p *writePlan, head core.SessionHe
 		s.update(itemKey(sessionPK(p.tenant, p.session), skHead), update, headBase(he, head), he),
 		s.put(p.cfg, "", nil),
 	}
-	if take, ok := s.activeTake(p); ok {
-		items = append(items, take)
+	if p.takesActive() {
+		items = append(items, s.activeTake(p))
 	}
 	items = append(items, s.puts(p.pending)...)
 	items = append(items, s.puts(p.records)...)
@@ -422,7 +422,7 @@ func (s *Store) createFailed(ctx context.Context, p *writePlan, head core.Sessio
 	if failedAt(reasons, 1) {
 		return s.headRefusal(ctx, p, head, reasons[1].Item)
 	}
-	if _, ok := s.activeTake(p); ok && failedAt(reasons, 3) {
+	if p.takesActive() && failedAt(reasons, 3) {
 		return p.tooManyActive()
 	}
 	return s.claimLost(ctx, p, head)
@@ -511,14 +511,13 @@ func (s *Store) createLarge(ctx context.Context, p *writePlan, head core.Session
 		s.update(headKey, update, headBase(he, head)+fmt.Sprintf(" AND %s = %s", he.n("claim"), he.v(avS(c))), he),
 		s.put(p.cfg, "", nil),
 	}
-	take, limited := s.activeTake(p)
-	if limited {
-		final = append(final, take)
+	if p.takesActive() {
+		final = append(final, s.activeTake(p))
 	}
 	final = append(final, s.puts(p.pending)...)
 	if err := s.transact(ctx, final); err != nil {
 		release()
-		if reasons, _ := cancelReasons(err); limited && failedAt(reasons, 3) {
+		if reasons, _ := cancelReasons(err); p.takesActive() && failedAt(reasons, 3) {
 			return p.tooManyActive()
 		}
 		if anyConditionFailed(err) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -75,7 +76,7 @@ func (v *SigV4) Verify(r *http.Request, body []byte) (accessKey, arn string, err
 		return "", "", fmt.Errorf("Signature expired: %s is not within five minutes of now", amzDate)
 	}
 	names := strings.Split(signed, ";")
-	if !sort.StringsAreSorted(names) || !containsAll(names, "host", "x-amz-date") {
+	if !sort.StringsAreSorted(names) || !slices.Contains(names, "host") || !slices.Contains(names, "x-amz-date") {
 		return "", "", fmt.Errorf("SignedHeaders must be sorted and include host and x-amz-date")
 	}
 	sum := sha256.Sum256(body)
@@ -113,15 +114,6 @@ func hmacSHA256(key []byte, data string) []byte {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte(data))
 	return m.Sum(nil)
-}
-
-func containsAll(list []string, want ...string) bool {
-	for _, w := range want {
-		if sort.SearchStrings(list, w) == len(list) || list[sort.SearchStrings(list, w)] != w {
-			return false
-		}
-	}
-	return true
 }
 
 // canonicalQuery is the query sorted by name, then value, each encoded.
