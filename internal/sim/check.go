@@ -109,15 +109,24 @@ func checkSame(bad func(run, format string, args ...any), run string, f, c RunOu
 		return
 	}
 	for i := range cms {
-		fm, cm := fms[i], cms[i]
-		if fm.Role == cm.Role && fm.Content == cm.Content {
-			continue
+		if !sameMessage(fms[i], cms[i], false) {
+			bad(run, "message %d is %s, without faults %s", i, describe(fms[i]), describe(cms[i]))
 		}
-		if fm.Role == core.RoleToolResult && cm.Role == core.RoleToolResult && inDoubt(fm) && !retrySafe(fm.ToolName()) {
-			continue
-		}
-		bad(run, "message %d is %s, without faults %s", i, describe(fm), describe(cm))
 	}
+}
+
+// sameMessage: the faulty run's message fm stands for the clean run's cm
+// — the same, or a result in doubt of a tool that is not retry-safe, or,
+// when the run was cancelled or interrupted, the result that closed an
+// open call.
+func sameMessage(fm, cm core.Message, cancelled bool) bool {
+	if fm.Role == cm.Role && fm.Content == cm.Content {
+		return true
+	}
+	if fm.Role != core.RoleToolResult || cm.Role != core.RoleToolResult {
+		return false
+	}
+	return inDoubt(fm) && !retrySafe(fm.ToolName()) || cancelled && (strings.Contains(fm.Content, "cancel") || strings.Contains(fm.Content, "interrupt"))
 }
 
 // spent is the usage of the model calls a transcript holds: each turn's
@@ -148,14 +157,9 @@ func checkPrefix(bad func(run, format string, args ...any), run string, f, c Run
 		return
 	}
 	for i := range fms {
-		fm, cm := fms[i], cms[i]
-		if fm.Role == cm.Role && fm.Content == cm.Content {
-			continue
+		if !sameMessage(fms[i], cms[i], true) {
+			bad(run, "cancelled, message %d is %s, without the cancel %s", i, describe(fms[i]), describe(cms[i]))
 		}
-		if fm.Role == core.RoleToolResult && cm.Role == core.RoleToolResult && (inDoubt(fm) && !retrySafe(fm.ToolName()) || strings.Contains(fm.Content, "cancel") || strings.Contains(fm.Content, "interrupt")) {
-			continue
-		}
-		bad(run, "cancelled, message %d is %s, without the cancel %s", i, describe(fm), describe(cm))
 	}
 }
 
