@@ -75,6 +75,18 @@ type Write struct {
 	ActiveLimit int
 }
 
+// TakesActive: under an ActiveLimit, the write creates an unfinished run,
+// which the tenant's count gains (refused at the limit).
+func (w Write) TakesActive() bool {
+	return w.ActiveLimit > 0 && !IsTerminal(w.Output.State.Status)
+}
+
+// FreesActive: under an ActiveLimit, the write is the one that finishes
+// its run, which leaves the tenant's count.
+func (w Write) FreesActive() bool {
+	return w.ActiveLimit > 0 && IsTerminal(w.Output.State.Status) && !w.AfterFinish
+}
+
 // Notification is an outbox record: one run notification to publish for
 // a committed transition. Its ID is derived from the run and the commit,
 // so every send of it, first or repeated, carries the same id.

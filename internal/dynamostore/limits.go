@@ -27,12 +27,9 @@ const (
 func bucketPK(key string) string    { return "RL#" + escape(key) }
 func activePK(tenant string) string { return "ACT#" + escape(tenant) }
 
-// takesActive: the write creates an unfinished run under an active-run
-// limit, so its transaction counts it (activeTake, item 3 of a create).
-func (p *writePlan) takesActive() bool { return p.activeLimit > 0 && !p.terminal }
-
 // activeTake is the transaction item of a new unfinished run under an
-// active-run limit (takesActive): one more run, refused at the limit.
+// active-run limit (writePlan.takesActive; item 3 of a create): one more
+// run, refused at the limit.
 func (s *Store) activeTake(p *writePlan) types.TransactWriteItem {
 	e := newExpr()
 	return s.update(itemKey(activePK(p.tenant), skActive),
@@ -43,7 +40,7 @@ func (s *Store) activeTake(p *writePlan) types.TransactWriteItem {
 // activeFree is the transaction items of the commit that finishes a run
 // under an active-run limit: one run fewer.
 func (s *Store) activeFree(p *writePlan) []types.TransactWriteItem {
-	if p.activeLimit <= 0 || !p.writesHead() {
+	if !p.freesActive {
 		return nil
 	}
 	e := newExpr()

@@ -38,13 +38,17 @@ type writePlan struct {
 	// afterFinish: the run finished before this write; its session,
 	// which may have moved on, is left as it is.
 	afterFinish bool
-	// activeLimit is the write's core.Write.ActiveLimit.
-	activeLimit int
-	nextSeq     int64
-	cfgHash     string
-	run         item // the run item, the commit point
-	cfg         item // the configuration item
-	records     []item
+	// activeLimit is the write's core.Write.ActiveLimit; takesActive and
+	// freesActive say whether its transaction counts a new unfinished run
+	// or frees a finished one's place (core.Write.TakesActive,
+	// FreesActive).
+	activeLimit              int
+	takesActive, freesActive bool
+	nextSeq                  int64
+	cfgHash                  string
+	run                      item // the run item, the commit point
+	cfg                      item // the configuration item
+	records                  []item
 	// pending are the items written with the commit point, never ahead
 	// of it: the pending items and the outbox records.
 	pending []item
@@ -61,7 +65,7 @@ func (s *Store) plan(w core.Write) (*writePlan, error) {
 	}
 	p := &writePlan{
 		runID: st.RunID, session: st.SessionID, tenant: w.Tenant, prev: w.PrevVersion,
-		terminal: core.IsTerminal(st.Status), afterFinish: w.AfterFinish, activeLimit: w.ActiveLimit, nextSeq: max(st.NextMsgSeq, 1), cfgHash: cfgHash,
+		terminal: core.IsTerminal(st.Status), afterFinish: w.AfterFinish, activeLimit: w.ActiveLimit, takesActive: w.TakesActive(), freesActive: w.FreesActive(), nextSeq: max(st.NextMsgSeq, 1), cfgHash: cfgHash,
 	}
 	p.run = itemKey(runPK(st.RunID), skState)
 	p.run["tenant"] = avS(w.Tenant)
@@ -393,7 +397,7 @@ func (s *Store) createOne(ctx context.Context, p *writePlan, head core.SessionHe
 		s.update(itemKey(sessionPK(p.tenant, p.session), skHead), update, headBase(he, head), he),
 		s.put(p.cfg, "", nil),
 	}
-	if p.takesActive() {
+	if p.takesActive {
 		items = append(items, s.activeTake(p))
 	}
 	items = append(items, s.puts(p.pending)...)
@@ -422,7 +426,7 @@ func (s *Store) createFailed(ctx context.Context, p *writePlan, head core.Sessio
 	if failedAt(reasons, 1) {
 		return s.headRefusal(ctx, p, head, reasons[1].Item)
 	}
-	if p.takesActive() && failedAt(reasons, 3) {
+	if p.takesActive && failedAt(reasons, 3) {
 		return p.tooManyActive()
 	}
 	return s.claimLost(ctx, p, head)
@@ -511,13 +515,13 @@ func (s *Store) createLarge(ctx context.Context, p *writePlan, head core.Session
 		s.update(headKey, update, headBase(he, head)+fmt.Sprintf(" AND %s = %s", he.n("claim"), he.v(avS(c))), he),
 		s.put(p.cfg, "", nil),
 	}
-	if p.takesActive() {
+	if p.takesActive {
 		final = append(final, s.activeTake(p))
 	}
 	final = append(final, s.puts(p.pending)...)
 	if err := s.transact(ctx, final); err != nil {
 		release()
-		if reasons, _ := cancelReasons(err); p.takesActive() && failedAt(reasons, 3) {
+		if reasons, _ := cancelReasons(err); p.takesActive && failedAt(reasons, 3) {
 			return p.tooManyActive()
 		}
 		if anyConditionFailed(err) {

@@ -87,8 +87,11 @@ var refusedOrigins sync.Map
 // the allowed headers for an allowed origin, 403 otherwise. ok is false
 // for requests that are not a preflight of a route.
 func (a *API) preflight(r *request) (status int, body []byte, hdr map[string]string, ok bool) {
+	if r.HTTPMethod != http.MethodOptions {
+		return 0, nil, nil, false
+	}
 	methods := a.corsMethods(r.Path)
-	if r.HTTPMethod != http.MethodOptions || len(methods) == 0 {
+	if len(methods) == 0 {
 		return 0, nil, nil, false
 	}
 	origin := a.allowedOrigin(r)

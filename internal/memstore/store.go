@@ -111,10 +111,10 @@ func (s *Store) CreateRun(_ context.Context, head core.SessionHead, w core.Write
 		return fmt.Errorf("create run %s: %w: session has unfinished run %s", st.RunID, core.ErrLockHeld, ss.activeRun)
 	case exists != head.Exists || (exists && ss.nextSeq != head.NextSeq):
 		return fmt.Errorf("create run %s: %w: session moved", st.RunID, core.ErrConflict)
-	case w.ActiveLimit > 0 && !core.IsTerminal(st.Status) && s.active[w.Tenant] >= w.ActiveLimit:
+	case w.TakesActive() && s.active[w.Tenant] >= w.ActiveLimit:
 		return fmt.Errorf("create run %s: %w", st.RunID, &core.TooManyActiveError{Tenant: w.Tenant, Limit: w.ActiveLimit})
 	}
-	if w.ActiveLimit > 0 && !core.IsTerminal(st.Status) {
+	if w.TakesActive() {
 		s.active[w.Tenant]++
 	}
 	if !exists {
@@ -158,7 +158,7 @@ func (s *Store) Commit(_ context.Context, w core.Write) error {
 	if r.version != w.PrevVersion {
 		return fmt.Errorf("commit run %s: %w: version %d, expected %d", st.RunID, core.ErrConflict, r.version, w.PrevVersion)
 	}
-	if w.ActiveLimit > 0 && core.IsTerminal(st.Status) && !w.AfterFinish {
+	if w.FreesActive() {
 		s.active[r.tenant]--
 	}
 	s.apply(s.sessions[pairKey(r.tenant, r.session)], r, w, enc)
