@@ -171,7 +171,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	if clock == nil {
 		clock = core.SystemClock{}
 	}
-	reg, err := loadAgents(cfg.Agents)
+	reg, err := LoadAgents(cfg.Agents)
 	if err != nil {
 		return nil, err
 	}
@@ -317,9 +317,7 @@ func (a *App) DeleteResources(ctx context.Context) error {
 }
 
 // LoadAgents parses the agents file c names.
-func LoadAgents(c Agents) (*agents.Registry, error) { return loadAgents(c) }
-
-func loadAgents(c Agents) (*agents.Registry, error) {
+func LoadAgents(c Agents) (*agents.Registry, error) {
 	switch {
 	case len(c.Bytes) > 0:
 		return agents.Parse(c.Bytes)
