@@ -87,14 +87,15 @@ func (v *SigV4) Verify(r *http.Request, body []byte) (accessKey, arn string, err
 	var canon strings.Builder
 	canon.WriteString(r.Method + "\n" + escapeSigV4(r.URL.EscapedPath(), false) + "\n" + canonicalQuery(r.URL.Query()) + "\n")
 	for _, n := range names {
-		val := r.Header.Values(n)
+		vals := r.Header.Values(n)
 		if n == "host" {
-			val = []string{r.Host}
+			vals = []string{r.Host}
 		}
-		for i := range val {
-			val[i] = strings.Join(strings.Fields(val[i]), " ")
+		trimmed := make([]string, len(vals)) // the request's own headers stay as sent
+		for i, v := range vals {
+			trimmed[i] = strings.Join(strings.Fields(v), " ")
 		}
-		canon.WriteString(n + ":" + strings.Join(val, ",") + "\n")
+		canon.WriteString(n + ":" + strings.Join(trimmed, ",") + "\n")
 	}
 	canon.WriteString("\n" + signed + "\n" + payload)
 	creq := sha256.Sum256([]byte(canon.String()))
