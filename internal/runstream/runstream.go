@@ -8,7 +8,6 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/durable"
-	"github.com/baton-agents/baton/internal/wait"
 )
 
 // Limits of a followed stream: a keep-alive at least every KeepAliveEvery
@@ -187,21 +186,18 @@ func (f Follower) follow(ctx context.Context, tenant, runID string, after int64,
 		}
 		pause := delay
 		if notifier == nil && pace.streaming(now) {
-			pause = pace.next(now, wrote > 0)
+			pause = pace.next(wrote > 0)
 		}
 		pause = min(pause, KeepAliveEvery-now.Sub(lastWrite), max-now.Sub(start))
-		if changed != nil {
-			timer := time.NewTimer(pause)
-			select {
-			case <-ctx.Done():
-				timer.Stop()
-				return nil
-			case <-changed:
-				timer.Stop()
-			case <-timer.C:
-			}
-		} else if err := wait.Sleep(ctx, pause); err != nil {
+		// changed is nil without a notifier: only the pause or ctx ends it.
+		timer := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
 			return nil
+		case <-changed:
+			timer.Stop()
+		case <-timer.C:
 		}
 		delay = min(delay*2, time.Second)
 		if busy {
@@ -273,7 +269,7 @@ func (p *deltaPace) streaming(now time.Time) bool {
 
 // next is the pause before the next read: until just before the next
 // batch is due after one came, then nearPoll.
-func (p *deltaPace) next(now time.Time, got bool) time.Duration {
+func (p *deltaPace) next(got bool) time.Duration {
 	if got && p.gap > early+nearPoll {
 		return p.gap - early
 	}
