@@ -50,15 +50,19 @@ func (l LimitsProps) validate() error {
 	return nil
 }
 
-// env adds the limits to the functions' environment: the active-run cap
-// to all of them (every one may finish a run), the rates to the API's.
-func (l LimitsProps) env(all map[string]*string, api awslambda.Function) {
+// addEnv puts the active-run cap into every function's environment
+// (each may finish a run).
+func (l LimitsProps) addEnv(all map[string]*string) {
 	if l.MaxActiveRuns > 0 {
 		all["BATON_TENANT_MAX_ACTIVE"] = jsii.String(strconv.Itoa(l.MaxActiveRuns))
 	}
+}
+
+// addAPIEnv gives the API function the rate limits, which only it checks.
+func (l LimitsProps) addAPIEnv(api awslambda.Function) {
 	for k, v := range map[string]string{"BATON_TENANT_RATE": l.TenantRate, "BATON_TENANT_BURST": l.TenantBurst,
 		"BATON_CALLER_RATE": l.CallerRate, "BATON_CALLER_BURST": l.CallerBurst} {
-		if v != "" && api != nil {
+		if v != "" {
 			api.AddEnvironment(jsii.String(k), jsii.String(v), nil)
 		}
 	}

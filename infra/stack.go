@@ -269,7 +269,7 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 	for k, v := range props.Env {
 		env[k] = jsii.String(v)
 	}
-	props.Limits.env(env, nil)
+	props.Limits.addEnv(env)
 	fn := func(name string, timeout awscdk.Duration, memory float64) awslambda.Function {
 		logs := awslogs.NewLogGroup(stack, jsii.String(name+"Logs"), &awslogs.LogGroupProps{
 			Retention:     awslogs.RetentionDays_ONE_MONTH,
@@ -296,7 +296,7 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 		api.AddEnvironment(jsii.String("BATON_CORS_ORIGINS"), jsii.String(strings.Join(props.CORSOrigins, ",")), nil)
 	}
 	addJWT(stack, props, api)
-	props.Limits.env(map[string]*string{}, api)
+	props.Limits.addAPIEnv(api)
 	worker := fn("Worker", workerTimeout, 1024)
 	sweeper := fn("Sweeper", awscdk.Duration_Seconds(jsii.Number(60)), 256)
 
