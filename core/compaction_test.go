@@ -266,7 +266,7 @@ func TestSummaryFailureKeepsTranscript(t *testing.T) {
 				t.Fatalf("status %s: a failed summary must not stop the run", run.State.Status)
 			}
 			failed := eventsOf(run.Events, EventCompactionFailed)
-			if len(failed) != 1 || failed[0].Data["error"] != tc.wantErr || failed[0].Data["transcript_preserved"] != true || failed[0].Data["provider"] != ProviderScripted {
+			if len(failed) != 1 || failed[0].Fields()["error"] != tc.wantErr || failed[0].Fields()["transcript_preserved"] != true || failed[0].Fields()["provider"] != ProviderScripted {
 				t.Fatalf("compaction_failed events %+v", failed)
 			}
 			if len(eventsOf(run.Events, EventCompactionCompleted)) != 0 {
@@ -301,7 +301,7 @@ func TestSummarizerTakesPrecedence(t *testing.T) {
 		t.Fatal("a hook's summary has a usage line")
 	}
 	done := eventsOf(run.Events, EventCompactionCompleted)
-	if len(done) != 1 || done[0].Data["provider"] != nil {
+	if len(done) != 1 || done[0].Fields()["provider"] != nil {
 		t.Fatalf("compaction_completed %+v", done)
 	}
 }

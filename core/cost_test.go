@@ -82,7 +82,7 @@ func TestCostBudgetStopsTheRun(t *testing.T) {
 			tripped = append(tripped, e)
 		}
 	}
-	if len(tripped) != 1 || tripped[0].Data["budget"] != BudgetCostUSD || tripped[0].Data["current"] != 0.004 || tripped[0].Data["ceiling"] != 0.003 {
+	if len(tripped) != 1 || *tripped[0].Data.(*BudgetExceededData) != (BudgetExceededData{Budget: BudgetCostUSD, Current: 0.004, Ceiling: 0.003}) {
 		t.Fatalf("budget_exceeded events: %+v", tripped)
 	}
 	if len(env.ToolExecutionResults) != 2 || env.ToolExecutionResults[1].Result.Success || env.ToolExecutionResults[1].Result.ErrorType != ErrTypeSkipped {

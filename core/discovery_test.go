@@ -44,7 +44,7 @@ func TestToolsDiscovered(t *testing.T) {
 	for _, e := range got.Events {
 		types = append(types, e.Type)
 		if e.Type == EventToolsDiscovered {
-			if h := e.Data["hidden"].([]any); len(h) != 1 || h[0].(map[string]any)["reason"] != "denied" {
+			if h := e.Fields()["hidden"].([]any); len(h) != 1 || h[0].(map[string]any)["reason"] != "denied" {
 				t.Errorf("hidden %v", h)
 			}
 		}

@@ -161,9 +161,9 @@ const EventResultMaxBytes = 16 << 10
 // Event is one lifecycle event. Seq increases within a run in commit
 // order. Data never holds raw tool parameters: only redacted copies.
 type Event struct {
-	Seq  int64          `json:"seq"`
-	Type string         `json:"type"`
-	Turn int            `json:"turn"`
-	At   time.Time      `json:"at"`
-	Data map[string]any `json:"data,omitempty"`
+	Seq  int64     `json:"seq"`
+	Type string    `json:"type"`
+	Turn int       `json:"turn"`
+	At   time.Time `json:"at"`
+	Data EventData `json:"data,omitempty"`
 }

@@ -71,7 +71,7 @@ func eventsOf(evs []Event, typ string) []Event {
 
 func indexOf(evs []Event, typ, callID string) int {
 	for i, ev := range evs {
-		if ev.Type == typ && (callID == "" || ev.Data["tool_call_id"] == callID) {
+		if ev.Type == typ && (callID == "" || ev.Fields()["tool_call_id"] == callID) {
 			return i
 		}
 	}
@@ -111,8 +111,8 @@ func TestToolCallStartPrecedesExecutionAndCarriesRedactedArguments(t *testing.T)
 			}
 			start := run.Events[indexOf(run.Events, EventToolCallStart, "c1")]
 			want := map[string]any{"name": "ability/search", "arguments": `{"api_key":"[redacted]","q":"a"}`, "tool_call_id": "c1"}
-			if fmt.Sprint(start.Data) != fmt.Sprint(want) {
-				t.Fatalf("tool_call_start data %v, want %v", start.Data, want)
+			if fmt.Sprint(start.Fields()) != fmt.Sprint(want) {
+				t.Fatalf("tool_call_start data %v, want %v", start.Fields(), want)
 			}
 			// Sequential calls start one after another; parallel ones all
 			// start before the first result.
@@ -149,7 +149,7 @@ func TestToolResultEventCarriesTheResult(t *testing.T) {
 			if len(evs) != 1 {
 				t.Fatalf("%d tool_result events", len(evs))
 			}
-			d := evs[0].Data
+			d := evs[0].Fields()
 			res, _ := d["result"].(string)
 			if d["name"] != tc.call.Name || d["tool_name"] != tc.call.Name || d["tool_call_id"] != "c1" || d["success"] != (tc.wantError == "") {
 				t.Fatalf("data %v", d)
@@ -183,13 +183,12 @@ func TestMessagesUpdatedFollowsEveryAppendWithItsRange(t *testing.T) {
 	// messages_updated range, which follows the append.
 	covered := map[int64]string{}
 	for _, ev := range eventsOf(run.Events, EventMessagesUpdated) {
-		from, _ := intOf(ev.Data["from_seq"])
-		to, _ := intOf(ev.Data["to_seq"])
-		for s := from; s <= to; s++ {
+		d := ev.Data.(*MessagesUpdatedData)
+		for s := d.FromSeq; s <= d.ToSeq; s++ {
 			if covered[s] != "" {
 				t.Fatalf("message %d reported twice", s)
 			}
-			covered[s] = ev.Data["reason"].(string)
+			covered[s] = d.Reason
 		}
 	}
 	want := map[int64]string{2: MessagesModelReply, 3: MessagesModelReply, 4: MessagesToolResult, 5: MessagesModelReply}
@@ -202,13 +201,12 @@ func TestMessagesUpdatedFollowsEveryAppendWithItsRange(t *testing.T) {
 	// The sink gets the transcript through each append; the stored
 	// events carry no messages.
 	for _, ev := range run.Events {
-		if _, ok := ev.Data["messages"]; ok {
+		if _, ok := ev.Fields()["messages"]; ok {
 			t.Fatalf("stored %s event carries messages", ev.Type)
 		}
 	}
 	for _, ev := range eventsOf(rec.events, EventMessagesUpdated) {
-		msgs, _ := ev.Data["messages"].([]Message)
-		to, _ := intOf(ev.Data["to_seq"])
+		msgs, to := ev.Data.(*MessagesUpdatedData).Messages, ev.Data.(*MessagesUpdatedData).ToSeq
 		if len(msgs) == 0 || msgs[len(msgs)-1].Seq != to || int64(len(msgs)) != to {
 			t.Fatalf("sink's messages_updated through %d has %d messages", to, len(msgs))
 		}
@@ -230,7 +228,7 @@ func TestMessagesUpdatedForDrainedAndTrimmedMessages(t *testing.T) {
 	for _, ev := range out.Events {
 		switch ev.Type {
 		case EventMessagesUpdated, EventStatus:
-			got = append(got, fmt.Sprint(ev.Type, " ", ev.Data))
+			got = append(got, fmt.Sprint(ev.Type, " ", ev.Fields()))
 		}
 	}
 	want := []string{
@@ -271,11 +269,11 @@ func TestDoneIsLastOnlyOnCompletion(t *testing.T) {
 			if len(done) != 1 || last.Type != EventDone || run.Events[len(run.Events)-2].Type != EventCompleted {
 				t.Fatalf("events end %v", rec.types())
 			}
-			if last.Data["response"] != tc.wantDone || run.Envelope().FinalContent != tc.wantDone || len(last.Data) != 1 {
+			if last.Fields()["response"] != tc.wantDone || run.Envelope().FinalContent != tc.wantDone || len(last.Fields()) != 1 {
 				t.Fatalf("done data %v, want response %q", last.Data, tc.wantDone)
 			}
 			sunk := rec.events[len(rec.events)-1]
-			if msgs, _ := sunk.Data["messages"].([]Message); sunk.Type != EventDone || len(msgs) != len(run.Transcript) || sunk.Data["response"] != tc.wantDone {
+			if d, _ := sunk.Data.(*DoneData); sunk.Type != EventDone || d == nil || len(d.Messages) != len(run.Transcript) || d.Response != tc.wantDone {
 				t.Fatalf("sink's done: %v", sunk)
 			}
 		})
@@ -287,7 +285,7 @@ func TestToolPanicEmitsAnErrorAndTheRunGoesOn(t *testing.T) {
 		turn("", call("c1", "ability/boom", nil), call("c2", "ability/fail", nil)), turn("Recovered."))}, nil)
 	errs := eventsOf(run.Events, EventError)
 	want := map[string]any{"message": "Tool 'ability/boom' panicked: kaboom", "tool_name": "ability/boom", "tool_call_id": "c1"}
-	if len(errs) != 1 || fmt.Sprint(errs[0].Data) != fmt.Sprint(want) {
+	if len(errs) != 1 || fmt.Sprint(errs[0].Fields()) != fmt.Sprint(want) {
 		t.Fatalf("error events %v, want one with %v (an executor error is no panic)", errs, want)
 	}
 	if e, r := indexOf(run.Events, EventError, ""), indexOf(run.Events, EventToolResult, "c1"); e > r {
@@ -322,10 +320,10 @@ func TestRunnerStreamsTokensToTheSink(t *testing.T) {
 			var got []string
 			for _, ev := range rec.events {
 				if ev.Type == EventToken || ev.Type == EventThinking {
-					if ev.Seq != 0 || len(ev.Data) != 1 {
+					if ev.Seq != 0 || len(ev.Fields()) != 1 {
 						t.Fatalf("ephemeral event %+v", ev)
 					}
-					got = append(got, fmt.Sprintf("%d:%s:%s", ev.Turn, ev.Type, ev.Data["token"]))
+					got = append(got, fmt.Sprintf("%d:%s:%s", ev.Turn, ev.Type, ev.Data.(*TokenData).Token))
 				}
 			}
 			want := "[1:thinking:hmm 2:thinking:ok 2:token:Hell 2:token:o th 2:token:ere]"

@@ -598,7 +598,7 @@ func TestOutputGuardrailDeniedTurnCountsUsage(t *testing.T) {
 				for _, ev := range env.Events {
 					if ev.Type == EventBudgetExceeded {
 						tripped = true
-						if fmt.Sprintf("%v %v", ev.Data["current"], ev.Data["ceiling"]) != fmt.Sprintf("30 %d", tc.budget) {
+						if f := ev.Fields(); fmt.Sprintf("%v %v", f["current"], f["ceiling"]) != fmt.Sprintf("30 %d", tc.budget) {
 							t.Errorf("%s: budget_exceeded data %v", runner, ev.Data)
 						}
 					}
@@ -647,12 +647,12 @@ func TestApprovalDecidedNamesResolver(t *testing.T) {
 				if decided == nil {
 					t.Fatalf("%s: no approval_decided event", runner)
 				}
-				wantData := map[string]any(nil)
+				wantData := map[string]string(nil)
 				if tc.want != nil {
 					wantData = tc.want.data()
 				}
-				if got, _ := decided.Data["resolver"].(map[string]any); fmt.Sprint(got) != fmt.Sprint(wantData) || (tc.want == nil) != (decided.Data["resolver"] == nil) {
-					t.Errorf("%s: approval_decided resolver = %v, want %v", runner, decided.Data["resolver"], wantData)
+				if got, _ := decided.Fields()["resolver"].(map[string]any); fmt.Sprint(got) != fmt.Sprint(wantData) || (tc.want == nil) != (decided.Fields()["resolver"] == nil) {
+					t.Errorf("%s: approval_decided resolver = %v, want %v", runner, decided.Fields()["resolver"], wantData)
 				}
 				if len(env.ToolAuditEvents) != 1 || env.ToolAuditEvents[0].Approval == nil {
 					t.Fatalf("%s: audit events %+v, want one with an approval", runner, env.ToolAuditEvents)

@@ -256,14 +256,6 @@ func cloneObject(m map[string]any) map[string]any {
 	return cloneJSON(m).(map[string]any)
 }
 
-func stringsToAny(xs []string) []any {
-	out := make([]any, len(xs))
-	for i, x := range xs {
-		out[i] = x
-	}
-	return out
-}
-
 func paramsValue(p map[string]any) any {
 	if p == nil {
 		return map[string]any{}

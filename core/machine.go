@@ -158,27 +158,17 @@ func (m *Machine) Start(ctx context.Context, in StartInput) (Output, error) {
 	} else if cfg.CostBudgetUSD > 0 {
 		return Output{}, invalid("budget %q needs a price table, and this runtime has none", BudgetCostUSD)
 	}
-	t.emit(EventRunStarted, map[string]any{
-		"agent": cfg.Agent, "max_turns": cfg.MaxTurns, "tools": stringsToAny(cfg.Visible),
-		"parallel_tool_calls": cfg.ParallelToolCalls,
-	})
+	t.emit(EventRunStarted, &RunStartedData{Agent: cfg.Agent, MaxTurns: cfg.MaxTurns, Tools: nonNil(cfg.Visible),
+		ParallelToolCalls: cfg.ParallelToolCalls})
 	if len(hidden) > 0 {
-		h := make([]any, len(hidden))
-		for i, x := range hidden {
-			h[i] = map[string]any{"name": x.Name, "reason": x.Reason}
-		}
-		t.emit(EventToolPolicyResolved, map[string]any{"visible": stringsToAny(cfg.Visible), "hidden": h})
+		t.emit(EventToolPolicyResolved, &ToolPolicyResolvedData{Visible: nonNil(cfg.Visible),
+			Hidden: nonNil(hidden)})
 	}
 	if len(rejected) > 0 {
-		rj := make([]any, len(rejected))
-		for i, r := range rejected {
-			rj[i] = map[string]any{"name": r.Name, "reason": r.Reason}
-		}
-		t.emit(EventToolDeclarationsRejected, map[string]any{
-			"rejected": rj, "rejected_count": len(rejected), "accepted_count": len(accepted),
-		})
+		t.emit(EventToolDeclarationsRejected, &ToolDeclarationsRejectedData{RejectedCount: len(rejected), AcceptedCount: len(accepted),
+			Rejected: rejected})
 		if len(cfg.Tools) == 0 {
-			t.emit(EventToolMediationDisabled, map[string]any{"reason": "all_declarations_rejected"})
+			t.emit(EventToolMediationDisabled, &ReasonData{Reason: "all_declarations_rejected"})
 		}
 	}
 	for _, msg := range in.Messages {

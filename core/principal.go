@@ -192,8 +192,8 @@ func (p *Principal) Resolver() *Resolver {
 }
 
 // data is the resolver as event data: its non-empty fields.
-func (r *Resolver) data() map[string]any {
-	m := map[string]any{}
+func (r *Resolver) data() map[string]string {
+	m := map[string]string{}
 	for _, f := range []struct{ k, v string }{
 		{"tenant", r.Tenant}, {"actor_id", r.ActorID}, {"auth_source", r.AuthSource},
 		{"request_context", r.RequestContext}, {"token_id", r.TokenID}, {"client_id", r.ClientID},

@@ -88,7 +88,7 @@ func TestModelRetryingAndHeartbeat(t *testing.T) {
 					t.Fatalf("events %+v", out.Events)
 				}
 				d := out.Events[0].Data
-				if d["provider"] != "openai" || d["attempt"] != 2 || d["status"] != 429 || d["code"] != "rate_limit_exceeded" || d["wait"] != "1.5s" {
+				if *d.(*ModelRetryData) != (ModelRetryData{Provider: "openai", Attempt: 2, Status: 429, Code: "rate_limit_exceeded", Wait: "1.5s"}) {
 					t.Fatalf("event data %v", d)
 				}
 			}
@@ -128,7 +128,7 @@ func TestRunnerEmitsModelRetry(t *testing.T) {
 			retries = append(retries, ev)
 		}
 	}
-	if len(retries) != 2 || retries[0].Data["attempt"] != 1 || retries[1].Data["attempt"] != 2 || retries[0].Turn != 1 {
+	if len(retries) != 2 || retries[0].Data.(*ModelRetryData).Attempt != 1 || retries[1].Data.(*ModelRetryData).Attempt != 2 || retries[0].Turn != 1 {
 		t.Fatalf("model_retry events %+v", retries)
 	}
 	n := 0

@@ -122,27 +122,26 @@ func (rn *Runner) commit(ctx context.Context, run *Run, out Output) {
 				continue // the sink had the turn's start before its tokens
 			}
 		case EventMessagesUpdated:
-			if to, ok := intOf(ev.Data["to_seq"]); ok && to > 0 {
-				through = to
+			if d, ok := ev.Data.(*MessagesUpdatedData); ok {
+				through = d.ToSeq
+				sunk := *d
+				sunk.Messages = transcriptThrough(run.Transcript, through)
+				ev.Data = &sunk
+			} else if d, ok := ev.Data.(*ContextTrimmedData); ok {
+				// A trim appends nothing: the transcript so far.
+				sunk := *d
+				sunk.Messages = transcriptThrough(run.Transcript, through)
+				ev.Data = &sunk
 			}
-			ev = withMessages(ev, transcriptThrough(run.Transcript, through))
 		case EventDone:
-			ev = withMessages(ev, run.Transcript[:len(run.Transcript):len(run.Transcript)])
+			if d, ok := ev.Data.(*DoneData); ok {
+				sunk := *d
+				sunk.Messages = run.Transcript[:len(run.Transcript):len(run.Transcript)]
+				ev.Data = &sunk
+			}
 		}
 		EmitSafely(ctx, rn.Sink, ev)
 	}
-}
-
-// withMessages returns ev with msgs added to a copy of its data, leaving
-// the stored event as it is.
-func withMessages(ev Event, msgs []Message) Event {
-	data := make(map[string]any, len(ev.Data)+1)
-	for k, v := range ev.Data {
-		data[k] = v
-	}
-	data["messages"] = msgs
-	ev.Data = data
-	return ev
 }
 
 // transcriptThrough is the prefix of transcript (in sequence order) up
@@ -166,13 +165,13 @@ func (rn *Runner) streamTokens(ctx context.Context, run *Run) context.Context {
 			// The turn's start comes before its first token; its
 			// turn_started, committed with the reply, is not sent again.
 			run.announced = turn
-			EmitSafely(ctx, rn.Sink, Event{Type: EventTurnStarted, Turn: turn, At: started, Data: map[string]any{"turn": turn}})
+			EmitSafely(ctx, rn.Sink, Event{Type: EventTurnStarted, Turn: turn, At: started, Data: &TurnStartedData{Turn: turn}})
 		}
 		typ := EventToken
 		if d.Kind == DeltaThinking {
 			typ = EventThinking
 		}
-		EmitSafely(ctx, rn.Sink, Event{Type: typ, Turn: turn, At: rn.Machine.Clock.Now(), Data: map[string]any{"token": d.Text}})
+		EmitSafely(ctx, rn.Sink, Event{Type: typ, Turn: turn, At: rn.Machine.Clock.Now(), Data: &TokenData{Token: d.Text}})
 	})
 }
 

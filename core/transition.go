@@ -36,8 +36,8 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 	case StallResend:
 		err = t.stallResend(in)
 	case CallbackFailed:
-		t.emit(EventCallbackFailed, map[string]any{"event_id": in.EventID, "event": in.Event, "attempts": in.Attempts,
-			"last_status": in.LastStatus, "last_error": in.LastError})
+		t.emit(EventCallbackFailed, &CallbackFailedData{EventID: in.EventID, Event: in.Event, Attempts: in.Attempts,
+			LastStatus: in.LastStatus, LastError: in.LastError})
 	case ToolExecuted:
 		err = t.toolExecuted(ctx, in)
 	case ToolDecided:
@@ -143,9 +143,6 @@ type transition struct {
 	r *records
 	// usageOwned says st.Usage is the transition's own copy (ownUsage).
 	usageOwned bool
-	// boxedID and boxedName are the last call's id and name as
-	// interface values (boxes).
-	boxedID, boxedName any
 	// now is the machine clock's reading, taken once per transition.
 	now time.Time
 	out *Output
@@ -156,25 +153,39 @@ type transition struct {
 	external bool
 }
 
-// boxes returns a call's id and name as interface values, the same ones
-// for the same call, so that the maps of one call's message and events
-// share them instead of each boxing its own copy.
-func (t *transition) boxes(id, name string) (any, any) {
-	if t.boxedID != nil && t.boxedID.(string) == id && t.boxedName.(string) == name {
-		return t.boxedID, t.boxedName
-	}
-	t.boxedID, t.boxedName = id, name
-	return t.boxedID, t.boxedName
-}
-
 // records holds the first events, messages and next step of a
-// transition's output, enough for a model turn's or a tool call's, in
-// one allocation.
+// transition's output, and the data of its most frequent events, enough
+// for a model turn's or a tool call's, in one allocation. An event's
+// data outlives the transition (the run's events point to it), and so
+// does this block.
 type records struct {
 	events   [4]Event
 	messages [2]Message
 	next     [1]Step
+
+	turn              TurnStartedData
+	updates           [2]MessagesUpdatedData
+	calls             [1]ToolCallData
+	starts            [1]ToolCallStartData
+	results           [1]ToolResultData
+	nUpdates, nCalls  uint8
+	nStarts, nResults uint8
 }
+
+// slot returns the next unused one of a block's slots for some event's
+// data, or a new one when all are used.
+func slot[T any](slots []T, used *uint8) *T {
+	if int(*used) < len(slots) {
+		*used++
+		return &slots[*used-1]
+	}
+	return new(T)
+}
+
+func (r *records) updated() *MessagesUpdatedData { return slot(r.updates[:], &r.nUpdates) }
+func (r *records) call() *ToolCallData           { return slot(r.calls[:], &r.nCalls) }
+func (r *records) start() *ToolCallStartData     { return slot(r.starts[:], &r.nStarts) }
+func (r *records) result() *ToolResultData       { return slot(r.results[:], &r.nResults) }
 
 func (t *transition) recs() *records {
 	if t.r == nil {
@@ -183,7 +194,7 @@ func (t *transition) recs() *records {
 	return t.r
 }
 
-func (t *transition) emit(typ string, data map[string]any) {
+func (t *transition) emit(typ string, data EventData) {
 	ev := Event{Seq: t.st.NextEventSeq, Type: typ, Turn: t.st.Turn, At: t.now, Data: data}
 	t.st.NextEventSeq++
 	if t.out.Events == nil {
@@ -208,7 +219,9 @@ func (t *transition) messagesUpdated(reason string, from int64) {
 	if t.st.NextMsgSeq <= from {
 		return
 	}
-	t.emit(EventMessagesUpdated, map[string]any{"reason": reason, "from_seq": from, "to_seq": t.st.NextMsgSeq - 1})
+	d := t.recs().updated()
+	*d = MessagesUpdatedData{Reason: reason, FromSeq: from, ToSeq: t.st.NextMsgSeq - 1}
+	t.emit(EventMessagesUpdated, d)
 }
 
 // scheduleCall schedules a pending call's first tool_call step and
@@ -216,9 +229,9 @@ func (t *transition) messagesUpdated(reason string, from int64) {
 // committed before the call executes.
 func (t *transition) scheduleCall(c *CallState) {
 	c.StepSeq = t.schedule(StepToolCall, c.ID)
-	args := canonicalString(paramsValue(c.Parameters), true)
-	idV, nameV := t.boxes(c.ID, c.Name)
-	t.emit(EventToolCallStart, map[string]any{"name": nameV, "arguments": args, "tool_call_id": idV})
+	d := t.recs().start()
+	*d = ToolCallStartData{Name: c.Name, Arguments: canonicalString(paramsValue(c.Parameters), true), ToolCallID: c.ID}
+	t.emit(EventToolCallStart, d)
 }
 
 func (t *transition) schedule(kind StepKind, callID string) int64 {
@@ -246,7 +259,9 @@ func (t *transition) beginTurn(step Step, started time.Time) error {
 	s.ModelStep = 0
 	view, trim := s.modelView(t.transcript)
 	s.Turn++
-	t.emit(EventTurnStarted, map[string]any{"turn": s.Turn})
+	d := &t.recs().turn
+	d.Turn = s.Turn
+	t.emit(EventTurnStarted, d)
 	if !started.IsZero() && started.Before(t.now) {
 		t.out.Events[len(t.out.Events)-1].At = started
 	}
@@ -274,10 +289,10 @@ func (t *transition) drainInbox(view []Message, trim *TrimResult) {
 		}
 	}
 	if steering > 0 {
-		t.emit(EventStatus, map[string]any{"message": fmt.Sprintf("Injected %d steering message(s)", steering)})
+		t.emit(EventStatus, &StatusData{Message: fmt.Sprintf("Injected %d steering message(s)", steering)})
 	}
 	if trim != nil {
-		t.emit(EventMessagesUpdated, map[string]any{"reason": MessagesContextTrimmed, "dropped": len(trim.Dropped), "kept": len(view), "budget": s.Config.ContextBudget})
+		t.emit(EventMessagesUpdated, &ContextTrimmedData{Reason: MessagesContextTrimmed, Dropped: len(trim.Dropped), Kept: len(view), Budget: s.Config.ContextBudget})
 	}
 }
 
@@ -287,7 +302,7 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 		return err
 	}
 	if in.InputRedacted > 0 {
-		t.emit(EventGuardrailRedacted, map[string]any{"guardrail": "input", "messages": in.InputRedacted})
+		t.emit(EventGuardrailRedacted, &GuardrailRedactedData{Guardrail: "input", Messages: in.InputRedacted})
 	}
 	if in.Err != nil {
 		t.fail(ctx, "model_error", in.Err.Error())
@@ -323,7 +338,7 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 		// never stored, and the event does not carry it.
 		if res.Replacement != nil && *res.Replacement != content {
 			content = *res.Replacement
-			t.emit(EventGuardrailRedacted, map[string]any{"guardrail": "output"})
+			t.emit(EventGuardrailRedacted, &GuardrailRedactedData{Guardrail: "output"})
 		}
 	}
 	from := s.NextMsgSeq
@@ -365,9 +380,8 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 		}
 		name := strings.TrimSpace(rc.Name)
 		s.Calls = append(s.Calls, CallState{ID: id, Name: name, Parameters: params, Status: CallPending})
-		idV, nameV := t.boxes(id, name)
 		t.appendMessage(Message{Role: RoleToolCall, Metadata: map[string]any{
-			MetaToolCallID: idV, MetaToolName: nameV, MetaParameters: params, MetaTurn: s.Turn,
+			MetaToolCallID: id, MetaToolName: name, MetaParameters: params, MetaTurn: s.Turn,
 		}})
 		// The event shares the call's parameters (as its message does)
 		// unless some are to be redacted.
@@ -375,7 +389,9 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 		if hasSensitiveKey(params) {
 			evParams = RedactedParameters(params)
 		}
-		t.emit(EventToolCall, map[string]any{"tool_name": nameV, "tool_call_id": idV, "parameters": evParams})
+		d := t.recs().call()
+		*d = ToolCallData{ToolName: name, ToolCallID: id, Parameters: evParams}
+		t.emit(EventToolCall, d)
 	}
 	t.messagesUpdated(MessagesModelReply, from)
 	if b := t.costExceeded(); b != nil {
@@ -424,7 +440,7 @@ func (t *transition) modelRetrying(in ModelRetrying) error {
 		return err
 	}
 	r := in.Retry
-	t.emit(EventModelRetry, map[string]any{"provider": r.Provider, "attempt": r.Attempt, "status": r.Status, "code": r.Code, "wait": r.Wait.String()})
+	t.emit(EventModelRetry, &ModelRetryData{Provider: r.Provider, Attempt: r.Attempt, Status: r.Status, Code: r.Code, Wait: r.Wait.String()})
 	// The event belongs to the turn the call is for, which beginTurn
 	// counts only when the reply is applied.
 	t.out.Events[len(t.out.Events)-1].Turn = t.st.Turn + 1
@@ -485,7 +501,7 @@ func (t *transition) deniedTurnBudget() {
 
 func (t *transition) guardrailFail(ctx context.Context, kind, reason string) {
 	msg := fmt.Sprintf("%s guardrail denied: %s", strings.ToUpper(kind[:1])+kind[1:], reason)
-	t.emit(EventError, map[string]any{"message": msg, "guardrail": kind})
+	t.emit(EventError, &ErrorData{Message: msg, Guardrail: kind})
 	t.fail(ctx, "guardrail", msg)
 }
 
@@ -502,32 +518,29 @@ func (t *transition) compacted(in Compacted) error {
 	if !ok {
 		return fmt.Errorf("%w: nothing to compact", ErrStaleStep)
 	}
-	t.emit(EventCompactionStarted, map[string]any{"messages": len(compact), "compacted_through": through})
+	t.emit(EventCompactionStarted, &CompactionStartedData{Messages: len(compact), CompactedThrough: through})
 	usage := t.countSummaryUsage(in.Usage)
-	// writer names the model that wrote (or failed to write) the summary.
-	writer := func(data map[string]any) map[string]any {
-		if in.Model != nil {
-			data["provider"] = in.Model.Provider
-			if in.Model.Model != "" {
-				data["model"] = in.Model.Model
-			}
-		}
-		if usage != nil {
-			data["usage"] = usage
-		}
-		return data
+	// provider and model name the model that wrote (or failed to write)
+	// the summary.
+	var provider, model string
+	if in.Model != nil {
+		provider, model = in.Model.Provider, in.Model.Model
 	}
 	summary := strings.TrimSpace(in.Summary)
 	switch {
-	case in.Err != nil:
-		t.emit(EventCompactionFailed, writer(map[string]any{"error": in.Err.Error(), "transcript_preserved": true}))
-	case summary == "":
-		t.emit(EventCompactionFailed, writer(map[string]any{"error": "the summarizer returned an empty summary", "transcript_preserved": true}))
+	case in.Err != nil || summary == "":
+		msg := "the summarizer returned an empty summary"
+		if in.Err != nil {
+			msg = in.Err.Error()
+		}
+		t.emit(EventCompactionFailed, &CompactionFailedData{Error: msg, TranscriptPreserved: true, Provider: provider, Model: model, Usage: usage})
 	default:
-		meta := map[string]any{"status": "compacted", "compacted_through": through, "compacted_count": len(compact), "retained_count": retained, "summary_chars": utf8.RuneCountInString(summary)}
+		d := &CompactionCompletedData{Status: "compacted", CompactedThrough: through, CompactedCount: len(compact), RetainedCount: retained,
+			SummaryChars: utf8.RuneCountInString(summary), Provider: provider, Model: model, Usage: usage}
+		meta := map[string]any{"status": d.Status, "compacted_through": through, "compacted_count": d.CompactedCount, "retained_count": retained, "summary_chars": d.SummaryChars}
 		from := s.NextMsgSeq
 		t.appendMessage(Message{Role: RoleUser, Content: "[Conversation summary: " + summary + "]", Metadata: map[string]any{MetaSource: "compaction", MetaCompaction: meta}})
-		t.emit(EventCompactionCompleted, writer(cloneObject(meta)))
+		t.emit(EventCompactionCompleted, d)
 		t.messagesUpdated(MessagesCompaction, from)
 	}
 	if b := s.budget(BudgetTotalTokens); b != nil && b.Exceeded() {
@@ -601,7 +614,7 @@ func (t *transition) toolExecuted(ctx context.Context, in ToolExecuted) error {
 	res := NormalizeToolOutput(decl, in.Output, in.Err)
 	var p *ToolPanic
 	if errors.As(in.Err, &p) {
-		t.emit(EventError, map[string]any{"message": fmt.Sprintf("Tool '%s' panicked: %v", c.Name, p.Value), "tool_name": c.Name, "tool_call_id": c.ID})
+		t.emit(EventError, &ErrorData{Message: fmt.Sprintf("Tool '%s' panicked: %v", c.Name, p.Value), ToolName: c.Name, ToolCallID: c.ID})
 	}
 	t.resolve(c, res)
 	t.settle(ctx)
@@ -618,7 +631,7 @@ func (t *transition) toolDecided(ctx context.Context, in ToolDecided) error {
 	switch d.Kind {
 	case DecideResult:
 		if d.Duplicate {
-			t.emit(EventDuplicateToolCall, map[string]any{"tool_name": c.Name, "tool_call_id": c.ID})
+			t.emit(EventDuplicateToolCall, &ToolRefData{ToolName: c.Name, ToolCallID: c.ID})
 		}
 		decl, _ := t.st.Tool(c.Name)
 		res := d.Result
@@ -630,10 +643,8 @@ func (t *transition) toolDecided(ctx context.Context, in ToolDecided) error {
 		c.Status = CallAwaitingClient
 		c.RequestID = derivedID("treq", t.st.RunID, c.ID)
 		c.ExpiresAt = &exp
-		t.emit(EventRuntimeToolPending, map[string]any{
-			"request_id": c.RequestID, "tool_call_id": c.ID, "tool_name": c.Name,
-			"parameters": RedactedParameters(c.Parameters), "expires_at": exp.Format(time.RFC3339Nano),
-		})
+		t.emit(EventRuntimeToolPending, &RuntimeToolPendingData{RequestID: c.RequestID, ToolCallID: c.ID, ToolName: c.Name,
+			Parameters: RedactedParameters(c.Parameters), ExpiresAt: exp.Format(time.RFC3339Nano)})
 	case DecideAwaitApproval:
 		exp := t.now.Add(time.Duration(t.st.Config.PendingTTL))
 		decl, _ := t.st.Tool(c.Name)
@@ -643,10 +654,8 @@ func (t *transition) toolDecided(ctx context.Context, in ToolDecided) error {
 		c.ExpiresAt = &exp
 		c.Summary = approvalSummary(c.Name, red)
 		c.Preview = map[string]any{"tool_name": c.Name, "description": decl.Description, "parameters": red}
-		t.emit(EventApprovalRequired, map[string]any{
-			"action_id": c.ActionID, "tool_call_id": c.ID, "tool_name": c.Name,
-			"summary": c.Summary, "parameters": red, "expires_at": exp.Format(time.RFC3339Nano),
-		})
+		t.emit(EventApprovalRequired, &ApprovalRequiredData{ActionID: c.ActionID, ToolCallID: c.ID, ToolName: c.Name,
+			Summary: c.Summary, Parameters: red, ExpiresAt: exp.Format(time.RFC3339Nano)})
 	default:
 		return invalid("unknown decision %q", d.Kind)
 	}
@@ -672,7 +681,7 @@ func (t *transition) clientResult(ctx context.Context, in ClientResult) error {
 	if err != nil {
 		return err
 	}
-	t.emit(EventRuntimeToolSubmitted, map[string]any{"request_id": c.RequestID, "tool_call_id": c.ID, "tool_name": c.Name, "success": in.Success})
+	t.emit(EventRuntimeToolSubmitted, &RuntimeToolSubmittedData{RequestID: c.RequestID, ToolCallID: c.ID, ToolName: c.Name, Success: in.Success})
 	if in.Success {
 		decl, _ := t.st.Tool(c.Name)
 		t.resolve(c, NormalizeToolOutput(decl, map[string]any{"success": true, "result": in.Result}, nil))
@@ -699,13 +708,10 @@ func (t *transition) approval(ctx context.Context, in ApprovalDecision) error {
 	if err != nil {
 		return err
 	}
-	data := map[string]any{"action_id": c.ActionID, "tool_call_id": c.ID, "tool_name": c.Name, "decision": in.Decision}
-	if in.Reason != "" {
-		data["reason"] = in.Reason
-	}
+	data := &ApprovalDecidedData{ActionID: c.ActionID, ToolCallID: c.ID, ToolName: c.Name, Decision: in.Decision, Reason: in.Reason}
 	c.Approval = &ApprovalRecord{Decision: in.Decision, Resolver: in.Resolver.Resolver()}
 	if r := c.Approval.Resolver; r != nil {
-		data["resolver"] = r.data()
+		data.Resolver = r.data()
 	}
 	t.emit(EventApprovalDecided, data)
 	if in.Decision == "accept" {
@@ -739,7 +745,7 @@ func (t *transition) expire(ctx context.Context) error {
 		if c.Status == CallAwaitingApproval {
 			kind, id, msg = "action", c.ActionID, fmt.Sprintf("The approval request for '%s' expired before a decision was made", c.Name)
 		}
-		t.emit(EventPendingExpired, map[string]any{"kind": kind, "id": id, "tool_call_id": c.ID, "tool_name": c.Name})
+		t.emit(EventPendingExpired, &PendingExpiredData{Kind: kind, ID: id, ToolCallID: c.ID, ToolName: c.Name})
 		t.resolveFailed(c, ErrTypeTimedOut, msg)
 		n++
 	}
@@ -783,19 +789,15 @@ func (t *transition) toolsDiscovered(ctx context.Context, in ToolsDiscovered) er
 		cfg.Tools = append(append([]ToolDeclaration(nil), cfg.Tools...), added...)
 		visible, hidden := t.m.ResolveVisibleTools(ctx, PolicyContext{RunID: t.st.RunID, Agent: cfg.Agent, Mode: cfg.Policy.mode(), Principal: cfg.Principal}, added, cfg.Policy)
 		cfg.Visible = append(append([]string{}, cfg.Visible...), visible...)
-		h := make([]any, len(hidden))
-		for i, x := range hidden {
-			h[i] = map[string]any{"name": x.Name, "reason": x.Reason}
-		}
 		all := make([]string, len(added))
 		for i, d := range added {
 			all[i] = d.Name
 		}
-		t.emit(EventToolsDiscovered, map[string]any{"tools": stringsToAny(all), "visible": stringsToAny(visible), "hidden": h})
+		t.emit(EventToolsDiscovered, &ToolsDiscoveredData{Tools: all, Visible: nonNil(visible), Hidden: nonNil(hidden)})
 	}
 	for _, f := range down {
 		t.st.ToolSourcesDown = append(append([]string(nil), t.st.ToolSourcesDown...), f.Source)
-		t.emit(EventToolSourceUnavailable, map[string]any{"source": f.Source, "error": f.Error})
+		t.emit(EventToolSourceUnavailable, &ToolSourceUnavailableData{Source: f.Source, Error: f.Error})
 	}
 	return nil
 }
@@ -813,7 +815,7 @@ func (t *transition) steer(in Steer) error {
 		return invalid("content is longer than %d characters", MaxSteeringChars)
 	}
 	t.st.addToInbox(InboxMessage{Source: "steering", Content: in.Content})
-	t.emit(EventSteeringQueued, map[string]any{"queued": len(t.st.Inbox)})
+	t.emit(EventSteeringQueued, &SteeringQueuedData{Queued: len(t.st.Inbox)})
 	return nil
 }
 
@@ -825,9 +827,9 @@ func (t *transition) cancel(ctx context.Context, status RunStatus, errType, reas
 	}
 	if status == StatusInterrupted {
 		s.Interrupted = interrupted
-		t.emit(EventInterruptReceived, cloneObject(interrupted))
+		t.emit(EventInterruptReceived, Fields(cloneObject(interrupted)))
 	} else {
-		t.emit(EventCancelled, map[string]any{"reason": reason})
+		t.emit(EventCancelled, &ReasonData{Reason: reason})
 	}
 	t.closeOpenWith(errType, fmt.Sprintf("Not executed: the run was %s (%s)", status, reason))
 	t.settleClosed(ctx)
@@ -882,9 +884,7 @@ func (t *transition) resolve(c *CallState, res ToolResult) {
 				"original_bytes": len(b),
 				"preview":        truncateUTF8(string(b), limit),
 			}
-			t.emit(EventToolResultTruncated, map[string]any{
-				"tool_name": c.Name, "tool_call_id": c.ID, "original_bytes": len(b), "max_bytes": limit,
-			})
+			t.emit(EventToolResultTruncated, &ToolResultTruncatedData{ToolName: c.Name, ToolCallID: c.ID, OriginalBytes: len(b), MaxBytes: limit})
 			c.ResultTruncated = true
 		}
 	}
@@ -993,8 +993,7 @@ func (t *transition) record(ctx context.Context, c *CallState) {
 	s := t.st
 	res := *c.Result
 	decl, _ := s.Tool(c.Name)
-	idV, nameV := t.boxes(c.ID, c.Name)
-	meta := map[string]any{MetaToolCallID: idV, MetaToolName: nameV, MetaSuccess: res.Success, MetaTurn: s.Turn}
+	meta := map[string]any{MetaToolCallID: c.ID, MetaToolName: c.Name, MetaSuccess: res.Success, MetaTurn: s.Turn}
 	if res.ErrorType != "" {
 		meta[MetaErrorType] = res.ErrorType
 	}
@@ -1007,16 +1006,10 @@ func (t *transition) record(ctx context.Context, c *CallState) {
 	ae := auditEvent(s.Turn, decl, c, res)
 	ae.Seq = seq
 	t.out.Audit = append(t.out.Audit, ae)
-	evData := map[string]any{"name": nameV, "tool_name": nameV, "tool_call_id": idV, "success": res.Success}
-	if res.ErrorType != "" {
-		evData["error_type"] = res.ErrorType
-	}
 	text, cut := eventResult(res, c.ResultTruncated, min(s.Config.ToolResultMaxBytes, EventResultMaxBytes))
-	evData["result"] = text
-	if cut {
-		evData["result_truncated"] = true
-	}
-	t.emit(EventToolResult, evData)
+	d := t.recs().result()
+	*d = ToolResultData{Name: c.Name, ToolName: c.Name, ToolCallID: c.ID, Success: res.Success, ErrorType: res.ErrorType, Result: text, ResultTruncated: cut}
+	t.emit(EventToolResult, d)
 	t.messagesUpdated(MessagesToolResult, seq)
 	if c.Uncounted || s.Stop != nil {
 		return
@@ -1038,18 +1031,15 @@ func (t *transition) record(ctx context.Context, c *CallState) {
 	}
 	if c.Complete {
 		s.Stop = &stop{Status: StatusCompleted, Reason: "pre_tool_mediator"}
-		t.emit(EventMediatorComplete, map[string]any{"tool_name": c.Name, "tool_call_id": c.ID})
+		t.emit(EventMediatorComplete, &ToolRefData{ToolName: c.Name, ToolCallID: c.ID})
 		t.closeOpen("the pre-tool mediator completed the run")
 		return
 	}
 	if t.m.CompletionPolicy != nil {
 		d := callCompletion(ctx, t.m.CompletionPolicy, CompletionContext{RunID: s.RunID, Turn: s.Turn, ToolName: c.Name, ToolCallID: c.ID, Result: res})
-		data := map[string]any{"tool_name": c.Name, "turn": s.Turn}
-		if d.Message != "" {
-			data["message"] = d.Message
-		}
+		data := &CompletionPolicyData{ToolName: c.Name, Turn: s.Turn, Message: d.Message}
 		if len(d.Context) > 0 {
-			data["context"] = cloneObject(d.Context)
+			data.Context = cloneObject(d.Context)
 		}
 		if d.Complete {
 			s.Stop = &stop{Status: StatusCompleted, Reason: "completion_policy"}
@@ -1065,10 +1055,10 @@ func (t *transition) tripBudget(b *BudgetState) {
 	t.st.Stop = &stop{Status: StatusBudgetExceeded, Reason: "budget " + b.Name}
 	t.st.Budget = b.Name
 	if b.Name == BudgetCostUSD {
-		t.emit(EventBudgetExceeded, map[string]any{"budget": b.Name, "current": b.CurrentUSD, "ceiling": b.CeilingUSD})
+		t.emit(EventBudgetExceeded, &BudgetExceededData{Budget: b.Name, Current: b.CurrentUSD, Ceiling: b.CeilingUSD})
 		return
 	}
-	t.emit(EventBudgetExceeded, map[string]any{"budget": b.Name, "current": b.Current, "ceiling": b.Ceiling})
+	t.emit(EventBudgetExceeded, &BudgetExceededData{Budget: b.Name, Current: float64(b.Current), Ceiling: float64(b.Ceiling)})
 }
 
 // advance runs between turns: it ends the run when a stop was requested,
@@ -1087,7 +1077,7 @@ func (t *transition) advance() {
 			return
 		}
 	} else if s.Turn >= s.Config.MaxTurns {
-		t.emit(EventMaxTurnsReached, map[string]any{"max_turns": s.Config.MaxTurns, "turn_count": s.Turn})
+		t.emit(EventMaxTurnsReached, &MaxTurnsReachedData{MaxTurns: s.Config.MaxTurns, TurnCount: s.Turn})
 		t.finish(StatusMaxTurnsReached)
 		return
 	}
@@ -1111,9 +1101,9 @@ func (t *transition) finish(status RunStatus) {
 	s.Calls = nil
 	s.ModelStep = 0
 	s.Stop = nil
-	t.emit(EventCompleted, map[string]any{"status": string(status), "completed": status == StatusCompleted, "turn_count": s.Turn})
+	t.emit(EventCompleted, &CompletedData{Status: string(status), Completed: status == StatusCompleted, TurnCount: s.Turn})
 	if status == StatusCompleted {
-		t.emit(EventDone, map[string]any{"response": t.finalContent()})
+		t.emit(EventDone, &DoneData{Response: t.finalContent()})
 	}
 }
 
@@ -1136,7 +1126,7 @@ func (t *transition) fail(ctx context.Context, code, msg string) {
 	s.Calls = nil
 	s.ModelStep = 0
 	s.Stop = nil
-	t.emit(EventFailed, map[string]any{"code": code, "error": msg})
+	t.emit(EventFailed, &FailedData{Code: code, Error: msg})
 }
 
 // settleClosed appends the results of calls closed by a failure.

@@ -326,7 +326,7 @@ func TestGoldenEventsSatisfySchema(t *testing.T) {
 			_ = json.Unmarshal(ev, &e)
 			seen[e.Type] = true
 			if e.Type == core.EventMessagesUpdated {
-				seen[e.Type+"/"+fmt.Sprint(e.Data["reason"])] = true
+				seen[e.Type+"/"+fmt.Sprint(e.Fields()["reason"])] = true
 			}
 		}
 	}

@@ -208,7 +208,7 @@ func checkVocabulary(t *testing.T, evs []core.Event, env core.Envelope, sink boo
 	}
 	find := func(typ, callID string) int {
 		for i, ev := range evs {
-			if ev.Type == typ && (callID == "" || ev.Data["tool_call_id"] == callID) {
+			if ev.Type == typ && (callID == "" || ev.Fields()["tool_call_id"] == callID) {
 				return i
 			}
 		}
@@ -230,10 +230,10 @@ func checkVocabulary(t *testing.T, evs []core.Event, env core.Envelope, sink boo
 		t.Helper()
 		for i := after + 1; i < len(evs); i++ {
 			ev := evs[i]
-			if ev.Type != core.EventMessagesUpdated || ev.Data["reason"] != reason || num(ev.Data["from_seq"]) != seq {
+			if ev.Type != core.EventMessagesUpdated || ev.Fields()["reason"] != reason || num(ev.Fields()["from_seq"]) != seq {
 				continue
 			}
-			to := num(ev.Data["to_seq"])
+			to := num(ev.Fields()["to_seq"])
 			if to < seq {
 				t.Errorf("%s messages_updated range %d..%d", reason, seq, to)
 			}
@@ -255,10 +255,10 @@ func checkVocabulary(t *testing.T, evs []core.Event, env core.Envelope, sink boo
 		if !(call < start && start < result) {
 			t.Errorf("%s: tool_call at %d, tool_call_start at %d, tool_result at %d", c.id, call, start, result)
 		}
-		if d := evs[start].Data; d["name"] != c.name || d["arguments"] != c.args {
+		if d := evs[start].Fields(); d["name"] != c.name || d["arguments"] != c.args {
 			t.Errorf("%s tool_call_start data %v, want name %s arguments %s", c.id, d, c.name, c.args)
 		}
-		if d := evs[result].Data; d["name"] != c.name || d["result"] != c.result {
+		if d := evs[result].Fields(); d["name"] != c.name || d["result"] != c.result {
 			t.Errorf("%s tool_result data %v, want name %s result %s", c.id, d, c.name, c.result)
 		}
 		seq := msgSeq(func(m core.Message) bool { return m.Role == core.RoleToolResult && m.ToolCallID() == c.id })
@@ -269,7 +269,7 @@ func checkVocabulary(t *testing.T, evs []core.Event, env core.Envelope, sink boo
 		t.Error("parallel calls: c2 started after c1's result")
 	}
 	// The panic: a non-fatal error event before its result; the run went on.
-	if e := find("error", "c2"); e > find("tool_result", "c2") || !strings.Contains(fmt.Sprint(evs[e].Data["message"]), "panicked") {
+	if e := find("error", "c2"); e > find("tool_result", "c2") || !strings.Contains(fmt.Sprint(evs[e].Fields()["message"]), "panicked") {
 		t.Errorf("error event %v at %d", evs[e].Data, e)
 	}
 
@@ -287,17 +287,17 @@ func checkVocabulary(t *testing.T, evs []core.Event, env core.Envelope, sink boo
 	steerSeq := msgSeq(func(m core.Message) bool { return m.Role == core.RoleUser && m.Content == steering })
 	drained := checkUpdated(turn2, core.MessagesSteering, steerSeq)
 	status := find("status", "")
-	if status < drained || !strings.Contains(fmt.Sprint(evs[status].Data["message"]), "steering") {
+	if status < drained || !strings.Contains(fmt.Sprint(evs[status].Fields()["message"]), "steering") {
 		t.Errorf("status %v at %d, steering drained at %d", evs[status].Data, status, drained)
 	}
 	trimmed := -1
 	for i := drained + 1; i < len(evs); i++ {
-		if evs[i].Type == core.EventMessagesUpdated && evs[i].Data["reason"] == core.MessagesContextTrimmed {
+		if evs[i].Type == core.EventMessagesUpdated && evs[i].Fields()["reason"] == core.MessagesContextTrimmed {
 			trimmed = i
 			break
 		}
 	}
-	if trimmed < 0 || num(evs[trimmed].Data["dropped"]) < 1 || num(evs[trimmed].Data["budget"]) != 300 {
+	if trimmed < 0 || num(evs[trimmed].Fields()["dropped"]) < 1 || num(evs[trimmed].Fields()["budget"]) != 300 {
 		t.Fatalf("no context_trimmed messages_updated after the steering drain")
 	}
 	checkSinkMessages(t, evs[trimmed], sink, steerSeq)
@@ -308,8 +308,8 @@ func checkVocabulary(t *testing.T, evs []core.Event, env core.Envelope, sink boo
 	if evs[n-1].Type != core.EventDone || evs[n-2].Type != core.EventCompleted {
 		t.Fatalf("the run ends with %s, %s; want completed, done", evs[n-2].Type, evs[n-1].Type)
 	}
-	if evs[n-1].Data["response"] != env.FinalContent || env.FinalContent != "Found a; b is next." {
-		t.Errorf("done response %v, final content %q", evs[n-1].Data["response"], env.FinalContent)
+	if evs[n-1].Fields()["response"] != env.FinalContent || env.FinalContent != "Found a; b is next." {
+		t.Errorf("done response %v, final content %q", evs[n-1].Fields()["response"], env.FinalContent)
 	}
 	checkSinkMessages(t, evs[n-1], sink, env.Messages[len(env.Messages)-1].Seq)
 }
@@ -318,12 +318,21 @@ func checkVocabulary(t *testing.T, evs []core.Event, env core.Envelope, sink boo
 // transcript through seq; stored events carry no messages.
 func checkSinkMessages(t *testing.T, ev core.Event, sink bool, through int64) {
 	t.Helper()
-	msgs, has := ev.Data["messages"].([]core.Message)
+	var msgs []core.Message
+	switch d := ev.Data.(type) {
+	case *core.MessagesUpdatedData:
+		msgs = d.Messages
+	case *core.ContextTrimmedData:
+		msgs = d.Messages
+	case *core.DoneData:
+		msgs = d.Messages
+	}
+	_, stored := ev.Fields()["messages"]
 	switch {
-	case !sink && ev.Data["messages"] != nil:
+	case !sink && (msgs != nil || stored):
 		t.Errorf("stored %s event carries messages", ev.Type)
-	case sink && (!has || len(msgs) == 0 || msgs[0].Seq != 1 || msgs[len(msgs)-1].Seq != through):
-		t.Errorf("sink's %s (%v) carries %d messages, want seq 1..%d", ev.Type, ev.Data["reason"], len(msgs), through)
+	case sink && (len(msgs) == 0 || msgs[0].Seq != 1 || msgs[len(msgs)-1].Seq != through):
+		t.Errorf("sink's %s (%v) carries %d messages, want seq 1..%d", ev.Type, ev.Fields()["reason"], len(msgs), through)
 	}
 }
 
@@ -333,7 +342,7 @@ func checkDeltas(t *testing.T, deltas []core.Event, env core.Envelope) {
 	t.Helper()
 	text := map[string]string{}
 	for _, ev := range deltas {
-		tok, _ := ev.Data["token"].(string)
+		tok, _ := ev.Fields()["token"].(string)
 		if ev.Seq != 0 || len([]rune(tok)) > 4 || tok == "" {
 			t.Errorf("delta %+v", ev)
 		}

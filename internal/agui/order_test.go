@@ -28,7 +28,7 @@ func TestDeltasBeforeTheTurnIsCommitted(t *testing.T) {
 	got = append(got, tr.Deltas(batch(1, "Hello", " there."))...)
 	for _, ev := range []core.Event{
 		{Seq: 2, Type: core.EventTurnStarted, Turn: 1},
-		{Seq: 3, Type: core.EventMessagesUpdated, Turn: 1, Data: map[string]any{"reason": core.MessagesModelReply, "from_seq": 2, "to_seq": 2}},
+		{Seq: 3, Type: core.EventMessagesUpdated, Turn: 1, Data: core.Fields{"reason": core.MessagesModelReply, "from_seq": 2, "to_seq": 2}},
 	} {
 		out, err := tr.Event(ctx, ev)
 		if err != nil {

@@ -40,9 +40,9 @@ func TestTranslatorCommittedRun(t *testing.T) {
 	var out []Event
 	for _, ev := range []core.Event{
 		{Type: core.EventTurnStarted, Turn: 1},
-		{Type: core.EventMessagesUpdated, Turn: 1, Data: map[string]any{"reason": core.MessagesModelReply, "from_seq": float64(1), "to_seq": float64(3)}},
-		{Type: core.EventMessagesUpdated, Turn: 1, Data: map[string]any{"reason": core.MessagesToolResult, "from_seq": float64(4), "to_seq": float64(5)}},
-		{Type: core.EventMessagesUpdated, Turn: 1, Data: map[string]any{"reason": "user_input", "from_seq": float64(6), "to_seq": float64(6)}},
+		{Type: core.EventMessagesUpdated, Turn: 1, Data: core.Fields{"reason": core.MessagesModelReply, "from_seq": float64(1), "to_seq": float64(3)}},
+		{Type: core.EventMessagesUpdated, Turn: 1, Data: core.Fields{"reason": core.MessagesToolResult, "from_seq": float64(4), "to_seq": float64(5)}},
+		{Type: core.EventMessagesUpdated, Turn: 1, Data: core.Fields{"reason": "user_input", "from_seq": float64(6), "to_seq": float64(6)}},
 	} {
 		evs, err := tr.Event(context.Background(), ev)
 		if err != nil {
@@ -79,7 +79,7 @@ func TestTranslatorStreamedText(t *testing.T) {
 	out := tr.Deltas(core.DeltaBatch{Pos: core.DeltaPos{Turn: 2}, Deltas: []core.TokenDelta{
 		{Kind: core.DeltaThinking, Text: "hmm"}, {Kind: core.DeltaToken, Text: "Hello"}, {Kind: core.DeltaToken, Text: ""}}})
 	out = append(out, tr.Deltas(core.DeltaBatch{Pos: core.DeltaPos{Turn: 2}, Deltas: []core.TokenDelta{{Kind: core.DeltaToken, Text: " there"}}})...)
-	evs, err := tr.Event(context.Background(), core.Event{Type: core.EventMessagesUpdated, Turn: 2, Data: map[string]any{"reason": core.MessagesModelReply, "from_seq": json.Number("3"), "to_seq": json.Number("3")}})
+	evs, err := tr.Event(context.Background(), core.Event{Type: core.EventMessagesUpdated, Turn: 2, Data: core.Fields{"reason": core.MessagesModelReply, "from_seq": json.Number("3"), "to_seq": json.Number("3")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -207,7 +207,7 @@ func TestCallbackGivesUp(t *testing.T) {
 		t.Fatalf("callback_failed events: %+v", failed)
 	}
 	b, _ := json.Marshal(failed[0].Data)
-	d := failed[0].Data
+	d := failed[0].Fields()
 	if d["event_id"] != got[0].key || d["event"] != "finished" || fmt.Sprint(d["attempts"]) != "3" || fmt.Sprint(d["last_status"]) != "500" || strings.Contains(string(b), callbackSecret) {
 		t.Fatalf("callback_failed: %s", b)
 	}

@@ -151,7 +151,10 @@ func wasOpen(prev core.RunState, id string) bool {
 func finalContent(out core.Output) string {
 	for _, e := range out.Events {
 		if e.Type == core.EventDone {
-			if s, ok := e.Data["response"].(string); ok {
+			if d, ok := e.Data.(*core.DoneData); ok {
+				return d.Response
+			}
+			if s, ok := e.Fields()["response"].(string); ok {
 				return s
 			}
 		}

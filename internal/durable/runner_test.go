@@ -220,7 +220,7 @@ func parityCases() []parityCase {
 				var summaries []string
 				for _, ev := range env.Events {
 					if ev.Type == core.EventCompactionCompleted {
-						summaries = append(summaries, fmt.Sprint(ev.Data["model"], " ", ev.Data["compacted_through"]))
+						summaries = append(summaries, fmt.Sprint(ev.Fields()["model"], " ", ev.Fields()["compacted_through"]))
 					}
 				}
 				if fmt.Sprint(summaries) != "[summarizer-1 3 summarizer-1 5 summarizer-1 8]" || env.Status != core.StatusCompleted {

@@ -345,7 +345,7 @@ func TestStepEvents(t *testing.T) {
 func TestStepRecordRoundTrip(t *testing.T) {
 	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	big := core.Output{
-		Events:      []core.Event{{Seq: 7, Type: core.EventToolResult, At: at, Data: map[string]any{"result": strings.Repeat("blob ", 200)}}, {Seq: 8, Type: core.EventStatus, At: at}},
+		Events:      []core.Event{{Seq: 7, Type: core.EventToolResult, At: at, Data: core.Fields{"result": strings.Repeat("blob ", 200)}}, {Seq: 8, Type: core.EventStatus, At: at}},
 		ToolResults: []core.ToolExecutionResult{{ToolName: "t", ToolCallID: "c1", Seq: 12, Result: core.ToolResult{Success: true, ToolName: "t"}}},
 		Audit:       []core.AuditEvent{{Type: "tool_call", ToolName: "t", ToolCallID: "c1", Seq: 12}},
 	}

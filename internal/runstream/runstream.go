@@ -88,7 +88,7 @@ func (f Follower) follow(ctx context.Context, tenant, runID string, after int64,
 	deltas := func(b core.DeltaBatch) error {
 		if b.Pos.Turn > announced {
 			announced = b.Pos.Turn
-			start := core.Event{Type: core.EventTurnStarted, Turn: b.Pos.Turn, At: time.UnixMilli(b.Pos.Attempt).UTC(), Data: map[string]any{"turn": b.Pos.Turn}}
+			start := core.Event{Type: core.EventTurnStarted, Turn: b.Pos.Turn, At: time.UnixMilli(b.Pos.Attempt).UTC(), Data: &core.TurnStartedData{Turn: b.Pos.Turn}}
 			if err := s.Event(ctx, start); err != nil {
 				return err
 			}

@@ -390,7 +390,7 @@ func withEvents(out core.Output, n int, writer string) core.Output {
 	evs := append([]core.Event(nil), out.Events...)
 	for i := 0; i < n; i++ {
 		evs = append(evs, core.Event{Seq: st.NextEventSeq, Type: core.EventStatus, Turn: st.Turn, At: st.UpdatedAt,
-			Data: map[string]any{"writer": writer, "i": fmt.Sprint(i)}})
+			Data: core.Fields{"writer": writer, "i": fmt.Sprint(i)}})
 		st.NextEventSeq++
 	}
 	out.State, out.Events = st, evs
@@ -452,7 +452,7 @@ func testCommitUnknownRun(t *testing.T, newStore func(*testing.T) Store) {
 func testUnencodableWrite(t *testing.T, newStore func(*testing.T) Store) {
 	s := newStore(t)
 	h := newHarness(t, s, "tenant-a")
-	bad := map[string]any{"ratio": math.NaN()}
+	bad := core.Fields{"ratio": math.NaN()}
 	head := h.head("s-1")
 	out := h.startOutput(head, "r-0", "s-1", config(t, turn("Hello.")), nil, user("Hi"))
 	out.Events[0].Data = bad

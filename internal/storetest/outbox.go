@@ -217,7 +217,7 @@ func testCommitAfterFinish(t *testing.T, newStore func(*testing.T) Store) {
 
 	prev := h.failCallback("r-1", "r-1:3:finished")
 	evs := h.events("r-1", prev.NextEventSeq-1, 0, 0)
-	if len(evs) != 1 || evs[0].Type != core.EventCallbackFailed || evs[0].Data["event_id"] != "r-1:3:finished" {
+	if len(evs) != 1 || evs[0].Type != core.EventCallbackFailed || evs[0].Fields()["event_id"] != "r-1:3:finished" {
 		t.Fatalf("events after finish: %+v", evs)
 	}
 	// r-2 still holds the session.
