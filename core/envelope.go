@@ -50,7 +50,7 @@ func BuildEnvelope(st RunState, transcript []Message, events []Event, results []
 		Events:               nonNil(events),
 		TurnCount:            st.Turn,
 		FinalContent:         FinalContent(own),
-		Usage:                st.Usage,
+		Usage:                st.Usage.Map(),
 		RequestMetadata:      withCost(st.RequestMetadata, st.Cost),
 		Completed:            st.Status == StatusCompleted,
 		Status:               st.Status,

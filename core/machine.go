@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 )
 
@@ -147,7 +146,7 @@ func (m *Machine) Start(ctx context.Context, in StartInput) (Output, error) {
 		Format: StateFormat, RunID: in.RunID, SessionID: in.SessionID, Status: StatusQueued,
 		Config: cfg, FirstMsgSeq: first, NextMsgSeq: first, NextEventSeq: 1,
 		Budgets:         budgetsFrom(cfg.Budgets, cfg.CostBudgetUSD),
-		Usage:           map[string]any{"prompt_tokens": json.Number("0"), "completion_tokens": json.Number("0"), "total_tokens": json.Number("0")},
+		Usage:           newUsage(),
 		RequestMetadata: map[string]any{},
 		CreatedAt:       now, UpdatedAt: now,
 	}

@@ -274,7 +274,7 @@ type RunState struct {
 	NextMsgSeq      int64          `json:"next_msg_seq"`
 	NextEventSeq    int64          `json:"next_event_seq"`
 	Budgets         []BudgetState  `json:"budgets,omitempty"`
-	Usage           map[string]any `json:"usage"`
+	Usage           Usage          `json:"usage"`
 	RequestMetadata map[string]any `json:"request_metadata"`
 	Calls           []CallState    `json:"calls,omitempty"`
 	// Inbox holds the user messages waiting for the next iteration; its

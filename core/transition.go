@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -104,30 +103,13 @@ func (t *transition) release() {
 }
 
 // cloneMutable copies the parts of the state a transition mutates. The
-// usage map is shared until a transition changes it (ownUsage).
+// usage is copied on write (Usage).
 func (st RunState) cloneMutable() RunState {
 	st.Calls = append([]CallState(nil), st.Calls...)
 	st.Budgets = append([]BudgetState(nil), st.Budgets...)
 	st.Cost = st.Cost.clone()
 	st.Inbox = append([]InboxMessage(nil), st.Inbox...)
-	if st.Usage == nil {
-		st.Usage = map[string]any{}
-	}
 	return st
-}
-
-// ownUsage gives the transition its own copy of the usage map before it
-// changes it: the caller's state shares the map until then.
-func (t *transition) ownUsage() {
-	if t.usageOwned {
-		return
-	}
-	u := make(map[string]any, len(t.st.Usage)+1)
-	for k, v := range t.st.Usage {
-		u[k] = v
-	}
-	t.st.Usage = u
-	t.usageOwned = true
 }
 
 // transition is one application of an input (or of a start) to a run: it
@@ -141,8 +123,6 @@ type transition struct {
 	o Output
 	// r holds out's first records (recs).
 	r *records
-	// usageOwned says st.Usage is the transition's own copy (ownUsage).
-	usageOwned bool
 	// now is the machine clock's reading, taken once per transition.
 	now time.Time
 	out *Output
@@ -310,10 +290,7 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 	}
 	// The reply's tokens were spent whatever the output guardrail says of
 	// it, so they are counted before it is consulted.
-	if len(in.Reply.Usage) > 0 {
-		t.ownUsage()
-	}
-	accumulateUsage(s.Usage, in.Reply.Usage)
+	s.Usage.Add(in.Reply.Usage)
 	t.countModelCost(in.Reply.Usage)
 	if len(in.Reply.RequestMetadata) > 0 {
 		s.RequestMetadata = cloneObject(in.Reply.RequestMetadata)
@@ -322,7 +299,7 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 		b.Current++
 	}
 	if b := s.budget(BudgetTotalTokens); b != nil {
-		b.Current = int(NumberOf(s.Usage["total_tokens"]))
+		b.Current = int(s.Usage.Number("total_tokens"))
 	}
 	content := in.Reply.Content
 	if g := t.m.Guardrails.Output; g != nil {
@@ -570,27 +547,18 @@ func (t *transition) countSummaryUsage(u map[string]any) map[string]any {
 		return nil
 	}
 	s := t.st
-	call := map[string]any{}
-	accumulateUsage(call, u)
-	if len(call) == 0 {
+	var call Usage
+	call.Add(u)
+	if call.IsEmpty() {
 		return nil
 	}
-	t.ownUsage()
-	accumulateUsage(s.Usage, call)
-	t.countModelCost(call)
-	// The line is a new map: the caller's state may share the old one.
-	line := map[string]any{"prompt_tokens": json.Number("0"), "completion_tokens": json.Number("0"), "total_tokens": json.Number("0")}
-	if prev, ok := s.Usage[UsageCompaction].(map[string]any); ok {
-		for k, v := range prev {
-			line[k] = v
-		}
-	}
-	accumulateUsage(line, call)
-	s.Usage[UsageCompaction] = line
+	counted := call.Map()
+	s.Usage.addCompaction(&call)
+	t.countModelCost(counted)
 	if b := s.budget(BudgetTotalTokens); b != nil {
-		b.Current = int(NumberOf(s.Usage["total_tokens"]))
+		b.Current = int(s.Usage.Number("total_tokens"))
 	}
-	return call
+	return counted
 }
 
 func (t *transition) stepCall(step Step) (*CallState, error) {

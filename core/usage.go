@@ -1,42 +1,322 @@
 package core
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
+	"sort"
 	"strconv"
 )
 
-// accumulateUsage sums numeric usage fields into total and takes
-// non-numeric ones from the latest turn. total_tokens is derived from
-// prompt and completion tokens when the turn does not report it.
-func accumulateUsage(total, turn map[string]any) {
-	if len(turn) == 0 {
+// Usage is a run's token usage: every numeric field its model calls
+// reported, summed (prompt_tokens, completion_tokens, total_tokens and
+// whatever else the provider counts), the latest value of each
+// non-numeric field (a provider's details objects), and the compaction
+// line (UsageCompaction), the summary calls' own totals. Totals are
+// numbers, integral while every addend is, and a Usage is copied on
+// write: a copy of a RunState shares what it has not changed.
+//
+// It encodes as the JSON object it always was ({"completion_tokens":8,
+// …, "compaction":{…}}, keys sorted) and reads that object back.
+type Usage struct {
+	// n counts head's totals; more holds those past it. more, other and
+	// compaction are never changed in place once shared.
+	n          int
+	head       [4]usageTotal
+	more       []usageTotal
+	other      map[string]any
+	compaction *Usage
+}
+
+// usageTotal is one summed field: an integer, or a float once a
+// non-integral number was added.
+type usageTotal struct {
+	key     string
+	i       int64
+	f       float64
+	isFloat bool
+}
+
+// newUsage is a run's usage before its first model call: the three
+// OpenAI-style totals at zero.
+func newUsage() Usage {
+	var u Usage
+	for _, k := range []string{"prompt_tokens", "completion_tokens", "total_tokens"} {
+		u.total(k)
+	}
+	return u
+}
+
+func (c *usageTotal) number() float64 {
+	if c.isFloat {
+		return c.f
+	}
+	return float64(c.i)
+}
+
+// add adds a JSON number, staying integral when both are.
+func (c *usageTotal) add(v any) {
+	if vi, ok := intOf(v); ok && !c.isFloat {
+		c.i += vi
 		return
 	}
-	// A generic map is read as it is (its values are copied into total),
-	// anything else through its JSON.
-	tm := turn
-	if !isGeneric(turn) {
-		g, err := ToJSONValue(turn)
-		if err != nil {
+	f := c.number() + NumberOf(v)
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		f = 0
+	}
+	if f == math.Trunc(f) && math.Abs(f) < 1<<63 {
+		c.i, c.f, c.isFloat = int64(f), 0, false
+		return
+	}
+	c.f, c.isFloat = f, true
+}
+
+func (c *usageTotal) value() json.Number {
+	if c.isFloat {
+		return json.Number(strconv.FormatFloat(c.f, 'f', -1, 64))
+	}
+	return json.Number(strconv.FormatInt(c.i, 10))
+}
+
+// find returns the total named key, or nil.
+func (u *Usage) find(key string) *usageTotal {
+	for i := 0; i < u.n; i++ {
+		if u.head[i].key == key {
+			return &u.head[i]
+		}
+	}
+	for i := range u.more {
+		if u.more[i].key == key {
+			return &u.more[i]
+		}
+	}
+	return nil
+}
+
+// total returns the total named key for changing it, adding it at zero
+// when it is missing; more is copied first, as a copy may share it.
+func (u *Usage) total(key string) *usageTotal {
+	for i := 0; i < u.n; i++ {
+		if u.head[i].key == key {
+			return &u.head[i]
+		}
+	}
+	for i := range u.more {
+		if u.more[i].key == key {
+			u.more = append([]usageTotal(nil), u.more...)
+			return &u.more[i]
+		}
+	}
+	if u.n < len(u.head) {
+		u.head[u.n] = usageTotal{key: key}
+		u.n++
+		return &u.head[u.n-1]
+	}
+	u.more = append(u.more[:len(u.more):len(u.more)], usageTotal{key: key})
+	return &u.more[len(u.more)-1]
+}
+
+// drop removes the total named key.
+func (u *Usage) drop(key string) {
+	for i := 0; i < u.n; i++ {
+		if u.head[i].key == key {
+			copy(u.head[i:u.n], u.head[i+1:u.n])
+			u.n--
 			return
 		}
-		tm, _ = g.(map[string]any)
 	}
-	for k, v := range tm {
+	for i := range u.more {
+		if u.more[i].key == key {
+			u.more = append(u.more[:i:i], u.more[i+1:]...)
+			return
+		}
+	}
+}
+
+// Number is the total named key (0 when there is none).
+func (u Usage) Number(key string) float64 {
+	if c := u.find(key); c != nil {
+		return c.number()
+	}
+	return 0
+}
+
+// Add counts one model call's usage: numeric fields are added to the
+// totals, others replace the previous call's, and total_tokens is
+// derived from prompt and completion tokens when the call does not
+// report it.
+func (u *Usage) Add(turn map[string]any) {
+	var promptOrCompletion bool
+	for k, v := range turn {
 		if isNumber(v) {
-			total[k] = addNumbers(total[k], v)
+			u.total(k).add(v)
+			if _, had := u.other[k]; had {
+				u.setOther(k, nil)
+			}
+			promptOrCompletion = promptOrCompletion || k == "prompt_tokens" || k == "completion_tokens"
+			continue
+		}
+		if !isGeneric(v) {
+			g, err := ToJSONValue(v)
+			if err != nil {
+				continue
+			}
+			v = g
+		}
+		u.drop(k)
+		u.setOther(k, cloneJSON(v))
+	}
+	if _, has := turn["total_tokens"]; !has && promptOrCompletion {
+		t := u.total("total_tokens")
+		t.add(turn["prompt_tokens"])
+		t.add(turn["completion_tokens"])
+	}
+}
+
+// setOther sets (or, for nil, deletes) a non-numeric field on a copy of
+// the map.
+func (u *Usage) setOther(k string, v any) {
+	m := make(map[string]any, len(u.other)+1)
+	for ok, ov := range u.other {
+		m[ok] = ov
+	}
+	if v == nil {
+		delete(m, k)
+	} else {
+		m[k] = v
+	}
+	u.other = m
+}
+
+// Compaction is the compaction line (nil before a summary call).
+func (u Usage) Compaction() *Usage { return u.compaction }
+
+// addCompaction counts a summary call's usage, already normalized with
+// Add, in the totals and on the compaction line.
+func (u *Usage) addCompaction(call *Usage) {
+	line := newUsage()
+	if u.compaction != nil {
+		line = u.compaction.clone()
+	}
+	for _, src := range []*Usage{u, &line} {
+		for _, c := range call.totals() {
+			src.total(c.key).add(c.value())
+		}
+		for k, v := range call.other {
+			src.drop(k)
+			src.setOther(k, cloneJSON(v))
+		}
+	}
+	u.compaction = &line
+}
+
+// clone is a copy that shares nothing changeable with u.
+func (u Usage) clone() Usage {
+	u.more = append([]usageTotal(nil), u.more...)
+	return u
+}
+
+// totals lists every total.
+func (u *Usage) totals() []usageTotal {
+	return append(u.head[:u.n:u.n], u.more...)
+}
+
+// IsEmpty reports whether the usage holds nothing.
+func (u Usage) IsEmpty() bool {
+	return u.n == 0 && len(u.more) == 0 && len(u.other) == 0 && u.compaction == nil
+}
+
+// Map is the usage as a generic JSON object (numbers as json.Number),
+// as the envelope and the API show it.
+func (u Usage) Map() map[string]any {
+	m := make(map[string]any, u.n+len(u.more)+len(u.other)+1)
+	for k, v := range u.other {
+		m[k] = cloneJSON(v)
+	}
+	for _, c := range u.totals() {
+		m[c.key] = c.value()
+	}
+	if u.compaction != nil {
+		m[UsageCompaction] = u.compaction.Map()
+	}
+	return m
+}
+
+// MarshalJSON encodes the usage as its JSON object, keys sorted.
+func (u Usage) MarshalJSON() ([]byte, error) {
+	keys := make([]string, 0, u.n+len(u.more)+len(u.other)+1)
+	for _, c := range u.totals() {
+		keys = append(keys, c.key)
+	}
+	for k := range u.other {
+		keys = append(keys, k)
+	}
+	if u.compaction != nil {
+		keys = append(keys, UsageCompaction)
+	}
+	sort.Strings(keys)
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := marshalNoEscape(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		var v any
+		if c := u.find(k); c != nil {
+			v = c.value()
+		} else if k == UsageCompaction && u.compaction != nil {
+			v = *u.compaction
 		} else {
-			total[k] = cloneJSON(v)
+			v = u.other[k]
+		}
+		vb, err := marshalNoEscape(v)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads the object MarshalJSON writes (null is empty).
+func (u *Usage) UnmarshalJSON(b []byte) error {
+	var m map[string]any
+	if err := decodeJSON(b, &m); err != nil {
+		return err
+	}
+	*u = usageFrom(m, true)
+	return nil
+}
+
+// UsageOf is the usage a JSON object of totals holds (as a stored run
+// state's usage): numbers are totals, a compaction object the
+// compaction line, anything else a non-numeric field.
+func UsageOf(m map[string]any) Usage { return usageFrom(m, true) }
+
+// usageFrom reads a usage object: its numbers are totals, its
+// compaction object (at the top) the compaction line, the rest other
+// fields.
+func usageFrom(m map[string]any, top bool) Usage {
+	var u Usage
+	for k, v := range m {
+		switch line, isObject := v.(map[string]any); {
+		case isNumber(v):
+			u.total(k).add(v)
+		case top && k == UsageCompaction && isObject:
+			lu := usageFrom(line, false)
+			u.compaction = &lu
+		default:
+			if u.other == nil {
+				u.other = map[string]any{}
+			}
+			u.other[k] = v
 		}
 	}
-	if _, has := tm["total_tokens"]; !has {
-		p, pok := tm["prompt_tokens"]
-		c, cok := tm["completion_tokens"]
-		if pok || cok {
-			total["total_tokens"] = addNumbers(total["total_tokens"], addNumbers(p, c))
-		}
-	}
+	return u
 }
 
 func isNumber(v any) bool {
@@ -62,20 +342,6 @@ func NumberOf(v any) float64 {
 		return float64(t)
 	}
 	return 0
-}
-
-// addNumbers adds two JSON numbers, staying integral when both are.
-func addNumbers(a, b any) json.Number {
-	ai, aInt := intOf(a)
-	bi, bInt := intOf(b)
-	if aInt && bInt {
-		return json.Number(strconv.FormatInt(ai+bi, 10))
-	}
-	f := NumberOf(a) + NumberOf(b)
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		f = 0
-	}
-	return json.Number(strconv.FormatFloat(f, 'f', -1, 64))
 }
 
 func intOf(v any) (int64, bool) {

@@ -77,7 +77,7 @@ func notifications(tenant string, prev core.RunState, out core.Output, pending [
 		d := NotificationDetail{
 			EventID: fmt.Sprintf("%s:%d:%s", st.RunID, st.Version, event), Event: event,
 			RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, Tenant: tenant, Status: st.Status,
-			Usage: st.Usage, OccurredAt: st.UpdatedAt,
+			Usage: st.Usage.Map(), OccurredAt: st.UpdatedAt,
 		}
 		fill(&d)
 		b, err := json.Marshal(d)
