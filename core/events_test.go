@@ -217,7 +217,7 @@ func TestMessagesUpdatedForDrainedAndTrimmedMessages(t *testing.T) {
 	m := NewMachine(&FixedClock{T: t0})
 	st := RunState{RunID: "r", Status: StatusRunning, NextMsgSeq: 5, NextEventSeq: 1, ModelStep: 3,
 		Config: RunConfig{ContextBudget: 60},
-		Inbox: []InboxMessage{{Source: "steering", Content: "a"}, {Source: "steering", Content: "b"}, {Source: "completion_policy", Content: "go on"}}}
+		Inbox:  []InboxMessage{{Source: "steering", Content: "a"}, {Source: "steering", Content: "b"}, {Source: "completion_policy", Content: "go on"}}}
 	transcript := []Message{{Seq: 1, Role: RoleUser, Content: strings.Repeat("x", 50)}, {Seq: 2, Role: RoleAssistant, Content: "y"},
 		{Seq: 3, Role: RoleUser, Content: "z"}, {Seq: 4, Role: RoleAssistant, Content: "w"}}
 	out, err := m.Apply(context.Background(), st, transcript, ModelReplied{Step: Step{Kind: StepModelTurn, RunID: "r", Seq: 3}, Reply: ModelReply{Content: "ok"}})
