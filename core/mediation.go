@@ -63,11 +63,13 @@ func (m *Machine) Plan(ctx context.Context, st RunState, transcript []Message, s
 			}
 			view, redacted = redactView(view, res.Redactions)
 		}
-		return Plan{Kind: PlanModel, InputRedacted: redacted, Model: &ModelRequest{
+		req := newOf(st.arena, arenaRequests)
+		*req = ModelRequest{
 			RunID: st.RunID, SessionID: st.SessionID, Turn: st.Turn + 1, Model: st.Config.Model,
 			System: st.Config.System, Messages: view, Tools: st.visibleTools(),
 			ParallelToolCalls: st.Config.ParallelToolCalls, Trim: trim,
-		}}, nil
+		}
+		return Plan{Kind: PlanModel, InputRedacted: redacted, Model: req}, nil
 	case StepToolCall:
 		_, c := st.call(step.CallID)
 		if c == nil || c.StepSeq != step.Seq || (c.Status != CallPending && c.Status != CallApproved) {
@@ -170,11 +172,13 @@ func (m *Machine) mediate(ctx context.Context, st *RunState, transcript []Messag
 	if decl.IsClient() {
 		return decided(Decision{Kind: DecideAwaitClient, Complete: complete})
 	}
-	return Plan{Kind: PlanTool, Tool: &ToolCall{
+	call := newOf(st.arena, arenaCalls)
+	*call = ToolCall{
 		RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, Turn: st.Turn, ToolCallID: c.ID, ToolName: c.Name,
 		Parameters: cloneObject(c.Parameters), IdempotencyKey: IdempotencyKey(st.RunID, c.ID), Declaration: decl,
 		Principal: st.Config.Principal,
-	}}
+	}
+	return Plan{Kind: PlanTool, Tool: call}
 }
 
 // IdempotencyKey is the key a server tool execution carries.

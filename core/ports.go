@@ -88,7 +88,9 @@ func NotifyModelRetry(ctx context.Context, r ModelRetry) {
 	observe(r)
 }
 
-// ModelReply is the outcome of one model turn.
+// ModelReply is the outcome of one model turn. The run keeps its maps
+// (a tool call's parameters, usage, request metadata) as they are: a
+// provider hands over maps of its own and never changes them afterwards.
 type ModelReply struct {
 	Content         string            `json:"content"`
 	ToolCalls       []ToolCallRequest `json:"tool_calls,omitempty"`

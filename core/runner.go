@@ -49,6 +49,14 @@ type Run struct {
 	// announced is the last turn whose start the Sink was handed before
 	// the turn's turn_started was committed (its first token came first).
 	announced int
+	// arena holds the run's small records.
+	arena *arena
+	// retrying is the step whose model call is running, for observer,
+	// the retry observer of the context observed (see performContext).
+	retrying     Step
+	observer     func(ModelRetry)
+	observed     context.Context
+	withObserver context.Context
 }
 
 // Envelope returns the run's result envelope.
@@ -74,7 +82,7 @@ func (rn *Runner) Continue(ctx context.Context, prior []Message, in StartInput) 
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Transcript: append([]Message(nil), prior...)}
+	run := &Run{Transcript: append([]Message(nil), prior...), arena: &arena{}}
 	rn.commit(ctx, run, out)
 	return run, rn.drive(ctx, run)
 }
@@ -107,6 +115,7 @@ func (rn *Runner) commit(ctx context.Context, run *Run, out Output) {
 	}
 	run.State = out.State
 	run.State.UseIndex(ix)
+	run.State.arena = run.arena
 	run.Transcript = append(run.Transcript, out.Messages...)
 	run.Events = append(run.Events, out.Events...)
 	run.ToolResults = append(run.ToolResults, out.ToolResults...)
@@ -283,7 +292,16 @@ func (rn *Runner) performBatch(ctx context.Context, run *Run, io IO, steps []Ste
 func (rn *Runner) performContext(ctx context.Context, run *Run, step Step, plan Plan) context.Context {
 	switch plan.Kind {
 	case PlanModel:
-		return WithModelRetryObserver(rn.streamTokens(ctx, run), func(r ModelRetry) { rn.modelRetrying(ctx, run, step, r) })
+		// One observer per run and context, told the step it observes.
+		run.retrying = step
+		if run.observed != ctx || run.observer == nil {
+			run.observer = func(r ModelRetry) { rn.modelRetrying(ctx, run, run.retrying, r) }
+			run.observed, run.withObserver = ctx, WithModelRetryObserver(ctx, run.observer)
+		}
+		if streamed := rn.streamTokens(ctx, run); streamed != ctx {
+			return WithModelRetryObserver(streamed, run.observer)
+		}
+		return run.withObserver
 	case PlanCompact:
 		return WithModelRetryObserver(ctx, func(r ModelRetry) { rn.modelRetrying(ctx, run, step, r) })
 	}

@@ -240,6 +240,17 @@ type CallState struct {
 	// ResultTruncated marks a Result cut to ToolResultMaxBytes, whose
 	// preview is raw text: its tool_result event reports only its size.
 	ResultTruncated bool `json:"result_truncated,omitempty"`
+	// idV and nameV are ID and Name as interface values, boxed once for
+	// the metadata of the call's two messages (nil in a state read back).
+	idV, nameV any
+}
+
+// boxes returns the call's id and name as interface values.
+func (c *CallState) boxes() (any, any) {
+	if c.idV == nil {
+		c.idV, c.nameV = c.ID, c.Name
+	}
+	return c.idV, c.nameV
 }
 
 // stop records why the loop stops once the current turn's calls are in.
@@ -299,6 +310,9 @@ type RunState struct {
 	UpdatedAt   time.Time      `json:"updated_at"`
 	// index, when set, is the session's transcript index (UseIndex).
 	index *TranscriptIndex
+	// arena, when set, holds the run's small records (the in-process
+	// Runner's runs).
+	arena *arena
 }
 
 // InboxMessage is a user message waiting in the run's inbox for the top

@@ -105,7 +105,9 @@ func (t *transition) release() {
 // cloneMutable copies the parts of the state a transition mutates. The
 // usage is copied on write (Usage).
 func (st RunState) cloneMutable() RunState {
-	st.Calls = append([]CallState(nil), st.Calls...)
+	if len(st.Calls) > 0 {
+		st.Calls = append(sliceOf(st.arena, arenaStates, len(st.Calls)), st.Calls...)
+	}
 	st.Budgets = append([]BudgetState(nil), st.Budgets...)
 	st.Cost = st.Cost.clone()
 	st.Inbox = append([]InboxMessage(nil), st.Inbox...)
@@ -139,9 +141,11 @@ type transition struct {
 // data outlives the transition (the run's events point to it), and so
 // does this block.
 type records struct {
-	events   [4]Event
-	messages [2]Message
-	next     [1]Step
+	events      [4]Event
+	messages    [2]Message
+	next        [1]Step
+	toolResults [1]ToolExecutionResult
+	audit       [1]AuditEvent
 
 	turn              TurnStartedData
 	updates           [2]MessagesUpdatedData
@@ -169,7 +173,7 @@ func (r *records) result() *ToolResultData       { return slot(r.results[:], &r.
 
 func (t *transition) recs() *records {
 	if t.r == nil {
-		t.r = new(records)
+		t.r = newOf(t.st.arena, arenaRecords)
 	}
 	return t.r
 }
@@ -293,7 +297,7 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 	s.Usage.Add(in.Reply.Usage)
 	t.countModelCost(in.Reply.Usage)
 	if len(in.Reply.RequestMetadata) > 0 {
-		s.RequestMetadata = cloneObject(in.Reply.RequestMetadata)
+		s.RequestMetadata = in.Reply.RequestMetadata
 	}
 	if b := s.budget(BudgetTurns); b != nil {
 		b.Current++
@@ -340,7 +344,7 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 		}
 		inTranscript = func(string) bool { return false }
 	}
-	s.Calls = make([]CallState, 0, len(in.Reply.ToolCalls))
+	s.Calls = sliceOf(s.arena, arenaStates, len(in.Reply.ToolCalls))
 	for i, rc := range in.Reply.ToolCalls {
 		id := strings.TrimSpace(rc.ID)
 		if id == "" {
@@ -351,14 +355,15 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 			id = base + "_" + strconv.Itoa(n)
 		}
 		used[id] = true
-		params := cloneObject(rc.Parameters)
+		params := rc.Parameters
 		if params == nil {
 			params = map[string]any{}
 		}
 		name := strings.TrimSpace(rc.Name)
 		s.Calls = append(s.Calls, CallState{ID: id, Name: name, Parameters: params, Status: CallPending})
+		idV, nameV := s.Calls[len(s.Calls)-1].boxes()
 		t.appendMessage(Message{Role: RoleToolCall, Metadata: map[string]any{
-			MetaToolCallID: id, MetaToolName: name, MetaParameters: params, MetaTurn: s.Turn,
+			MetaToolCallID: idV, MetaToolName: nameV, MetaParameters: params, MetaTurn: s.Turn,
 		}})
 		// The event shares the call's parameters (as its message does)
 		// unless some are to be redacted.
@@ -580,8 +585,7 @@ func (t *transition) toolExecuted(ctx context.Context, in ToolExecuted) error {
 	}
 	decl, _ := t.st.Tool(c.Name)
 	res := NormalizeToolOutput(decl, in.Output, in.Err)
-	var p *ToolPanic
-	if errors.As(in.Err, &p) {
+	if p := (*ToolPanic)(nil); in.Err != nil && errors.As(in.Err, &p) {
 		t.emit(EventError, &ErrorData{Message: fmt.Sprintf("Tool '%s' panicked: %v", c.Name, p.Value), ToolName: c.Name, ToolCallID: c.ID})
 	}
 	t.resolve(c, res)
@@ -857,7 +861,8 @@ func (t *transition) resolve(c *CallState, res ToolResult) {
 		}
 	}
 	c.Status = CallResolved
-	c.Result = &res
+	c.Result = newOf(t.st.arena, arenaResults)
+	*c.Result = res
 	c.StepSeq = 0
 	c.ExpiresAt = nil
 }
@@ -961,12 +966,17 @@ func (t *transition) record(ctx context.Context, c *CallState) {
 	s := t.st
 	res := *c.Result
 	decl, _ := s.Tool(c.Name)
-	meta := map[string]any{MetaToolCallID: c.ID, MetaToolName: c.Name, MetaSuccess: res.Success, MetaTurn: s.Turn}
+	idV, nameV := c.boxes()
+	meta := map[string]any{MetaToolCallID: idV, MetaToolName: nameV, MetaSuccess: res.Success, MetaTurn: s.Turn}
 	if res.ErrorType != "" {
 		meta[MetaErrorType] = res.ErrorType
 	}
 	seq := s.NextMsgSeq
 	t.appendMessage(Message{Role: RoleToolResult, Content: resultText(res), Metadata: meta})
+	if t.out.ToolResults == nil {
+		t.out.ToolResults = t.recs().toolResults[:0]
+		t.out.Audit = t.recs().audit[:0]
+	}
 	t.out.ToolResults = append(t.out.ToolResults, ToolExecutionResult{
 		ToolName: c.Name, ToolCallID: c.ID, Parameters: c.Parameters, Result: res,
 		Runtime: res.Runtime, TurnCount: s.Turn, Seq: seq,

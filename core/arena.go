@@ -1,0 +1,83 @@
+package core
+
+// arena holds the small records of one in-process run (a transition's
+// records block, its tool results, the model requests and tool calls a
+// plan hands to the I/O, the calls' slices) in chunks, so that a turn
+// costs a few allocations rather than one per record. The Runner
+// attaches one to each run it drives, on one goroutine; a transition or
+// plan without one allocates as usual. A chunk lives as long as anything
+// it holds: the run's events and transcript point into it.
+type arena struct {
+	records  slab[records]
+	requests slab[ModelRequest]
+	calls    slab[ToolCall]
+	results  slab[ToolResult]
+	states   slab[CallState]
+}
+
+// slab hands out values of T from chunks that double from 2 up to
+// slabMax values, so a short run allocates little and a long one a
+// chunk per slabMax values.
+type slab[T any] struct {
+	free []T
+	next int
+}
+
+const slabMax = 32
+
+func (s *slab[T]) grow(n int) {
+	if s.next < 2 {
+		s.next = 2
+	}
+	size := max(s.next, n)
+	s.free = make([]T, size)
+	s.next = min(s.next*2, slabMax)
+}
+
+// new returns a zero T.
+func (s *slab[T]) new() *T {
+	if len(s.free) == 0 {
+		s.grow(1)
+	}
+	p := &s.free[0]
+	s.free = s.free[1:]
+	return p
+}
+
+// slice returns a zero-length slice with room for n values (capped, so
+// appending past n reallocates rather than writing into the next).
+func (s *slab[T]) slice(n int) []T {
+	if n > slabMax {
+		return make([]T, 0, n)
+	}
+	if len(s.free) < n {
+		s.grow(n)
+	}
+	out := s.free[:0:n]
+	s.free = s.free[n:]
+	return out
+}
+
+// newOf returns a new zero T from a's slab, or from the heap without an
+// arena.
+func newOf[T any](a *arena, s func(*arena) *slab[T]) *T {
+	if a == nil {
+		return new(T)
+	}
+	return s(a).new()
+}
+
+// sliceOf returns an empty slice with room for n values, from a's slab
+// or the heap.
+func sliceOf[T any](a *arena, s func(*arena) *slab[T], n int) []T {
+	if a == nil {
+		return make([]T, 0, n)
+	}
+	return s(a).slice(n)
+}
+
+func arenaRecords(a *arena) *slab[records]       { return &a.records }
+func arenaRequests(a *arena) *slab[ModelRequest] { return &a.requests }
+func arenaCalls(a *arena) *slab[ToolCall]        { return &a.calls }
+func arenaResults(a *arena) *slab[ToolResult]    { return &a.results }
+func arenaStates(a *arena) *slab[CallState]      { return &a.states }
