@@ -1,18 +1,26 @@
 package core
 
-// arena holds the small records of one in-process run (a transition's
-// records block, its tool results, the model requests and tool calls a
-// plan hands to the I/O, the calls' slices) in chunks, so that a turn
+// arena holds the small records of one in-process run (the data of its
+// frequent events, its tool results, the model requests and tool calls a
+// plan hands to the I/O, the calls' slices) in chunks, and the one
+// records block its transitions' outputs use in turn, so that a turn
 // costs a few allocations rather than one per record. The Runner
 // attaches one to each run it drives, on one goroutine; a transition or
 // plan without one allocates as usual. A chunk lives as long as anything
 // it holds: the run's events and transcript point into it.
 type arena struct {
-	records  slab[records]
+	// output is the records block of the transition being applied.
+	output   records
 	requests slab[ModelRequest]
 	calls    slab[ToolCall]
 	results  slab[ToolResult]
 	states   slab[CallState]
+	// The data of the events every turn emits.
+	turns       slab[TurnStartedData]
+	updates     slab[MessagesUpdatedData]
+	toolCalls   slab[ToolCallData]
+	starts      slab[ToolCallStartData]
+	toolResults slab[ToolResultData]
 }
 
 // slab hands out values of T from chunks that double from 2 up to
@@ -76,8 +84,12 @@ func sliceOf[T any](a *arena, s func(*arena) *slab[T], n int) []T {
 	return s(a).slice(n)
 }
 
-func arenaRecords(a *arena) *slab[records]       { return &a.records }
-func arenaRequests(a *arena) *slab[ModelRequest] { return &a.requests }
-func arenaCalls(a *arena) *slab[ToolCall]        { return &a.calls }
-func arenaResults(a *arena) *slab[ToolResult]    { return &a.results }
-func arenaStates(a *arena) *slab[CallState]      { return &a.states }
+func arenaRequests(a *arena) *slab[ModelRequest]       { return &a.requests }
+func arenaCalls(a *arena) *slab[ToolCall]              { return &a.calls }
+func arenaResults(a *arena) *slab[ToolResult]          { return &a.results }
+func arenaStates(a *arena) *slab[CallState]            { return &a.states }
+func arenaTurns(a *arena) *slab[TurnStartedData]       { return &a.turns }
+func arenaUpdates(a *arena) *slab[MessagesUpdatedData] { return &a.updates }
+func arenaToolCalls(a *arena) *slab[ToolCallData]      { return &a.toolCalls }
+func arenaStarts(a *arena) *slab[ToolCallStartData]    { return &a.starts }
+func arenaToolResults(a *arena) *slab[ToolResultData]  { return &a.toolResults }

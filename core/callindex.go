@@ -77,11 +77,16 @@ func callKey(name string, params any) (uint64, bool) {
 			return 0, false
 		}
 	}
+	return callKeyOf(name, canon), true
+}
+
+// callKeyOf hashes a tool name and canonical parameters.
+func callKeyOf(name string, canon []byte) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(name))
 	h.Write([]byte{0})
 	h.Write(canon)
-	return h.Sum64(), true
+	return h.Sum64()
 }
 
 // sync indexes the messages of transcript (in sequence order) not yet
@@ -121,8 +126,16 @@ func (ix *TranscriptIndex) sync(transcript []Message) bool {
 // mayHaveAnswered reports whether the session may hold an answered call
 // to name with these parameters at or after sequence number from. False
 // is certain; true (or an unusable index) asks for the scan.
-func (ix *TranscriptIndex) mayHaveAnswered(transcript []Message, from int64, name string, params any) bool {
-	key, ok := callKey(name, params)
+func (ix *TranscriptIndex) mayHaveAnswered(transcript []Message, from int64, c *CallState) bool {
+	var key uint64
+	ok := false
+	if canon, redacted := c.canonical(); !redacted {
+		// Without a redaction, the call's canonical parameters are the
+		// key's.
+		key, ok = callKeyOf(c.Name, canon), true
+	} else {
+		key, ok = callKey(c.Name, c.Parameters)
+	}
 	if !ok {
 		return true
 	}

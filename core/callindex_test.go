@@ -57,7 +57,7 @@ func TestTranscriptIndexAgreesWithTheScan(t *testing.T) {
 					wantTurn, want := findAnsweredDuplicate(&st, tc.tr, &c)
 					ix := NewTranscriptIndex("s")
 					if tc.seen != nil {
-						ix.mayHaveAnswered(tc.seen, 0, "x", map[string]any{})
+						ix.mayHaveAnswered(tc.seen, 0, &CallState{Name: "x", Parameters: map[string]any{}})
 					}
 					st.UseIndex(ix)
 					gotTurn, got := findAnsweredDuplicate(&st, tc.tr, &c)

@@ -112,6 +112,22 @@ func canonicalHash(v any, redact bool) (string, bool) {
 	return SHA256Tagged(b), redacted
 }
 
+// canonicalBytes returns CanonicalJSON(v), or CanonicalJSON(Redact(v))
+// with redact, in a new slice, and whether a value was redacted.
+func canonicalBytes(v any, redact bool) ([]byte, bool) {
+	bp := canonicalBufs.Get().(*[]byte)
+	defer canonicalBufs.Put(bp)
+	b, redacted, ok := appendCanonical((*bp)[:0], v, redact)
+	*bp = b[:0]
+	if !ok {
+		if redact {
+			v, redacted = Redact(v)
+		}
+		b, _ = CanonicalJSON(v)
+	}
+	return append(make([]byte, 0, len(b)), b...), redacted
+}
+
 // canonicalString returns CanonicalJSON(v), or CanonicalJSON(Redact(v))
 // with redact, as a string.
 func canonicalString(v any, redact bool) string {

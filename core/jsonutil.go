@@ -172,25 +172,6 @@ func Redact(v any) (any, bool) {
 	}
 }
 
-// hasSensitiveKey reports whether Redact(v) would redact anything.
-func hasSensitiveKey(v any) bool {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, val := range t {
-			if IsSensitiveKey(k) || hasSensitiveKey(val) {
-				return true
-			}
-		}
-	case []any:
-		for _, val := range t {
-			if hasSensitiveKey(val) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // RedactedParameters returns the redacted copy of tool parameters used by
 // events, logs and step messages.
 func RedactedParameters(p map[string]any) map[string]any {

@@ -198,7 +198,7 @@ func (c ToolCall) Key() string {
 // The transcript index, when the state has one, skips the scan unless it
 // holds such a call.
 func findAnsweredDuplicate(st *RunState, transcript []Message, c *CallState) (int, bool) {
-	if st.index != nil && !st.index.mayHaveAnswered(transcript, st.FirstMsgSeq, c.Name, c.Parameters) {
+	if st.index != nil && !st.index.mayHaveAnswered(transcript, st.FirstMsgSeq, c) {
 		return 0, false
 	}
 	want, err := CanonicalJSON(c.Parameters)

@@ -116,10 +116,10 @@ func (rn *Runner) commit(ctx context.Context, run *Run, out Output) {
 	run.State = out.State
 	run.State.UseIndex(ix)
 	run.State.arena = run.arena
-	run.Transcript = append(run.Transcript, out.Messages...)
-	run.Events = append(run.Events, out.Events...)
-	run.ToolResults = append(run.ToolResults, out.ToolResults...)
-	run.Audit = append(run.Audit, out.Audit...)
+	run.Transcript = appendDoubling(run.Transcript, out.Messages)
+	run.Events = appendDoubling(run.Events, out.Events)
+	run.ToolResults = appendDoubling(run.ToolResults, out.ToolResults)
+	run.Audit = appendDoubling(run.Audit, out.Audit)
 	run.steps = append(run.steps, out.Next...)
 	if rn.Sink == nil {
 		return
@@ -151,6 +151,18 @@ func (rn *Runner) commit(ctx context.Context, run *Run, out Output) {
 		}
 		EmitSafely(ctx, rn.Sink, ev)
 	}
+}
+
+// appendDoubling appends add to s, doubling its capacity when it is
+// full, so a long run copies its records about once (append grows large
+// slices by a quarter, which copies them four times over).
+func appendDoubling[T any](s, add []T) []T {
+	if n := len(s) + len(add); n > cap(s) {
+		grown := make([]T, len(s), max(2*cap(s), n, 8))
+		copy(grown, s)
+		s = grown
+	}
+	return append(s, add...)
 }
 
 // transcriptThrough is the prefix of transcript (in sequence order) up

@@ -243,6 +243,21 @@ type CallState struct {
 	// idV and nameV are ID and Name as interface values, boxed once for
 	// the metadata of the call's two messages (nil in a state read back).
 	idV, nameV any
+	// canon is the canonical JSON of Parameters with sensitive values
+	// redacted (redacted says some were), computed once for the call's
+	// tool_call_start, duplicate key and audit hash (nil in a state read
+	// back: computed again on first use).
+	canon    []byte
+	redacted bool
+}
+
+// canonical returns the call's parameters as canonical JSON with
+// sensitive values redacted, and whether any was.
+func (c *CallState) canonical() ([]byte, bool) {
+	if c.canon == nil {
+		c.canon, c.redacted = canonicalBytes(paramsValue(c.Parameters), true)
+	}
+	return c.canon, c.redacted
 }
 
 // boxes returns the call's id and name as interface values.

@@ -342,7 +342,8 @@ func eventResult(res ToolResult, stored bool, limit int) (string, bool) {
 }
 
 func auditEvent(turn int, decl ToolDeclaration, c *CallState, res ToolResult) AuditEvent {
-	paramsHash, redacted := canonicalHash(paramsValue(c.Parameters), true)
+	canon, redacted := c.canonical()
+	paramsHash := SHA256Tagged(canon)
 	resultHash := res.resultHash()
 	source, executor := decl.Source, decl.Executor
 	if decl.Name == "" {

@@ -136,44 +136,25 @@ type transition struct {
 }
 
 // records holds the first events, messages and next step of a
-// transition's output, and the data of its most frequent events, enough
-// for a model turn's or a tool call's, in one allocation. An event's
-// data outlives the transition (the run's events point to it), and so
-// does this block.
+// transition's output, enough for a model turn's or a tool call's, in
+// one allocation; the data of its events are allocated apart, as they
+// outlive the output. A run's arena lends its transitions one records
+// block in turn: the Runner copies an output out before the next.
 type records struct {
 	events      [4]Event
 	messages    [2]Message
 	next        [1]Step
 	toolResults [1]ToolExecutionResult
 	audit       [1]AuditEvent
-
-	turn              TurnStartedData
-	updates           [2]MessagesUpdatedData
-	calls             [1]ToolCallData
-	starts            [1]ToolCallStartData
-	results           [1]ToolResultData
-	nUpdates, nCalls  uint8
-	nStarts, nResults uint8
 }
-
-// slot returns the next unused one of a block's slots for some event's
-// data, or a new one when all are used.
-func slot[T any](slots []T, used *uint8) *T {
-	if int(*used) < len(slots) {
-		*used++
-		return &slots[*used-1]
-	}
-	return new(T)
-}
-
-func (r *records) updated() *MessagesUpdatedData { return slot(r.updates[:], &r.nUpdates) }
-func (r *records) call() *ToolCallData           { return slot(r.calls[:], &r.nCalls) }
-func (r *records) start() *ToolCallStartData     { return slot(r.starts[:], &r.nStarts) }
-func (r *records) result() *ToolResultData       { return slot(r.results[:], &r.nResults) }
 
 func (t *transition) recs() *records {
 	if t.r == nil {
-		t.r = newOf(t.st.arena, arenaRecords)
+		if a := t.st.arena; a != nil {
+			t.r = &a.output
+		} else {
+			t.r = new(records)
+		}
 	}
 	return t.r
 }
@@ -203,7 +184,7 @@ func (t *transition) messagesUpdated(reason string, from int64) {
 	if t.st.NextMsgSeq <= from {
 		return
 	}
-	d := t.recs().updated()
+	d := newOf(t.st.arena, arenaUpdates)
 	*d = MessagesUpdatedData{Reason: reason, FromSeq: from, ToSeq: t.st.NextMsgSeq - 1}
 	t.emit(EventMessagesUpdated, d)
 }
@@ -213,8 +194,9 @@ func (t *transition) messagesUpdated(reason string, from int64) {
 // committed before the call executes.
 func (t *transition) scheduleCall(c *CallState) {
 	c.StepSeq = t.schedule(StepToolCall, c.ID)
-	d := t.recs().start()
-	*d = ToolCallStartData{Name: c.Name, Arguments: canonicalString(paramsValue(c.Parameters), true), ToolCallID: c.ID}
+	d := newOf(t.st.arena, arenaStarts)
+	args, _ := c.canonical()
+	*d = ToolCallStartData{Name: c.Name, Arguments: string(args), ToolCallID: c.ID}
 	t.emit(EventToolCallStart, d)
 }
 
@@ -243,7 +225,7 @@ func (t *transition) beginTurn(step Step, started time.Time) error {
 	s.ModelStep = 0
 	view, trim := s.modelView(t.transcript)
 	s.Turn++
-	d := &t.recs().turn
+	d := newOf(t.st.arena, arenaTurns)
 	d.Turn = s.Turn
 	t.emit(EventTurnStarted, d)
 	if !started.IsZero() && started.Before(t.now) {
@@ -368,10 +350,10 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 		// The event shares the call's parameters (as its message does)
 		// unless some are to be redacted.
 		evParams := params
-		if hasSensitiveKey(params) {
+		if _, redacted := s.Calls[len(s.Calls)-1].canonical(); redacted {
 			evParams = RedactedParameters(params)
 		}
-		d := t.recs().call()
+		d := newOf(t.st.arena, arenaToolCalls)
 		*d = ToolCallData{ToolName: name, ToolCallID: id, Parameters: evParams}
 		t.emit(EventToolCall, d)
 	}
@@ -985,7 +967,7 @@ func (t *transition) record(ctx context.Context, c *CallState) {
 	ae.Seq = seq
 	t.out.Audit = append(t.out.Audit, ae)
 	text, cut := eventResult(res, c.ResultTruncated, min(s.Config.ToolResultMaxBytes, EventResultMaxBytes))
-	d := t.recs().result()
+	d := newOf(t.st.arena, arenaToolResults)
 	*d = ToolResultData{Name: c.Name, ToolName: c.Name, ToolCallID: c.ID, Success: res.Success, ErrorType: res.ErrorType, Result: text, ResultTruncated: cut}
 	t.emit(EventToolResult, d)
 	t.messagesUpdated(MessagesToolResult, seq)
