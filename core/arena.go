@@ -15,17 +15,44 @@ type arena struct {
 	calls    slab[ToolCall]
 	results  slab[ToolResult]
 	states   slab[CallState]
+	replies  slab[ModelReplied]
+	outputs  slab[ToolExecuted]
 	// The data of the events every turn emits.
 	turns       slab[TurnStartedData]
 	updates     slab[MessagesUpdatedData]
 	toolCalls   slab[ToolCallData]
 	starts      slab[ToolCallStartData]
 	toolResults slab[ToolResultData]
+	// first holds each slab's first chunk, so a short run allocates
+	// only its arena.
+	first struct {
+		requests    [4]ModelRequest
+		calls       [4]ToolCall
+		results     [4]ToolResult
+		states      [8]CallState
+		replies     [4]ModelReplied
+		outputs     [4]ToolExecuted
+		turns       [4]TurnStartedData
+		updates     [8]MessagesUpdatedData
+		toolCalls   [4]ToolCallData
+		starts      [4]ToolCallStartData
+		toolResults [4]ToolResultData
+	}
 }
 
-// slab hands out values of T from chunks that double from 2 up to
-// slabMax values, so a short run allocates little and a long one a
-// chunk per slabMax values.
+// newArena returns an arena whose slabs start on its first chunks.
+func newArena() *arena {
+	a := new(arena)
+	f := &a.first
+	a.requests.free, a.calls.free, a.results.free, a.states.free = f.requests[:], f.calls[:], f.results[:], f.states[:]
+	a.replies.free, a.outputs.free, a.turns.free, a.updates.free = f.replies[:], f.outputs[:], f.turns[:], f.updates[:]
+	a.toolCalls.free, a.starts.free, a.toolResults.free = f.toolCalls[:], f.starts[:], f.toolResults[:]
+	return a
+}
+
+// slab hands out values of T from chunks that double from 8 up to
+// slabMax values (after the arena's first), so a short run allocates
+// little and a long one a chunk per slabMax values.
 type slab[T any] struct {
 	free []T
 	next int
@@ -34,8 +61,8 @@ type slab[T any] struct {
 const slabMax = 32
 
 func (s *slab[T]) grow(n int) {
-	if s.next < 2 {
-		s.next = 2
+	if s.next < 8 {
+		s.next = 8
 	}
 	size := max(s.next, n)
 	s.free = make([]T, size)

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"hash/fnv"
 	"sort"
 	"sync"
 )
@@ -80,13 +79,19 @@ func callKey(name string, params any) (uint64, bool) {
 	return callKeyOf(name, canon), true
 }
 
-// callKeyOf hashes a tool name and canonical parameters.
-func callKeyOf(name string, canon []byte) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	h.Write([]byte{0})
-	h.Write(canon)
-	return h.Sum64()
+// callKeyOf hashes a tool name and canonical parameters (64-bit
+// FNV-1a of the name, a zero byte and the parameters).
+func callKeyOf[B []byte | string](name string, canon B) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint64(name[i])) * prime
+	}
+	h *= prime // the zero byte
+	for i := 0; i < len(canon); i++ {
+		h = (h ^ uint64(canon[i])) * prime
+	}
+	return h
 }
 
 // sync indexes the messages of transcript (in sequence order) not yet
@@ -148,20 +153,21 @@ func (ix *TranscriptIndex) mayHaveAnswered(transcript []Message, from int64, c *
 	return seq > 0 && seq >= from
 }
 
-// usedIDs returns whether a tool_call_id occurs in transcript, from the
-// index, or nil when the index cannot answer for transcript.
-func (ix *TranscriptIndex) usedIDs(transcript []Message) func(string) bool {
+// describes indexes transcript and reports whether the index can answer
+// for it (hasID).
+func (ix *TranscriptIndex) describes(transcript []Message) bool {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if !ix.sync(transcript) {
-		return nil
-	}
-	return func(id string) bool {
-		ix.mu.Lock()
-		defer ix.mu.Unlock()
-		_, ok := ix.ids[id]
-		return ok
-	}
+	return ix.sync(transcript)
+}
+
+// hasID reports whether a tool_call_id occurs in the transcript the
+// index describes.
+func (ix *TranscriptIndex) hasID(id string) bool {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	_, ok := ix.ids[id]
+	return ok
 }
 
 // latestSummary returns the position in transcript of its latest

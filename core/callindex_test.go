@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"testing"
 )
 
@@ -75,12 +76,11 @@ func TestTranscriptIndexAgreesWithTheScan(t *testing.T) {
 		}
 	}
 	ix := NewTranscriptIndex("s")
-	used := ix.usedIDs(full)
-	if used == nil || !used("c4") || !used("c1") || used("c5") {
-		t.Fatal("usedIDs does not answer from the whole transcript")
+	if !ix.describes(full) || !ix.hasID("c4") || !ix.hasID("c1") || ix.hasID("c5") {
+		t.Fatal("the index does not answer from the whole transcript")
 	}
-	if ix.usedIDs(full[:3]) != nil {
-		t.Fatal("usedIDs answered for a transcript shorter than the index")
+	if ix.describes(full[:3]) {
+		t.Fatal("the index answers for a transcript shorter than it")
 	}
 	if _, ok := compactionMeta(compactedView(full, ix)[0]); !ok {
 		t.Fatal("the compaction summary was not found")
@@ -115,5 +115,15 @@ func TestToolResultJSONObject(t *testing.T) {
 		if h := r.resultHash(); h != SHA256Tagged(want) {
 			t.Errorf("%+v: resultHash %s, want %s", r, h, SHA256Tagged(want))
 		}
+	}
+}
+
+// TestCallKeyIsFNV1a: the duplicate key is the 64-bit FNV-1a of the
+// name, a zero byte and the canonical parameters, from bytes or a string.
+func TestCallKeyIsFNV1a(t *testing.T) {
+	h := fnv.New64a()
+	h.Write([]byte("ability/search\x00{\"q\":\"a\"}"))
+	if got := callKeyOf("ability/search", `{"q":"a"}`); got != h.Sum64() || callKeyOf("ability/search", []byte(`{"q":"a"}`)) != got {
+		t.Fatalf("callKeyOf = %x, want %x", got, h.Sum64())
 	}
 }

@@ -112,37 +112,21 @@ func canonicalHash(v any, redact bool) (string, bool) {
 	return SHA256Tagged(b), redacted
 }
 
-// canonicalBytes returns CanonicalJSON(v), or CanonicalJSON(Redact(v))
-// with redact, in a new slice, and whether a value was redacted.
-func canonicalBytes(v any, redact bool) ([]byte, bool) {
+// canonicalString returns CanonicalJSON(v), or CanonicalJSON(Redact(v))
+// with redact, as a string, and whether a value was redacted.
+func canonicalString(v any, redact bool) (string, bool) {
 	bp := canonicalBufs.Get().(*[]byte)
 	defer canonicalBufs.Put(bp)
 	b, redacted, ok := appendCanonical((*bp)[:0], v, redact)
 	*bp = b[:0]
-	if !ok {
-		if redact {
-			v, redacted = Redact(v)
-		}
-		b, _ = CanonicalJSON(v)
-	}
-	return append(make([]byte, 0, len(b)), b...), redacted
-}
-
-// canonicalString returns CanonicalJSON(v), or CanonicalJSON(Redact(v))
-// with redact, as a string.
-func canonicalString(v any, redact bool) string {
-	bp := canonicalBufs.Get().(*[]byte)
-	defer canonicalBufs.Put(bp)
-	b, _, ok := appendCanonical((*bp)[:0], v, redact)
-	*bp = b[:0]
 	if ok {
-		return string(b)
+		return string(b), redacted
 	}
 	if redact {
-		v, _ = Redact(v)
+		v, redacted = Redact(v)
 	}
 	b, _ = CanonicalJSON(v)
-	return string(b)
+	return string(b), redacted
 }
 
 // canonicalSize returns len(CanonicalJSON(v)) and whether v encodes.
@@ -159,6 +143,15 @@ func canonicalSize(v any) (int, bool) {
 }
 
 // SHA256Tagged returns "sha256:<hex>" of b.
+// sha256TaggedString is SHA256Tagged of s.
+func sha256TaggedString(s string) string {
+	bp := canonicalBufs.Get().(*[]byte)
+	defer canonicalBufs.Put(bp)
+	b := append((*bp)[:0], s...)
+	*bp = b[:0]
+	return SHA256Tagged(b)
+}
+
 func SHA256Tagged(b []byte) string {
 	sum := sha256.Sum256(b)
 	var out [7 + 2*sha256.Size]byte

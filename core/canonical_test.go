@@ -42,7 +42,7 @@ func TestAppendCanonicalMatchesEncodingJSON(t *testing.T) {
 		if h, r := canonicalHash(v, true); h != SHA256Tagged(wantR) || r != wantRed {
 			t.Errorf("%#v: canonicalHash = %s, %v", v, h, r)
 		}
-		if s := canonicalString(v, true); s != string(wantR) {
+		if s, _ := canonicalString(v, true); s != string(wantR) {
 			t.Errorf("%#v: canonicalString = %s", v, s)
 		}
 		if n, ok := canonicalSize(v); !ok || n != len(want) {
@@ -57,7 +57,7 @@ func TestAppendCanonicalMatchesEncodingJSON(t *testing.T) {
 	// Values the encoder refuses still get CanonicalJSON's answer.
 	v := map[string]any{"n": 3, "token": "t"}
 	want, _ := CanonicalJSON(map[string]any{"n": json.Number("3"), "token": RedactedValue})
-	if s := canonicalString(v, true); s != string(want) {
+	if s, _ := canonicalString(v, true); s != string(want) {
 		t.Errorf("fallback: %s, want %s", s, want)
 	}
 }

@@ -175,6 +175,7 @@ func (m *Machine) Start(ctx context.Context, in StartInput) (Output, error) {
 	}
 	st.ModelStep = t.schedule(StepModelTurn, "")
 	st.Version = 1
+	st.visible = st.resolveVisibleTools()
 	t.out.State = st
 	return *t.out, nil
 }

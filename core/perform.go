@@ -57,6 +57,12 @@ type IO struct {
 // Perform does the one piece of I/O a plan needs and returns the input to
 // apply. It returns nil for PlanSkip.
 func (io IO) Perform(ctx context.Context, step Step, plan Plan) Input {
+	return io.perform(ctx, step, plan, nil)
+}
+
+// perform is Perform, handing a model reply or a tool's output over as a
+// pointer from a's slabs when a is set (the Runner's driving goroutine).
+func (io IO) perform(ctx context.Context, step Step, plan Plan, a *arena) Input {
 	switch plan.Kind {
 	case PlanApply:
 		return plan.Input
@@ -73,10 +79,22 @@ func (io IO) Perform(ctx context.Context, step Step, plan Plan) Input {
 			started = io.Clock.Now()
 		}
 		reply, err := io.Model.Complete(ctx, req)
-		return ModelReplied{Step: step, Reply: reply, Err: err, InputRedacted: plan.InputRedacted, StartedAt: started}
+		in := ModelReplied{Step: step, Reply: reply, Err: err, InputRedacted: plan.InputRedacted, StartedAt: started}
+		if a == nil {
+			return in
+		}
+		p := a.replies.new()
+		*p = in
+		return p
 	case PlanTool:
 		out, err := ExecuteTool(ctx, io.Tools, *plan.Tool)
-		return ToolExecuted{Step: step, Output: out, Err: err}
+		in := ToolExecuted{Step: step, Output: out, Err: err}
+		if a == nil {
+			return in
+		}
+		p := a.outputs.new()
+		*p = in
+		return p
 	case PlanCompact:
 		return io.summarize(ctx, step, *plan.Compaction)
 	}

@@ -257,6 +257,15 @@ func (st *RunState) isVisible(name string) bool {
 }
 
 func (st *RunState) visibleTools() []ToolDeclaration {
+	if st.visible != nil {
+		return st.visible
+	}
+	return st.resolveVisibleTools()
+}
+
+// resolveVisibleTools lists the visible declarations, for visibleTools
+// and for the transitions that set the catalog to keep.
+func (st *RunState) resolveVisibleTools() []ToolDeclaration {
 	out := make([]ToolDeclaration, 0, len(st.Config.Visible))
 	for _, name := range st.Config.Visible {
 		if d, ok := st.Tool(name); ok {

@@ -82,7 +82,7 @@ func (rn *Runner) Continue(ctx context.Context, prior []Message, in StartInput) 
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Transcript: append([]Message(nil), prior...), arena: &arena{}}
+	run := &Run{Transcript: append([]Message(nil), prior...), arena: newArena()}
 	rn.commit(ctx, run, out)
 	return run, rn.drive(ctx, run)
 }
@@ -263,7 +263,7 @@ func (rn *Runner) performOne(ctx context.Context, run *Run, io IO, step Step) (I
 		return nil, err
 	}
 	run.steps = run.steps[:copy(run.steps, run.steps[1:])]
-	return io.Perform(rn.performContext(ctx, run, step, plan), step, plan), nil
+	return io.perform(rn.performContext(ctx, run, step, plan), step, plan, run.arena), nil
 }
 
 // performBatch plans and performs a batch of steps: its tool steps

@@ -247,15 +247,15 @@ type CallState struct {
 	// redacted (redacted says some were), computed once for the call's
 	// tool_call_start, duplicate key and audit hash (nil in a state read
 	// back: computed again on first use).
-	canon    []byte
+	canon    string
 	redacted bool
 }
 
 // canonical returns the call's parameters as canonical JSON with
 // sensitive values redacted, and whether any was.
-func (c *CallState) canonical() ([]byte, bool) {
-	if c.canon == nil {
-		c.canon, c.redacted = canonicalBytes(paramsValue(c.Parameters), true)
+func (c *CallState) canonical() (string, bool) {
+	if c.canon == "" {
+		c.canon, c.redacted = canonicalString(paramsValue(c.Parameters), true)
 	}
 	return c.canon, c.redacted
 }
@@ -325,6 +325,9 @@ type RunState struct {
 	UpdatedAt   time.Time      `json:"updated_at"`
 	// index, when set, is the session's transcript index (UseIndex).
 	index *TranscriptIndex
+	// visible, when set, is visibleTools' answer, kept by the transitions
+	// that set the catalog (nil in a state read back).
+	visible []ToolDeclaration
 	// arena, when set, holds the run's small records (the in-process
 	// Runner's runs).
 	arena *arena

@@ -343,7 +343,7 @@ func eventResult(res ToolResult, stored bool, limit int) (string, bool) {
 
 func auditEvent(turn int, decl ToolDeclaration, c *CallState, res ToolResult) AuditEvent {
 	canon, redacted := c.canonical()
-	paramsHash := SHA256Tagged(canon)
+	paramsHash := sha256TaggedString(canon)
 	resultHash := res.resultHash()
 	source, executor := decl.Source, decl.Executor
 	if decl.Name == "" {

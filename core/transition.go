@@ -28,6 +28,10 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 	switch in := in.(type) {
 	case ModelReplied:
 		err = t.modelReplied(ctx, in)
+	case *ModelReplied:
+		err = t.modelReplied(ctx, *in)
+	case *ToolExecuted:
+		err = t.toolExecuted(ctx, *in)
 	case ModelRetrying:
 		err = t.modelRetrying(in)
 	case Heartbeat:
@@ -196,7 +200,7 @@ func (t *transition) scheduleCall(c *CallState) {
 	c.StepSeq = t.schedule(StepToolCall, c.ID)
 	d := newOf(t.st.arena, arenaStarts)
 	args, _ := c.canonical()
-	*d = ToolCallStartData{Name: c.Name, Arguments: string(args), ToolCallID: c.ID}
+	*d = ToolCallStartData{Name: c.Name, Arguments: args, ToolCallID: c.ID}
 	t.emit(EventToolCallStart, d)
 }
 
@@ -314,18 +318,15 @@ func (t *transition) modelReplied(ctx context.Context, in ModelReplied) error {
 		return nil
 	}
 	used := map[string]bool{}
-	var inTranscript func(string) bool
-	if s.index != nil {
-		inTranscript = s.index.usedIDs(t.transcript)
-	}
-	if inTranscript == nil {
+	indexed := s.index != nil && s.index.describes(t.transcript)
+	if !indexed {
 		for _, msg := range t.transcript {
 			if id := msg.ToolCallID(); id != "" {
 				used[id] = true
 			}
 		}
-		inTranscript = func(string) bool { return false }
 	}
+	inTranscript := func(id string) bool { return indexed && s.index.hasID(id) }
 	s.Calls = sliceOf(s.arena, arenaStates, len(in.Reply.ToolCalls))
 	for i, rc := range in.Reply.ToolCalls {
 		id := strings.TrimSpace(rc.ID)
@@ -567,12 +568,20 @@ func (t *transition) toolExecuted(ctx context.Context, in ToolExecuted) error {
 	}
 	decl, _ := t.st.Tool(c.Name)
 	res := NormalizeToolOutput(decl, in.Output, in.Err)
-	if p := (*ToolPanic)(nil); in.Err != nil && errors.As(in.Err, &p) {
-		t.emit(EventError, &ErrorData{Message: fmt.Sprintf("Tool '%s' panicked: %v", c.Name, p.Value), ToolName: c.Name, ToolCallID: c.ID})
+	if in.Err != nil {
+		t.panicked(c, in.Err)
 	}
 	t.resolve(c, res)
 	t.settle(ctx)
 	return nil
+}
+
+// panicked emits the error event of a tool executor that panicked.
+func (t *transition) panicked(c *CallState, err error) {
+	var p *ToolPanic
+	if errors.As(err, &p) {
+		t.emit(EventError, &ErrorData{Message: fmt.Sprintf("Tool '%s' panicked: %v", c.Name, p.Value), ToolName: c.Name, ToolCallID: c.ID})
+	}
 }
 
 func (t *transition) toolDecided(ctx context.Context, in ToolDecided) error {
@@ -743,6 +752,7 @@ func (t *transition) toolsDiscovered(ctx context.Context, in ToolsDiscovered) er
 		cfg.Tools = append(append([]ToolDeclaration(nil), cfg.Tools...), added...)
 		visible, hidden := t.m.ResolveVisibleTools(ctx, PolicyContext{RunID: t.st.RunID, Agent: cfg.Agent, Mode: cfg.Policy.mode(), Principal: cfg.Principal}, added, cfg.Policy)
 		cfg.Visible = append(append([]string{}, cfg.Visible...), visible...)
+		t.st.visible = t.st.resolveVisibleTools()
 		all := make([]string, len(added))
 		for i, d := range added {
 			all[i] = d.Name
