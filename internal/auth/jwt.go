@@ -81,8 +81,15 @@ type Identity struct {
 var Algorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
 // unknownKIDRefresh bounds the JWKS refreshes an unknown key id causes:
-// three at once, then one a minute; a request never waits for one.
+// three at once, then one a minute; a request never waits for one (the
+// limiter refuses at once a wait past refreshWaitMax, and a minute is).
 var unknownKIDRefresh = func() *rate.Limiter { return rate.NewLimiter(rate.Every(time.Minute), 3) }
+
+// refreshWaitMax is the deadline of the limiter's answer. It is not a
+// wait (see unknownKIDRefresh): a deadline of a millisecond could pass
+// on a busy machine before the limiter is asked, refusing a refresh it
+// has a token for.
+const refreshWaitMax = time.Second
 
 // JWT verifies tokens of one issuer.
 type JWT struct {
@@ -134,7 +141,7 @@ func NewJWT(cfg JWTConfig) (*JWT, error) {
 		log := cfg.Log
 		j.keys, err = keyfunc.NewDefaultOverrideCtx(ctx, []string{url}, keyfunc.Override{
 			Client: client, HTTPTimeout: 10 * time.Second, RefreshInterval: time.Hour,
-			RefreshUnknownKID: unknownKIDRefresh(), RateLimitWaitMax: time.Millisecond,
+			RefreshUnknownKID: unknownKIDRefresh(), RateLimitWaitMax: refreshWaitMax,
 			RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
 				return func(ctx context.Context, err error) {
 					log.WarnContext(ctx, "jwt: could not fetch the issuer's keys", "url", u, "error", err)
