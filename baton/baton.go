@@ -57,7 +57,7 @@ type Handler func(ctx context.Context, call ToolCall) (any, error)
 // an executor_exception result.
 func Typed[P any, R any](fn func(ctx context.Context, params P, call ToolCall) (R, error)) Handler {
 	return func(ctx context.Context, call ToolCall) (any, error) {
-		b, err := json.Marshal(call.Parameters)
+		b, err := core.CanonicalJSON(call.Parameters)
 		if err != nil {
 			return nil, err
 		}

@@ -108,6 +108,9 @@ func (ScriptedModel) Complete(ctx context.Context, req ModelRequest) (ModelReply
 // scriptedTurn is the scripted turn that answers req: the req.Turn-th of
 // the turns that apply to it.
 func scriptedTurn(req ModelRequest) (ScriptedTurn, bool) {
+	if req.Turn >= 1 && req.Turn < req.Model.plain {
+		return req.Model.Turns[req.Turn-1], true
+	}
 	n := 0
 	for _, t := range req.Model.Turns {
 		if !t.appliesTo(req.Tools) {

@@ -85,6 +85,10 @@ type ModelSpec struct {
 	Model    string         `json:"model,omitempty"`
 	Turns    []ScriptedTurn `json:"turns,omitempty"`
 	Options  map[string]any `json:"options,omitempty"`
+	// plain is 1 + how many of the first Turns play whatever tools are
+	// offered (no IfOffered), counted when a run starts (0: not counted),
+	// so the scripted model finds turn N without a scan.
+	plain int
 }
 
 // Defaults of a run's configuration.
@@ -138,6 +142,13 @@ func (c RunConfig) withDefaults() RunConfig {
 	}
 	if c.ToolResultMaxBytes <= 0 {
 		c.ToolResultMaxBytes = DefaultToolResultMaxBytes
+	}
+	c.Model.plain = 1
+	for _, t := range c.Model.Turns {
+		if t.IfOffered != "" {
+			break
+		}
+		c.Model.plain++
 	}
 	return c
 }

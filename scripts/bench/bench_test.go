@@ -129,6 +129,18 @@ func BenchmarkInProcess(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(t+1)), "ns/turn")
 		})
+		rt, agent := publicRuntime(), publicAgent()
+		for _, spec := range []*core.ModelSpec{w.spec(), workload{Turns: t, ResultBytes: 100, Scripted: true}.spec()} {
+			b.Run(fmt.Sprintf("public-%s/turns=%d", spec.Provider, t), func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if err := publicLoop(ctx, rt, agent, spec, w); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(t+1)), "ns/turn")
+			})
+		}
 		b.Run(fmt.Sprintf("floor/turns=%d", t), func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
@@ -167,8 +179,17 @@ func TestFloorLoops(t *testing.T) {
 	if err := batonLoop(ctx, rn, cfg, w, "r-test"); err != nil {
 		t.Fatal(err)
 	}
-	md := floorMarkdown([]floorRow{{Turns: 20, BatonNS: 8000, FloorNS: 2000, Ratio: 4, Growth: 1}})
-	if !strings.Contains(md, "| 20 | 8.00 | 2.00 | **4.00×** |") {
+	for _, spec := range []*core.ModelSpec{w.spec(), workload{Turns: 3, ResultBytes: 100, Scripted: true}.spec()} {
+		if err := publicLoop(ctx, publicRuntime(), publicAgent(), spec, w); err != nil {
+			t.Fatalf("public API (%s): %v", spec.Provider, err)
+		}
+	}
+	if err := publicLoop(ctx, publicRuntime(), publicAgent(), workload{Turns: 2, ResultBytes: 100, Scripted: true}.spec(), w); err == nil {
+		t.Fatal("the public loop accepted a run of the wrong workload")
+	}
+	md := floorMarkdown([]floorRow{{Turns: 20, BatonNS: 8000, FloorNS: 2000, Ratio: 4, Growth: 1,
+		Public: pathRow{NS: 6000, Ratio: 3, Growth: 1}, PublicScripted: pathRow{NS: 7000, Growth: 1}}})
+	if !strings.Contains(md, "| 20 | 8.00 | 2.00 | **4.00×** |") || !strings.Contains(md, "| 20 | 6.00 | **3.00×** | **1.00×** |") {
 		t.Errorf("the comparison's row is missing from the report:\n%s", md)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/baton-agents/baton/baton"
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
 )
@@ -21,6 +22,13 @@ import (
 // call: T tool turns and the final one), the ratio to the floor at the
 // same length, and how the per-turn time at each length compares with
 // 20 turns.
+//
+// The public Go API is measured the same way: baton.Runtime.Start with
+// the workload's tool as a baton.Typed handler, then Run.Envelope, as a
+// library user runs an agent; once with the workload's provider (its
+// ratio to the same floor) and once with the scripted provider (the
+// script in the request, as a test harness writes it), whose growth
+// shows the cost per turn does not depend on the script's length.
 
 // floorTurns are the run lengths of the comparison.
 var floorTurns = []int{20, 100, 500}
@@ -41,6 +49,21 @@ type floorRow struct {
 	// Runs are the benchmark's iterations of each loop.
 	BatonRuns int `json:"baton_runs"`
 	FloorRuns int `json:"floor_runs"`
+	// Public is the public Go API's path, with the workload's provider
+	// (Ratio to the floor, Growth against its time at 20 turns) and
+	// with the scripted provider (Growth only).
+	Public         pathRow `json:"public_api"`
+	PublicScripted pathRow `json:"public_api_scripted"`
+}
+
+// pathRow is one path's figures at one run length.
+type pathRow struct {
+	NS     float64 `json:"ns_per_turn"`
+	Allocs float64 `json:"allocs_per_turn"`
+	Bytes  float64 `json:"bytes_per_turn"`
+	Ratio  float64 `json:"ratio_to_floor,omitempty"`
+	Growth float64 `json:"growth_vs_20_turns"`
+	Runs   int     `json:"runs"`
 }
 
 // floorLoop runs the workload by hand: call the model with the
@@ -67,6 +90,41 @@ func floorLoop(ctx context.Context, w workload) ([]core.Message, error) {
 			core.Message{Role: core.RoleToolCall, Metadata: map[string]any{core.MetaToolCallID: c.ID, core.MetaToolName: c.Name, core.MetaParameters: c.Parameters}},
 			core.Message{Role: core.RoleToolResult, Content: text, Metadata: map[string]any{core.MetaToolCallID: c.ID}})
 	}
+}
+
+// blobParams are the workload tool's parameters, as a typed handler
+// declares them.
+type blobParams struct {
+	I     int `json:"i"`
+	Bytes int `json:"bytes"`
+}
+
+// publicAgent is the benchmark agent through the public Go API: its tool
+// a baton.Typed handler.
+func publicAgent() baton.Agent {
+	return baton.Agent{Name: agentSlug, System: "You are a benchmark agent: call the tool when asked, then answer.",
+		MaxTurns: 600, ToolResultMaxBytes: 131072,
+		Tools: []baton.Tool{{Name: toolName, Description: "Return a text blob of the requested size.",
+			Parameters: map[string]any{"type": "object", "required": []any{"i", "bytes"},
+				"properties": map[string]any{"i": map[string]any{"type": "integer"}, "bytes": map[string]any{"type": "integer"}}},
+			Handler: baton.Typed(func(_ context.Context, p blobParams, _ baton.ToolCall) (string, error) { return blob(p.Bytes), nil }),
+		}}}
+}
+
+// publicRuntime serves the workload's provider.
+func publicRuntime() *baton.Runtime {
+	return &baton.Runtime{Providers: map[string]baton.ModelProvider{benchProvider: loopModel{}}}
+}
+
+// publicLoop runs the workload through the public Go API and reads its
+// envelope.
+func publicLoop(ctx context.Context, rt *baton.Runtime, agent baton.Agent, spec *core.ModelSpec, w workload) error {
+	r, err := rt.Start(ctx, agent, baton.Request{Messages: userMessage(), Model: spec})
+	if err != nil {
+		return err
+	}
+	env := r.Envelope()
+	return w.check(string(env.Status), env.Messages)
 }
 
 // batonLoop runs the workload with core.Runner, as runInProcess does but
@@ -102,8 +160,26 @@ func compareFloor(ctx context.Context, reg *agents.Registry, tools core.ToolExec
 		if err != nil {
 			return nil, fmt.Errorf("in-process comparison: floor loop: %w", err)
 		}
+		rt, agent := publicRuntime(), publicAgent()
+		specs := []*core.ModelSpec{w.spec(), workload{Turns: t, ResultBytes: 100, Scripted: true}.spec()}
+		for _, spec := range specs {
+			if err := publicLoop(ctx, rt, agent, spec, w); err != nil {
+				return nil, fmt.Errorf("in-process comparison: public API (%s): %w", spec.Provider, err)
+			}
+		}
 		var failed error
-		baton := testing.Benchmark(func(b *testing.B) {
+		public := make([]testing.BenchmarkResult, len(specs))
+		for i, spec := range specs {
+			public[i] = testing.Benchmark(func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					if err := publicLoop(ctx, rt, agent, spec, w); err != nil {
+						failed = err
+						b.FailNow()
+					}
+				}
+			})
+		}
+		batonRes := testing.Benchmark(func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				if err := batonLoop(ctx, rn, cfg, w, fmt.Sprintf("r-%d", i)); err != nil {
 					failed = err
@@ -119,21 +195,27 @@ func compareFloor(ctx context.Context, reg *agents.Registry, tools core.ToolExec
 				}
 			}
 		})
-		if failed != nil || baton.N == 0 || floor.N == 0 {
+		if failed != nil || batonRes.N == 0 || floor.N == 0 || public[0].N == 0 || public[1].N == 0 {
 			return nil, fmt.Errorf("in-process comparison at %d turns: %v", t, failed)
 		}
 		perTurn := func(r testing.BenchmarkResult) (ns, allocs, bytes float64) {
 			n := float64(r.N) * float64(t+1)
 			return float64(r.T.Nanoseconds()) / n, float64(r.MemAllocs) / n, float64(r.MemBytes) / n
 		}
-		row := floorRow{Turns: t, BatonRuns: baton.N, FloorRuns: floor.N}
-		row.BatonNS, row.BatonAllocs, row.BatonBytes = perTurn(baton)
+		row := floorRow{Turns: t, BatonRuns: batonRes.N, FloorRuns: floor.N}
+		row.BatonNS, row.BatonAllocs, row.BatonBytes = perTurn(batonRes)
 		row.FloorNS, row.FloorAllocs, row.FloorBytes = perTurn(floor)
 		row.Ratio = safeDiv(row.BatonNS, row.FloorNS)
+		for i, p := range []*pathRow{&row.Public, &row.PublicScripted} {
+			p.NS, p.Allocs, p.Bytes = perTurn(public[i])
+			p.Runs = public[i].N
+		}
+		row.Public.Ratio = safeDiv(row.Public.NS, row.FloorNS)
+		row.Growth, row.Public.Growth, row.PublicScripted.Growth = 1, 1, 1
 		if len(rows) > 0 {
 			row.Growth = safeDiv(row.BatonNS, rows[0].BatonNS)
-		} else {
-			row.Growth = 1
+			row.Public.Growth = safeDiv(row.Public.NS, rows[0].Public.NS)
+			row.PublicScripted.Growth = safeDiv(row.PublicScripted.NS, rows[0].PublicScripted.NS)
 		}
 		rows = append(rows, row)
 	}
@@ -153,6 +235,12 @@ func floorMarkdown(rows []floorRow) string {
 	for _, r := range rows {
 		p("| %d | %.2f | %.2f | **%.2f×** | **%.2f×** | %.0f | %.0f | %s | %s | %d / %d |\n", r.Turns, r.BatonNS/1e3, r.FloorNS/1e3, r.Ratio, r.Growth,
 			r.BatonAllocs, r.FloorAllocs, human(r.BatonBytes), human(r.FloorBytes), r.BatonRuns, r.FloorRuns)
+	}
+	p("\nThe public Go API on the same workload (`baton.Runtime.Start` with a `baton.Typed` handler, then `Run.Envelope`): with the workload's provider, and with the scripted provider (the whole script in the request).\n\n")
+	p("| turns | public API µs/turn | ratio to the floor | growth vs %d turns | allocs/turn | B/turn | scripted µs/turn | scripted growth | runs (provider / scripted) |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n", rows[0].Turns)
+	for _, r := range rows {
+		p("| %d | %.2f | **%.2f×** | **%.2f×** | %.0f | %s | %.2f | **%.2f×** | %d / %d |\n", r.Turns, r.Public.NS/1e3, r.Public.Ratio, r.Public.Growth,
+			r.Public.Allocs, human(r.Public.Bytes), r.PublicScripted.NS/1e3, r.PublicScripted.Growth, r.Public.Runs, r.PublicScripted.Runs)
 	}
 	p("\n")
 	return b.String()
