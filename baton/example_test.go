@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/baton-agents/baton/baton"
+	"github.com/baton-agents/baton/core"
 )
 
 type weatherParams struct {
@@ -136,4 +137,32 @@ func ExampleRun_Approve() {
 	// Output:
 	// approval_required ability/send_email 0
 	// completed 1 {"idempotency_key":"run-3:call_1","sent":true}
+}
+
+// A sink sees each event as it is committed, its data typed: switch on
+// the data's type rather than reading a map.
+func ExampleRuntime_Start_events() {
+	agent := baton.Agent{Name: "planner", Tools: []baton.Tool{weatherTool}, Model: script(
+		baton.ScriptedTurn{ToolCalls: []baton.ToolCallRequest{{ID: "call_1", Name: "ability/get_weather", Parameters: map[string]any{"city": "Lisbon"}}}},
+		baton.ScriptedTurn{Content: "Sunny in Lisbon, 24°C."},
+	)}
+	sink := core.EventSinkFunc(func(_ context.Context, ev baton.Event) error {
+		switch d := ev.Data.(type) {
+		case *core.ToolCallStartData:
+			fmt.Println("calling", d.Name, d.Arguments)
+		case *core.ToolResultData:
+			fmt.Println("result of", d.ToolCallID, d.Success, d.Result)
+		case *core.DoneData:
+			fmt.Println("done:", d.Response)
+		}
+		return nil
+	})
+	rt := &baton.Runtime{Sink: sink}
+	if _, err := rt.Start(context.Background(), agent, baton.Request{Prompt: "Weather in Lisbon?"}); err != nil {
+		fmt.Println("error:", err)
+	}
+	// Output:
+	// calling ability/get_weather {"city":"Lisbon"}
+	// result of call_1 true {"celsius":24,"city":"Lisbon","forecast":"sunny"}
+	// done: Sunny in Lisbon, 24°C.
 }

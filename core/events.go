@@ -159,7 +159,9 @@ const (
 const EventResultMaxBytes = 16 << 10
 
 // Event is one lifecycle event. Seq increases within a run in commit
-// order. Data never holds raw tool parameters: only redacted copies.
+// order. Data is the event type's struct (see EventData), or Fields for
+// an event read back; it never holds raw tool parameters, only redacted
+// copies.
 type Event struct {
 	Seq  int64     `json:"seq"`
 	Type string    `json:"type"`
