@@ -78,34 +78,42 @@ func (c *usageTotal) value() json.Number {
 	return json.Number(strconv.FormatInt(c.i, 10))
 }
 
-// find returns the total named key, or nil.
-func (u *Usage) find(key string) *usageTotal {
+// locate finds the total named key: head[i], or more[i] when inMore.
+func (u *Usage) locate(key string) (i int, inMore, ok bool) {
 	for i := 0; i < u.n; i++ {
 		if u.head[i].key == key {
-			return &u.head[i]
+			return i, false, true
 		}
 	}
 	for i := range u.more {
 		if u.more[i].key == key {
-			return &u.more[i]
+			return i, true, true
 		}
 	}
-	return nil
+	return 0, false, false
+}
+
+// find returns the total named key, or nil.
+func (u *Usage) find(key string) *usageTotal {
+	switch i, inMore, ok := u.locate(key); {
+	case !ok:
+		return nil
+	case inMore:
+		return &u.more[i]
+	default:
+		return &u.head[i]
+	}
 }
 
 // total returns the total named key for changing it, adding it at zero
 // when it is missing; more is copied first, as a copy may share it.
 func (u *Usage) total(key string) *usageTotal {
-	for i := 0; i < u.n; i++ {
-		if u.head[i].key == key {
+	if i, inMore, ok := u.locate(key); ok {
+		if !inMore {
 			return &u.head[i]
 		}
-	}
-	for i := range u.more {
-		if u.more[i].key == key {
-			u.more = append([]usageTotal(nil), u.more...)
-			return &u.more[i]
-		}
+		u.more = append([]usageTotal(nil), u.more...)
+		return &u.more[i]
 	}
 	if u.n < len(u.head) {
 		u.head[u.n] = usageTotal{key: key}
@@ -118,18 +126,13 @@ func (u *Usage) total(key string) *usageTotal {
 
 // drop removes the total named key.
 func (u *Usage) drop(key string) {
-	for i := 0; i < u.n; i++ {
-		if u.head[i].key == key {
-			copy(u.head[i:u.n], u.head[i+1:u.n])
-			u.n--
-			return
-		}
-	}
-	for i := range u.more {
-		if u.more[i].key == key {
-			u.more = append(u.more[:i:i], u.more[i+1:]...)
-			return
-		}
+	switch i, inMore, ok := u.locate(key); {
+	case !ok:
+	case inMore:
+		u.more = append(u.more[:i:i], u.more[i+1:]...)
+	default:
+		copy(u.head[i:u.n], u.head[i+1:u.n])
+		u.n--
 	}
 }
 
