@@ -121,6 +121,7 @@ func (rn *Runner) commit(ctx context.Context, run *Run, out Output) {
 	run.ToolResults = appendDoubling(run.ToolResults, out.ToolResults)
 	run.Audit = appendDoubling(run.Audit, out.Audit)
 	run.steps = append(run.steps, out.Next...)
+	run.arena.output.lent = false // copied out: the next output may use it
 	if rn.Sink == nil {
 		return
 	}

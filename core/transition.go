@@ -86,6 +86,9 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 		err = invalid("unsupported input %T", in)
 	}
 	if err != nil {
+		if a := t.st.arena; a != nil && t.r == &a.output {
+			a.output.lent = false // no output holds it
+		}
 		t.release()
 		return Output{}, err
 	}
@@ -150,11 +153,16 @@ type records struct {
 	next        [1]Step
 	toolResults [1]ToolExecutionResult
 	audit       [1]AuditEvent
+	// lent marks an arena's block as held by an output the Runner has not
+	// copied out yet: a transition applied meanwhile (outside the Runner)
+	// allocates its own.
+	lent bool
 }
 
 func (t *transition) recs() *records {
 	if t.r == nil {
-		if a := t.st.arena; a != nil {
+		if a := t.st.arena; a != nil && !a.output.lent {
+			a.output.lent = true
 			t.r = &a.output
 		} else {
 			t.r = new(records)

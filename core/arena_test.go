@@ -1,0 +1,56 @@
+package core
+
+import (
+	"context"
+	"testing"
+)
+
+// TestArenaOutputsOutsideTheRunner: a paused run's state carries its
+// arena, and inputs applied to it outside the Runner still get outputs of
+// their own: the first one is intact after the second.
+func TestArenaOutputsOutsideTheRunner(t *testing.T) {
+	rn := &Runner{Machine: NewMachine(&FixedClock{T: t0}), Model: ScriptedModel{}}
+	run, err := rn.Start(context.Background(), StartInput{RunID: "r", SessionID: "s", Messages: user("go"), RequestTools: []any{clientTool("client/ask")},
+		Config: RunConfig{Model: scripted(turn("", call("c1", "client/ask", map[string]any{"day": "mon"})), turn("ok"))}})
+	if err != nil || run.State.Status != StatusRuntimeToolPending || run.arena == nil {
+		t.Fatalf("run %v: %v", run.State.Status, err)
+	}
+	first, err := rn.Machine.Apply(context.Background(), run.State, run.Transcript, Steer{Content: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := rn.Machine.Apply(context.Background(), run.State, run.Transcript, Cancel{Reason: "two"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Events) != 1 || first.Events[0].Type != EventSteeringQueued || len(second.Events) == 0 || second.Events[0].Type != EventCancelled {
+		t.Fatalf("outputs share their records: first %v, second %v", first.Events, second.Events)
+	}
+	// Through the Runner the block is lent again once an output is copied.
+	if err := rn.Resume(context.Background(), run, Steer{Content: "three"}); err != nil || run.arena.output.lent {
+		t.Fatalf("resume: %v, block still lent: %v", err, run.arena.output.lent)
+	}
+}
+
+// TestSlab: values come from chunks that double up to slabMax; a slice
+// is capped at its length, so appending past it never writes into the
+// next value.
+func TestSlab(t *testing.T) {
+	var s slab[int]
+	a, b := s.new(), s.new()
+	*a, *b = 1, 2
+	if a == b || *a != 1 || cap(s.free) != 6 {
+		t.Fatalf("new: %d %d, %d free", *a, *b, cap(s.free))
+	}
+	x := s.slice(2)
+	x = append(x, 7, 8)
+	y := s.slice(1)
+	y = append(y, 9)
+	x = append(x, 10) // past its capacity: reallocates
+	if y[0] != 9 || x[2] != 10 || len(s.slice(slabMax+1)) != 0 {
+		t.Fatalf("slices overlap: %v %v", x, y)
+	}
+	if newOf[int](nil, nil) == nil || cap(sliceOf[int](nil, nil, 3)) != 3 {
+		t.Fatal("without an arena values come from the heap")
+	}
+}
