@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/baton-agents/baton/core"
 )
@@ -52,18 +53,25 @@ const ProviderScripted = core.ProviderScripted
 type Handler func(ctx context.Context, call ToolCall) (any, error)
 
 // Typed adapts a function with typed parameters: the call's parameters
-// (already validated against the tool's schema) are decoded into P with
-// encoding/json, and the function's R is the output. A decoding error is
-// an executor_exception result.
+// (already validated against the tool's schema) are decoded into P as
+// encoding/json decodes them, and the function's R is the output. A
+// decoding error is an executor_exception result. A struct of scalar
+// fields whose names the parameters match exactly is filled directly;
+// anything else goes through encoding/json.
 func Typed[P any, R any](fn func(ctx context.Context, params P, call ToolCall) (R, error)) Handler {
+	plan := flatStructOf[P]()
 	return func(ctx context.Context, call ToolCall) (any, error) {
-		b, err := core.CanonicalJSON(call.Parameters)
-		if err != nil {
-			return nil, err
-		}
-		var p P
-		if err := json.Unmarshal(b, &p); err != nil {
-			return nil, fmt.Errorf("decode parameters of %s: %w", call.ToolName, err)
+		var p P // on the stack unless decoded with encoding/json
+		if plan == nil || !plan.fill(unsafe.Pointer(&p), call.Parameters) {
+			b, err := core.CanonicalJSON(call.Parameters)
+			if err != nil {
+				return nil, err
+			}
+			decoded := new(P)
+			if err := json.Unmarshal(b, decoded); err != nil {
+				return nil, fmt.Errorf("decode parameters of %s: %w", call.ToolName, err)
+			}
+			p = *decoded
 		}
 		return fn(ctx, p, call)
 	}

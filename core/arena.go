@@ -26,17 +26,17 @@ type arena struct {
 	// first holds each slab's first chunk, so a short run allocates
 	// only its arena.
 	first struct {
-		requests    [4]ModelRequest
-		calls       [4]ToolCall
-		results     [4]ToolResult
-		states      [8]CallState
-		replies     [4]ModelReplied
-		outputs     [4]ToolExecuted
-		turns       [4]TurnStartedData
-		updates     [8]MessagesUpdatedData
-		toolCalls   [4]ToolCallData
-		starts      [4]ToolCallStartData
-		toolResults [4]ToolResultData
+		requests    [8]ModelRequest
+		calls       [8]ToolCall
+		results     [8]ToolResult
+		states      [16]CallState
+		replies     [8]ModelReplied
+		outputs     [8]ToolExecuted
+		turns       [8]TurnStartedData
+		updates     [16]MessagesUpdatedData
+		toolCalls   [8]ToolCallData
+		starts      [8]ToolCallStartData
+		toolResults [8]ToolResultData
 	}
 }
 
@@ -50,7 +50,7 @@ func newArena() *arena {
 	return a
 }
 
-// slab hands out values of T from chunks that double from 8 up to
+// slab hands out values of T from chunks that double from 16 up to
 // slabMax values (after the arena's first), so a short run allocates
 // little and a long one a chunk per slabMax values.
 type slab[T any] struct {
@@ -61,8 +61,8 @@ type slab[T any] struct {
 const slabMax = 32
 
 func (s *slab[T]) grow(n int) {
-	if s.next < 8 {
-		s.next = 8
+	if s.next < 16 {
+		s.next = 16
 	}
 	size := max(s.next, n)
 	s.free = make([]T, size)

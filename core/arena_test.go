@@ -39,7 +39,7 @@ func TestSlab(t *testing.T) {
 	var s slab[int]
 	a, b := s.new(), s.new()
 	*a, *b = 1, 2
-	if a == b || *a != 1 || cap(s.free) != 6 {
+	if a == b || *a != 1 || cap(s.free) != 14 {
 		t.Fatalf("new: %d %d, %d free", *a, *b, cap(s.free))
 	}
 	x := s.slice(2)

@@ -51,7 +51,9 @@ type indexedCall struct {
 
 // NewTranscriptIndex returns an empty index of a session's transcript.
 func NewTranscriptIndex(sessionID string) *TranscriptIndex {
-	return &TranscriptIndex{session: sessionID, open: map[string]indexedCall{}, answered: map[uint64]int64{}, ids: map[string]struct{}{}}
+	// Sized for a few dozen calls, so a run's first turns do not grow
+	// the maps one step at a time.
+	return &TranscriptIndex{session: sessionID, open: map[string]indexedCall{}, answered: make(map[uint64]int64, 32), ids: make(map[string]struct{}, 32)}
 }
 
 // UseIndex attaches a session's transcript index to the state, for the

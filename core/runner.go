@@ -159,7 +159,7 @@ func (rn *Runner) commit(ctx context.Context, run *Run, out Output) {
 // slices by a quarter, which copies them four times over).
 func appendDoubling[T any](s, add []T) []T {
 	if n := len(s) + len(add); n > cap(s) {
-		grown := make([]T, len(s), max(2*cap(s), n, 8))
+		grown := make([]T, len(s), max(2*cap(s), n, 16))
 		copy(grown, s)
 		s = grown
 	}

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -16,10 +15,10 @@ import (
 // schemaCache holds compiled parameter schemas by their canonical JSON.
 // Declarations are few and long-lived, so the cache is bounded by a simple
 // size cap rather than evicted.
-var (
-	schemaCache     sync.Map
-	schemaCacheSize atomic.Int64
-)
+var schemaCache struct {
+	mu      sync.RWMutex
+	entries map[string]*schemaEntry
+}
 
 const schemaCacheMax = 4096
 
@@ -58,23 +57,35 @@ type schemaEntry struct {
 
 // compileSchemaEntry is compileSchema with the schema's simpleSchema.
 func compileSchemaEntry(schema map[string]any) (*jsonschema.Schema, *simpleSchema, error) {
-	key, err := CanonicalJSON(schema)
-	if err != nil {
-		return nil, nil, err
+	bp := canonicalBufs.Get().(*[]byte)
+	defer canonicalBufs.Put(bp)
+	key, _, ok := appendCanonical((*bp)[:0], schema, false)
+	*bp = key[:0]
+	if !ok {
+		var err error
+		if key, err = CanonicalJSON(schema); err != nil {
+			return nil, nil, err
+		}
 	}
-	if e, ok := schemaCache.Load(string(key)); ok {
-		return e.(*schemaEntry).schema, e.(*schemaEntry).simple, nil
+	schemaCache.mu.RLock()
+	e, cached := schemaCache.entries[string(key)]
+	schemaCache.mu.RUnlock()
+	if cached {
+		return e.schema, e.simple, nil
 	}
 	s, err := compileSchemaUncached(schema)
 	if err != nil {
 		return nil, nil, err
 	}
-	e := &schemaEntry{schema: s, simple: simpleSchemaOf(schema)}
-	if schemaCacheSize.Load() < schemaCacheMax {
-		if _, loaded := schemaCache.LoadOrStore(string(key), e); !loaded {
-			schemaCacheSize.Add(1)
-		}
+	e = &schemaEntry{schema: s, simple: simpleSchemaOf(schema)}
+	schemaCache.mu.Lock()
+	if schemaCache.entries == nil {
+		schemaCache.entries = map[string]*schemaEntry{}
 	}
+	if len(schemaCache.entries) < schemaCacheMax {
+		schemaCache.entries[string(key)] = e
+	}
+	schemaCache.mu.Unlock()
 	return e.schema, e.simple, nil
 }
 

@@ -309,8 +309,9 @@ func common(d *ToolDeclaration, m map[string]any) error {
 		return declError(d.Name, "description", "description is required")
 	}
 	d.Description = desc
-	d.Parameters = map[string]any{}
-	if p, present := m["parameters"]; present && p != nil {
+	if p, present := m["parameters"]; !present || p == nil {
+		d.Parameters = map[string]any{}
+	} else {
 		pm, ok := p.(map[string]any)
 		if !ok {
 			return declError(d.Name, "parameters", "parameters must be a JSON Schema object, got %s", jsonKind(p))
