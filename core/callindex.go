@@ -42,6 +42,12 @@ type TranscriptIndex struct {
 	// summary is the sequence number of the latest compaction summary
 	// (0: none).
 	summary int64
+	// known is a call whose key the caller computed already (its
+	// canonical parameters), for sync to take rather than compute again.
+	known struct {
+		id  string
+		key uint64
+	}
 }
 
 type indexedCall struct {
@@ -107,8 +113,13 @@ func (ix *TranscriptIndex) sync(transcript []Message) bool {
 		}
 		switch msg.Role {
 		case RoleToolCall:
-			if key, ok := callKey(msg.ToolName(), msg.Metadata[MetaParameters]); ok {
-				ix.open[msg.ToolCallID()] = indexedCall{key: key, seq: msg.Seq}
+			id := msg.ToolCallID()
+			key, ok := ix.known.key, ix.known.id != "" && ix.known.id == id
+			if !ok {
+				key, ok = callKey(msg.ToolName(), msg.Metadata[MetaParameters])
+			}
+			if ok {
+				ix.open[id] = indexedCall{key: key, seq: msg.Seq}
 			}
 		case RoleToolResult:
 			id := msg.ToolCallID()
@@ -135,11 +146,12 @@ func (ix *TranscriptIndex) sync(transcript []Message) bool {
 // is certain; true (or an unusable index) asks for the scan.
 func (ix *TranscriptIndex) mayHaveAnswered(transcript []Message, from int64, c *CallState) bool {
 	var key uint64
-	ok := false
+	ok, exact := false, false
 	if canon, redacted := c.canonical(); !redacted {
 		// Without a redaction, the call's canonical parameters are the
-		// key's.
-		key, ok = callKeyOf(c.Name, canon), true
+		// key's, and its tool_call message (the call's own parameters)
+		// needs no other.
+		key, ok, exact = callKeyOf(c.Name, canon), true, true
 	} else {
 		key, ok = callKey(c.Name, c.Parameters)
 	}
@@ -148,6 +160,10 @@ func (ix *TranscriptIndex) mayHaveAnswered(transcript []Message, from int64, c *
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	if exact {
+		ix.known.id, ix.known.key = c.ID, key
+		defer func() { ix.known.id = "" }()
+	}
 	if !ix.sync(transcript) {
 		return true
 	}

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -92,7 +93,7 @@ func (m *Machine) mediate(ctx context.Context, st *RunState, transcript []Messag
 		return decided(Decision{Kind: DecideResult, Result: ToolResult{Success: false, ToolName: c.Name, Error: msg, ErrorType: errType, Metadata: meta}})
 	}
 	decl, ok := st.Tool(c.Name)
-	if ok && set(st.Config.Policy.Deny)[c.Name] {
+	if ok && slices.Contains(st.Config.Policy.Deny, c.Name) {
 		return fail(ErrTypeForbidden, fmt.Sprintf("Tool '%s' is denied by the runtime policy", c.Name), nil)
 	}
 	if !ok || !st.isVisible(c.Name) {
