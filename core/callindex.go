@@ -73,18 +73,9 @@ func (st *RunState) UseIndex(ix *TranscriptIndex) {
 }
 
 // callKey hashes a call's tool name and canonical parameters.
-func callKey(name string, params any) (uint64, bool) {
-	bp := canonicalBufs.Get().(*[]byte)
-	defer canonicalBufs.Put(bp)
-	canon, _, ok := appendCanonical((*bp)[:0], params, false)
-	*bp = canon[:0]
-	if !ok {
-		var err error
-		if canon, err = CanonicalJSON(params); err != nil {
-			return 0, false
-		}
-	}
-	return callKeyOf(name, canon), true
+func callKey(name string, params any) (key uint64, ok bool) {
+	err := withCanonical(params, false, func(canon []byte, _ bool) { key = callKeyOf(name, canon) })
+	return key, err == nil
 }
 
 // callKeyOf hashes a tool name and canonical parameters (64-bit

@@ -95,10 +95,10 @@ func appendCanonical(dst []byte, v any, redact bool) (out []byte, redacted, ok b
 	return dst, false, false
 }
 
-// canonicalHash returns SHA256Tagged of CanonicalJSON(v), or of
-// CanonicalJSON(Redact(v)) with redact, and whether anything was
-// redacted.
-func canonicalHash(v any, redact bool) (string, bool) {
+// withCanonical calls f with CanonicalJSON(v), or CanonicalJSON(Redact(v))
+// with redact, and whether a value was redacted; f must not keep b, a
+// pooled buffer. It fails only when v does not encode.
+func withCanonical(v any, redact bool, f func(b []byte, redacted bool)) error {
 	bp := canonicalBufs.Get().(*[]byte)
 	defer canonicalBufs.Put(bp)
 	b, redacted, ok := appendCanonical((*bp)[:0], v, redact)
@@ -107,42 +107,36 @@ func canonicalHash(v any, redact bool) (string, bool) {
 		if redact {
 			v, redacted = Redact(v)
 		}
-		b, _ = CanonicalJSON(v)
+		var err error
+		if b, err = CanonicalJSON(v); err != nil {
+			return err
+		}
 	}
-	return SHA256Tagged(b), redacted
+	f(b, redacted)
+	return nil
+}
+
+// canonicalHash returns SHA256Tagged of CanonicalJSON(v), or of
+// CanonicalJSON(Redact(v)) with redact, and whether anything was
+// redacted.
+func canonicalHash(v any, redact bool) (hash string, redacted bool) {
+	_ = withCanonical(v, redact, func(b []byte, r bool) { hash, redacted = SHA256Tagged(b), r })
+	return hash, redacted
 }
 
 // canonicalString returns CanonicalJSON(v), or CanonicalJSON(Redact(v))
 // with redact, as a string, and whether a value was redacted.
-func canonicalString(v any, redact bool) (string, bool) {
-	bp := canonicalBufs.Get().(*[]byte)
-	defer canonicalBufs.Put(bp)
-	b, redacted, ok := appendCanonical((*bp)[:0], v, redact)
-	*bp = b[:0]
-	if ok {
-		return string(b), redacted
-	}
-	if redact {
-		v, redacted = Redact(v)
-	}
-	b, _ = CanonicalJSON(v)
-	return string(b), redacted
+func canonicalString(v any, redact bool) (s string, redacted bool) {
+	_ = withCanonical(v, redact, func(b []byte, r bool) { s, redacted = string(b), r })
+	return s, redacted
 }
 
 // canonicalSize returns len(CanonicalJSON(v)) and whether v encodes.
-func canonicalSize(v any) (int, bool) {
-	bp := canonicalBufs.Get().(*[]byte)
-	defer canonicalBufs.Put(bp)
-	b, _, ok := appendCanonical((*bp)[:0], v, false)
-	*bp = b[:0]
-	if ok {
-		return len(b), true
-	}
-	b, err := CanonicalJSON(v)
-	return len(b), err == nil
+func canonicalSize(v any) (n int, ok bool) {
+	err := withCanonical(v, false, func(b []byte, _ bool) { n = len(b) })
+	return n, err == nil
 }
 
-// SHA256Tagged returns "sha256:<hex>" of b.
 // sha256TaggedString is SHA256Tagged of s.
 func sha256TaggedString(s string) string {
 	bp := canonicalBufs.Get().(*[]byte)
@@ -152,6 +146,7 @@ func sha256TaggedString(s string) string {
 	return SHA256Tagged(b)
 }
 
+// SHA256Tagged returns "sha256:<hex>" of b.
 func SHA256Tagged(b []byte) string {
 	sum := sha256.Sum256(b)
 	var out [7 + 2*sha256.Size]byte

@@ -57,20 +57,20 @@ type schemaEntry struct {
 
 // compileSchemaEntry is compileSchema with the schema's simpleSchema.
 func compileSchemaEntry(schema map[string]any) (*jsonschema.Schema, *simpleSchema, error) {
-	bp := canonicalBufs.Get().(*[]byte)
-	defer canonicalBufs.Put(bp)
-	key, _, ok := appendCanonical((*bp)[:0], schema, false)
-	*bp = key[:0]
-	if !ok {
-		var err error
-		if key, err = CanonicalJSON(schema); err != nil {
-			return nil, nil, err
+	var key string // the schema's canonical JSON, copied only when new
+	var e *schemaEntry
+	err := withCanonical(schema, false, func(b []byte, _ bool) {
+		schemaCache.mu.RLock()
+		e = schemaCache.entries[string(b)]
+		schemaCache.mu.RUnlock()
+		if e == nil {
+			key = string(b)
 		}
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	schemaCache.mu.RLock()
-	e, cached := schemaCache.entries[string(key)]
-	schemaCache.mu.RUnlock()
-	if cached {
+	if e != nil {
 		return e.schema, e.simple, nil
 	}
 	s, err := compileSchemaUncached(schema)
@@ -83,7 +83,7 @@ func compileSchemaEntry(schema map[string]any) (*jsonschema.Schema, *simpleSchem
 		schemaCache.entries = map[string]*schemaEntry{}
 	}
 	if len(schemaCache.entries) < schemaCacheMax {
-		schemaCache.entries[string(key)] = e
+		schemaCache.entries[key] = e
 	}
 	schemaCache.mu.Unlock()
 	return e.schema, e.simple, nil
