@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
+	"sync"
+	"time"
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/awsenv"
@@ -62,33 +62,87 @@ func Router(ctx context.Context, enabled []string, cfg providers.Config, deps De
 		if _, done := r[name]; done {
 			continue
 		}
-		var p core.ModelProvider
-		var err error
+		var build func(context.Context) (core.ModelProvider, error)
 		switch name {
 		case core.ProviderScripted:
-			p = core.ScriptedModel{}
+			r[name] = core.ScriptedModel{}
+			continue
 		case providers.OpenAI:
-			var key string
-			if key, err = providers.ResolveSecret(ctx, cfg.OpenAI.Key, deps.Secrets); err == nil {
-				p, err = openai.New(openai.Config{BaseURL: cfg.OpenAI.BaseURL, APIKey: key, HTTPClient: deps.HTTPClient, Retry: retry, Log: deps.Log})
+			build = func(ctx context.Context) (core.ModelProvider, error) {
+				key, err := providers.ResolveSecret(ctx, cfg.OpenAI.Key, deps.Secrets)
+				if err != nil {
+					return nil, err
+				}
+				return openai.New(openai.Config{BaseURL: cfg.OpenAI.BaseURL, APIKey: key, HTTPClient: deps.HTTPClient, Retry: retry, Log: deps.Log})
 			}
 		case providers.Anthropic:
-			var key string
-			if key, err = providers.ResolveSecret(ctx, cfg.Anthropic.Key, deps.Secrets); err == nil {
-				p, err = anthropic.New(anthropic.Config{BaseURL: cfg.Anthropic.BaseURL, APIKey: key, HTTPClient: deps.HTTPClient, Retry: retry, Log: deps.Log})
+			build = func(ctx context.Context) (core.ModelProvider, error) {
+				key, err := providers.ResolveSecret(ctx, cfg.Anthropic.Key, deps.Secrets)
+				if err != nil {
+					return nil, err
+				}
+				return anthropic.New(anthropic.Config{BaseURL: cfg.Anthropic.BaseURL, APIKey: key, HTTPClient: deps.HTTPClient, Retry: retry, Log: deps.Log})
 			}
 		case providers.Bedrock:
-			var ac aws.Config
-			if ac, err = deps.AWS(ctx); err == nil {
-				p, err = bedrock.New(awsenv.BedrockRuntime(ac, cfg.Bedrock.Region, cfg.Bedrock.Endpoint), bedrock.Config{Retry: retry, Log: deps.Log})
+			build = func(ctx context.Context) (core.ModelProvider, error) {
+				ac, err := deps.AWS(ctx)
+				if err != nil {
+					return nil, err
+				}
+				return bedrock.New(awsenv.BedrockRuntime(ac, cfg.Bedrock.Region, cfg.Bedrock.Endpoint), bedrock.Config{Retry: retry, Log: deps.Log})
 			}
 		default:
 			return nil, fmt.Errorf("model provider %q is not available in this build (available: %s)", name, strings.Join(Available, ", "))
 		}
-		if err != nil {
-			return nil, fmt.Errorf("model provider %s: %w", name, err)
-		}
-		r[name] = p
+		r[name] = &lazy{name: name, build: build}
 	}
 	return r, nil
+}
+
+// lazy builds a provider on its first call: reading its API key (from
+// SSM or Secrets Manager, maybe) and the AWS configuration cost a cold
+// start nothing, and a function that never calls a model never reads
+// them. A failed build fails the call with a retryable error (the step
+// runs again later, as after a failed cold start) and is tried again
+// after buildRetry; a built provider is kept.
+type lazy struct {
+	name  string
+	build func(context.Context) (core.ModelProvider, error)
+
+	mu       sync.Mutex
+	p        core.ModelProvider
+	err      error
+	failedAt time.Time
+}
+
+// buildRetry is how long a failed build's error is returned before the
+// next call builds again.
+const buildRetry = 10 * time.Second
+
+// Complete builds the provider if need be and calls it.
+func (l *lazy) Complete(ctx context.Context, req core.ModelRequest) (core.ModelReply, error) {
+	p, err := l.provider(ctx)
+	if err != nil {
+		return core.ModelReply{}, err
+	}
+	return p.Complete(ctx, req)
+}
+
+// provider returns the built provider, building it when it is not.
+func (l *lazy) provider(ctx context.Context) (core.ModelProvider, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.p != nil {
+		return l.p, nil
+	}
+	if l.err != nil && time.Since(l.failedAt) < buildRetry {
+		return nil, l.err
+	}
+	p, err := l.build(ctx)
+	if err != nil {
+		l.err, l.failedAt = core.Retryable(fmt.Errorf("model provider %s: %w", l.name, err)), time.Now()
+		return nil, l.err
+	}
+	l.p, l.err = p, nil
+	return p, nil
 }

@@ -64,18 +64,33 @@ func TestRouter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if loads != 0 || ssmc.n != 0 {
+		t.Errorf("cold start loaded the AWS configuration %d times and read SSM %d times; want neither before a model call", loads, ssmc.n)
+	}
 	if _, ok := r["scripted"].(core.ScriptedModel); !ok {
 		t.Error("scripted missing")
 	}
-	if _, ok := r["openai"].(*openai.Provider); !ok {
+	built := func(name string) core.ModelProvider {
+		l, ok := r[name].(*lazy)
+		if !ok {
+			t.Fatalf("%s: %T, want a provider built on first use", name, r[name])
+		}
+		p, err := l.provider(context.Background())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return p
+	}
+	if _, ok := built("openai").(*openai.Provider); !ok {
 		t.Error("openai missing")
 	}
-	if _, ok := r["anthropic"].(*anthropic.Provider); !ok {
+	if _, ok := built("anthropic").(*anthropic.Provider); !ok {
 		t.Error("anthropic missing")
 	}
-	if _, ok := r["bedrock"].(*bedrock.Provider); !ok {
+	if _, ok := built("bedrock").(*bedrock.Provider); !ok {
 		t.Error("bedrock missing")
 	}
+	built("anthropic")
 	if loads != 1 || ssmc.n != 1 {
 		t.Errorf("AWS configuration loaded %d times, SSM read %d times; want once each", loads, ssmc.n)
 	}
@@ -104,7 +119,6 @@ func TestRouterErrors(t *testing.T) {
 		{[]string{"anthropic"}, nil, "anthropic is enabled but has no API key: set BATON_ANTHROPIC_API_KEY"},
 		{[]string{"openai"}, nil, "openai is enabled but has no API key"},
 		{[]string{"bedrock"}, nil, "set BATON_BEDROCK_REGION or AWS_REGION"},
-		{[]string{"anthropic"}, map[string]string{"BATON_ANTHROPIC_API_KEY_SSM": "/nope"}, "model provider anthropic: BATON_ANTHROPIC_API_KEY_SSM: read SSM parameter /nope"},
 	}
 	for _, tc := range cases {
 		_, err := Router(context.Background(), tc.enabled, env(tc.env), Deps{AWS: staticAWS(&loads), Secrets: secrets.New(secrets.Options{SSM: &fakeSSM{}})})
@@ -112,9 +126,28 @@ func TestRouterErrors(t *testing.T) {
 			t.Errorf("%v %v: error %v, want %q", tc.enabled, tc.env, err, tc.msg)
 		}
 	}
+	// A key or AWS configuration that cannot be read fails the first model
+	// call, retryably, and is read again only after buildRetry.
+	ssmc := &fakeSSM{}
+	r, err := Router(context.Background(), []string{"anthropic"}, env(map[string]string{"BATON_ANTHROPIC_API_KEY_SSM": "/nope"}), Deps{AWS: staticAWS(&loads), Secrets: secrets.New(secrets.Options{SSM: ssmc})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		_, err = r["anthropic"].Complete(context.Background(), core.ModelRequest{})
+		if err == nil || !core.IsRetryable(err) || !strings.Contains(err.Error(), "model provider anthropic: BATON_ANTHROPIC_API_KEY_SSM: read SSM parameter /nope") {
+			t.Fatalf("unreadable key: %v", err)
+		}
+	}
+	if ssmc.n != 1 {
+		t.Errorf("SSM read %d times for two calls within buildRetry, want 1", ssmc.n)
+	}
 	failing := func(context.Context) (aws.Config, error) { return aws.Config{}, errors.New("no credentials") }
-	_, err := Router(context.Background(), []string{"bedrock"}, env(map[string]string{"AWS_REGION": "us-east-1"}), Deps{AWS: failing})
-	if err == nil || !strings.Contains(err.Error(), "load AWS configuration: no credentials") {
+	r, err = Router(context.Background(), []string{"bedrock"}, env(map[string]string{"AWS_REGION": "us-east-1"}), Deps{AWS: failing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r["bedrock"].Complete(context.Background(), core.ModelRequest{}); err == nil || !core.IsRetryable(err) || !strings.Contains(err.Error(), "load AWS configuration: no credentials") {
 		t.Errorf("AWS failure: %v", err)
 	}
 }
