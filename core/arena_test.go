@@ -12,7 +12,7 @@ func TestArenaOutputsOutsideTheRunner(t *testing.T) {
 	rn := &Runner{Machine: NewMachine(&FixedClock{T: t0}), Model: ScriptedModel{}}
 	run, err := rn.Start(context.Background(), StartInput{RunID: "r", SessionID: "s", Messages: user("go"), RequestTools: []any{clientTool("client/ask")},
 		Config: RunConfig{Model: scripted(turn("", call("c1", "client/ask", map[string]any{"day": "mon"})), turn("ok"))}})
-	if err != nil || run.State.Status != StatusRuntimeToolPending || run.arena == nil {
+	if err != nil || run.State.Status != StatusRuntimeToolPending || run.State.arena == nil {
 		t.Fatalf("run %v: %v", run.State.Status, err)
 	}
 	first, err := rn.Machine.Apply(context.Background(), run.State, run.Transcript, Steer{Content: "one"})
@@ -27,8 +27,8 @@ func TestArenaOutputsOutsideTheRunner(t *testing.T) {
 		t.Fatalf("outputs share their records: first %v, second %v", first.Events, second.Events)
 	}
 	// Through the Runner the block is lent again once an output is copied.
-	if err := rn.Resume(context.Background(), run, Steer{Content: "three"}); err != nil || run.arena.output.lent {
-		t.Fatalf("resume: %v, block still lent: %v", err, run.arena.output.lent)
+	if err := rn.Resume(context.Background(), run, Steer{Content: "three"}); err != nil || run.State.arena.output.lent {
+		t.Fatalf("resume: %v, block still lent: %v", err, run.State.arena.output.lent)
 	}
 }
 

@@ -49,8 +49,6 @@ type Run struct {
 	// announced is the last turn whose start the Sink was handed before
 	// the turn's turn_started was committed (its first token came first).
 	announced int
-	// arena holds the run's small records.
-	arena *arena
 	// retrying is the step whose model call is running, for observer,
 	// the retry observer of the context observed (see performContext).
 	retrying     Step
@@ -82,7 +80,8 @@ func (rn *Runner) Continue(ctx context.Context, prior []Message, in StartInput) 
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Transcript: append([]Message(nil), prior...), arena: newArena()}
+	run := &Run{Transcript: append([]Message(nil), prior...)}
+	out.State.arena = newArena() // the run's small records, from here on
 	rn.commit(ctx, run, out)
 	return run, rn.drive(ctx, run)
 }
@@ -115,13 +114,14 @@ func (rn *Runner) commit(ctx context.Context, run *Run, out Output) {
 	}
 	run.State = out.State
 	run.State.UseIndex(ix)
-	run.State.arena = run.arena
 	run.Transcript = appendDoubling(run.Transcript, out.Messages)
 	run.Events = appendDoubling(run.Events, out.Events)
 	run.ToolResults = appendDoubling(run.ToolResults, out.ToolResults)
 	run.Audit = appendDoubling(run.Audit, out.Audit)
 	run.steps = append(run.steps, out.Next...)
-	run.arena.output.lent = false // copied out: the next output may use it
+	if a := run.State.arena; a != nil {
+		a.output.lent = false // copied out: the next output may use it
+	}
 	if rn.Sink == nil {
 		return
 	}
@@ -264,7 +264,7 @@ func (rn *Runner) performOne(ctx context.Context, run *Run, io IO, step Step) (I
 		return nil, err
 	}
 	run.steps = run.steps[:copy(run.steps, run.steps[1:])]
-	return io.perform(rn.performContext(ctx, run, step, plan), step, plan, run.arena), nil
+	return io.perform(rn.performContext(ctx, run, step, plan), step, plan, run.State.arena), nil
 }
 
 // performBatch plans and performs a batch of steps: its tool steps

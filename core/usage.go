@@ -1,10 +1,8 @@
 package core
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
-	"sort"
 	"strconv"
 )
 
@@ -245,45 +243,8 @@ func (u Usage) Map() map[string]any {
 	return m
 }
 
-// MarshalJSON encodes the usage as its JSON object, keys sorted.
-func (u Usage) MarshalJSON() ([]byte, error) {
-	keys := make([]string, 0, u.n+len(u.more)+len(u.other)+1)
-	for _, c := range u.totals() {
-		keys = append(keys, c.key)
-	}
-	for k := range u.other {
-		keys = append(keys, k)
-	}
-	if u.compaction != nil {
-		keys = append(keys, UsageCompaction)
-	}
-	sort.Strings(keys)
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		kb, _ := marshalNoEscape(k)
-		b.Write(kb)
-		b.WriteByte(':')
-		var v any
-		if c := u.find(k); c != nil {
-			v = c.value()
-		} else if k == UsageCompaction && u.compaction != nil {
-			v = *u.compaction
-		} else {
-			v = u.other[k]
-		}
-		vb, err := marshalNoEscape(v)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(vb)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
+// MarshalJSON encodes the usage as its JSON object (Map), keys sorted.
+func (u Usage) MarshalJSON() ([]byte, error) { return marshalNoEscape(u.Map()) }
 
 // UnmarshalJSON reads the object MarshalJSON writes (null is empty).
 func (u *Usage) UnmarshalJSON(b []byte) error {
@@ -294,11 +255,6 @@ func (u *Usage) UnmarshalJSON(b []byte) error {
 	*u = usageFrom(m, true)
 	return nil
 }
-
-// UsageOf is the usage a JSON object of totals holds (as a stored run
-// state's usage): numbers are totals, a compaction object the
-// compaction line, anything else a non-numeric field.
-func UsageOf(m map[string]any) Usage { return usageFrom(m, true) }
 
 // usageFrom reads a usage object: its numbers are totals, its
 // compaction object (at the top) the compaction line, the rest other

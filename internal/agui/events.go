@@ -103,16 +103,10 @@ func (t *Translator) Event(ctx context.Context, ev core.Event) ([]Event, error) 
 	case core.EventTurnStarted:
 		return t.openStep(nil, ev.Turn), nil
 	case core.EventMessagesUpdated:
-		var reason string
-		var from, to int64
-		switch d := ev.Data.(type) {
-		case *core.MessagesUpdatedData:
-			reason, from, to = d.Reason, d.FromSeq, d.ToSeq
-		case core.Fields:
-			reason, _ = d["reason"].(string)
-			from, _ = num(d["from_seq"])
-			to, _ = num(d["to_seq"])
-		}
+		d := ev.Fields()
+		reason, _ := d["reason"].(string)
+		from, _ := num(d["from_seq"])
+		to, _ := num(d["to_seq"])
 		if from == 0 || (reason != core.MessagesModelReply && reason != core.MessagesToolResult) {
 			return nil, nil
 		}

@@ -151,9 +151,6 @@ func wasOpen(prev core.RunState, id string) bool {
 func finalContent(out core.Output) string {
 	for _, e := range out.Events {
 		if e.Type == core.EventDone {
-			if d, ok := e.Data.(*core.DoneData); ok {
-				return d.Response
-			}
 			if s, ok := e.Fields()["response"].(string); ok {
 				return s
 			}

@@ -233,7 +233,10 @@ func TestStateRoundTrip(t *testing.T) {
 			st := core.RunState{Format: core.StateFormat, RunID: "r-1", SessionID: "s-1", Status: core.StatusQueued, Version: 3,
 				Config: core.RunConfig{System: tc.system, Model: core.ModelSpec{Provider: "scripted"}, MaxTurns: 8, PendingTTL: core.Duration(time.Hour),
 					Metadata: map[string]any{"n": json.Number("12345678901234567890")}},
-				Usage: core.UsageOf(map[string]any{"total_tokens": json.Number("7")}), CreatedAt: time.Unix(0, 1).UTC(), UpdatedAt: time.Unix(0, 2).UTC()}
+				CreatedAt: time.Unix(0, 1).UTC(), UpdatedAt: time.Unix(0, 2).UTC()}
+			if err := json.Unmarshal([]byte(`{"total_tokens":7}`), &st.Usage); err != nil {
+				t.Fatal(err)
+			}
 			state, cfg, _, err := encodeState(st)
 			if err != nil {
 				t.Fatal(err)
