@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
+	"strings"
 	"unsafe"
 )
 
@@ -57,7 +58,7 @@ func flatStructOf[P any]() flatStruct {
 		if !f.IsExported() {
 			continue
 		}
-		name, opts, comma := cutComma(f.Tag.Get("json"))
+		name, opts, comma := strings.Cut(f.Tag.Get("json"), ",")
 		switch {
 		case name == "-" && !comma:
 			continue
@@ -69,27 +70,13 @@ func flatStructOf[P any]() flatStruct {
 		if decodesItself(f.Type) {
 			return nil
 		}
-		switch k := f.Type.Kind(); k {
-		case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-			if _, dup := plan[name]; dup {
-				return nil
-			}
-			plan[name] = flatField{offset: f.Offset, kind: k}
-		default:
+		k := f.Type.Kind()
+		if _, dup := plan[name]; dup || !(k == reflect.String || k == reflect.Bool || reflect.Int <= k && k <= reflect.Uint64 || k == reflect.Float32 || k == reflect.Float64) {
 			return nil
 		}
+		plan[name] = flatField{offset: f.Offset, kind: k}
 	}
 	return plan
-}
-
-func cutComma(tag string) (name, opts string, found bool) {
-	for i := 0; i < len(tag); i++ {
-		if tag[i] == ',' {
-			return tag[:i], tag[i+1:], true
-		}
-	}
-	return tag, "", false
 }
 
 // fill sets the fields of the P at p from params and reports whether it
@@ -105,100 +92,71 @@ func (plan flatStruct) fill(p unsafe.Pointer, params map[string]any) bool {
 		if !ok {
 			return false
 		}
-		if x == nil {
-			continue
-		}
-		at := unsafe.Add(p, f.offset)
-		switch f.kind {
-		case reflect.String:
-			s, ok := x.(string)
-			if !ok {
-				return false
-			}
-			*(*string)(at) = s
-		case reflect.Bool:
-			b, ok := x.(bool)
-			if !ok {
-				return false
-			}
-			*(*bool)(at) = b
-		default:
-			n, ok := x.(json.Number)
-			if !ok || !setNumber(at, f.kind, string(n)) {
-				return false
-			}
+		if x != nil && !set(unsafe.Add(p, f.offset), f.kind, x) {
+			return false
 		}
 	}
 	return true
 }
 
-// setNumber parses a JSON number into the integer or float of kind at.
-func setNumber(at unsafe.Pointer, kind reflect.Kind, n string) bool {
+// set writes a JSON value at a field of kind, or reports that
+// encoding/json must decide. (A switch of direct calls, unlike a table of
+// functions, lets the compiler see the field's struct stays on the stack.)
+func set(at unsafe.Pointer, kind reflect.Kind, x any) bool {
 	switch kind {
-	case reflect.Float32, reflect.Float64:
-		bits := 64
-		if kind == reflect.Float32 {
-			bits = 32
-		}
-		f, err := strconv.ParseFloat(n, bits)
-		if err != nil {
-			return false
-		}
-		if bits == 32 {
-			*(*float32)(at) = float32(f)
-		} else {
-			*(*float64)(at) = f
-		}
-		return true
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		u, err := strconv.ParseUint(n, 10, kindBits(kind))
-		if err != nil {
-			return false
-		}
-		switch kind {
-		case reflect.Uint8:
-			*(*uint8)(at) = uint8(u)
-		case reflect.Uint16:
-			*(*uint16)(at) = uint16(u)
-		case reflect.Uint32:
-			*(*uint32)(at) = uint32(u)
-		case reflect.Uint64:
-			*(*uint64)(at) = u
-		default:
-			*(*uint)(at) = uint(u)
-		}
-		return true
-	}
-	i, err := strconv.ParseInt(n, 10, kindBits(kind))
-	if err != nil {
-		return false
-	}
-	switch kind {
+	case reflect.String:
+		s, ok := x.(string)
+		*(*string)(at) = s
+		return ok
+	case reflect.Bool:
+		b, ok := x.(bool)
+		*(*bool)(at) = b
+		return ok
+	case reflect.Int:
+		return setInt[int](at, x)
 	case reflect.Int8:
-		*(*int8)(at) = int8(i)
+		return setInt[int8](at, x)
 	case reflect.Int16:
-		*(*int16)(at) = int16(i)
+		return setInt[int16](at, x)
 	case reflect.Int32:
-		*(*int32)(at) = int32(i)
+		return setInt[int32](at, x)
 	case reflect.Int64:
-		*(*int64)(at) = i
+		return setInt[int64](at, x)
+	case reflect.Uint:
+		return setUint[uint](at, x)
+	case reflect.Uint8:
+		return setUint[uint8](at, x)
+	case reflect.Uint16:
+		return setUint[uint16](at, x)
+	case reflect.Uint32:
+		return setUint[uint32](at, x)
+	case reflect.Uint64:
+		return setUint[uint64](at, x)
+	case reflect.Float32:
+		return setFloat[float32](at, x)
 	default:
-		*(*int)(at) = int(i)
+		return setFloat[float64](at, x)
 	}
-	return true
 }
 
-// kindBits is the size in bits of an integer kind.
-func kindBits(kind reflect.Kind) int {
-	switch kind {
-	case reflect.Int8, reflect.Uint8:
-		return 8
-	case reflect.Int16, reflect.Uint16:
-		return 16
-	case reflect.Int32, reflect.Uint32:
-		return 32
-	case reflect.Int64, reflect.Uint64:
-		return 64
-	}
-	return strconv.IntSize
+// setInt, setUint and setFloat parse a JSON number that fits T.
+func setInt[T int | int8 | int16 | int32 | int64](at unsafe.Pointer, x any) bool {
+	n, _ := x.(json.Number)
+	i, err := strconv.ParseInt(string(n), 10, int(unsafe.Sizeof(T(0)))*8)
+	*(*T)(at) = T(i)
+	return err == nil
+}
+
+func setUint[T uint | uint8 | uint16 | uint32 | uint64](at unsafe.Pointer, x any) bool {
+	n, _ := x.(json.Number)
+	u, err := strconv.ParseUint(string(n), 10, int(unsafe.Sizeof(T(0)))*8)
+	*(*T)(at) = T(u)
+	return err == nil
+}
+
+func setFloat[T float32 | float64](at unsafe.Pointer, x any) bool {
+	n, _ := x.(json.Number)
+	f, err := strconv.ParseFloat(string(n), int(unsafe.Sizeof(T(0)))*8)
+	*(*T)(at) = T(f)
+	return err == nil
 }
