@@ -202,7 +202,7 @@ func TestSummaryUsageIsCounted(t *testing.T) {
 	if got, _ := CanonicalJSON(first.State.Usage); string(got) != want {
 		t.Fatalf("usage after the summary %s, want %s", got, want)
 	}
-	if st.Usage.Compaction() != nil {
+	if st.Usage.compaction != nil {
 		t.Fatal("Apply changed the caller's usage")
 	}
 	var done Event
@@ -222,10 +222,10 @@ func TestSummaryUsageIsCounted(t *testing.T) {
 	if got, _ := CanonicalJSON(run.Envelope().Usage); string(got) != want {
 		t.Fatalf("envelope usage %s, want %s", got, want)
 	}
-	line := run.State.Usage.Compaction()
+	line := run.State.Usage.compaction
 	next := (&transition{st: &RunState{Usage: Usage{compaction: line}}, out: &Output{}})
 	next.countSummaryUsage(usageJSON(1, 1))
-	if got, _ := CanonicalJSON(next.st.Usage.Compaction()); string(got) != `{"completion_tokens":9,"prompt_tokens":41,"total_tokens":50}` {
+	if got, _ := CanonicalJSON(next.st.Usage.compaction); string(got) != `{"completion_tokens":9,"prompt_tokens":41,"total_tokens":50}` {
 		t.Fatalf("second summary line %s", got)
 	}
 	if got, _ := CanonicalJSON(line); string(got) != `{"completion_tokens":8,"prompt_tokens":40,"total_tokens":48}` {
@@ -297,7 +297,7 @@ func TestSummarizerTakesPrecedence(t *testing.T) {
 	if len(got.Messages) != 18 || run.Transcript[24].Content != "[Conversation summary: written by the hook]" {
 		t.Fatalf("summarizer got %d messages; summary %q", len(got.Messages), run.Transcript[24].Content)
 	}
-	if run.State.Usage.Compaction() != nil {
+	if run.State.Usage.compaction != nil {
 		t.Fatal("a hook's summary has a usage line")
 	}
 	done := eventsOf(run.Events, EventCompactionCompleted)

@@ -549,7 +549,7 @@ func (t *transition) countSummaryUsage(u map[string]any) map[string]any {
 		return nil
 	}
 	counted := call.Map()
-	s.Usage.addCompaction(&call)
+	s.Usage.addCompaction(counted)
 	t.countModelCost(counted)
 	if b := s.budget(BudgetTotalTokens); b != nil {
 		b.Current = int(s.Usage.Number("total_tokens"))

@@ -189,25 +189,15 @@ func (u *Usage) setOther(k string, v any) {
 	u.other = m
 }
 
-// Compaction is the compaction line (nil before a summary call).
-func (u Usage) Compaction() *Usage { return u.compaction }
-
-// addCompaction counts a summary call's usage, already normalized with
-// Add, in the totals and on the compaction line.
-func (u *Usage) addCompaction(call *Usage) {
+// addCompaction counts a summary call's usage (already normalized: a
+// Usage's Map) in the totals and on the compaction line.
+func (u *Usage) addCompaction(call map[string]any) {
 	line := newUsage()
 	if u.compaction != nil {
 		line = u.compaction.clone()
 	}
-	for _, src := range []*Usage{u, &line} {
-		for _, c := range call.totals() {
-			src.total(c.key).add(c.value())
-		}
-		for k, v := range call.other {
-			src.drop(k)
-			src.setOther(k, cloneJSON(v))
-		}
-	}
+	u.Add(call)
+	line.Add(call)
 	u.compaction = &line
 }
 

@@ -41,8 +41,8 @@ func TestUsageTotals(t *testing.T) {
 	// The compaction line nests, and a second line adds to the first.
 	var call Usage
 	call.Add(map[string]any{"prompt_tokens": 4, "completion_tokens": 1})
-	u.addCompaction(&call)
-	u.addCompaction(&call)
+	u.addCompaction(call.Map())
+	u.addCompaction(call.Map())
 	b, _ = json.Marshal(u)
 	if string(b) != `{"compaction":{"completion_tokens":2,"prompt_tokens":8,"total_tokens":10},"completion_tokens":12,"cost":100,"details":{"cached":2},"prompt_tokens":30,"total_tokens":41.5}` {
 		t.Fatalf("with compaction %s", b)
