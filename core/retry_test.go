@@ -146,3 +146,44 @@ func TestRunnerEmitsModelRetry(t *testing.T) {
 		}
 	}
 }
+
+// TestRetriesReachTheRunnerThatResumes: a run resumed by another runner
+// with the same context reports its model retries to that runner's sink.
+func TestRetriesReachTheRunnerThatResumes(t *testing.T) {
+	ctx := context.Background()
+	var first, second []string
+	sink := func(to *[]string) EventSink {
+		return EventSinkFunc(func(_ context.Context, ev Event) error { *to = append(*to, ev.Type); return nil })
+	}
+	cfg := RunConfig{Model: scripted(turn("", call("c1", "client/ask", map[string]any{"day": "mon"})), turn("done"))}
+	model := retryThenScript{}
+	a := &Runner{Machine: NewMachine(&FixedClock{T: t0}), Model: model, Sink: sink(&first)}
+	run, err := a.Start(ctx, StartInput{RunID: "r", SessionID: "s", Config: cfg, RequestTools: []any{clientTool("client/ask")}, Messages: user("hi")})
+	if err != nil || run.State.Status != StatusRuntimeToolPending {
+		t.Fatalf("start: %v, %v", run.State.Status, err)
+	}
+	b := &Runner{Machine: a.Machine, Model: model, Sink: sink(&second)}
+	reqs, _ := run.State.Pending()
+	if err := b.Resume(ctx, run, ClientResult{RequestID: reqs[0].RequestID, Success: true, Result: "ok"}); err != nil || run.State.Status != StatusCompleted {
+		t.Fatalf("resume: %v, %v", run.State.Status, err)
+	}
+	count := func(types []string) (n int) {
+		for _, typ := range types {
+			if typ == EventModelRetry {
+				n++
+			}
+		}
+		return n
+	}
+	if count(first) != 1 || count(second) != 1 {
+		t.Fatalf("model_retry events: %d to the first runner's sink, %d to the second's; want 1 each", count(first), count(second))
+	}
+}
+
+// retryThenScript notifies one retry, then plays the script.
+type retryThenScript struct{}
+
+func (retryThenScript) Complete(ctx context.Context, req ModelRequest) (ModelReply, error) {
+	NotifyModelRetry(ctx, ModelRetry{Provider: "fake", Attempt: 1, Status: 503, Wait: time.Second})
+	return ScriptedModel{}.Complete(ctx, req)
+}

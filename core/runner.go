@@ -50,10 +50,12 @@ type Run struct {
 	// the turn's turn_started was committed (its first token came first).
 	announced int
 	// retrying is the step whose model call is running, for observer,
-	// the retry observer of the context observed (see performContext).
+	// the retry observer of the context observed and the runner
+	// observing (see performContext).
 	retrying     Step
 	observer     func(ModelRetry)
 	observed     context.Context
+	observing    *Runner
 	withObserver context.Context
 }
 
@@ -307,9 +309,9 @@ func (rn *Runner) performContext(ctx context.Context, run *Run, step Step, plan 
 	case PlanModel:
 		// One observer per run and context, told the step it observes.
 		run.retrying = step
-		if run.observed != ctx || run.observer == nil {
+		if run.observed != ctx || run.observing != rn {
 			run.observer = func(r ModelRetry) { rn.modelRetrying(ctx, run, run.retrying, r) }
-			run.observed, run.withObserver = ctx, WithModelRetryObserver(ctx, run.observer)
+			run.observed, run.observing, run.withObserver = ctx, rn, WithModelRetryObserver(ctx, run.observer)
 		}
 		if streamed := rn.streamTokens(ctx, run); streamed != ctx {
 			return WithModelRetryObserver(streamed, run.observer)
