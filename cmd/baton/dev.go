@@ -105,6 +105,7 @@ func parseDevFlags(args []string, stderr io.Writer) (devOptions, error) {
 		return o, fmt.Errorf("--log-level: %w", err)
 	}
 	s.Memory = s.DynamoDBEndpoint == ""
+	s.OneProcess = true
 	if o.cfg.Agents.File == "" {
 		o.cfg.Agents.Bytes = demoAgents
 	}

@@ -116,6 +116,11 @@ type Stores struct {
 	// of created queues (default 20s): an interrupted step is retried
 	// after it.
 	Visibility time.Duration
+	// OneProcess says this process is every writer of the runs (baton dev
+	// on DynamoDB and SQS): a live stream then wakes on this process's
+	// writes (durable.Changes) instead of polling the table. The embedded
+	// stores always do.
+	OneProcess bool
 }
 
 // Agents says where the agent registry comes from: Bytes, JSON or File,

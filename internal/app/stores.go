@@ -112,7 +112,12 @@ func openAWS(ctx context.Context, cfg Config, loadAWS awsenv.Loader, deps Deps) 
 	}
 	info.Describe = fmt.Sprintf("DynamoDB table %s at %s, SQS queue %s at %s", sc.Table, orAWS(sc.DynamoDBEndpoint), queue, orAWS(sc.SQSEndpoint))
 	s := dynamostore.New(ddb, sc.Table)
-	return stores{store: s, deltas: s, tokens: s, idem: s, limits: s, queue: sqsqueue.New(sq, info.QueueURL), sqs: sq, info: info, cleanup: cleanup}, nil
+	st := stores{store: s, deltas: s, tokens: s, idem: s, limits: s, queue: sqsqueue.New(sq, info.QueueURL), sqs: sq, info: info, cleanup: cleanup}
+	if sc.OneProcess {
+		changes := durable.NewChanges()
+		st.store, st.deltas = changes.Store(st.store), changes.Deltas(st.deltas)
+	}
+	return st, nil
 }
 
 func orAWS(endpoint string) string {

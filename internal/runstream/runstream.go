@@ -185,7 +185,12 @@ func (f Follower) follow(ctx context.Context, tenant, runID string, after int64,
 			lastWrite = now
 		}
 		pause := delay
-		if notifier == nil && pace.streaming(now) {
+		switch {
+		case notifier != nil:
+			// Every change wakes the stream: the timer only keeps it
+			// alive.
+			pause = notifiedPoll
+		case pace.streaming(now):
 			pause = pace.next(wrote > 0)
 		}
 		pause = min(pause, KeepAliveEvery-now.Sub(lastWrite), max-now.Sub(start))
@@ -235,6 +240,9 @@ const (
 	// its next turn's first token is due any moment.
 	busyBackoff = 25 * time.Millisecond
 	busyCap     = 250 * time.Millisecond
+	// notifiedPoll is the pause of a stream on a store that tells it
+	// when the run changes: a read for safety's sake.
+	notifiedPoll = time.Second
 )
 
 // deltaPace follows the rhythm of a turn's delta batches on a store

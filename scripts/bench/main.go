@@ -199,7 +199,7 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 		progress("emulators not configured; skipping their runs")
 	}
 	if emulators && len(p.turns) > 0 {
-		err := withEmulators(ctx, o, app.Deps{}, func(emu *distRuntime) error {
+		err := withEmulators(ctx, o, false, app.Deps{}, func(emu *distRuntime) error {
 			if _, err := emu.run(ctx, workload{Turns: 20, ResultBytes: 100}); err != nil {
 				return fmt.Errorf("warm-up: %w", err)
 			}
@@ -242,7 +242,7 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 			if !emulators {
 				break
 			}
-			err := withEmulators(ctx, o, app.Deps{}, func(emu *distRuntime) error {
+			err := withEmulators(ctx, o, false, app.Deps{}, func(emu *distRuntime) error {
 				c, err := concurrent(ctx, emu, n)
 				if err != nil {
 					return err
@@ -284,7 +284,7 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 		}
 		var err error
 		if emulators {
-			err = withEmulators(ctx, o, app.Deps{}, func(emu *distRuntime) error {
+			err = withEmulators(ctx, o, false, app.Deps{}, func(emu *distRuntime) error {
 				return measure(coldTarget{table: emu.table, queueURL: emu.queueURL, ddb: o.ddbEndpoint, sqs: o.sqsEndpoint})
 			})
 		} else {
@@ -352,9 +352,10 @@ func runCase(ctx context.Context, d *distRuntime, w workload, reps int, res *res
 func memoryConfig() app.Config { return app.Config{Stores: app.Stores{Memory: true}} }
 
 // withEmulators runs f on a runtime over a new table and queue, and
-// deletes them afterwards.
-func withEmulators(ctx context.Context, o options, deps app.Deps, f func(*distRuntime) error) error {
-	emu, cleanup, err := emulatorRuntime(ctx, o, deps)
+// deletes them afterwards; oneProcess as app.Stores.OneProcess (baton
+// dev's streams wake on its writes).
+func withEmulators(ctx context.Context, o options, oneProcess bool, deps app.Deps, f func(*distRuntime) error) error {
+	emu, cleanup, err := emulatorRuntime(ctx, o, oneProcess, deps)
 	if err != nil {
 		return err
 	}
@@ -367,12 +368,12 @@ func withEmulators(ctx context.Context, o options, deps app.Deps, f func(*distRu
 // deletes them. Its DynamoDB and SQS clients count their calls (with
 // instrument unless deps says otherwise), and its store notes what steps
 // read and commit (unless deps wraps it otherwise).
-func emulatorRuntime(ctx context.Context, o options, deps app.Deps) (*distRuntime, func(), error) {
+func emulatorRuntime(ctx context.Context, o options, oneProcess bool, deps app.Deps) (*distRuntime, func(), error) {
 	name := randomID("baton-bench")
 	setup, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	cfg := app.Config{Region: "us-east-1", Stores: app.Stores{DynamoDBEndpoint: o.ddbEndpoint, SQSEndpoint: o.sqsEndpoint,
-		Table: name, QueueName: name, CreateResources: true}}
+		Table: name, QueueName: name, CreateResources: true, OneProcess: oneProcess}}
 	if deps.WrapStore == nil {
 		deps.WrapStore = func(s durable.Store) durable.Store { return &observedStore{Store: s} }
 	}

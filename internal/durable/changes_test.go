@@ -1,0 +1,95 @@
+package durable_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/durable"
+)
+
+// writes is a store and delta store whose writes fail with err.
+type writes struct {
+	durable.Store
+	failingDeltas
+	err error
+}
+
+func (w *writes) CreateRun(context.Context, core.SessionHead, core.Write) error { return w.err }
+func (w *writes) Commit(context.Context, core.Write) error                     { return w.err }
+func (w *writes) PutDeltas(context.Context, core.DeltaBatch) error             { return w.err }
+
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestChangesWakeOnWritesOfTheRun(t *testing.T) {
+	ctx := context.Background()
+	changes := durable.NewChanges()
+	under := &writes{}
+	st, deltas := changes.Store(under), changes.Deltas(under)
+	notifier, ok := deltas.(core.ChangeNotifier)
+	if !ok {
+		t.Fatal("the wrapped delta store is no core.ChangeNotifier")
+	}
+	write := func(id string) core.Write {
+		return core.Write{Output: core.Output{State: core.RunState{RunID: id}}}
+	}
+	for name, do := range map[string]func(id string) error{
+		"create": func(id string) error { return st.CreateRun(ctx, core.SessionHead{}, write(id)) },
+		"commit": func(id string) error { return st.Commit(ctx, write(id)) },
+		"deltas": func(id string) error { return deltas.PutDeltas(ctx, core.DeltaBatch{RunID: id}) },
+	} {
+		mine, other := notifier.Changed("run-1"), notifier.Changed("run-2")
+		if again := notifier.Changed("run-1"); again != mine {
+			t.Fatalf("%s: a second reader of the run waits on another channel", name)
+		}
+		under.err = core.ErrConflict
+		if err := do("run-1"); !errors.Is(err, core.ErrConflict) {
+			t.Fatalf("%s: the store's error is lost: %v", name, err)
+		}
+		if closed(mine) {
+			t.Fatalf("%s: a failed write woke the run's readers", name)
+		}
+		under.err = nil
+		if err := do("run-1"); err != nil {
+			t.Fatal(err)
+		}
+		if !closed(mine) || closed(other) {
+			t.Fatalf("%s: the run's readers woke %v, another run's %v; want true, false", name, closed(mine), closed(other))
+		}
+		if closed(notifier.Changed("run-1")) {
+			t.Fatalf("%s: the next change's channel is closed already", name)
+		}
+		if err := do("run-1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := do("run-2"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestChangesCloseChannelsNobodyWoke(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	changes := durable.NewChanges()
+	durable.SetChangesClock(changes, func() time.Time { return now })
+	gone := changes.Changed("run-gone")
+	now = now.Add(10 * time.Second)
+	recent := changes.Changed("run-recent")
+	now = now.Add(25 * time.Second)
+	_ = changes.Changed("run-new")
+	if !closed(gone) {
+		t.Fatal("a channel nobody woke for 35 s is still open")
+	}
+	if closed(recent) {
+		t.Fatal("a channel 25 s old was closed")
+	}
+}
