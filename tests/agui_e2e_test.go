@@ -62,8 +62,15 @@ func aguiRunAgent(t *testing.T, d *dev, agent, token string, spec map[string]any
 // stdin, and decodes its JSON stdout into out.
 func runNode(t *testing.T, script string, in, out any) {
 	t.Helper()
+	runNodeWith(t, aguiNode(t), script, in, out)
+}
+
+// runNodeWith runs script with node, in as JSON on its stdin, and
+// decodes its JSON stdout into out.
+func runNodeWith(t *testing.T, node, script string, in, out any) {
+	t.Helper()
 	b, _ := json.Marshal(in)
-	cmd := exec.Command(aguiNode(t), script)
+	cmd := exec.Command(node, script)
 	cmd.Stdin = bytes.NewReader(b)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

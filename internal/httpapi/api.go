@@ -20,6 +20,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/auth"
+	"github.com/baton-agents/baton/internal/console"
 	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/runspec"
 	"github.com/baton-agents/baton/internal/telemetry"
@@ -258,6 +259,13 @@ func (a *API) Handle(ctx context.Context, req events.APIGatewayProxyRequest) (ev
 func (a *API) serve(ctx context.Context, r *request) (int, []byte, map[string]string) {
 	path := strings.Trim(r.Path, "/")
 	segs := strings.Split(path, "/")
+	if segs[0] == "console" && !r.viaIAM {
+		// The web console's assets: public, like the page of any site;
+		// what it shows it fetches from the routes below with the
+		// user's credential.
+		c := console.Serve(r.HTTPMethod, r.Path)
+		return c.Status, c.Body, c.Headers
+	}
 	var found *route
 	var params []string
 	allowed := []string{}

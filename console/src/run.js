@@ -1,0 +1,299 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { html } from './html.js';
+import { api, follow } from './api.js';
+import { isTerminal, ms, pretty, usd, waitsOnPerson, when } from './format.js';
+import { Pending } from './pending.js';
+import { timeline } from './timeline.js';
+
+const POLL_MS = 2000;
+
+// RunPage shows one run: its status and reason, what the person
+// supervising it can do (pending decisions and client tools, cancel,
+// steer, interrupt), the transcript with streamed text as it comes, the
+// durable steps, usage, cost and budgets. While the run is in flight it
+// follows the run's stream and reads the run view again after each
+// committed event; when the stream cannot be read it polls.
+export function RunPage({ id }) {
+  const [view, setView] = useState(null);
+  const [messages, setMessages] = useState(null); // the whole transcript when the view's was truncated
+  const [live, setLive] = useState({}); // turn -> text streamed so far
+  const [error, setError] = useState('');
+  const [generation, setGeneration] = useState(0); // bumped to follow again after an action
+  const viewRef = useRef(null);
+
+  const apply = (v) => {
+    viewRef.current = v;
+    setView(v);
+    if (v.result && v.result.messages_truncated) {
+      loadAll(v.run_id).then(setMessages, () => setMessages(null));
+    } else {
+      setMessages(null);
+    }
+  };
+
+  useEffect(() => {
+    const ctl = new AbortController();
+    let refresh = null;
+    const reload = async () => {
+      try {
+        apply(await api.getRun(id, ctl.signal));
+        setError('');
+      } catch (err) {
+        if (err.name !== 'AbortError') setError(err.message);
+      }
+    };
+    const soon = () => {
+      clearTimeout(refresh);
+      refresh = setTimeout(reload, 100);
+    };
+    const run = async () => {
+      await reload();
+      while (!ctl.signal.aborted) {
+        const v = viewRef.current;
+        if (!v || isTerminal(v.status) || waitsOnPerson(v.status)) return;
+        try {
+          await follow(id, 0, (ev) => {
+            if (ev.event === 'token' && ev.data && typeof ev.data.delta === 'string') {
+              const t = ev.data.turn;
+              setLive((l) => ({ ...l, [t]: (l[t] || '') + ev.data.delta }));
+            } else if (ev.event === 'end' && ev.data && ev.data.run_id) {
+              clearTimeout(refresh);
+              apply(ev.data);
+            } else if (ev.event !== 'thinking') {
+              soon();
+            }
+          }, ctl.signal);
+        } catch (err) {
+          if (ctl.signal.aborted) return;
+          // No stream (a proxy that buffers it, a network error): poll.
+          await new Promise((r) => setTimeout(r, POLL_MS));
+          await reload();
+        }
+      }
+    };
+    run();
+    return () => {
+      ctl.abort();
+      clearTimeout(refresh);
+    };
+  }, [id, generation]);
+
+  const acted = (v) => {
+    apply(v);
+    setGeneration((g) => g + 1);
+  };
+
+  if (!view) {
+    return html`<h1>Run ${id}</h1>${error ? html`<p class="error" role="alert">${error}</p>` : html`<p>Loading…</p>`}`;
+  }
+  const r = view.result || {};
+  const transcript = messages || r.messages || [];
+  return html`
+    <p><a href="#/runs">← Runs</a></p>
+    <h1>Run <span class="mono">${view.run_id}</span></h1>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+    <${Facts} view=${view} />
+    <${Controls} view=${view} onActed=${acted} />
+    <${Pending} view=${view} onActed=${acted} />
+    <div class="columns">
+      <section aria-labelledby="transcript-h" class="transcript">
+        <h2 id="transcript-h">Transcript</h2>
+        <${Transcript} messages=${transcript} result=${r} live=${live} running=${!isTerminal(view.status) && !waitsOnPerson(view.status)} />
+      </section>
+      <section aria-labelledby="steps-h" class="steps">
+        <h2 id="steps-h">Steps</h2>
+        <${Steps} events=${r.events || []} />
+        <h2>Usage and cost</h2>
+        <${Usage} view=${view} />
+      </section>
+    </div>`;
+}
+
+async function loadAll(id) {
+  const all = [];
+  let after = 0;
+  for (;;) {
+    const page = await api.messages(id, after);
+    all.push(...page.messages);
+    if (page.messages.length === 0 || page.next === after) return all;
+    after = page.next;
+  }
+}
+
+// reasonOf says why a run is where it is, from its envelope and events.
+function reasonOf(view) {
+  const r = view.result || {};
+  if (r.error && r.error.message) return r.error.message;
+  if (view.status === 'budget_exceeded' && r.budget) return `budget ${r.budget} reached`;
+  if (r.interrupted && r.interrupted.reason) return r.interrupted.reason;
+  const evs = r.events || [];
+  for (let i = evs.length - 1; i >= 0; i--) {
+    const e = evs[i];
+    if (e.type === 'cancelled' && e.data && e.data.reason) return e.data.reason;
+    if (e.type === 'approval_required' && view.status === 'approval_required') return 'an action waits for approval';
+    if (e.type === 'runtime_tool_pending' && view.status === 'runtime_tool_pending') return 'a client tool waits for its result';
+  }
+  return '';
+}
+
+function Facts({ view }) {
+  const reason = reasonOf(view);
+  return html`
+    <dl class="facts">
+      <div><dt id="status-label">Status</dt><dd><span role="status" aria-labelledby="status-label" class=${`badge s-${view.status}`}>${view.status}</span>${waitsOnPerson(view.status) && html` <span class="marker">waiting on you</span>`}</dd></div>
+      ${reason && html`<div><dt>Reason</dt><dd>${reason}</dd></div>`}
+      <div><dt>Agent</dt><dd>${view.agent}</dd></div>
+      <div><dt>Session</dt><dd class="mono">${view.session_id}</dd></div>
+      <div><dt>Started</dt><dd><time datetime=${view.created_at}>${when(view.created_at)}</time></dd></div>
+      <div><dt>Updated</dt><dd><time datetime=${view.updated_at}>${when(view.updated_at)}</time></dd></div>
+      <div><dt>Turns</dt><dd>${view.result ? view.result.turn_count : 0}</dd></div>
+    </dl>`;
+}
+
+function Controls({ view, onActed }) {
+  const [steer, setSteer] = useState('');
+  const [reason, setReason] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  if (isTerminal(view.status)) return null;
+  const act = async (f) => {
+    setBusy(true);
+    setError('');
+    try {
+      onActed(await f());
+      return true;
+    } catch (err) {
+      setError(err.message);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  const send = async (e) => {
+    e.preventDefault();
+    if (!steer.trim()) {
+      setError('Write a message first.');
+      return;
+    }
+    if (await act(() => api.steer(view.run_id, steer))) setSteer('');
+  };
+  return html`
+    <section aria-labelledby="controls-h" class="controls">
+      <h2 id="controls-h">Control</h2>
+      <form onSubmit=${send} class="steer">
+        <label for="steer">Message to the agent</label>
+        <textarea id="steer" rows="2" value=${steer} onInput=${(e) => setSteer(e.currentTarget.value)}></textarea>
+        <button type="submit" disabled=${busy}>Send message</button>
+      </form>
+      <div class="row">
+        <label for="stop-reason">Reason to stop</label>
+        <input id="stop-reason" value=${reason} onInput=${(e) => setReason(e.currentTarget.value)} />
+        <button type="button" class="danger" disabled=${busy} onClick=${() => act(() => api.cancel(view.run_id, reason))}>Cancel run</button>
+        <button type="button" disabled=${busy} onClick=${() => act(() => api.interrupt(view.run_id, reason))}>Interrupt</button>
+      </div>
+      ${error && html`<p class="error" role="alert">${error}</p>`}
+    </section>`;
+}
+
+// Transcript pairs each tool call with its result (and the result's
+// audit hash) and shows the text of the turn in flight as it streams.
+function Transcript({ messages, result, live, running }) {
+  const results = new Map();
+  for (const m of messages) {
+    if (m.role === 'tool_result' && m.metadata && m.metadata.tool_call_id) results.set(m.metadata.tool_call_id, m);
+  }
+  const audit = new Map();
+  for (const a of result.tool_audit_events || []) audit.set(a.tool_call_id, a);
+  const answeredTurns = new Set(messages.filter((m) => m.role === 'assistant' && m.metadata).map((m) => m.metadata.turn));
+  const items = [];
+  messages.forEach((m, i) => {
+    const md = m.metadata || {};
+    if (m.role === 'tool_result' && md.tool_call_id && messages.some((c) => c.role === 'tool_call' && c.metadata && c.metadata.tool_call_id === md.tool_call_id)) {
+      return; // shown with its call
+    }
+    if (m.role === 'tool_call') {
+      items.push(html`<${ToolCall} key=${`c${i}`} call=${m} result=${results.get(md.tool_call_id)} audit=${audit.get(md.tool_call_id)} />`);
+      return;
+    }
+    items.push(html`
+      <li key=${`m${i}`} class=${`msg role-${m.role}`}>
+        <div class="who">${m.role}${md.turn ? html` <span class="dim">turn ${md.turn}</span>` : ''}</div>
+        <div class="text">${m.content}</div>
+      </li>`);
+  });
+  for (const [turn, text] of Object.entries(live)) {
+    if (answeredTurns.has(Number(turn)) || !text) continue;
+    items.push(html`
+      <li key=${`live${turn}`} class="msg role-assistant streaming" aria-live="polite" aria-busy=${running ? 'true' : 'false'}>
+        <div class="who">assistant <span class="dim">turn ${turn}, streaming</span></div>
+        <div class="text" data-testid="streaming-text">${text}</div>
+      </li>`);
+  }
+  if (items.length === 0) return html`<p>No messages yet.</p>`;
+  return html`<ol class="messages">${items}</ol>`;
+}
+
+function ToolCall({ call, result, audit }) {
+  const md = call.metadata || {};
+  const rm = (result && result.metadata) || {};
+  return html`
+    <li class="msg tool" data-tool-call-id=${md.tool_call_id}>
+      <div class="who">tool call <strong>${md.tool_name}</strong> <span class="dim mono">${md.tool_call_id}</span>${md.turn ? html` <span class="dim">turn ${md.turn}</span>` : ''}</div>
+      <div class="pair">
+        <div>
+          <h3>Parameters</h3>
+          <pre>${pretty(md.parameters === undefined ? {} : md.parameters)}</pre>
+        </div>
+        <div>
+          <h3>Result ${result ? html`<span class=${rm.success === false ? 'bad' : 'good'}>${rm.success === false ? `failed${rm.error_type ? ` (${rm.error_type})` : ''}` : 'succeeded'}</span>` : html`<span class="dim">pending</span>`}</h3>
+          ${result && html`<pre>${pretty(result.content)}</pre>`}
+          ${audit && html`<p class="audit">audit: result <span class="mono">${audit.result_sha256}</span>, parameters <span class="mono">${audit.parameters_sha256}</span>, executor ${audit.executor}</p>`}
+        </div>
+      </div>
+    </li>`;
+}
+
+function Steps({ events }) {
+  const steps = timeline(events);
+  if (steps.length === 0) return html`<p>No steps yet.</p>`;
+  return html`
+    <table class="timeline">
+      <caption class="visually-hidden">Durable steps of the run</caption>
+      <thead><tr><th scope="col">Step</th><th scope="col">Started</th><th scope="col">Took</th><th scope="col">Retries</th><th scope="col">Outcome</th></tr></thead>
+      <tbody>
+        ${steps.map((s, i) => html`
+          <tr key=${i} class=${s.inDoubt ? 'in-doubt' : ''}>
+            <td>${s.kind}${s.detail ? html` <span class="dim">${s.detail}</span>` : ''}</td>
+            <td><time datetime=${s.start}>${new Date(s.start).toLocaleTimeString()}</time></td>
+            <td>${s.end ? ms(new Date(s.end) - new Date(s.start)) : 'in flight'}</td>
+            <td>${s.retries || ''}</td>
+            <td>${s.outcome}${s.inDoubt ? html` <strong>in_doubt</strong>` : ''}</td>
+          </tr>`)}
+      </tbody>
+    </table>`;
+}
+
+function Usage({ view }) {
+  const r = view.result || {};
+  const u = r.usage || {};
+  const c = r.cost;
+  const budgets = view.budgets || [];
+  const rows = Object.entries(u).filter(([, v]) => typeof v === 'number');
+  return html`
+    <dl class="facts">
+      ${rows.map(([k, v]) => html`<div key=${k}><dt>${k.replaceAll('_', ' ')}</dt><dd>${v.toLocaleString()}</dd></div>`)}
+      ${c && html`<div><dt>cost</dt><dd><strong>${usd(c.total_usd)}</strong> <span class="dim">(model ${usd(c.model_usd)}, AWS ${usd(c.aws_usd)})</span></dd></div>`}
+    </dl>
+    ${budgets.length > 0 && html`
+      <h3>Budgets</h3>
+      <ul class="budgets">
+        ${budgets.map((b) => {
+          const usdBudget = b.name === 'cost_usd';
+          const cur = usdBudget ? b.current_usd || 0 : b.current;
+          const max = usdBudget ? b.ceiling_usd : b.ceiling;
+          const id = `budget-${b.name}`;
+          return html`<li key=${b.name}><span id=${id}>${b.name}</span>: ${usdBudget ? `${usd(cur)} of ${usd(max)}` : `${cur} of ${max}`}
+            <meter aria-labelledby=${id} min="0" max=${max} value=${Math.min(cur, max)} high=${max * 0.8}></meter></li>`;
+        })}
+      </ul>`}`;
+}

@@ -1,0 +1,81 @@
+// timeline derives a run's durable steps from its committed events: a
+// model turn from its turn_started to the event its reply committed
+// (with its model_retry attempts), a tool step from tool_call_start to
+// its tool_result (in_doubt when a crash left a non-retry-safe call's
+// outcome unknown), and a wait for a person from approval_required or
+// runtime_tool_pending to the decision or the submitted result.
+export function timeline(events) {
+  const steps = [];
+  let model = null;
+  const tools = new Map();
+  const waits = new Map();
+  const closeModel = (at, outcome) => {
+    if (model && !model.end) {
+      model.end = at;
+      model.outcome = outcome;
+    }
+  };
+  for (const e of events) {
+    const d = e.data || {};
+    switch (e.type) {
+      case 'turn_started':
+        closeModel(e.at, 'replied');
+        model = { kind: 'model turn', detail: `turn ${e.turn}`, start: e.at, end: null, retries: 0, outcome: 'in flight' };
+        steps.push(model);
+        break;
+      case 'model_retry':
+        if (model) model.retries++;
+        break;
+      case 'tool_call':
+      case 'messages_updated':
+      case 'completed':
+        closeModel(e.at, 'replied');
+        break;
+      case 'failed':
+      case 'cancelled':
+      case 'budget_exceeded':
+      case 'max_turns_reached':
+      case 'interrupt_received':
+        closeModel(e.at, e.type);
+        break;
+      case 'tool_call_start': {
+        const s = { kind: 'tool call', detail: d.tool_name || d.name || '', start: e.at, end: null, retries: 0, outcome: 'in flight' };
+        tools.set(d.tool_call_id, s);
+        steps.push(s);
+        break;
+      }
+      case 'approval_required':
+      case 'runtime_tool_pending': {
+        const s = { kind: e.type === 'approval_required' ? 'waiting for approval' : 'waiting for client tool', detail: d.tool_name || '', start: e.at, end: null, retries: 0, outcome: 'waiting' };
+        waits.set(d.tool_call_id, s);
+        steps.push(s);
+        break;
+      }
+      case 'approval_decided':
+      case 'runtime_tool_result_submitted': {
+        const w = waits.get(d.tool_call_id);
+        if (w && !w.end) {
+          w.end = e.at;
+          w.outcome = e.type === 'approval_decided' ? d.decision || 'decided' : 'submitted';
+        }
+        break;
+      }
+      case 'tool_result': {
+        const s = tools.get(d.tool_call_id);
+        if (s && !s.end) {
+          s.end = e.at;
+          s.outcome = d.success ? 'succeeded' : `failed${d.error_type ? ` (${d.error_type})` : ''}`;
+          s.inDoubt = d.error_type === 'in_doubt';
+        }
+        const w = waits.get(d.tool_call_id);
+        if (w && !w.end) {
+          w.end = e.at;
+          w.outcome = d.success ? 'answered' : 'ended';
+        }
+        break;
+      }
+      default:
+    }
+  }
+  return steps;
+}

@@ -1,0 +1,107 @@
+//go:build e2e
+
+package tests
+
+import (
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// chromiumPath is Debian's Chromium (apt install chromium; .ci/run
+// installs it), or BATON_TEST_CHROMIUM.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("BATON_TEST_CHROMIUM")
+	if p == "" {
+		p = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("the console's browser tests need Chromium at %s (apt-get install chromium, or set BATON_TEST_CHROMIUM): %v", p, err)
+	}
+	return p
+}
+
+// consoleNode returns Node 22 with playwright-core installed in
+// tests/console (npm ci when missing).
+func consoleNode(t *testing.T) string {
+	t.Helper()
+	node := aguiNode(t)
+	if _, err := os.Stat("console/node_modules/playwright-core"); err != nil {
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+		cmd.Dir = "console"
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci in tests/console: %v\n%s", err, out)
+		}
+	}
+	return node
+}
+
+// TestConsoleServing: the console's page and assets come from the API's
+// origin with a Content Security Policy that allows no inline script, no
+// framing and no other origin, and it adds no route but its assets.
+func TestConsoleServing(t *testing.T) {
+	d := startDev(t, devArgs(t))
+	get := func(method, path string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, d.base+path, nil)
+		res, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	page := get("GET", "/console/")
+	if page.StatusCode != 200 || !strings.HasPrefix(page.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("GET /console/: %d %s", page.StatusCode, page.Header.Get("Content-Type"))
+	}
+	csp := page.Header.Get("Content-Security-Policy")
+	for _, want := range []string{"script-src 'self'", "frame-ancestors 'none'", "default-src 'none'", "connect-src 'self'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("CSP %q lacks %s", csp, want)
+		}
+	}
+	if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
+		t.Errorf("CSP %q allows inline or eval", csp)
+	}
+	if page.Header.Get("X-Content-Type-Options") != "nosniff" || page.Header.Get("Referrer-Policy") != "no-referrer" {
+		t.Errorf("headers %v", page.Header)
+	}
+	if res := get("GET", "/console"); res.StatusCode != http.StatusMovedPermanently || res.Header.Get("Location") != "console/" {
+		t.Errorf("GET /console: %d %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	for _, path := range []string{"/console/nothing.js", "/console/../v1/runs", "/console/.env"} {
+		if res := get("GET", path); res.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d", path, res.StatusCode)
+		}
+	}
+	if res := get("POST", "/console/"); res.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /console/: %d", res.StatusCode)
+	}
+	if res := get("HEAD", "/console/"); res.StatusCode != http.StatusOK {
+		t.Errorf("HEAD /console/: %d", res.StatusCode)
+	}
+}
+
+// TestConsoleInBrowser drives the console in headless Chromium
+// (tests/console/console.mjs): sign-in, a tool call with its result,
+// streamed text before the turn completes, Approve from a card, a
+// client tool's form, markup shown as text, no CSP violation; the
+// screenshots go to tests/console/artifacts.
+func TestConsoleInBrowser(t *testing.T) {
+	browser := chromiumPath(t)
+	node := consoleNode(t)
+	d := startDev(t, devArgs(t))
+	artifacts, _ := filepath.Abs("console/artifacts")
+	var out struct{ Passed []string }
+	runNodeWith(t, node, "console/console.mjs", map[string]any{"base": d.base, "token": tokAcme, "chromium": browser, "artifacts": artifacts}, &out)
+	if len(out.Passed) != 7 {
+		t.Fatalf("passed %v", out.Passed)
+	}
+	t.Logf("console in Chromium: %s; screenshots in %s", strings.Join(out.Passed, ", "), artifacts)
+}
