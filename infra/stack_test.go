@@ -314,7 +314,8 @@ func checkRoutes(t *testing.T, raw template, buffered bool) {
 	methods := apiMethods(t, raw)
 	var apiFn string
 	for _, want := range []string{"ANY /v1/{proxy+}", "ANY /v1/runs", "ANY /v1/runs/{run_id}", "ANY /v1/runs/{run_id}/{proxy+}", "ANY /v1/runs/{run_id}/stream", "GET /v1/runs/{run_id}/stream",
-		"ANY /v1/agents", "ANY /v1/agents/{agent}", "ANY /v1/agents/{agent}/{proxy+}", "ANY /v1/agents/{agent}/agui", "POST /v1/agents/{agent}/agui"} {
+		"ANY /v1/agents", "ANY /v1/agents/{agent}", "ANY /v1/agents/{agent}/{proxy+}", "ANY /v1/agents/{agent}/agui", "POST /v1/agents/{agent}/agui",
+		"ANY /console", "ANY /console/{proxy+}"} {
 		m, ok := methods[want]
 		if !ok {
 			t.Errorf("no method %s (have %v)", want, methods)
@@ -327,7 +328,7 @@ func checkRoutes(t *testing.T, raw template, buffered bool) {
 			t.Errorf("%s: integration %v", want, m.integration)
 		}
 	}
-	if len(methods) != 11 {
+	if len(methods) != 13 {
 		t.Errorf("%d methods: %v", len(methods), methods)
 	}
 	for key, m := range methods {

@@ -219,6 +219,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
   curl -s -X POST $BATON_URL/v1/runs -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
     -d '%s'
 `, agent, base, tokens[0].Token, tokens[0].Token, agent, body)
+		fmt.Fprintf(stdout, "baton dev: web console at %s/console/ (sign in with the token)\n", base)
 		if u := a.Config.Intake.QueueURL; u != "" {
 			fmt.Fprintf(stdout, "baton dev: intake queue %s (dead letters: %s)\n", u, a.Config.Intake.DeadLetterURL)
 		}

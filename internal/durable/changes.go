@@ -75,7 +75,9 @@ func (c *Changes) Store(s Store) Store { return changedStore{Store: s, c: c} }
 
 // Deltas wraps d so that its writes notify c; the result is the
 // core.ChangeNotifier a stream waits on.
-func (c *Changes) Deltas(d core.DeltaStore) core.DeltaStore { return changedDeltas{DeltaStore: d, c: c} }
+func (c *Changes) Deltas(d core.DeltaStore) core.DeltaStore {
+	return changedDeltas{DeltaStore: d, c: c}
+}
 
 type changedStore struct {
 	Store

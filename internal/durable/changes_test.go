@@ -18,8 +18,8 @@ type writes struct {
 }
 
 func (w *writes) CreateRun(context.Context, core.SessionHead, core.Write) error { return w.err }
-func (w *writes) Commit(context.Context, core.Write) error                     { return w.err }
-func (w *writes) PutDeltas(context.Context, core.DeltaBatch) error             { return w.err }
+func (w *writes) Commit(context.Context, core.Write) error                      { return w.err }
+func (w *writes) PutDeltas(context.Context, core.DeltaBatch) error              { return w.err }
 
 func closed(c <-chan struct{}) bool {
 	select {

@@ -25,8 +25,11 @@ type View struct {
 	Pending   PendingView    `json:"pending"`
 	Result    core.Envelope  `json:"result"`
 	Metadata  map[string]any `json:"metadata,omitempty"`
-	CreatedAt time.Time      `json:"created_at"`
-	UpdatedAt time.Time      `json:"updated_at"`
+	// Budgets are the run's budgets, each with its ceiling and what the
+	// run has used of it.
+	Budgets   []core.BudgetState `json:"budgets,omitempty"`
+	CreatedAt time.Time          `json:"created_at"`
+	UpdatedAt time.Time          `json:"updated_at"`
 }
 
 // View builds the run view of a snapshot. The envelope embeds the whole
@@ -66,7 +69,7 @@ func (e *Runner) View(ctx context.Context, snap Snapshot, maxBytes int) (View, e
 		RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, Status: st.Status,
 		Pending:  PendingView{ToolRequests: nonNil(reqs), Actions: nonNil(acts)},
 		Result:   core.BuildEnvelope(st, tr, events, results, audit),
-		Metadata: st.Config.Metadata, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt,
+		Metadata: st.Config.Metadata, Budgets: st.Budgets, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt,
 	}
 	if maxBytes > 0 && size(v) > maxBytes {
 		all := v.Result.Messages

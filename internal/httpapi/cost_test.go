@@ -73,6 +73,10 @@ func TestCostBudgetOverHTTP(t *testing.T) {
 	if v["status"] != "budget_exceeded" || res["budget"] != "cost_usd" || res["turn_count"] != 2.0 {
 		t.Fatalf("status %v budget %v turns %v", v["status"], res["budget"], res["turn_count"])
 	}
+	// The view shows each budget's ceiling beside what the run used.
+	if b, _ := v["budgets"].([]any); len(b) != 1 || b[0].(map[string]any)["name"] != "cost_usd" || b[0].(map[string]any)["ceiling_usd"] != 0.003 || b[0].(map[string]any)["current_usd"].(float64) < 0.003 {
+		t.Fatalf("budgets %v", v["budgets"])
+	}
 	for name, budgets := range map[string]string{
 		"not a number":     `{"cost_usd":"1"}`,
 		"zero":             `{"cost_usd":0}`,
