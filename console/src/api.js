@@ -87,7 +87,8 @@ export const api = {
 
 // follow reads GET /v1/runs/{id}/stream (fetch, so the credential goes
 // in a header, which EventSource cannot send) and hands each server-sent
-// event to on({event, data, id}) until the stream ends, the signal
+// event to on({event, data, id}) (an id alone as event "id") until the
+// stream ends, the signal
 // aborts, or it fails (the error is thrown). after resumes after that
 // event seq (Last-Event-ID).
 export async function follow(id, after, on, signal) {
@@ -118,6 +119,8 @@ export async function follow(id, after, on, signal) {
             // a data line that is not JSON is handed over as text
           }
           on({ event: ev.event, data, id: ev.id });
+        } else if (ev.id) {
+          on({ event: 'id', data: null, id: ev.id }); // only moves the cursor
         }
         ev = { event: 'message', data: [], id: '' };
         continue;

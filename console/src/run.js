@@ -46,20 +46,24 @@ export function RunPage({ id }) {
       clearTimeout(refresh);
       refresh = setTimeout(reload, 100);
     };
+    // after is the last committed event the page has seen, so a stream
+    // opened again (after an action resumed the run) starts past it.
+    let after = 0;
     const run = async () => {
       await reload();
       while (!ctl.signal.aborted) {
         const v = viewRef.current;
         if (!v || isTerminal(v.status) || waitsOnPerson(v.status)) return;
         try {
-          await follow(id, 0, (ev) => {
+          await follow(id, after, (ev) => {
+            if (ev.id && Number(ev.id) > after) after = Number(ev.id);
             if (ev.event === 'token' && ev.data && typeof ev.data.delta === 'string') {
               const t = ev.data.turn;
               setLive((l) => ({ ...l, [t]: (l[t] || '') + ev.data.delta }));
             } else if (ev.event === 'end' && ev.data && ev.data.run_id) {
               clearTimeout(refresh);
               apply(ev.data);
-            } else if (ev.event !== 'thinking') {
+            } else if (ev.event !== 'thinking' && ev.event !== 'id') {
               soon();
             }
           }, ctl.signal);
