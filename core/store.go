@@ -498,8 +498,9 @@ type DeltaStore interface {
 }
 
 // ChangeNotifier is a store that can tell a process's readers when a run
-// changed in it (the embedded store: one process holds it all). A
-// stream waits for the channel instead of polling.
+// changed through it, where one process is every writer of the runs
+// (baton dev: durable.Changes). A stream waits for the channel instead of
+// polling.
 type ChangeNotifier interface {
 	// Changed returns a channel closed at the run's next delta write or
 	// commit in this store.

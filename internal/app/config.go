@@ -118,8 +118,8 @@ type Stores struct {
 	Visibility time.Duration
 	// OneProcess says this process is every writer of the runs (baton dev
 	// on DynamoDB and SQS): a live stream then wakes on this process's
-	// writes (durable.Changes) instead of polling the table. The embedded
-	// stores always do.
+	// writes (durable.Changes) instead of polling the table, as it always
+	// does on the embedded stores.
 	OneProcess bool
 }
 

@@ -61,6 +61,11 @@ func openStores(ctx context.Context, cfg Config, loadAWS awsenv.Loader, clock co
 	if deps.WrapStore != nil {
 		st.store = deps.WrapStore(st.store)
 	}
+	if cfg.Stores.Memory || cfg.Stores.OneProcess {
+		// Outermost, so a wrapper of deps sees the store itself.
+		changes := durable.NewChanges()
+		st.store, st.deltas = changes.Store(st.store), changes.Deltas(st.deltas)
+	}
 	if deps.WrapQueue != nil {
 		st.queue = deps.WrapQueue(st.queue)
 	}
@@ -112,12 +117,7 @@ func openAWS(ctx context.Context, cfg Config, loadAWS awsenv.Loader, deps Deps) 
 	}
 	info.Describe = fmt.Sprintf("DynamoDB table %s at %s, SQS queue %s at %s", sc.Table, orAWS(sc.DynamoDBEndpoint), queue, orAWS(sc.SQSEndpoint))
 	s := dynamostore.New(ddb, sc.Table)
-	st := stores{store: s, deltas: s, tokens: s, idem: s, limits: s, queue: sqsqueue.New(sq, info.QueueURL), sqs: sq, info: info, cleanup: cleanup}
-	if sc.OneProcess {
-		changes := durable.NewChanges()
-		st.store, st.deltas = changes.Store(st.store), changes.Deltas(st.deltas)
-	}
-	return st, nil
+	return stores{store: s, deltas: s, tokens: s, idem: s, limits: s, queue: sqsqueue.New(sq, info.QueueURL), sqs: sq, info: info, cleanup: cleanup}, nil
 }
 
 func orAWS(endpoint string) string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/memstore"
 )
 
 // writes is a store and delta store whose writes fail with err.
@@ -91,5 +92,33 @@ func TestChangesCloseChannelsNobodyWoke(t *testing.T) {
 	}
 	if closed(recent) {
 		t.Fatal("a channel 25 s old was closed")
+	}
+}
+
+// TestChangesOverTheEmbeddedStore: over the embedded store (as baton dev
+// wires it), a run's change channel closes at its next delta write, not
+// for another run's, and a closed channel is not handed out again.
+func TestChangesOverTheEmbeddedStore(t *testing.T) {
+	s := memstore.New()
+	deltas := durable.NewChanges().Deltas(s)
+	notifier := deltas.(core.ChangeNotifier)
+	ctx := context.Background()
+	c := notifier.Changed("r-1")
+	other := notifier.Changed("r-2")
+	if err := deltas.PutDeltas(ctx, core.DeltaBatch{RunID: "r-1", ExpiresAt: time.Now().Add(time.Minute), Deltas: []core.TokenDelta{{Text: "x"}}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c:
+	default:
+		t.Fatal("a delta write did not signal")
+	}
+	select {
+	case <-other:
+		t.Fatal("another run's write signalled")
+	default:
+	}
+	if notifier.Changed("r-1") == c {
+		t.Fatal("a closed channel was handed out again")
 	}
 }

@@ -30,7 +30,6 @@ func (s *Store) PutDeltas(_ context.Context, b core.DeltaBatch) error {
 	copy(list[i+1:], list[i:])
 	list[i] = b
 	s.deltas[b.RunID] = list
-	s.notify(b.RunID)
 	return nil
 }
 

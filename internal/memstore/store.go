@@ -27,8 +27,6 @@ type Store struct {
 	// counts each tenant's unfinished runs (core.Write.ActiveLimit).
 	buckets map[string]time.Time
 	active  map[string]int
-	// changed are the channels readers wait on, by run (ChangeNotifier).
-	changed map[string]chan struct{}
 }
 
 type session struct {
@@ -47,8 +45,6 @@ type run struct {
 	audit   map[int64][]byte
 	pending map[string]core.PendingItem
 	session string
-	// finished: the run's status is final (no change will wake a reader).
-	finished bool
 	// outbox holds the run's notifications, serialized, by id; sent marks
 	// those published.
 	outbox map[string]*outboxEntry
@@ -73,7 +69,7 @@ func New() *Store {
 	return &Store{
 		sessions: map[string]*session{}, runs: map[string]*run{}, intents: map[string]*intent{},
 		idem: map[string]*core.IdempotencyRecord{}, tokens: map[string]core.Token{},
-		buckets: map[string]time.Time{}, active: map[string]int{}, changed: map[string]chan struct{}{},
+		buckets: map[string]time.Time{}, active: map[string]int{},
 	}
 }
 
@@ -219,7 +215,6 @@ func encodeWrite(w core.Write) (encoded, error) {
 
 func (s *Store) apply(ss *session, r *run, w core.Write, enc encoded) {
 	st := w.Output.State
-	s.notify(st.RunID)
 	for i, m := range w.Output.Messages {
 		ss.messages[m.Seq] = enc.messages[i]
 	}
@@ -246,8 +241,7 @@ func (s *Store) apply(ss *session, r *run, w core.Write, enc encoded) {
 	if st.NextMsgSeq > ss.nextSeq {
 		ss.nextSeq = st.NextMsgSeq
 	}
-	r.finished = core.IsTerminal(st.Status)
-	if r.finished {
+	if core.IsTerminal(st.Status) {
 		if ss.activeRun == st.RunID {
 			ss.activeRun = ""
 		}
@@ -542,33 +536,4 @@ func (s *Store) ActiveRuns(_ context.Context, tenant string) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.active[tenant], nil
-}
-
-var _ core.ChangeNotifier = (*Store)(nil)
-
-// Changed returns a channel closed at the run's next delta write or
-// commit (closed already for a finished run, so no reader of one waits or
-// leaves a channel behind).
-func (s *Store) Changed(runID string) <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r, ok := s.runs[runID]; ok && r.finished {
-		return closedChan
-	}
-	c, ok := s.changed[runID]
-	if !ok {
-		c = make(chan struct{})
-		s.changed[runID] = c
-	}
-	return c
-}
-
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
-// notify wakes the readers of a run; s.mu is held.
-func (s *Store) notify(runID string) {
-	if c, ok := s.changed[runID]; ok {
-		close(c)
-		delete(s.changed, runID)
-	}
 }
