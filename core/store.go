@@ -194,6 +194,7 @@ type Storage interface {
 	Outbox
 	RunLister
 	LimitStore
+	DeliveryLog
 }
 
 // RateLimit is a token bucket: it holds at most Burst tokens and refills
@@ -495,6 +496,44 @@ type DeltaStore interface {
 	// Deltas returns the run's unexpired batches at or after from, in
 	// order, at most limit.
 	Deltas(ctx context.Context, runID string, from DeltaPos, now time.Time, limit int) ([]DeltaBatch, error)
+}
+
+// DeliveryNote is one unusual delivery of a step message, which the
+// runner notes beside the run: a redelivery (the queue's receive count
+// is above 1: an earlier attempt failed, timed out or crashed) or a stale
+// delivery, dropped because the run had moved on (a duplicate send, or
+// another delivery committed the step first). A first delivery that is
+// not stale is never noted, so a healthy step writes nothing more.
+type DeliveryNote struct {
+	Step Step
+	// Turn is the model turn a model step runs (0: not known, as for a
+	// stale delivery).
+	Turn        int
+	Redelivered bool
+	Stale       bool
+	At          time.Time
+}
+
+// StepDeliveries sums the noted deliveries of one step (by its seq and,
+// for a tool step, its call id).
+type StepDeliveries struct {
+	StepSeq    int64    `json:"step_seq"`
+	Kind       StepKind `json:"kind"`
+	ToolCallID string   `json:"tool_call_id,omitempty"`
+	Turn       int      `json:"turn,omitempty"`
+	// Redeliveries counts deliveries after an earlier one failed, timed
+	// out or crashed; Stale counts deliveries dropped as stale.
+	Redeliveries int       `json:"redeliveries"`
+	Stale        int       `json:"stale"`
+	LastAt       time.Time `json:"last_at"`
+}
+
+// DeliveryLog keeps a run's delivery notes.
+type DeliveryLog interface {
+	// NoteDelivery adds a note to its step's sums.
+	NoteDelivery(ctx context.Context, runID string, n DeliveryNote) error
+	// Deliveries returns the run's sums by step seq, then call id.
+	Deliveries(ctx context.Context, runID string) ([]StepDeliveries, error)
 }
 
 // ChangeNotifier is a store that can tell a process's readers when a run

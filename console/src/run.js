@@ -106,7 +106,7 @@ export function RunPage({ id }) {
       </section>
       <section aria-labelledby="steps-h" class="steps">
         <h2 id="steps-h">Steps</h2>
-        <${Steps} events=${r.events || []} />
+        <${Steps} events=${r.events || []} deliveries=${view.deliveries || []} />
         <h2>Usage and cost</h2>
         <${Usage} view=${view} />
       </section>
@@ -257,13 +257,13 @@ function ToolCall({ call, result, audit }) {
     </li>`;
 }
 
-function Steps({ events }) {
-  const steps = timeline(events);
+function Steps({ events, deliveries }) {
+  const steps = timeline(events, deliveries);
   if (steps.length === 0) return html`<p>No steps yet.</p>`;
   return html`
     <table class="timeline">
       <caption class="visually-hidden">Durable steps of the run</caption>
-      <thead><tr><th scope="col">Step</th><th scope="col">Started</th><th scope="col">Took</th><th scope="col">Retries</th><th scope="col">Outcome</th></tr></thead>
+      <thead><tr><th scope="col">Step</th><th scope="col">Started</th><th scope="col">Took</th><th scope="col">Retries</th><th scope="col">Redeliveries</th><th scope="col">Stale deliveries</th><th scope="col">Outcome</th></tr></thead>
       <tbody>
         ${steps.map((s, i) => html`
           <tr key=${i} class=${s.inDoubt ? 'in-doubt' : ''}>
@@ -271,6 +271,8 @@ function Steps({ events }) {
             <td><time datetime=${s.start}>${new Date(s.start).toLocaleTimeString()}</time></td>
             <td>${s.end ? ms(new Date(s.end) - new Date(s.start)) : 'in flight'}</td>
             <td>${s.retries || ''}</td>
+            <td>${s.redeliveries || ''}</td>
+            <td>${s.stale || ''}</td>
             <td>${s.outcome}${s.inDoubt ? html` <strong>in_doubt</strong>` : ''}</td>
           </tr>`)}
       </tbody>

@@ -3,8 +3,12 @@
 // (with its model_retry attempts), a tool step from tool_call_start to
 // its tool_result (in_doubt when a crash left a non-retry-safe call's
 // outcome unknown), and a wait for a person from approval_required or
-// runtime_tool_pending to the decision or the submitted result.
-export function timeline(events) {
+// runtime_tool_pending to the decision or the submitted result. The run
+// view's deliveries (steps the queue delivered again, or whose delivery
+// was dropped as stale) are added to their model turn (by turn) or tool
+// call (by call id); one that matches no step (a stale delivery of a
+// model step, whose turn is not known) is a row of its own.
+export function timeline(events, deliveries = []) {
   const steps = [];
   let model = null;
   const tools = new Map();
@@ -20,7 +24,7 @@ export function timeline(events) {
     switch (e.type) {
       case 'turn_started':
         closeModel(e.at, 'replied');
-        model = { kind: 'model turn', detail: `turn ${e.turn}`, start: e.at, end: null, retries: 0, outcome: 'in flight' };
+        model = { kind: 'model turn', detail: `turn ${e.turn}`, turn: e.turn, start: e.at, end: null, retries: 0, outcome: 'in flight' };
         steps.push(model);
         break;
       case 'model_retry':
@@ -39,7 +43,7 @@ export function timeline(events) {
         closeModel(e.at, e.type);
         break;
       case 'tool_call_start': {
-        const s = { kind: 'tool call', detail: d.tool_name || d.name || '', start: e.at, end: null, retries: 0, outcome: 'in flight' };
+        const s = { kind: 'tool call', detail: d.tool_name || d.name || '', callId: d.tool_call_id, start: e.at, end: null, retries: 0, outcome: 'in flight' };
         tools.set(d.tool_call_id, s);
         steps.push(s);
         break;
@@ -75,6 +79,20 @@ export function timeline(events) {
         break;
       }
       default:
+    }
+  }
+  for (const d of deliveries) {
+    const s = d.kind === 'tool_call'
+      ? steps.find((x) => x.callId && x.callId === d.tool_call_id)
+      : d.turn && steps.find((x) => x.turn === d.turn);
+    if (s) {
+      s.redeliveries = (s.redeliveries || 0) + d.redeliveries;
+      s.stale = (s.stale || 0) + d.stale;
+    } else {
+      steps.push({
+        kind: d.kind === 'tool_call' ? 'tool call' : 'model turn', detail: `step ${d.step_seq}`, start: d.last_at, end: d.last_at,
+        retries: 0, redeliveries: d.redeliveries, stale: d.stale, outcome: d.stale ? 'delivery dropped (stale)' : 'delivered again',
+      });
     }
   }
   return steps;

@@ -21,6 +21,7 @@ type Store interface {
 	core.IntentStore
 	core.Outbox
 	core.RunLister
+	core.DeliveryLog
 }
 
 // Options wires a Runner. Store, Queue and Agents are required; every

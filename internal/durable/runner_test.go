@@ -332,6 +332,9 @@ func TestDuplicateConcurrentDeliveriesExecuteOnce(t *testing.T) {
 	cleanID := clean.start(t, model, nil)
 	clean.pump(t)
 	want := clean.envelope(t, cleanID)
+	if ds, err := clean.store.Deliveries(context.Background(), cleanID); err != nil || len(ds) != 0 {
+		t.Fatalf("a run delivered once per step noted deliveries: %+v, %v", ds, err)
+	}
 
 	h := newHarness(t, nil)
 	h.eng.Queue = dupQueue{h.q}
@@ -366,6 +369,15 @@ func TestDuplicateConcurrentDeliveriesExecuteOnce(t *testing.T) {
 			}
 		}
 		_ = h.q.Delete(context.Background(), ds[0].ReceiptHandle)
+	}
+	if ds, err := h.store.Deliveries(context.Background(), runID); err != nil || len(ds) == 0 {
+		t.Fatalf("duplicated deliveries not noted: %+v, %v", ds, err)
+	} else {
+		for _, d := range ds {
+			if d.Stale == 0 {
+				t.Errorf("step %d (%s %s): a duplicate delivered concurrently, none noted stale: %+v", d.StepSeq, d.Kind, d.ToolCallID, d)
+			}
+		}
 	}
 	got := h.envelope(t, runID)
 	if canon(t, got) != canon(t, want) {
@@ -426,9 +438,25 @@ func TestFencingRejectsAStaleWriter(t *testing.T) {
 	if n != 1 || env.Status != core.StatusCompleted || env.TurnCount != 1 {
 		t.Fatalf("stale writer changed the run: %d assistant messages, status %s, turns %d", n, env.Status, env.TurnCount)
 	}
+	// Both unusual deliveries are noted for the run's timeline: w2's (a
+	// redelivery) and w1's (its outcome dropped as stale).
+	snap, err := h.eng.Get(context.Background(), "acme", runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := h.eng.View(context.Background(), snap, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Deliveries) != 1 {
+		t.Fatalf("deliveries %+v, want one step's", v.Deliveries)
+	}
+	if d := v.Deliveries[0]; d.StepSeq != step.Seq || d.Kind != core.StepModelTurn || d.Turn != 1 || d.Redeliveries != 1 || d.Stale != 1 || d.LastAt.IsZero() {
+		t.Fatalf("deliveries %+v, want step %d (model turn 1) redelivered once and stale once", d, step.Seq)
+	}
 	// The store itself refuses a commit from an old version.
 	rec, _ := h.store.LoadRun(context.Background(), runID)
-	err := h.store.Commit(context.Background(), core.Write{Tenant: "acme", PrevVersion: rec.State.Version - 1, Output: core.Output{State: rec.State}})
+	err = h.store.Commit(context.Background(), core.Write{Tenant: "acme", PrevVersion: rec.State.Version - 1, Output: core.Output{State: rec.State}})
 	if !errors.Is(err, core.ErrConflict) {
 		t.Fatalf("commit from an old version: %v", err)
 	}

@@ -43,6 +43,11 @@ func (e *Runner) handleStep(ctx context.Context, step core.Step, d Attempt) erro
 		return fmt.Errorf("load run %s: %w", step.RunID, err)
 	}
 	log = log.With("session_id", rec.State.SessionID)
+	turn := 0
+	if step.Kind == core.StepModelTurn {
+		turn = rec.State.Turn + 1
+	}
+	defer e.noteDelivery(ctx, step, d, turn, log)
 	tr, err := e.transcript(ctx, rec.Tenant, rec.State)
 	if err != nil {
 		return err
@@ -106,6 +111,25 @@ func (e *Runner) handleStep(ctx context.Context, step core.Step, d Attempt) erro
 		log.ErrorContext(ctx, "model call failed on the last receive; applying the failure", "err", err)
 	}
 	return e.commitStep(ctx, rec, tr, in, log)
+}
+
+// noteDelivery notes a delivery of a loaded run's step that was a
+// redelivery or was dropped as stale (core.DeliveryNote), so the run's
+// timeline can show it; a first delivery that did its work writes
+// nothing. A note that cannot be stored is logged, never retried: it
+// is not worth a second delivery.
+func (e *Runner) noteDelivery(ctx context.Context, step core.Step, d Attempt, turn int, log *slog.Logger) {
+	stale := !stepProcessed(ctx)
+	if d.ReceiveCount <= 1 && !stale {
+		return
+	}
+	if stale {
+		turn = 0 // the run moved on: which turn the step ran is not known
+	}
+	n := core.DeliveryNote{Step: step, Turn: turn, Redelivered: d.ReceiveCount > 1, Stale: stale, At: e.Clock.Now()}
+	if err := e.Store.NoteDelivery(ctx, step.RunID, n); err != nil {
+		log.WarnContext(ctx, "delivery note not stored", "err", err)
+	}
 }
 
 // modelError is the error of a step's model call: a model turn's, or a

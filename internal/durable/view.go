@@ -27,9 +27,13 @@ type View struct {
 	Metadata  map[string]any `json:"metadata,omitempty"`
 	// Budgets are the run's budgets, each with its ceiling and what the
 	// run has used of it.
-	Budgets   []core.BudgetState `json:"budgets,omitempty"`
-	CreatedAt time.Time          `json:"created_at"`
-	UpdatedAt time.Time          `json:"updated_at"`
+	Budgets []core.BudgetState `json:"budgets,omitempty"`
+	// Deliveries are the run's steps that the queue delivered again or
+	// that were dropped as stale, with their counts (a run whose every
+	// step was delivered once has none).
+	Deliveries []core.StepDeliveries `json:"deliveries,omitempty"`
+	CreatedAt  time.Time             `json:"created_at"`
+	UpdatedAt  time.Time             `json:"updated_at"`
 }
 
 // View builds the run view of a snapshot. The envelope embeds the whole
@@ -64,12 +68,20 @@ func (e *Runner) View(ctx context.Context, snap Snapshot, maxBytes int) (View, e
 		}
 		results, audit = append(storedResults, results...), append(storedAudit, audit...)
 	}
+	var deliveries []core.StepDeliveries
+	if len(events) == 0 || events[0].Seq != 1 || len(w.Events) < len(events) {
+		// Not the snapshot of the run's creation (which wrote its first
+		// events; no step of it was delivered yet).
+		if deliveries, err = e.Store.Deliveries(ctx, st.RunID); err != nil {
+			return View{}, err
+		}
+	}
 	reqs, acts := st.Pending()
 	v := View{
 		RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, Status: st.Status,
 		Pending:  PendingView{ToolRequests: nonNil(reqs), Actions: nonNil(acts)},
 		Result:   core.BuildEnvelope(st, tr, events, results, audit),
-		Metadata: st.Config.Metadata, Budgets: st.Budgets, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt,
+		Metadata: st.Config.Metadata, Budgets: st.Budgets, Deliveries: deliveries, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt,
 	}
 	if maxBytes > 0 && size(v) > maxBytes {
 		all := v.Result.Messages

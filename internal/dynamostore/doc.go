@@ -21,6 +21,7 @@
 //	PK=RUN#<run>                       SK=TR#AUD#<seq>#<part> in those tables: an audit event, keyed the same way
 //	PK=RUN#<run>                       SK=PND#<id>           a pending client-tool request or approval action
 //	PK=RUN#<run>                       SK=INT#<tool_call_id> a tool call's execution intent (owner, lease, attempt)
+//	PK=RUN#<run>                       SK=DLV#<seq>#<call>   a step's delivery notes: redelivered and stale counts, kind, turn, at (deliveries.go; only steps delivered again or stale have one)
 //	PK=RUN#<run>                       SK=OBX#<id>           an outbox record (a run notification, JSON in d); while unsent, GSI1PK=OBX#<shard>, GSI1SK=<time>#<run>#<id>
 //	PK=IDM#<scope>#<key>               SK=IDM                an idempotency record; SK=IDM#BODY#<nonce>#<part> holds a large body
 //	PK=TOK#<hash>                      SK=TOK                an API token

@@ -27,6 +27,13 @@ type Store struct {
 	// counts each tenant's unfinished runs (core.Write.ActiveLimit).
 	buckets map[string]time.Time
 	active  map[string]int
+	// deliveries holds each run's delivery sums by step seq and call id.
+	deliveries map[string]map[deliveryKey]core.StepDeliveries
+}
+
+type deliveryKey struct {
+	seq    int64
+	callID string
 }
 
 type session struct {
@@ -70,6 +77,7 @@ func New() *Store {
 		sessions: map[string]*session{}, runs: map[string]*run{}, intents: map[string]*intent{},
 		idem: map[string]*core.IdempotencyRecord{}, tokens: map[string]core.Token{},
 		buckets: map[string]time.Time{}, active: map[string]int{},
+		deliveries: map[string]map[deliveryKey]core.StepDeliveries{},
 	}
 }
 

@@ -52,6 +52,7 @@ func RunContract(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Idempotency/abort", testIdempotencyAbort},
 		{"Tokens/put_lookup", testTokens},
 		{"Deltas/order_replace_expiry", testDeltas},
+		{"Deliveries/sums", testDeliveries},
 		{"Numbers/exact", testNumbers},
 		{"LargeMessage/round_trip", testLargeMessage},
 		{"ListRuns/newest_first_paged", testListRuns},

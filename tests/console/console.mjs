@@ -2,7 +2,8 @@
 // playwright-core drives Debian's Chromium (headless) against a running
 // baton dev. In (stdin, JSON): base (baton dev's URL), token (a tenant's
 // API token), chromium (the browser's path), artifacts (a folder for the
-// screenshots). Out (stdout, JSON): {"passed": [...names]} or exit 1 with
+// screenshots), redelivered (optional: a run whose first model turn was
+// delivered again after baton dev was killed mid-turn). Out (stdout, JSON): {"passed": [...names]} or exit 1 with
 // the failure on stderr.
 import { chromium } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
@@ -186,6 +187,21 @@ try {
   if ((await page.locator('main img').count()) > 0) fail('model output became an <img> element');
   if (dialogs.length) fail(`a dialog opened: ${dialogs.join(', ')}`);
   passed.push('markup is text');
+
+  // The step timeline shows a model turn the queue delivered again after
+  // baton dev was killed while it ran (given only on the emulators).
+  if (input.redelivered) {
+    await openRun(input.redelivered);
+    const row = page.locator('table.timeline tbody tr', { hasText: 'turn 1' }).first();
+    await row.waitFor();
+    const headers = await page.locator('table.timeline thead th').allTextContents();
+    const cells = await row.locator('td').allTextContents();
+    const col = (name) => cells[headers.indexOf(name)];
+    if (!(Number(col('Redeliveries')) >= 1)) fail(`the redelivered turn's row shows no redelivery: ${headers.join('|')} / ${cells.join('|')}`);
+    if (col('Outcome') !== 'replied') fail(`the redelivered turn's outcome is ${col('Outcome')}`);
+    await page.screenshot({ path: join(artifacts, 'redelivered.png'), fullPage: true });
+    passed.push('redelivery in the step timeline');
+  }
 
   if (cspViolations.length) fail(`the page broke its Content Security Policy or threw: ${cspViolations.join(' | ')}`);
   passed.push('no CSP violation');

@@ -75,7 +75,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
         <button type="submit" disabled=${l}>Submit result</button>
         ${s&&q`<p id=${`${d}-error`} class="error" role="alert">${s}</p>`}
       </form>
-    </article>`}function Ht(e){let t=[],n=null,r=new Map,i=new Map,a=(e,t)=>{n&&!n.end&&(n.end=e,n.outcome=t)};for(let o of e){let e=o.data||{};switch(o.type){case`turn_started`:a(o.at,`replied`),n={kind:`model turn`,detail:`turn ${o.turn}`,start:o.at,end:null,retries:0,outcome:`in flight`},t.push(n);break;case`model_retry`:n&&n.retries++;break;case`tool_call`:case`messages_updated`:case`completed`:a(o.at,`replied`);break;case`failed`:case`cancelled`:case`budget_exceeded`:case`max_turns_reached`:case`interrupt_received`:a(o.at,o.type);break;case`tool_call_start`:{let n={kind:`tool call`,detail:e.tool_name||e.name||``,start:o.at,end:null,retries:0,outcome:`in flight`};r.set(e.tool_call_id,n),t.push(n);break}case`approval_required`:case`runtime_tool_pending`:{let n={kind:o.type===`approval_required`?`waiting for approval`:`waiting for client tool`,detail:e.tool_name||``,start:o.at,end:null,retries:0,outcome:`waiting`};i.set(e.tool_call_id,n),t.push(n);break}case`approval_decided`:case`runtime_tool_result_submitted`:{let t=i.get(e.tool_call_id);t&&!t.end&&(t.end=o.at,t.outcome=o.type===`approval_decided`?e.decision||`decided`:`submitted`);break}case`tool_result`:{let t=r.get(e.tool_call_id);t&&!t.end&&(t.end=o.at,t.outcome=e.success?`succeeded`:`failed${e.error_type?` (${e.error_type})`:``}`,t.inDoubt=e.error_type===`in_doubt`);let n=i.get(e.tool_call_id);n&&!n.end&&(n.end=o.at,n.outcome=e.success?`answered`:`ended`);break}}}return t}var Ut=2e3;function Wt({id:e}){let[t,n]=K(null),[r,i]=K(null),[a,o]=K({}),[s,c]=K(``),[l,u]=K(0),d=he(null),f=e=>{d.current=e,n(e),e.result&&e.result.messages_truncated?Gt(e.run_id).then(i,()=>i(null)):i(null)};me(()=>{let t=new AbortController,n=null,r=async()=>{try{f(await X.getRun(e,t.signal)),c(``)}catch(e){e.name!==`AbortError`&&c(e.message)}},i=()=>{clearTimeout(n),n=setTimeout(r,100)},a=0;return(async()=>{for(await r();!t.signal.aborted;){let s=d.current;if(!s||Re(s.status)||ze(s.status))return;try{await Pe(e,a,e=>{if(e.id&&Number(e.id)>a&&(a=Number(e.id)),e.event===`token`&&e.data&&typeof e.data.delta==`string`){let t=e.data.turn;o(n=>({...n,[t]:(n[t]||``)+e.data.delta}))}else e.event===`end`&&e.data&&e.data.run_id?(clearTimeout(n),f(e.data)):e.event!==`thinking`&&e.event!==`id`&&i()},t.signal)}catch{if(t.signal.aborted)return;await new Promise(e=>setTimeout(e,Ut)),await r()}}})(),()=>{t.abort(),clearTimeout(n)}},[e,l]);let p=e=>{f(e),u(e=>e+1)};if(!t)return q`<h1>Run ${e}</h1>${s?q`<p class="error" role="alert">${s}</p>`:q`<p>Loading…</p>`}`;let m=t.result||{},h=r||m.messages||[];return q`
+    </article>`}function Ht(e,t=[]){let n=[],r=null,i=new Map,a=new Map,o=(e,t)=>{r&&!r.end&&(r.end=e,r.outcome=t)};for(let t of e){let e=t.data||{};switch(t.type){case`turn_started`:o(t.at,`replied`),r={kind:`model turn`,detail:`turn ${t.turn}`,turn:t.turn,start:t.at,end:null,retries:0,outcome:`in flight`},n.push(r);break;case`model_retry`:r&&r.retries++;break;case`tool_call`:case`messages_updated`:case`completed`:o(t.at,`replied`);break;case`failed`:case`cancelled`:case`budget_exceeded`:case`max_turns_reached`:case`interrupt_received`:o(t.at,t.type);break;case`tool_call_start`:{let r={kind:`tool call`,detail:e.tool_name||e.name||``,callId:e.tool_call_id,start:t.at,end:null,retries:0,outcome:`in flight`};i.set(e.tool_call_id,r),n.push(r);break}case`approval_required`:case`runtime_tool_pending`:{let r={kind:t.type===`approval_required`?`waiting for approval`:`waiting for client tool`,detail:e.tool_name||``,start:t.at,end:null,retries:0,outcome:`waiting`};a.set(e.tool_call_id,r),n.push(r);break}case`approval_decided`:case`runtime_tool_result_submitted`:{let n=a.get(e.tool_call_id);n&&!n.end&&(n.end=t.at,n.outcome=t.type===`approval_decided`?e.decision||`decided`:`submitted`);break}case`tool_result`:{let n=i.get(e.tool_call_id);n&&!n.end&&(n.end=t.at,n.outcome=e.success?`succeeded`:`failed${e.error_type?` (${e.error_type})`:``}`,n.inDoubt=e.error_type===`in_doubt`);let r=a.get(e.tool_call_id);r&&!r.end&&(r.end=t.at,r.outcome=e.success?`answered`:`ended`);break}}}for(let e of t){let t=e.kind===`tool_call`?n.find(t=>t.callId&&t.callId===e.tool_call_id):e.turn&&n.find(t=>t.turn===e.turn);t?(t.redeliveries=(t.redeliveries||0)+e.redeliveries,t.stale=(t.stale||0)+e.stale):n.push({kind:e.kind===`tool_call`?`tool call`:`model turn`,detail:`step ${e.step_seq}`,start:e.last_at,end:e.last_at,retries:0,redeliveries:e.redeliveries,stale:e.stale,outcome:e.stale?`delivery dropped (stale)`:`delivered again`})}return n}var Ut=2e3;function Wt({id:e}){let[t,n]=K(null),[r,i]=K(null),[a,o]=K({}),[s,c]=K(``),[l,u]=K(0),d=he(null),f=e=>{d.current=e,n(e),e.result&&e.result.messages_truncated?Gt(e.run_id).then(i,()=>i(null)):i(null)};me(()=>{let t=new AbortController,n=null,r=async()=>{try{f(await X.getRun(e,t.signal)),c(``)}catch(e){e.name!==`AbortError`&&c(e.message)}},i=()=>{clearTimeout(n),n=setTimeout(r,100)},a=0;return(async()=>{for(await r();!t.signal.aborted;){let s=d.current;if(!s||Re(s.status)||ze(s.status))return;try{await Pe(e,a,e=>{if(e.id&&Number(e.id)>a&&(a=Number(e.id)),e.event===`token`&&e.data&&typeof e.data.delta==`string`){let t=e.data.turn;o(n=>({...n,[t]:(n[t]||``)+e.data.delta}))}else e.event===`end`&&e.data&&e.data.run_id?(clearTimeout(n),f(e.data)):e.event!==`thinking`&&e.event!==`id`&&i()},t.signal)}catch{if(t.signal.aborted)return;await new Promise(e=>setTimeout(e,Ut)),await r()}}})(),()=>{t.abort(),clearTimeout(n)}},[e,l]);let p=e=>{f(e),u(e=>e+1)};if(!t)return q`<h1>Run ${e}</h1>${s?q`<p class="error" role="alert">${s}</p>`:q`<p>Loading…</p>`}`;let m=t.result||{},h=r||m.messages||[];return q`
     <p><a href="#/runs">← Runs</a></p>
     <h1>Run <span class="mono">${t.run_id}</span></h1>
     ${s&&q`<p class="error" role="alert">${s}</p>`}
@@ -89,7 +89,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
       </section>
       <section aria-labelledby="steps-h" class="steps">
         <h2 id="steps-h">Steps</h2>
-        <${Zt} events=${m.events||[]} />
+        <${Zt} events=${m.events||[]} deliveries=${t.deliveries||[]} />
         <h2>Usage and cost</h2>
         <${Qt} view=${t} />
       </section>
@@ -139,17 +139,19 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
           ${n&&q`<p class="audit">audit: result <span class="mono">${n.result_sha256}</span>, parameters <span class="mono">${n.parameters_sha256}</span>, executor ${n.executor}</p>`}
         </div>
       </div>
-    </li>`}function Zt({events:e}){let t=Ht(e);return t.length===0?q`<p>No steps yet.</p>`:q`
+    </li>`}function Zt({events:e,deliveries:t}){let n=Ht(e,t);return n.length===0?q`<p>No steps yet.</p>`:q`
     <table class="timeline">
       <caption class="visually-hidden">Durable steps of the run</caption>
-      <thead><tr><th scope="col">Step</th><th scope="col">Started</th><th scope="col">Took</th><th scope="col">Retries</th><th scope="col">Outcome</th></tr></thead>
+      <thead><tr><th scope="col">Step</th><th scope="col">Started</th><th scope="col">Took</th><th scope="col">Retries</th><th scope="col">Redeliveries</th><th scope="col">Stale deliveries</th><th scope="col">Outcome</th></tr></thead>
       <tbody>
-        ${t.map((e,t)=>q`
+        ${n.map((e,t)=>q`
           <tr key=${t} class=${e.inDoubt?`in-doubt`:``}>
             <td>${e.kind}${e.detail?q` <span class="dim">${e.detail}</span>`:``}</td>
             <td><time datetime=${e.start}>${new Date(e.start).toLocaleTimeString()}</time></td>
             <td>${e.end?Ve(new Date(e.end)-new Date(e.start)):`in flight`}</td>
             <td>${e.retries||``}</td>
+            <td>${e.redeliveries||``}</td>
+            <td>${e.stale||``}</td>
             <td>${e.outcome}${e.inDoubt?q` <strong>in_doubt</strong>`:``}</td>
           </tr>`)}
       </tbody>
