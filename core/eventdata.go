@@ -190,6 +190,22 @@ type (
 		TranscriptPreserved bool           `json:"transcript_preserved"`
 		Usage               map[string]any `json:"usage,omitempty"`
 	}
+	// ChildRunStartedData: child_run_started.
+	ChildRunStartedData struct {
+		Agent      string `json:"agent"`
+		ChildRunID string `json:"child_run_id"`
+		ToolCallID string `json:"tool_call_id"`
+		ToolName   string `json:"tool_name"`
+	}
+	// ChildRunFinishedData: child_run_finished.
+	ChildRunFinishedData struct {
+		Agent      string `json:"agent"`
+		ChildRunID string `json:"child_run_id"`
+		Reason     string `json:"reason,omitempty"`
+		Status     string `json:"status"`
+		ToolCallID string `json:"tool_call_id"`
+		ToolName   string `json:"tool_name"`
+	}
 	// ToolRefData: duplicate_tool_call and pre_tool_mediator_complete.
 	ToolRefData struct {
 		ToolCallID string `json:"tool_call_id"`
@@ -317,6 +333,8 @@ func (*ToolPolicyResolvedData) eventData()       {}
 func (*ToolDeclarationsRejectedData) eventData() {}
 func (*ReasonData) eventData()                   {}
 func (*CallbackFailedData) eventData()           {}
+func (*ChildRunStartedData) eventData()          {}
+func (*ChildRunFinishedData) eventData()         {}
 func (*MessagesUpdatedData) eventData()          {}
 func (*ContextTrimmedData) eventData()           {}
 func (*ToolCallStartData) eventData()            {}

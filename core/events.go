@@ -117,6 +117,13 @@ const (
 	// may be emitted after the run finished, and more than once for one
 	// event_id when a crash interrupts the giving up.
 	EventCallbackFailed = "callback_failed"
+	// EventChildRunStarted: an agent tool's call started its child run
+	// (children.go). Data: tool_call_id, tool_name, child_run_id, agent.
+	EventChildRunStarted = "child_run_started"
+	// EventChildRunFinished: the child run answering a call ended; the
+	// call's tool_result follows. Data: tool_call_id, tool_name,
+	// child_run_id, agent, status, reason (when it did not complete).
+	EventChildRunFinished = "child_run_finished"
 	// EventToolsDiscovered: tools a tool source offers at run time (an
 	// MCP server's, discovered by the worker) joined the run's catalog
 	// before a model turn (ToolsDiscovered). Data: tools (the names

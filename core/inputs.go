@@ -59,6 +59,9 @@ const (
 	DecideResult        DecisionKind = "result"
 	DecideAwaitClient                = "await_client"
 	DecideAwaitApproval              = "await_approval"
+	// DecideAwaitChild: the call's child run was started (ChildRunID);
+	// its end answers the call.
+	DecideAwaitChild = "await_child"
 )
 
 // Decision is a mediation outcome that needs no execution.
@@ -68,6 +71,8 @@ type Decision struct {
 	Complete bool
 	// Duplicate marks a duplicate-call correction.
 	Duplicate bool
+	// ChildRunID is the started child run of DecideAwaitChild.
+	ChildRunID string
 }
 
 // ClientResult submits a client tool's result.

@@ -173,6 +173,11 @@ func (m *Machine) mediate(ctx context.Context, st *RunState, transcript []Messag
 	if decl.IsClient() {
 		return decided(Decision{Kind: DecideAwaitClient, Complete: complete})
 	}
+	if decl.Executor == ExecutorAgent {
+		if res := depthExceeded(st, decl); res != nil {
+			return decided(Decision{Kind: DecideResult, Complete: complete, Result: *res})
+		}
+	}
 	call := newOf(st.arena, arenaCalls)
 	*call = ToolCall{
 		RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, Turn: st.Turn, ToolCallID: c.ID, ToolName: c.Name,

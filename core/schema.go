@@ -210,3 +210,21 @@ func CheckSchema(schema map[string]any) error {
 	_, err := compileSchema(schema)
 	return err
 }
+
+// ValidateValue checks any JSON value v (as ToJSONValue makes it)
+// against schema: nil when it validates, a description of what does not.
+// An error is a schema that does not compile.
+func ValidateValue(schema map[string]any, v any) (string, error) {
+	s, _, err := compileSchemaEntry(schema)
+	if err != nil {
+		return "", fmt.Errorf("compile schema: %w", err)
+	}
+	if err := s.Validate(v); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return describeValidation(ve), nil
+		}
+		return err.Error(), nil
+	}
+	return "", nil
+}

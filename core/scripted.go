@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -26,6 +27,10 @@ type ScriptedTurn struct {
 	// model is offered that tool, and skipped otherwise. One script can
 	// so serve requests with and without a client tool.
 	IfOffered string `json:"if_offered,omitempty"`
+	// IfUserSaid, when set, plays the turn only when the request's first
+	// user message contains this text, so one agent's script can answer
+	// each task differently (as the child runs of one agent do).
+	IfUserSaid string `json:"if_user_said,omitempty"`
 }
 
 // ScriptedModel replays the turns in the request's ModelSpec: model turn N
@@ -113,7 +118,7 @@ func scriptedTurn(req ModelRequest) (ScriptedTurn, bool) {
 	}
 	n := 0
 	for _, t := range req.Model.Turns {
-		if !t.appliesTo(req.Tools) {
+		if !t.appliesTo(req) {
 			continue
 		}
 		if n++; n == req.Turn {
@@ -123,13 +128,26 @@ func scriptedTurn(req ModelRequest) (ScriptedTurn, bool) {
 	return ScriptedTurn{}, false
 }
 
-// appliesTo reports whether the turn is played for a request offering
-// tools: always, or, with IfOffered, when one of them has that name.
-func (t ScriptedTurn) appliesTo(tools []ToolDeclaration) bool {
+// appliesTo reports whether the turn is played for req: always, or, with
+// IfOffered, when req offers a tool of that name, and, with IfUserSaid,
+// when its first user message contains that text.
+func (t ScriptedTurn) appliesTo(req ModelRequest) bool {
+	if t.IfUserSaid != "" {
+		said := false
+		for _, m := range req.Messages {
+			if m.Role == RoleUser {
+				said = strings.Contains(m.Content, t.IfUserSaid)
+				break
+			}
+		}
+		if !said {
+			return false
+		}
+	}
 	if t.IfOffered == "" {
 		return true
 	}
-	for _, d := range tools {
+	for _, d := range req.Tools {
 		if d.Name == t.IfOffered {
 			return true
 		}
@@ -142,7 +160,7 @@ func (t ScriptedTurn) appliesTo(tools []ToolDeclaration) bool {
 func scriptExhausted(req ModelRequest) error {
 	total, skipped := len(req.Model.Turns), 0
 	for _, t := range req.Model.Turns {
-		if !t.appliesTo(req.Tools) {
+		if !t.appliesTo(req) {
 			skipped++
 		}
 	}

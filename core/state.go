@@ -50,6 +50,7 @@ const (
 	CallAwaitingClient              = "awaiting_client"   // a client-tool request is pending
 	CallAwaitingApproval            = "awaiting_approval" // an approval action is pending
 	CallApproved                    = "approved"          // accepted; a step is scheduled to run it
+	CallAwaitingChild               = "awaiting_child"    // a child run answers it (agent tools)
 	CallResolved                    = "resolved"          // result recorded, waiting to be appended in order
 	CallDone                        = "done"              // result appended to the transcript
 )
@@ -127,6 +128,11 @@ type RunConfig struct {
 	Callback *Callback `json:"callback,omitempty"`
 	// Visible lists the tools the model sees; it is resolved by Start.
 	Visible []string `json:"visible_tools"`
+	// MaxDepth bounds how deep child runs nest below this run's tree
+	// (0: DefaultMaxDepth); Parent, on a child run, is the call it
+	// answers (children.go).
+	MaxDepth int        `json:"max_depth,omitempty"`
+	Parent   *ParentRef `json:"parent,omitempty"`
 }
 
 // withDefaults fills unset fields.
@@ -145,7 +151,7 @@ func (c RunConfig) withDefaults() RunConfig {
 	}
 	c.Model.plain = 1
 	for _, t := range c.Model.Turns {
-		if t.IfOffered != "" {
+		if t.IfOffered != "" || t.IfUserSaid != "" {
 			break
 		}
 		c.Model.plain++
@@ -239,6 +245,8 @@ type CallState struct {
 	Summary    string         `json:"summary,omitempty"`
 	Preview    map[string]any `json:"preview,omitempty"`
 	Approved   bool           `json:"approved,omitempty"`
+	// ChildRunID is the child run answering an agent tool's call.
+	ChildRunID string `json:"child_run_id,omitempty"`
 	// Approval records the decision on the call's pending action, for
 	// its audit record.
 	Approval *ApprovalRecord `json:"approval,omitempty"`
@@ -326,6 +334,9 @@ type RunState struct {
 	// Cost is what the run cost so far (nil when the machine has no
 	// Pricer).
 	Cost *RunCost `json:"cost,omitempty"`
+	// Children are the child runs the run's agent tools started, in the
+	// order they started (children.go).
+	Children []ChildSummary `json:"children,omitempty"`
 	// Trace is the W3C traceparent of the run's root span (the API
 	// request that started it), which every step message carries; core
 	// never reads it.

@@ -106,6 +106,15 @@ type Notification struct {
 	// Callback.EventID to the run's callback instead of its event on the
 	// bus; each target has its own record, settled on its own.
 	Callback *CallbackDelivery `json:"callback,omitempty"`
+	// Parent, when set, makes the record the delivery of a finished
+	// child run's end to the parent run's call (durable/children.go).
+	Parent *ParentDelivery `json:"parent,omitempty"`
+}
+
+// ParentDelivery addresses a child run's end to the call it answers.
+type ParentDelivery struct {
+	RunID      string `json:"run_id"`
+	ToolCallID string `json:"tool_call_id"`
 }
 
 // Callback is a run's webhook: the URL notifications are POSTed to and

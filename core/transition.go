@@ -47,6 +47,8 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 		err = t.toolDecided(ctx, in)
 	case ClientResult:
 		err = t.clientResult(ctx, in)
+	case ChildFinished:
+		err = t.childFinished(ctx, in)
 	case ApprovalDecision:
 		err = t.approval(ctx, in)
 	case Expire:
@@ -627,6 +629,15 @@ func (t *transition) toolDecided(ctx context.Context, in ToolDecided) error {
 		c.Preview = map[string]any{"tool_name": c.Name, "description": decl.Description, "parameters": red}
 		t.emit(EventApprovalRequired, &ApprovalRequiredData{ActionID: c.ActionID, ToolCallID: c.ID, ToolName: c.Name,
 			Summary: c.Summary, Parameters: red, ExpiresAt: exp.Format(time.RFC3339Nano)})
+	case DecideAwaitChild:
+		if d.ChildRunID != ChildRunID(t.st.RunID, c.ID) {
+			return invalid("child run %q does not answer call %q", d.ChildRunID, c.ID)
+		}
+		decl, _ := t.st.Tool(c.Name)
+		c.Status = CallAwaitingChild
+		c.ChildRunID = d.ChildRunID
+		t.child(d.ChildRunID, decl.ChildAgent(), c.ID)
+		t.emit(EventChildRunStarted, &ChildRunStartedData{Agent: decl.ChildAgent(), ChildRunID: d.ChildRunID, ToolCallID: c.ID, ToolName: c.Name})
 	default:
 		return invalid("unknown decision %q", d.Kind)
 	}

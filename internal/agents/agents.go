@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -39,12 +40,15 @@ type File struct {
 
 // Spec is one agent as written in the file.
 type Spec struct {
-	Slug               string            `json:"slug"`
-	Label              string            `json:"label,omitempty"`
-	Model              core.ModelSpec    `json:"model"`
-	AllowOverrides     []string          `json:"allow_overrides,omitempty"`
-	System             string            `json:"system,omitempty"`
-	MaxTurns           int               `json:"max_turns,omitempty"`
+	Slug           string         `json:"slug"`
+	Label          string         `json:"label,omitempty"`
+	Model          core.ModelSpec `json:"model"`
+	AllowOverrides []string       `json:"allow_overrides,omitempty"`
+	System         string         `json:"system,omitempty"`
+	MaxTurns       int            `json:"max_turns,omitempty"`
+	// MaxDepth bounds how deep child runs nest below a run of this agent
+	// through agent tools (default core.DefaultMaxDepth).
+	MaxDepth           int               `json:"max_depth,omitempty"`
 	Budgets            core.BudgetLimits `json:"budgets,omitempty"`
 	PendingTTL         string            `json:"pending_ttl,omitempty"`
 	ParallelToolCalls  bool              `json:"parallel_tool_calls,omitempty"`
@@ -146,7 +150,54 @@ func Parse(b []byte) (*Registry, error) {
 	if len(r.agents) == 0 {
 		return nil, fmt.Errorf("no agents defined")
 	}
+	for i, s := range f.Agents {
+		for _, d := range r.agents[s.Slug].Tools {
+			if child := d.ChildAgent(); child != "" && r.agents[child] == nil {
+				return nil, fmt.Errorf("agents[%d] (%s): tool %s: executor.agent %q is not an agent of this file", i, s.Slug, d.Name, child)
+			}
+		}
+	}
 	return r, nil
+}
+
+// agentTool is the declaration of an agent tool (executor type agent):
+// named agent/<anything>, source agent unless given, the default
+// parameters (task, context) unless declared, and an output_schema that
+// compiles.
+func agentTool(m map[string]any, ex toolspec.Executor) (core.ToolDeclaration, error) {
+	m = maps.Clone(m)
+	name, _ := m["name"].(string)
+	if !strings.HasPrefix(name, core.AgentToolPrefix) {
+		return core.ToolDeclaration{}, fmt.Errorf("an agent tool's name starts with %s (e.g. %s%s)", core.AgentToolPrefix, core.AgentToolPrefix, ex.Agent)
+	}
+	if _, ok := m["source"]; !ok {
+		m["source"] = core.ExecutorAgent
+	}
+	if _, ok := m["parameters"]; !ok {
+		m["parameters"] = core.DefaultAgentToolParameters()
+	}
+	schema, hasSchema := m[core.DeclOutputSchema]
+	delete(m, core.DeclOutputSchema)
+	d, err := core.NormalizeServerTool(m)
+	if err != nil {
+		return d, err
+	}
+	d.Executor = core.ExecutorAgent
+	if d.Extensions == nil {
+		d.Extensions = map[string]any{}
+	}
+	d.Extensions[core.DeclAgent] = ex.Agent
+	if hasSchema {
+		sm, ok := schema.(map[string]any)
+		if !ok {
+			return d, fmt.Errorf("output_schema must be a JSON Schema object")
+		}
+		if err := core.CheckSchema(sm); err != nil {
+			return d, fmt.Errorf("output_schema: %w", err)
+		}
+		d.Extensions[core.DeclOutputSchema] = sm
+	}
+	return d, nil
 }
 
 func build(s Spec) (*Agent, error) {
@@ -186,16 +237,30 @@ func build(s Spec) (*Agent, error) {
 		if strings.HasPrefix(name, toolspec.MCPToolPrefix) {
 			return nil, fmt.Errorf("tools[%d]: %s: mcp/ names are the tools of mcp_servers, discovered from the servers", i, name)
 		}
-		d, err := core.NormalizeServerTool(m)
-		if err != nil {
-			return nil, fmt.Errorf("tools[%d]: %w", i, err)
-		}
 		ex, err := toolspec.Parse(m["executor"])
 		if err != nil {
 			return nil, fmt.Errorf("tools[%d] (%s): %w", i, name, err)
 		}
+		if ex.Type == toolspec.TypeAgent {
+			d, err := agentTool(m, ex)
+			if err != nil {
+				return nil, fmt.Errorf("tools[%d] (%s): %w", i, name, err)
+			}
+			a.Tools = append(a.Tools, d)
+			continue
+		}
+		if _, ok := m[core.DeclOutputSchema]; ok {
+			return nil, fmt.Errorf("tools[%d] (%s): output_schema is for agent tools (executor type agent)", i, name)
+		}
+		d, err := core.NormalizeServerTool(m)
+		if err != nil {
+			return nil, fmt.Errorf("tools[%d]: %w", i, err)
+		}
 		a.Tools = append(a.Tools, d)
 		a.Executors[d.Name] = ex
+	}
+	if s.MaxDepth < 0 {
+		return nil, fmt.Errorf("max_depth must be a positive integer")
 	}
 	var err error
 	if a.MCP, err = toolspec.ParseMCPServers(s.MCPServers); err != nil {
@@ -311,7 +376,7 @@ func (a *Agent) baseConfig() core.RunConfig {
 	s := a.Spec
 	cfg := core.RunConfig{
 		Agent: s.Slug, Model: s.Model, System: s.System, Tools: append([]core.ToolDeclaration(nil), a.Tools...),
-		MaxTurns: s.MaxTurns, Budgets: map[string]int{}, PendingTTL: core.Duration(a.PendingTTL),
+		MaxTurns: s.MaxTurns, MaxDepth: s.MaxDepth, Budgets: map[string]int{}, PendingTTL: core.Duration(a.PendingTTL),
 		ParallelToolCalls: s.ParallelToolCalls, ContextBudget: s.ContextBudget, ToolResultMaxBytes: s.ToolResultMaxBytes,
 		Policy:     core.PolicyConfig{Mode: s.Mode, ToolPolicy: s.ToolPolicy, ActionPolicy: s.ActionPolicy, Deny: s.Deny, Categories: s.Categories},
 		Compaction: s.Compaction, NoTokenStream: s.StreamTokens != nil && !*s.StreamTokens || s.Guardrails.HasOutput(),

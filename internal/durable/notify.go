@@ -108,6 +108,9 @@ func notifications(tenant string, prev core.RunState, out core.Output, pending [
 			return nil, err
 		}
 	}
+	if core.IsTerminal(st.Status) && !core.IsTerminal(prev.Status) && st.Config.Parent != nil {
+		ns = append(ns, parentRecord(st))
+	}
 	switch {
 	case core.IsTerminal(st.Status) && !core.IsTerminal(prev.Status):
 		err := add(eventFinished, core.NotificationFinished, func(d *NotificationDetail) {
@@ -173,6 +176,7 @@ func truncate(s string, n int) (string, bool) {
 // notify publishes a commit's notifications and marks them sent; a
 // failure leaves them to the sweeper.
 func (e *Runner) notify(ctx context.Context, ns []core.Notification) {
+	ns = e.deliverToParents(ctx, ns)
 	ns = e.deliverCallbacks(ctx, ns)
 	if len(ns) == 0 || e.Notifier == nil {
 		return
@@ -191,9 +195,6 @@ func (e *Runner) notify(ctx context.Context, ns []core.Notification) {
 // sweepNotifications sends again the notifications still unsent
 // NotifyAfter after their transition, at most limit.
 func (e *Runner) sweepNotifications(ctx context.Context, now time.Time, limit int) (int, error) {
-	if e.Notifier == nil && e.Callbacks == nil {
-		return 0, nil
-	}
 	ns, err := e.Store.UnsentNotifications(ctx, now.Add(-e.Limits.NotifyAfter), limit)
 	if err != nil {
 		return 0, fmt.Errorf("list unsent notifications: %w", err)

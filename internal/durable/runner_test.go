@@ -71,7 +71,13 @@ type harness struct {
 
 func newHarness(t *testing.T, wrapStore func(durable.Store) durable.Store) *harness {
 	t.Helper()
-	reg, err := agents.Parse([]byte(agentsFile))
+	return newHarnessWith(t, agentsFile, wrapStore)
+}
+
+// newHarnessWith is newHarness on another agents file.
+func newHarnessWith(t *testing.T, file string, wrapStore func(durable.Store) durable.Store) *harness {
+	t.Helper()
+	reg, err := agents.Parse([]byte(file))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,10 @@ type StartRequest struct {
 	Overrides    agents.Overrides
 	Metadata     map[string]any
 	Principal    *core.Principal
+	// RunID and Parent are set for a child run (children.go): its
+	// derived id, and the call it answers.
+	RunID  string
+	Parent *core.ParentRef
 }
 
 // Start creates a run: it takes the session lock, stores the first state
@@ -34,6 +38,11 @@ func (e *Runner) Start(ctx context.Context, tenant string, req StartRequest) (Sn
 	}
 	cfg.Metadata = req.Metadata
 	cfg.Principal = req.Principal
+	cfg.Parent = req.Parent
+	runID := req.RunID
+	if runID == "" {
+		runID = e.IDs.NewID("r")
+	}
 	sessionID := req.SessionID
 	if sessionID == "" {
 		sessionID = e.IDs.NewID("s")
@@ -49,7 +58,7 @@ func (e *Runner) Start(ctx context.Context, tenant string, req StartRequest) (Sn
 			return transition{}, fmt.Errorf("%w (%s)", ErrSessionBusy, head.ActiveRun)
 		}
 		out, err := e.machine(cfg.Agent).Start(ctx, core.StartInput{
-			RunID: e.IDs.NewID("r"), SessionID: sessionID, Config: cfg,
+			RunID: runID, SessionID: sessionID, Config: cfg,
 			RequestTools: req.RequestTools, Messages: req.Messages, FirstSeq: head.NextSeq,
 		})
 		if err != nil {

@@ -152,6 +152,9 @@ func (e *Runner) executeTool(ctx context.Context, rec core.RunRecord, step core.
 	st := rec.State
 	call := *plan.Tool
 	call.Tenant = rec.Tenant
+	if call.Declaration.Executor == core.ExecutorAgent {
+		return e.startChild(ctx, rec, step, call)
+	}
 	now := e.Clock.Now()
 	claim, err := e.Store.ClaimIntent(ctx, st.RunID, call.ToolCallID, d.Owner, now, e.Limits.IntentLease)
 	if err != nil {

@@ -28,6 +28,9 @@ type View struct {
 	// Budgets are the run's budgets, each with its ceiling and what the
 	// run has used of it.
 	Budgets []core.BudgetState `json:"budgets,omitempty"`
+	// Children are the child runs its agent tools started (run id,
+	// agent, call, status, usage and cost).
+	Children []core.ChildSummary `json:"children,omitempty"`
 	// Deliveries are the run's steps that the queue delivered again or
 	// that were dropped as stale, with their counts (a run whose every
 	// step was delivered once has none).
@@ -81,7 +84,7 @@ func (e *Runner) View(ctx context.Context, snap Snapshot, maxBytes int) (View, e
 		RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, Status: st.Status,
 		Pending:  PendingView{ToolRequests: nonNil(reqs), Actions: nonNil(acts)},
 		Result:   core.BuildEnvelope(st, tr, events, results, audit),
-		Metadata: st.Config.Metadata, Budgets: st.Budgets, Deliveries: deliveries, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt,
+		Metadata: st.Config.Metadata, Budgets: st.Budgets, Children: st.Children, Deliveries: deliveries, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt,
 	}
 	if maxBytes > 0 && size(v) > maxBytes {
 		all := v.Result.Messages

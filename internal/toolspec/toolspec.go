@@ -14,6 +14,9 @@ const (
 	TypeHTTP   = "http"
 	TypeLambda = "lambda"
 	TypeGo     = "go"
+	// TypeAgent: a child run of another agent of the file answers the
+	// call (Agent names it); it is built by the runner, not executors.
+	TypeAgent = "agent"
 )
 
 // Executor is a server tool's concrete executor configuration.
@@ -25,6 +28,7 @@ type Executor struct {
 	SecretARN string `json:"secret_arn,omitempty"`
 	Function  string `json:"function,omitempty"` // lambda: function ARN or name
 	Handler   string `json:"handler,omitempty"`  // go: registered handler name
+	Agent     string `json:"agent,omitempty"`    // agent: the answering agent's slug
 	Timeout   string `json:"timeout,omitempty"`
 }
 
@@ -59,8 +63,15 @@ func Parse(v any) (Executor, error) {
 		if ex.Handler == "" {
 			return Executor{}, fmt.Errorf("executor.handler is required for go executors")
 		}
+	case TypeAgent:
+		if ex.Agent == "" {
+			return Executor{}, fmt.Errorf("executor.agent (an agent's slug) is required for agent executors")
+		}
+		if ex.Timeout != "" || ex.URL != "" || ex.Function != "" || ex.Handler != "" || ex.SecretEnv != "" || ex.SecretSSM != "" || ex.SecretARN != "" {
+			return Executor{}, fmt.Errorf("an agent executor takes only type and agent")
+		}
 	default:
-		return Executor{}, fmt.Errorf("executor.type must be http, lambda or go, got %q", ex.Type)
+		return Executor{}, fmt.Errorf("executor.type must be http, lambda, go or agent, got %q", ex.Type)
 	}
 	if ex.Timeout != "" {
 		if d, err := time.ParseDuration(ex.Timeout); err != nil || d <= 0 {

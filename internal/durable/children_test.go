@@ -1,0 +1,224 @@
+package durable_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/durable"
+)
+
+// childrenFile: a planner whose agent tool starts researcher runs; a
+// researcher's script answers each topic differently, and the beta
+// topic's needs an approved email first. deep calls itself.
+const childrenFile = `{"agents":[
+ {"slug":"planner","model":{"provider":"scripted"},"allow_overrides":["model","parallel_tool_calls"],"max_turns":8,
+  "tools":[
+   {"name":"agent/researcher","description":"Research a topic.","executor":{"type":"agent","agent":"researcher"}},
+   {"name":"agent/typed","description":"Research, answering JSON.","executor":{"type":"agent","agent":"researcher"},
+    "output_schema":{"type":"object","required":["score"],"properties":{"score":{"type":"integer"}}}}
+  ]},
+ {"slug":"researcher","model":{"provider":"scripted","turns":[
+   {"if_user_said":"alpha","content":"Alpha findings.","usage":{"prompt_tokens":3,"completion_tokens":2}},
+   {"if_user_said":"beta","content":"Mailing.","usage":{"prompt_tokens":3,"completion_tokens":2},"tool_calls":[{"id":"mail","name":"ability/send_email","parameters":{"to":"beta@example.com"}}]},
+   {"if_user_said":"beta","content":"Beta findings.","usage":{"prompt_tokens":3,"completion_tokens":2}},
+   {"if_user_said":"gamma","content":"Gamma findings.","usage":{"prompt_tokens":3,"completion_tokens":2}},
+   {"if_user_said":"json-good","content":"{\"score\": 7}"},
+   {"if_user_said":"json-bad","content":"{\"score\": \"high\"}"}
+  ]},"max_turns":4,
+  "tools":[{"name":"ability/send_email","source":"go","description":"Send mail.","action_policy":"preview","executor":{"type":"go","handler":"count"}}]},
+ {"slug":"deep","model":{"provider":"scripted","turns":[
+   {"content":"","tool_calls":[{"id":"again","name":"agent/deep","parameters":{"task":"go deeper"}}]},
+   {"content":"Done at this level."}
+  ]},"max_depth":2,
+  "tools":[{"name":"agent/deep","description":"Ask yourself.","executor":{"type":"agent","agent":"deep"}}]}
+]}`
+
+func (h *harness) startAgent(t *testing.T, agent string, model *core.ModelSpec, parallel bool) string {
+	t.Helper()
+	req := durable.StartRequest{Agent: agent, SessionID: "s-" + agent, Messages: userMsg("plan")}
+	if model != nil {
+		req.Overrides = agents.Overrides{Model: model, ParallelToolCalls: &parallel}
+	}
+	rec, err := h.eng.Start(context.Background(), "acme", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.State.RunID
+}
+
+func (h *harness) run(t *testing.T, id string) core.RunState {
+	t.Helper()
+	snap, err := h.eng.Get(context.Background(), "acme", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap.State
+}
+
+// TestChildRunsFanOut: a planner calls three researchers in parallel;
+// each is a child run, created once; one waits for an approval; the
+// parent waits with no step scheduled and, once every child ended,
+// reads their answers in call order.
+func TestChildRunsFanOut(t *testing.T) {
+	h := newHarnessWith(t, childrenFile, nil)
+	topic := func(id, task string) core.ToolCallRequest {
+		return call(id, "agent/researcher", map[string]any{"task": "Research " + task})
+	}
+	id := h.startAgent(t, "planner", scripted(
+		turn("Fanning out.", topic("c1", "alpha"), topic("c2", "beta"), topic("c3", "gamma")),
+		turn("All three are in.")), true)
+	h.pump(t)
+
+	st := h.run(t, id)
+	if st.Status != core.StatusRunning || len(st.ScheduledSteps()) != 0 {
+		t.Fatalf("parent while a child waits: status %s, scheduled %v", st.Status, st.ScheduledSteps())
+	}
+	if _, ok := st.DueAt(time.Minute); ok {
+		t.Fatalf("a parent waiting only for children is due for the sweeper")
+	}
+	beta := core.ChildRunID(id, "c2")
+	child := h.run(t, beta)
+	if child.Status != core.StatusApprovalRequired || child.Config.Parent == nil || child.Config.Parent.RunID != id || child.Config.Parent.Depth != 1 {
+		t.Fatalf("beta child: status %s, parent %+v", child.Status, child.Config.Parent)
+	}
+	_, acts := child.Pending()
+	if _, err := h.eng.Apply(context.Background(), "acme", beta, core.ApprovalDecision{ActionID: acts[0].ActionID, Decision: "accept"}); err != nil {
+		t.Fatal(err)
+	}
+	h.pump(t)
+
+	st = h.run(t, id)
+	if st.Status != core.StatusCompleted {
+		t.Fatalf("parent status %s", st.Status)
+	}
+	env := h.envelope(t, id)
+	var results []string
+	for _, m := range env.Messages {
+		if m.Role == core.RoleToolResult {
+			results = append(results, m.Content)
+		}
+	}
+	want := []string{"Alpha findings.", "Beta findings.", "Gamma findings."}
+	if len(results) != 3 {
+		t.Fatalf("results %q", results)
+	}
+	for i, w := range want {
+		if !strings.Contains(results[i], w) {
+			t.Fatalf("result %d is %q, want %q (call order)", i, results[i], w)
+		}
+	}
+	started, finished := 0, 0
+	for _, e := range env.Events {
+		switch e.Type {
+		case core.EventChildRunStarted:
+			started++
+		case core.EventChildRunFinished:
+			finished++
+		}
+	}
+	if started != 3 || finished != 3 {
+		t.Fatalf("child_run_started %d, child_run_finished %d", started, finished)
+	}
+	// The parent's usage holds its own two turns and its children's four
+	// (5 tokens each), and the view lists the children with theirs.
+	if got := st.Usage.Number("total_tokens"); got != 30 {
+		t.Fatalf("parent total_tokens %v, want 30 (10 own + 20 of its children)", got)
+	}
+	if len(st.Children) != 3 || st.Children[1].RunID != beta || st.Children[1].Status != core.StatusCompleted || st.Children[1].Usage["total_tokens"] == nil {
+		t.Fatalf("children %+v", st.Children)
+	}
+	if n := h.count.n["mail"]; n != 1 {
+		t.Fatalf("the approved email was sent %d times", n)
+	}
+	// The parent's outbox records are delivered and marked sent: a sweep
+	// finds nothing more to deliver, and delivering again changes nothing.
+	before := h.run(t, id).Version
+	if _, err := h.eng.Sweep(context.Background(), 100); err != nil {
+		t.Fatal(err)
+	}
+	if v := h.run(t, id).Version; v != before {
+		t.Fatalf("a sweep after the parent completed changed it (version %d → %d)", before, v)
+	}
+}
+
+// TestChildRunCreatedOnce: the step that starts a child, delivered again
+// (before and after its commit), finds the same child.
+func TestChildRunCreatedOnce(t *testing.T) {
+	h := newHarnessWith(t, childrenFile, nil)
+	id := h.startAgent(t, "planner", scripted(
+		turn("", call("c1", "agent/researcher", map[string]any{"task": "alpha"})),
+		turn("Done.")), false)
+	// Run the planner's first turn, then deliver its tool step three
+	// times before letting anything else run.
+	ds, _ := h.q.Receive(context.Background(), 1, 0)
+	var step core.Step
+	_ = json.Unmarshal(ds[0].Body, &step)
+	if err := h.eng.HandleStep(context.Background(), step, durable.Attempt{ReceiveCount: 1, Owner: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	_ = h.q.Delete(context.Background(), ds[0].ReceiptHandle)
+	ds, _ = h.q.Receive(context.Background(), 1, 0)
+	_ = json.Unmarshal(ds[0].Body, &step)
+	if step.Kind != core.StepToolCall {
+		t.Fatalf("step %+v", step)
+	}
+	for i := 1; i <= 3; i++ {
+		if err := h.eng.HandleStep(context.Background(), step, durable.Attempt{ReceiveCount: i, Owner: "w" + string(rune('0'+i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = h.q.Delete(context.Background(), ds[0].ReceiptHandle)
+	h.pump(t)
+	page, err := h.eng.List(context.Background(), "acme", core.RunListQuery{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Runs) != 2 {
+		t.Fatalf("%d runs, want the planner and one child", len(page.Runs))
+	}
+	if st := h.run(t, id); st.Status != core.StatusCompleted {
+		t.Fatalf("parent %s", st.Status)
+	}
+}
+
+// TestChildRunOutputSchemaAndDepth: an output_schema's match is the
+// call's JSON result and a mismatch a tool error; a recursive agent
+// stops at its max_depth with depth_exceeded.
+func TestChildRunOutputSchemaAndDepth(t *testing.T) {
+	h := newHarnessWith(t, childrenFile, nil)
+	id := h.startAgent(t, "planner", scripted(
+		turn("", call("good", "agent/typed", map[string]any{"task": "json-good"}), call("bad", "agent/typed", map[string]any{"task": "json-bad"})),
+		turn("Typed.")), true)
+	h.pump(t)
+	env := h.envelope(t, id)
+	byCall := map[string]core.ToolExecutionResult{}
+	for _, r := range env.ToolExecutionResults {
+		byCall[r.ToolCallID] = r
+	}
+	if r := byCall["good"].Result; !r.Success || r.Result.(map[string]any)["score"] == nil {
+		t.Fatalf("good: %+v", r)
+	}
+	if r := byCall["bad"].Result; r.Success || r.ErrorType != core.ErrTypeInvalidOutput {
+		t.Fatalf("bad: %+v", r)
+	}
+
+	d := h.startAgent(t, "deep", nil, false)
+	h.pump(t)
+	// deep (depth 0) → child (1) → grandchild (2): the grandchild's
+	// call is refused, and every level completes.
+	grand := core.ChildRunID(core.ChildRunID(d, "again"), "again")
+	genv := h.envelope(t, grand)
+	if len(genv.ToolExecutionResults) != 1 || genv.ToolExecutionResults[0].Result.ErrorType != core.ErrTypeDepthExceeded {
+		t.Fatalf("grandchild results %+v", genv.ToolExecutionResults)
+	}
+	for _, r := range []string{d, core.ChildRunID(d, "again"), grand} {
+		if st := h.run(t, r); st.Status != core.StatusCompleted {
+			t.Fatalf("run %s: %s", r, st.Status)
+		}
+	}
+}
