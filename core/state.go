@@ -423,6 +423,9 @@ type PendingToolRequest struct {
 	ToolName   string         `json:"tool_name"`
 	Parameters map[string]any `json:"parameters"`
 	ExpiresAt  time.Time      `json:"expires_at"`
+	// RunID is set on a child run's request listed in its parent's
+	// pending (sub-agents): the run it belongs to.
+	RunID string `json:"run_id,omitempty"`
 }
 
 // PendingAction is an approval waiting for a decision.
@@ -434,6 +437,8 @@ type PendingAction struct {
 	Summary    string         `json:"summary"`
 	Preview    map[string]any `json:"preview"`
 	ExpiresAt  time.Time      `json:"expires_at"`
+	// RunID: as PendingToolRequest's.
+	RunID string `json:"run_id,omitempty"`
 }
 
 // Pending lists the requests and actions the run waits on, in call order.

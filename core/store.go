@@ -109,6 +109,17 @@ type Notification struct {
 	// Parent, when set, makes the record the delivery of a finished
 	// child run's end to the parent run's call (durable/children.go).
 	Parent *ParentDelivery `json:"parent,omitempty"`
+	// Child, when set, makes the record the stop of a running child run
+	// of a run that ended (durable/children.go).
+	Child *ChildStop `json:"child,omitempty"`
+}
+
+// ChildStop ends a running child run because its parent ended: it is
+// interrupted when the parent was, otherwise cancelled, with Reason.
+type ChildStop struct {
+	RunID     string `json:"run_id"`
+	Interrupt bool   `json:"interrupt,omitempty"`
+	Reason    string `json:"reason"`
 }
 
 // ParentDelivery addresses a child run's end to the call it answers.

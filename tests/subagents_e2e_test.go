@@ -60,10 +60,23 @@ func TestSubAgentsEndToEnd(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		cv := d.call(t, "GET", "/v1/runs/"+beta, tokAcme, "").body
-		act := pending(cv, "actions", "action_id")
-		if r := d.call(t, "POST", "/v1/runs/"+beta+"/approvals/"+act, tokAcme, `{"decision":"accept"}`); r.status != 202 {
-			t.Fatalf("approve the child's email: %d %v", r.status, r.body)
+		// The parent's pending lists the child's approval, with the
+		// child's run id; it is decided on the parent's route, and the
+		// first decision wins over a later one on the child's.
+		pv := d.call(t, "GET", "/v1/runs/"+id, tokAcme, "").body
+		acts := pv["pending"].(map[string]any)["actions"].([]any)
+		if len(acts) != 1 || acts[0].(map[string]any)["run_id"] != beta || acts[0].(map[string]any)["tool_name"] != "ability/send_email" {
+			t.Fatalf("the parent's pending: %v", pv["pending"])
+		}
+		act := acts[0].(map[string]any)["action_id"].(string)
+		if r := d.call(t, "POST", "/v1/runs/"+id+"/approvals/"+act, tokAcme, `{"decision":"accept"}`); r.status != 202 {
+			t.Fatalf("approve the child's email on the parent's route: %d %v", r.status, r.body)
+		}
+		if r := d.call(t, "POST", "/v1/runs/"+beta+"/approvals/"+act, tokAcme, `{"decision":"reject"}`); r.status != 409 {
+			t.Fatalf("a second decision on the child's route: %d %v", r.status, r.body)
+		}
+		if r := d.call(t, "POST", "/v1/runs/"+id+"/approvals/"+act, tokAcme, `{"decision":"reject"}`); r.status != 409 {
+			t.Fatalf("a second decision on the parent's route: %d %v", r.status, r.body)
 		}
 
 		v := d.waitStatus(t, id)
@@ -109,5 +122,45 @@ func TestSubAgentsEndToEnd(t *testing.T) {
 		if r := d.call(t, "GET", "/v1/runs/"+beta, tokGlobex, ""); r.status != 404 {
 			t.Fatalf("another tenant reads a child: %d", r.status)
 		}
+
+		// Cancelling a parent cancels its running child, whose open call
+		// gets a result (a valid transcript).
+		id = start(t, d, `{"agent":"planner","messages":[{"role":"user","content":"Research beta."}],
+			"model":{"provider":"scripted","turns":[{"tool_calls":[{"id":"c1","name":"agent/researcher","parameters":{"task":"Research beta."}}]},{"content":"Never."}]}}`)
+		child := waitChild(t, d, id, "approval_required")
+		if r := d.call(t, "POST", "/v1/runs/"+id+"/cancel", tokAcme, `{"reason":"enough"}`); r.status/100 != 2 || r.body["status"] != "cancelled" {
+			t.Fatalf("cancel the parent: %d %v", r.status, r.body)
+		}
+		cv := d.waitStatus(t, child)
+		if cv["status"] != "cancelled" {
+			t.Fatalf("the child after its parent's cancel: %v", cv["status"])
+		}
+		roles := map[string]int{}
+		for _, m := range result(cv)["messages"].([]any) {
+			roles[m.(map[string]any)["role"].(string)]++
+		}
+		if roles["tool_call"] != 1 || roles["tool_result"] != 1 {
+			t.Fatalf("the cancelled child's transcript: %v", roles)
+		}
 	})
+}
+
+// waitChild waits until run id's first child run has status and returns
+// the child's id.
+func waitChild(t *testing.T, d *dev, id, status string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		v := d.call(t, "GET", "/v1/runs/"+id, tokAcme, "").body
+		if children, _ := v["children"].([]any); len(children) > 0 {
+			c := children[0].(map[string]any)["run_id"].(string)
+			if cv := d.call(t, "GET", "/v1/runs/"+c, tokAcme, "").body; cv["status"] == status {
+				return c
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s has no child in status %s: %v", id, status, v)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

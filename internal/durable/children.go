@@ -27,6 +27,13 @@ import (
 // (core.ErrNothingToApply) and only marks the record sent. So the parent
 // receives each child's end exactly once.
 
+// A run that ends while children of its are still running stops them:
+// its final commit stores one outbox record per running child
+// (core.Notification.Child), delivered like the others, which interrupts
+// the child when the parent was interrupted and cancels it otherwise
+// (a child that ended meanwhile is left as it is). Each child's own end
+// then comes back to a parent that is finished, and changes nothing.
+
 // startChild starts (or finds) the child run of an agent tool's call and
 // returns the decision that makes the call wait for it; a child that
 // cannot be started (its agent is gone) is the call's failed result.
@@ -81,17 +88,23 @@ func parentRecord(st core.RunState) core.Notification {
 	}
 }
 
-// deliverToParents delivers the parent records of ns and returns the
-// others.
+// deliverToParents delivers the records of ns between parent and child
+// runs (a child's end, a child's stop) and returns the others.
 func (e *Runner) deliverToParents(ctx context.Context, ns []core.Notification) []core.Notification {
 	var rest []core.Notification
 	for _, n := range ns {
-		if n.Parent == nil {
+		var err error
+		switch {
+		case n.Parent != nil:
+			err = e.deliverToParent(ctx, n)
+		case n.Child != nil:
+			err = e.stopChild(ctx, n)
+		default:
 			rest = append(rest, n)
 			continue
 		}
-		if err := e.deliverToParent(ctx, n); err != nil {
-			e.Log.WarnContext(ctx, "deliver a child run's end to its parent; the sweeper tries again", "run_id", n.RunID, "parent_run_id", n.Parent.RunID, "err", err)
+		if err != nil {
+			e.Log.WarnContext(ctx, "deliver between a parent run and its child; the sweeper tries again", "run_id", n.RunID, "event_id", n.ID, "err", err)
 			continue
 		}
 		if err := e.Store.MarkNotificationSent(ctx, n.RunID, n.ID); err != nil {
@@ -138,4 +151,120 @@ func (e *Runner) deliverToParent(ctx context.Context, n core.Notification) error
 		return nil
 	}
 	return err
+}
+
+// childStops are the outbox records of a finishing run that stop its
+// running children.
+func childStops(st core.RunState) []core.Notification {
+	var ns []core.Notification
+	reason := fmt.Sprintf("the parent run %s ended (%s)", st.RunID, st.Status)
+	if r, ok := st.Interrupted["reason"].(string); ok && r != "" {
+		reason += ": " + r
+	}
+	for _, c := range st.Children {
+		if c.Status != core.StatusRunning {
+			continue
+		}
+		ns = append(ns, core.Notification{
+			ID: fmt.Sprintf("%s:%d:stop:%s", st.RunID, st.Version, c.RunID), RunID: st.RunID, Time: st.UpdatedAt,
+			Child: &core.ChildStop{RunID: c.RunID, Interrupt: st.Status == core.StatusInterrupted, Reason: reason},
+		})
+	}
+	return ns
+}
+
+// stopChild delivers a child stop record: it cancels or interrupts the
+// child, unless the child already ended.
+func (e *Runner) stopChild(ctx context.Context, n core.Notification) error {
+	child, err := e.Store.LoadRun(ctx, n.Child.RunID)
+	if errors.Is(err, core.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load child run: %w", err)
+	}
+	var in core.Input = core.Cancel{Reason: n.Child.Reason}
+	if n.Child.Interrupt {
+		in = core.Interrupt{Reason: n.Child.Reason, Metadata: map[string]any{"source": "parent"}}
+	}
+	_, err = e.apply(ctx, child, in)
+	if err == nil || errors.Is(err, ErrFinished) || errors.Is(err, core.ErrNothingToApply) {
+		return nil
+	}
+	return err
+}
+
+// treePending lists what the running children of st (and theirs) wait
+// on, each item with its run's id, in the order the children started.
+func (e *Runner) treePending(ctx context.Context, st core.RunState, reqs []core.PendingToolRequest, acts []core.PendingAction) ([]core.PendingToolRequest, []core.PendingAction, error) {
+	for _, c := range st.Children {
+		if c.Status != core.StatusRunning {
+			continue
+		}
+		child, err := e.Store.LoadRun(ctx, c.RunID)
+		if errors.Is(err, core.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("child run %s: %w", c.RunID, err)
+		}
+		r, a := child.State.Pending()
+		for _, x := range r {
+			x.RunID = c.RunID
+			reqs = append(reqs, x)
+		}
+		for _, x := range a {
+			x.RunID = c.RunID
+			acts = append(acts, x)
+		}
+		if reqs, acts, err = e.treePending(ctx, child.State, reqs, acts); err != nil {
+			return nil, nil, err
+		}
+	}
+	return reqs, acts, nil
+}
+
+// childWaitingOn finds the running child (or grandchild) of st that
+// waits on pending item id: a decision sent to a parent's route for it
+// is applied there.
+func (e *Runner) childWaitingOn(ctx context.Context, st core.RunState, id string) (core.RunRecord, bool, error) {
+	for _, c := range st.Children {
+		if c.Status != core.StatusRunning {
+			continue
+		}
+		child, err := e.Store.LoadRun(ctx, c.RunID)
+		if errors.Is(err, core.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return core.RunRecord{}, false, fmt.Errorf("child run %s: %w", c.RunID, err)
+		}
+		for _, cs := range child.State.Calls {
+			if (cs.Status == core.CallAwaitingApproval && cs.ActionID == id) || (cs.Status == core.CallAwaitingClient && cs.RequestID == id) {
+				return child, true, nil
+			}
+		}
+		if rec, ok, err := e.childWaitingOn(ctx, child.State, id); ok || err != nil {
+			return rec, ok, err
+		}
+	}
+	return core.RunRecord{}, false, nil
+}
+
+// decidedInTree reports whether pending item id belongs to a child run
+// of st (or to one of theirs) that no longer waits on it.
+func (e *Runner) decidedInTree(ctx context.Context, st core.RunState, id string) (core.PendingItem, bool) {
+	for _, c := range st.Children {
+		if p, err := e.Store.PendingItem(ctx, c.RunID, id); err == nil {
+			return p, p.Status != core.PendingOpen
+		}
+		child, err := e.Store.LoadRun(ctx, c.RunID)
+		if err != nil {
+			continue
+		}
+		if p, ok := e.decidedInTree(ctx, child.State, id); ok {
+			return p, true
+		}
+	}
+	return core.PendingItem{}, false
 }

@@ -222,3 +222,55 @@ func TestChildRunOutputSchemaAndDepth(t *testing.T) {
 		}
 	}
 }
+
+// TestChildRunsStopWithParent: cancelling a parent cancels its running
+// children (their open calls closed, so their transcripts stay valid);
+// interrupting one interrupts them; a child that had ended is left alone.
+func TestChildRunsStopWithParent(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   core.Input
+		want core.RunStatus
+	}{
+		{"cancel", core.Cancel{Reason: "enough"}, core.StatusCancelled},
+		{"interrupt", core.Interrupt{Reason: "stop now"}, core.StatusInterrupted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarnessWith(t, childrenFile, nil)
+			id := h.startAgent(t, "planner", scripted(
+				turn("", call("c1", "agent/researcher", map[string]any{"task": "alpha"}), call("c2", "agent/researcher", map[string]any{"task": "beta"})),
+				turn("Never.")), true)
+			h.pump(t)
+			beta := core.ChildRunID(id, "c2")
+			if st := h.run(t, beta); st.Status != core.StatusApprovalRequired {
+				t.Fatalf("beta %s", st.Status)
+			}
+			if _, err := h.eng.Apply(context.Background(), "acme", id, tc.in); err != nil {
+				t.Fatal(err)
+			}
+			h.pump(t)
+			if st := h.run(t, id); st.Status != tc.want {
+				t.Fatalf("parent %s", st.Status)
+			}
+			if st := h.run(t, beta); st.Status != tc.want {
+				t.Fatalf("running child %s, want %s", st.Status, tc.want)
+			}
+			if st := h.run(t, core.ChildRunID(id, "c1")); st.Status != core.StatusCompleted {
+				t.Fatalf("finished child %s", st.Status)
+			}
+			env := h.envelope(t, beta)
+			calls, results := 0, 0
+			for _, m := range env.Messages {
+				switch m.Role {
+				case core.RoleToolCall:
+					calls++
+				case core.RoleToolResult:
+					results++
+				}
+			}
+			if calls != 1 || results != 1 || h.count.n["mail"] != 0 {
+				t.Fatalf("beta's transcript: %d calls, %d results; mail sent %d times", calls, results, h.count.n["mail"])
+			}
+		})
+	}
+}

@@ -138,7 +138,7 @@ func (e *Runner) newWrite(tenant string, prev core.RunState, out core.Output) (c
 		w.DueAt = &due
 	}
 	w.AfterFinish = core.IsTerminal(prev.Status)
-	if e.Notifier != nil || e.Callbacks != nil || out.State.Config.Parent != nil {
+	if e.Notifier != nil || e.Callbacks != nil || out.State.Config.Parent != nil || len(out.State.Children) > 0 {
 		var cb *core.Callback
 		if e.Callbacks != nil {
 			cb = out.State.Config.Callback

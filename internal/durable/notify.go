@@ -108,8 +108,11 @@ func notifications(tenant string, prev core.RunState, out core.Output, pending [
 			return nil, err
 		}
 	}
-	if core.IsTerminal(st.Status) && !core.IsTerminal(prev.Status) && st.Config.Parent != nil {
-		ns = append(ns, parentRecord(st))
+	if core.IsTerminal(st.Status) && !core.IsTerminal(prev.Status) {
+		if st.Config.Parent != nil {
+			ns = append(ns, parentRecord(st))
+		}
+		ns = append(ns, childStops(st)...)
 	}
 	switch {
 	case core.IsTerminal(st.Status) && !core.IsTerminal(prev.Status):

@@ -120,10 +120,28 @@ func (e *Runner) Apply(ctx context.Context, tenant, runID string, in core.Input)
 	case core.ApprovalDecision:
 		id = v.ActionID
 	}
+	if errors.Is(err, core.ErrNotFound) && id != "" {
+		// A child run's item, decided through its parent's route: the
+		// child takes the decision (the first one wins, as on its own
+		// route) and the parent's view follows.
+		child, ok, cerr := e.childWaitingOn(ctx, current.State, id)
+		if cerr != nil {
+			return Snapshot{}, cerr
+		}
+		if ok {
+			if _, err := e.Apply(ctx, tenant, child.State.RunID, in); err != nil {
+				return Snapshot{}, err
+			}
+			return e.Get(ctx, tenant, runID)
+		}
+	}
 	switch {
 	case errors.Is(err, core.ErrNotFound) && id != "":
 		if p, perr := e.Store.PendingItem(ctx, runID, id); perr == nil && p.Status != core.PendingOpen {
 			return Snapshot{}, fmt.Errorf("%w: %s is %s", ErrAlreadyDecided, id, p.Status)
+		}
+		if p, ok := e.decidedInTree(ctx, current.State, id); ok {
+			return Snapshot{}, fmt.Errorf("%w: %s of child run %s is %s", ErrAlreadyDecided, id, p.RunID, p.Status)
 		}
 	case errors.Is(err, core.ErrExpired):
 		return Snapshot{}, fmt.Errorf("%w: %v", ErrAlreadyDecided, err)

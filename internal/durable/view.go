@@ -80,6 +80,11 @@ func (e *Runner) View(ctx context.Context, snap Snapshot, maxBytes int) (View, e
 		}
 	}
 	reqs, acts := st.Pending()
+	if len(st.Children) > 0 && !core.IsTerminal(st.Status) {
+		if reqs, acts, err = e.treePending(ctx, st, reqs, acts); err != nil {
+			return View{}, err
+		}
+	}
 	v := View{
 		RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, Status: st.Status,
 		Pending:  PendingView{ToolRequests: nonNil(reqs), Actions: nonNil(acts)},
