@@ -188,7 +188,7 @@ func depthExceeded(st *RunState, decl ToolDeclaration) *ToolResult {
 		return nil
 	}
 	return &ToolResult{Success: false, ToolName: decl.Name, ErrorType: ErrTypeDepthExceeded,
-		Error: fmt.Sprintf("Tool '%s' cannot start another agent: this run is already %d level(s) below the first run and the limit is %d (max_depth).", decl.Name, st.Config.Depth(), limit),
+		Error:    fmt.Sprintf("Tool '%s' cannot start another agent: this run is already %d level(s) below the first run and the limit is %d (max_depth).", decl.Name, st.Config.Depth(), limit),
 		Metadata: map[string]any{"depth": st.Config.Depth(), "max_depth": limit}}
 }
 
