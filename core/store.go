@@ -354,7 +354,8 @@ type QueuedStep struct {
 	// Group serializes delivery: the session for sequential steps, a
 	// per-call group for parallel tool steps.
 	Group string
-	// DedupID drops duplicate sends: run id plus step sequence.
+	// DedupID drops duplicate sends of one commit's step: run id, step
+	// sequence and the commit's version (a resend is another commit).
 	DedupID string
 }
 

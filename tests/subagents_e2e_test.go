@@ -3,9 +3,17 @@
 package tests
 
 import (
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/baton-agents/baton/toolsig"
 )
 
 // TestSubAgentsEndToEnd: on each store, a planner fans out to three
@@ -162,5 +170,105 @@ func waitChild(t *testing.T, d *dev, id, status string) string {
 			t.Fatalf("run %s has no child in status %s: %v", id, status, v)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestSubAgentsSurviveCrashes: on the emulators, baton dev is killed
+// (SIGKILL) once the planner's first child exists and again while the
+// children's tools run, then started again: exactly three children exist,
+// each child's tool (slow, over http) ran once, and the planner
+// completes.
+func TestSubAgentsSurviveCrashes(t *testing.T) {
+	if os.Getenv("BATON_TEST_DYNAMODB_ENDPOINT") == "" || os.Getenv("BATON_E2E_BASE_URL") != "" {
+		t.Skip("needs baton dev on the emulators: embedded stores do not survive a crash by design")
+	}
+	secret := "e2e-subagent-tool-secret-" + randomSuffix() + randomSuffix()
+	const env = "BATON_E2E_LOOKUP_SECRET"
+	t.Setenv(env, secret)
+	var mu sync.Mutex
+	byKey := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		if err := toolsig.Verify([]byte(secret), r.Header.Get(toolsig.HeaderTimestamp), r.Header.Get(toolsig.HeaderSignature), raw, time.Now()); err != nil {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		mu.Lock()
+		byKey[r.Header.Get("Idempotency-Key")]++
+		mu.Unlock()
+		time.Sleep(1500 * time.Millisecond) // long enough to be killed in
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"success":true,"result":{"found":"yes"}}`)
+	}))
+	t.Cleanup(srv.Close)
+	lookups := func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(byKey)
+	}
+	file := writeAgentsFile(t, map[string]any{"agents": []any{
+		map[string]any{"slug": "planner", "model": map[string]any{"provider": "scripted"}, "allow_overrides": []any{"model", "parallel_tool_calls"},
+			"tools": []any{map[string]any{"name": "agent/researcher", "description": "Ask a researcher.", "executor": map[string]any{"type": "agent", "agent": "researcher"}}}},
+		map[string]any{"slug": "researcher", "model": map[string]any{"provider": "scripted", "turns": []any{
+			map[string]any{"tool_calls": []any{map[string]any{"id": "look", "name": "lab/lookup", "parameters": map[string]any{}}}},
+			map[string]any{"content": "Looked it up."}}},
+			"tools": []any{map[string]any{"name": "lab/lookup", "source": "lab", "description": "Look something up (slowly).",
+				"executor": map[string]any{"type": "http", "url": srv.URL + "/lookup", "secret_env": env, "timeout": "10s"}}}},
+	}})
+	args := withAgentsFile(devArgs(t), file)
+	d := startDev(t, args)
+	id := start(t, d, `{"agent":"planner","messages":[{"role":"user","content":"Research three things."}],"parallel_tool_calls":true,
+		"model":{"provider":"scripted","turns":[{"tool_calls":[
+			{"id":"c1","name":"agent/researcher","parameters":{"task":"one"}},
+			{"id":"c2","name":"agent/researcher","parameters":{"task":"two"}},
+			{"id":"c3","name":"agent/researcher","parameters":{"task":"three"}}]},
+			{"content":"Three answers."}]}}`)
+	crash := func(what string, ready func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !ready() {
+			if time.Now().After(deadline) {
+				t.Fatalf("never %s", what)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err := d.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		_ = d.cmd.Wait()
+		d = startDev(t, args)
+	}
+	crash("a first child", func() bool {
+		children, _ := d.call(t, "GET", "/v1/runs/"+id, tokAcme, "").body["children"].([]any)
+		return len(children) > 0
+	})
+	crash("a child's tool running", func() bool { return len(lookups()) > 0 })
+
+	deadline := time.Now().Add(3 * time.Minute)
+	var v map[string]any
+	for {
+		v = d.call(t, "GET", "/v1/runs/"+id+"?wait=5", tokAcme, "").body
+		if v["status"] == "completed" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if v["status"] != "completed" || result(v)["final_content"] != "Three answers." {
+		t.Fatalf("the planner after two crashes: %v", v)
+	}
+	children := v["children"].([]any)
+	runs := d.call(t, "GET", "/v1/runs?limit=100", tokAcme, "").body["runs"].([]any)
+	if len(children) != 3 || len(runs) != 4 {
+		t.Fatalf("%d children and %d runs, want 3 and 4 (the planner and its children)", len(children), len(runs))
+	}
+	got := lookups()
+	for _, c := range children {
+		c := c.(map[string]any)
+		key := c["run_id"].(string) + ":look"
+		if got[key] != 1 {
+			t.Errorf("child %s: its tool ran %d times, want once (all: %v)", c["run_id"], got[key], got)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("tool runs by key: %v", got)
 	}
 }

@@ -250,7 +250,14 @@ func group(st core.RunState, s core.Step) string {
 	return st.SessionID
 }
 
-func dedupID(s core.Step) string { return fmt.Sprintf("%s:%d", s.RunID, s.Seq) }
+// dedupID is a step message's deduplication id: the run, the step and
+// the version of the commit that sends it. A send retried for the same
+// commit is dropped as a duplicate; the sweeper's resend of a stalled
+// step is a commit of its own (core.StallResend), so SQS FIFO, which
+// drops a repeated id for five minutes, does not drop it.
+func dedupID(st core.RunState, s core.Step) string {
+	return fmt.Sprintf("%s:%d:%d", s.RunID, s.Seq, st.Version)
+}
 
 func (e *Runner) enqueue(ctx context.Context, st core.RunState, steps []core.Step) {
 	if len(steps) == 0 {
@@ -259,7 +266,7 @@ func (e *Runner) enqueue(ctx context.Context, st core.RunState, steps []core.Ste
 	qs := make([]core.QueuedStep, len(steps))
 	for i, s := range steps {
 		s.Trace = st.Trace
-		qs[i] = core.QueuedStep{Step: s, Group: group(st, s), DedupID: dedupID(s)}
+		qs[i] = core.QueuedStep{Step: s, Group: group(st, s), DedupID: dedupID(st, s)}
 	}
 	if err := e.Queue.Enqueue(ctx, qs); err != nil {
 		// The commit stands; the sweeper sends the steps again once the run

@@ -50,3 +50,26 @@ func TestSweepResendsAStalledStepOncePerStallPeriod(t *testing.T) {
 		t.Fatalf("after the resend: %s %q", env.Status, env.FinalContent)
 	}
 }
+
+// TestSweepResendIsNotDroppedAsADuplicate: a step message lost right
+// after its send is sent again by the first sweep past the stall period,
+// well inside the queue's five-minute deduplication window, and that
+// resend is delivered (its deduplication id is its own commit's), so the
+// run ends without waiting for the window to pass.
+func TestSweepResendIsNotDroppedAsADuplicate(t *testing.T) {
+	h := newHarness(t, nil)
+	h.opts.Limits.StallAfter = stallAfter
+	h.eng = durable.New(h.opts)
+	runID := h.start(t, scripted(core.ScriptedTurn{Content: "done"}), nil)
+	if err := h.q.Drain(context.Background(), 100, func(core.Step, core.ReceivedMessage) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.T = h.clock.T.Add(stallAfter + time.Second)
+	if _, err := h.eng.Sweep(context.Background(), 10); err != nil {
+		t.Fatal(err)
+	}
+	h.pump(t)
+	if env := h.envelope(t, runID); env.Status != core.StatusCompleted {
+		t.Fatalf("%s after the resend %v after the lost send: the resend was dropped", env.Status, stallAfter+time.Second)
+	}
+}
