@@ -124,6 +124,9 @@ type ChildFinished struct {
 	// parent adds them to its own.
 	Usage map[string]any
 	Cost  *RunCost
+	// ToolCalls is the child's tool_calls count (when it has that budget,
+	// as a child of a run with one does).
+	ToolCalls int
 }
 
 // ChildSummary is one child run of a run: which call it answers, how it
@@ -154,10 +157,16 @@ func (t *transition) child(id, agent, callID string) *ChildSummary {
 // addChildSpend adds a finished child's usage and cost to the run's.
 func (t *transition) addChildSpend(in ChildFinished) {
 	s := t.st
+	if b := s.budget(BudgetToolCalls); b != nil {
+		b.Current += in.ToolCalls
+	}
 	if len(in.Usage) > 0 {
 		s.Usage.Add(in.Usage)
 		if b := s.budget(BudgetTotalTokens); b != nil {
 			b.Current = int(s.Usage.Number("total_tokens"))
+			if b.Exceeded() && s.Stop == nil {
+				t.tripBudget(b)
+			}
 		}
 	}
 	if in.Cost == nil || s.Cost == nil || t.m.Pricer == nil {
@@ -250,4 +259,31 @@ func childResult(st *RunState, c *CallState, in ChildFinished) ToolResult {
 			Error: fmt.Sprintf("The %s agent's answer does not satisfy its output_schema: %v", in.Agent, err)}
 	}
 	return NormalizeToolOutput(decl, map[string]any{"success": true, "result": v, "metadata": meta}, nil)
+}
+
+// InheritBudgets limits a child run's configuration to what its parent
+// has left of the budgets a tree shares (cost_usd, total_tokens,
+// tool_calls), keeping the child's own ceiling where it is lower. The
+// parent counts its children's spend when each ends (ChildFinished), so
+// the tree as a whole stays within the parent's budgets. A budget the
+// parent has used up leaves the child the least it can hold (it stops at
+// its first count).
+func (c *RunConfig) InheritBudgets(parent []BudgetState) {
+	for _, b := range parent {
+		switch b.Name {
+		case BudgetCostUSD:
+			left := max(b.CeilingUSD-b.CurrentUSD, 1e-9)
+			if c.CostBudgetUSD == 0 || left < c.CostBudgetUSD {
+				c.CostBudgetUSD = left
+			}
+		case BudgetTotalTokens, BudgetToolCalls:
+			left := max(b.Ceiling-b.Current, 1)
+			if c.Budgets == nil {
+				c.Budgets = map[string]int{}
+			}
+			if own, ok := c.Budgets[b.Name]; !ok || left < own {
+				c.Budgets[b.Name] = left
+			}
+		}
+	}
 }

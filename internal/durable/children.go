@@ -62,6 +62,7 @@ func (e *Runner) startChild(ctx context.Context, rec core.RunRecord, step core.S
 		Messages:  []core.Message{{Role: core.RoleUser, Content: core.ChildTask(call.Parameters)}},
 		Principal: principal,
 		Parent:    &core.ParentRef{RunID: st.RunID, ToolCallID: call.ToolCallID, RootRunID: root, Depth: st.Config.Depth() + 1},
+		Inherit:   st.Budgets,
 	})
 	if err == nil {
 		return await, nil
@@ -123,6 +124,11 @@ func (e *Runner) deliverToParent(ctx context.Context, n core.Notification) error
 	st := child.State
 	in := core.ChildFinished{ToolCallID: n.Parent.ToolCallID, ChildRunID: st.RunID, Agent: st.Config.Agent, Status: st.Status,
 		Usage: st.Usage.Map(), Cost: st.Cost}
+	for _, b := range st.Budgets {
+		if b.Name == core.BudgetToolCalls {
+			in.ToolCalls = b.Current
+		}
+	}
 	switch {
 	case st.Status == core.StatusCompleted:
 		tr, err := e.transcript(ctx, child.Tenant, st)

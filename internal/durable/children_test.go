@@ -7,16 +7,20 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
 	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/telemetry"
 )
 
 // childrenFile: a planner whose agent tool starts researcher runs; a
 // researcher's script answers each topic differently, and the beta
 // topic's needs an approved email first. deep calls itself.
 const childrenFile = `{"agents":[
- {"slug":"planner","model":{"provider":"scripted"},"allow_overrides":["model","parallel_tool_calls"],"max_turns":8,
+ {"slug":"planner","model":{"provider":"scripted"},"allow_overrides":["model","parallel_tool_calls","budgets"],"max_turns":8,
   "tools":[
    {"name":"agent/researcher","description":"Research a topic.","executor":{"type":"agent","agent":"researcher"}},
    {"name":"agent/typed","description":"Research, answering JSON.","executor":{"type":"agent","agent":"researcher"},
@@ -273,4 +277,99 @@ func TestChildRunsStopWithParent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestChildRunsShareBudgets: a child starts with what its parent has
+// left of the tree's budgets, and its spend counts in the parent's.
+func TestChildRunsShareBudgets(t *testing.T) {
+	h := newHarnessWith(t, childrenFile, nil)
+	start := func(tokens int) string {
+		req := durable.StartRequest{Agent: "planner", SessionID: "s-budget-" + string(rune('a'+tokens)), Messages: userMsg("plan"),
+			Overrides: agents.Overrides{Model: scripted(turn("", call("c1", "agent/researcher", map[string]any{"task": "alpha"})), turn("Done.")),
+				Budgets: core.BudgetLimits{core.BudgetTotalTokens: float64(tokens)}}}
+		rec, err := h.eng.Start(context.Background(), "acme", req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec.State.RunID
+	}
+	// 20 tokens: the parent's first turn took 5, so its child may use 15
+	// of them; the child's 5 and the parent's second turn's 5 make 15.
+	id := start(20)
+	h.pump(t)
+	child := h.run(t, core.ChildRunID(id, "c1"))
+	if len(child.Budgets) != 1 || child.Budgets[0].Name != core.BudgetTotalTokens || child.Budgets[0].Ceiling != 15 {
+		t.Fatalf("the child's budgets %+v, want total_tokens 15", child.Budgets)
+	}
+	if st := h.run(t, id); st.Status != core.StatusCompleted || st.Usage.Number("total_tokens") != 15 {
+		t.Fatalf("parent %s with %v tokens", st.Status, st.Usage.Number("total_tokens"))
+	}
+	// 8 tokens: the child may use 3; its one turn takes 5 (a final
+	// answer is kept, as in any run: total_tokens is checked before a next
+	// turn), and the parent, 10 tokens in with its child's, stops at once
+	// with budget_exceeded instead of taking another turn.
+	id = start(8)
+	h.pump(t)
+	child = h.run(t, core.ChildRunID(id, "c1"))
+	if child.Budgets[0].Ceiling != 3 || child.Status != core.StatusCompleted {
+		t.Fatalf("child %s with budgets %+v", child.Status, child.Budgets)
+	}
+	st := h.run(t, id)
+	if st.Status != core.StatusBudgetExceeded || st.Budget != core.BudgetTotalTokens || st.Turn != 1 {
+		t.Fatalf("parent %s (budget %q) after %d turns", st.Status, st.Budget, st.Turn)
+	}
+}
+
+// TestChildRunJoinsParentTrace: a tree is one trace: the child's root
+// span (invoke_agent) is a child of the parent's execute_tool span, and
+// the child's steps continue that trace.
+func TestChildRunJoinsParentTrace(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	h := newHarnessWith(t, childrenFile, nil)
+	h.opts.Telemetry = telemetry.Settings{Provider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))}
+	h.eng = durable.New(h.opts)
+	h.startAgent(t, "planner", scripted(turn("", call("c1", "agent/researcher", map[string]any{"task": "alpha"})), turn("Done.")), false)
+	h.pump(t)
+	byName := map[string][]sdktrace.ReadOnlySpan{}
+	for _, s := range rec.Ended() {
+		byName[s.Name()] = append(byName[s.Name()], s)
+	}
+	root, tool, child := byName["invoke_agent planner"], byName["execute_tool agent/researcher"], byName["invoke_agent researcher"]
+	if len(root) != 1 || len(tool) != 1 || len(child) != 1 {
+		t.Fatalf("spans: %d planner roots, %d execute_tool, %d researcher roots", len(root), len(tool), len(child))
+	}
+	trace := root[0].SpanContext().TraceID()
+	if child[0].SpanContext().TraceID() != trace || child[0].Parent().SpanID() != tool[0].SpanContext().SpanID() {
+		t.Fatalf("the child's root span is not under the parent's execute_tool span")
+	}
+	steps := 0
+	for _, s := range rec.Ended() {
+		if s.SpanContext().TraceID() != trace {
+			t.Errorf("span %s is in another trace", s.Name())
+		}
+		if strings.HasPrefix(s.Name(), "step ") {
+			steps++
+		}
+	}
+	if steps < 4 {
+		t.Fatalf("%d step spans, want the parent's and the child's", steps)
+	}
+}
+
+// TestChildRunNotificationsNameTheTree: a child's paused notification
+// names its parent and its tree's first run.
+func TestChildRunNotificationsNameTheTree(t *testing.T) {
+	h := newHarnessWith(t, childrenFile, nil)
+	id := h.startAgent(t, "planner", scripted(turn("", call("c2", "agent/researcher", map[string]any{"task": "beta"})), turn("Done.")), false)
+	h.pump(t)
+	beta := core.ChildRunID(id, "c2")
+	for _, n := range h.notes.sent() {
+		if d := detail(t, n); n.RunID == beta && d.Event == "paused" {
+			if d.ParentRunID != id || d.RootRunID != id {
+				t.Fatalf("the child's paused notification: parent %q, root %q", d.ParentRunID, d.RootRunID)
+			}
+			return
+		}
+	}
+	t.Fatalf("no paused notification of the child among %d", len(h.notes.sent()))
 }

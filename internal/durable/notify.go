@@ -56,6 +56,10 @@ type NotificationDetail struct {
 	Error                 *core.RunError `json:"error,omitempty"`
 	Usage                 map[string]any `json:"usage"`
 	OccurredAt            time.Time      `json:"occurred_at"`
+	// ParentRunID and RootRunID are set for a child run (sub-agents): the
+	// run whose call it answers, and its tree's first run.
+	ParentRunID string `json:"parent_run_id,omitempty"`
+	RootRunID   string `json:"root_run_id,omitempty"`
 }
 
 // NotifiedExpiry is one expired pending item.
@@ -78,6 +82,9 @@ func notifications(tenant string, prev core.RunState, out core.Output, pending [
 			EventID: fmt.Sprintf("%s:%d:%s", st.RunID, st.Version, event), Event: event,
 			RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, Tenant: tenant, Status: st.Status,
 			Usage: st.Usage.Map(), OccurredAt: st.UpdatedAt,
+		}
+		if p := st.Config.Parent; p != nil {
+			d.ParentRunID, d.RootRunID = p.RunID, p.RootRunID
 		}
 		fill(&d)
 		b, err := json.Marshal(d)

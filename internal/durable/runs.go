@@ -19,9 +19,11 @@ type StartRequest struct {
 	Metadata     map[string]any
 	Principal    *core.Principal
 	// RunID and Parent are set for a child run (children.go): its
-	// derived id, and the call it answers.
-	RunID  string
-	Parent *core.ParentRef
+	// derived id, and the call it answers; Inherit holds the parent's
+	// budgets, whose remainders bound the child's.
+	RunID   string
+	Parent  *core.ParentRef
+	Inherit []core.BudgetState
 }
 
 // Start creates a run: it takes the session lock, stores the first state
@@ -39,6 +41,7 @@ func (e *Runner) Start(ctx context.Context, tenant string, req StartRequest) (Sn
 	cfg.Metadata = req.Metadata
 	cfg.Principal = req.Principal
 	cfg.Parent = req.Parent
+	cfg.InheritBudgets(req.Inherit)
 	runID := req.RunID
 	if runID == "" {
 		runID = e.IDs.NewID("r")
