@@ -73,6 +73,9 @@ type Decision struct {
 	Duplicate bool
 	// ChildRunID is the started child run of DecideAwaitChild.
 	ChildRunID string
+	// Handoff is the configuration of the agent a DecideHandoff call
+	// hands the run to.
+	Handoff *RunConfig
 }
 
 // ClientResult submits a client tool's result.

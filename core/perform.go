@@ -22,6 +22,9 @@ func (r ModelRouter) Complete(ctx context.Context, req ModelRequest) (ModelReply
 // ExecuteTool runs one tool call, turning a panic into a *ToolPanic
 // error.
 func ExecuteTool(ctx context.Context, exec ToolExecutor, call ToolCall) (any, error) {
+	if call.Declaration.Executor == ExecutorHandoff {
+		return nil, fmt.Errorf("tool %s hands the run to agent %s, which only the durable runtime (baton dev, the deployed stack) can do", call.ToolName, call.Declaration.HandoffAgent())
+	}
 	if call.Declaration.Executor == ExecutorAgent {
 		// The durable runner starts a child run instead (it never gets
 		// here); the in-process Runner has no runs to start.

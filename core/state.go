@@ -334,6 +334,9 @@ type RunState struct {
 	// Cost is what the run cost so far (nil when the machine has no
 	// Pricer).
 	Cost *RunCost `json:"cost,omitempty"`
+	// Handoff is a handoff decided in the current turn, made when its
+	// calls are all in (handoff.go).
+	Handoff *PendingHandoff `json:"handoff,omitempty"`
 	// Children are the child runs the run's agent tools started, in the
 	// order they started (children.go).
 	Children []ChildSummary `json:"children,omitempty"`

@@ -629,6 +629,10 @@ func (t *transition) toolDecided(ctx context.Context, in ToolDecided) error {
 		c.Preview = map[string]any{"tool_name": c.Name, "description": decl.Description, "parameters": red}
 		t.emit(EventApprovalRequired, &ApprovalRequiredData{ActionID: c.ActionID, ToolCallID: c.ID, ToolName: c.Name,
 			Summary: c.Summary, Parameters: red, ExpiresAt: exp.Format(time.RFC3339Nano)})
+	case DecideHandoff:
+		if err := t.decideHandoff(c, d.Handoff); err != nil {
+			return err
+		}
 	case DecideAwaitChild:
 		if d.ChildRunID != ChildRunID(t.st.RunID, c.ID) {
 			return invalid("child run %q does not answer call %q", d.ChildRunID, c.ID)
@@ -920,6 +924,10 @@ func (t *transition) settle(ctx context.Context) {
 	}
 	if allDone {
 		s.Calls = nil
+		if s.Handoff != nil && s.Stop == nil {
+			t.handOver(ctx)
+		}
+		s.Handoff = nil
 		t.advance()
 		return
 	}
@@ -1090,6 +1098,7 @@ func (t *transition) finish(status RunStatus) {
 	s.Calls = nil
 	s.ModelStep = 0
 	s.Stop = nil
+	s.Handoff = nil
 	t.emit(EventCompleted, &CompletedData{Status: string(status), Completed: status == StatusCompleted, TurnCount: s.Turn})
 	if status == StatusCompleted {
 		t.emit(EventDone, &DoneData{Response: t.finalContent()})

@@ -272,3 +272,35 @@ func TestSubAgentsSurviveCrashes(t *testing.T) {
 		t.Errorf("tool runs by key: %v", got)
 	}
 }
+
+// TestHandoffEndToEnd: on each store, the front desk hands the run to
+// billing, which answers with its own tool; the run view names billing
+// as the agent and the events record the handoff.
+func TestHandoffEndToEnd(t *testing.T) {
+	eachStore(t, func(t *testing.T, args []string) {
+		d := startDev(t, args)
+		id := start(t, d, `{"agent":"support","messages":[{"role":"user","content":"I was charged twice for o-1."}],
+			"model":{"provider":"scripted","turns":[{"content":"Billing handles that.","tool_calls":[{"id":"h1","name":"handoff/billing","parameters":{"reason":"a double charge"}}]}]}}`)
+		v := d.waitStatus(t, id)
+		if v["status"] != "completed" || v["agent"] != "billing" || result(v)["final_content"] != "Refunded order o-1." {
+			t.Fatalf("after the handoff: %v %v %v", v["status"], v["agent"], result(v)["final_content"])
+		}
+		var handoff map[string]any
+		for _, e := range result(v)["events"].([]any) {
+			if e := e.(map[string]any); e["type"] == "agent_handoff" {
+				handoff = e["data"].(map[string]any)
+			}
+		}
+		if handoff["from"] != "support" || handoff["to"] != "billing" || handoff["tool_call_id"] != "h1" {
+			t.Fatalf("agent_handoff %v", handoff)
+		}
+		var refunded bool
+		for _, r := range result(v)["tool_execution_results"].([]any) {
+			r := r.(map[string]any)
+			refunded = refunded || (r["tool_name"] == "billing/refund" && r["result"].(map[string]any)["success"] == true)
+		}
+		if !refunded {
+			t.Fatalf("billing's tool did not run: %v", result(v)["tool_execution_results"])
+		}
+	})
+}

@@ -48,7 +48,10 @@ type Spec struct {
 	MaxTurns       int            `json:"max_turns,omitempty"`
 	// MaxDepth bounds how deep child runs nest below a run of this agent
 	// through agent tools (default core.DefaultMaxDepth).
-	MaxDepth           int               `json:"max_depth,omitempty"`
+	MaxDepth int `json:"max_depth,omitempty"`
+	// Handoffs are the agents a run of this agent may hand the rest of
+	// the conversation to (a handoff/<agent> tool each).
+	Handoffs           []string          `json:"handoffs,omitempty"`
 	Budgets            core.BudgetLimits `json:"budgets,omitempty"`
 	PendingTTL         string            `json:"pending_ttl,omitempty"`
 	ParallelToolCalls  bool              `json:"parallel_tool_calls,omitempty"`
@@ -151,7 +154,20 @@ func Parse(b []byte) (*Registry, error) {
 		return nil, fmt.Errorf("no agents defined")
 	}
 	for i, s := range f.Agents {
-		for _, d := range r.agents[s.Slug].Tools {
+		a := r.agents[s.Slug]
+		for j, to := range s.Handoffs {
+			target, ok := r.agents[to]
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("agents[%d] (%s): handoffs[%d]: %q is not an agent of this file", i, s.Slug, j, to)
+			case to == s.Slug:
+				return nil, fmt.Errorf("agents[%d] (%s): handoffs[%d]: an agent cannot hand off to itself", i, s.Slug, j)
+			case slices.Contains(s.Handoffs[:j], to):
+				return nil, fmt.Errorf("agents[%d] (%s): handoffs[%d]: %q is listed twice", i, s.Slug, j, to)
+			}
+			a.Tools = append(a.Tools, core.HandoffTool(to, target.Spec.Label))
+		}
+		for _, d := range a.Tools {
 			if child := d.ChildAgent(); child != "" && r.agents[child] == nil {
 				return nil, fmt.Errorf("agents[%d] (%s): tool %s: executor.agent %q is not an agent of this file", i, s.Slug, d.Name, child)
 			}
@@ -233,6 +249,9 @@ func build(s Spec) (*Agent, error) {
 		name, _ := m["name"].(string)
 		if strings.HasPrefix(name, "client/") {
 			return nil, fmt.Errorf("tools[%d]: %s: client tools are declared by API callers, not in the agents file", i, name)
+		}
+		if strings.HasPrefix(name, core.HandoffToolPrefix) {
+			return nil, fmt.Errorf("tools[%d]: %s: handoff/ names are the tools of handoffs, made from the agents they name", i, name)
 		}
 		if strings.HasPrefix(name, toolspec.MCPToolPrefix) {
 			return nil, fmt.Errorf("tools[%d]: %s: mcp/ names are the tools of mcp_servers, discovered from the servers", i, name)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/agents"
 )
 
 // Child runs (agent tools). A tool step whose declaration is an agent
@@ -273,4 +274,25 @@ func (e *Runner) decidedInTree(ctx context.Context, st core.RunState, id string)
 		}
 	}
 	return core.PendingItem{}, false
+}
+
+// handoff decides a handoff tool's call: the configuration of the agent
+// it hands the run to (that agent's defaults; what belongs to the run is
+// kept by the transition), or a failed result when the agent is gone.
+func (e *Runner) handoff(step core.Step, call core.ToolCall) core.Input {
+	to := call.Declaration.HandoffAgent()
+	fail := func(err error) core.Input {
+		return core.ToolDecided{Step: step, Decision: core.Decision{Kind: core.DecideResult, Result: core.ToolResult{
+			Success: false, ToolName: call.ToolName, ErrorType: core.ErrTypeToolNotFound,
+			Error: fmt.Sprintf("The conversation cannot go to the %s agent: %v", to, err)}}}
+	}
+	agent, ok := e.Agents.Get(to)
+	if !ok {
+		return fail(fmt.Errorf("%w %q", ErrUnknownAgent, to))
+	}
+	cfg, err := agent.RunConfig(agents.Overrides{})
+	if err != nil {
+		return fail(err)
+	}
+	return core.ToolDecided{Step: step, Decision: core.Decision{Kind: core.DecideHandoff, Handoff: &cfg}}
 }

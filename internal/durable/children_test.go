@@ -3,6 +3,7 @@ package durable_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -372,4 +373,64 @@ func TestChildRunNotificationsNameTheTree(t *testing.T) {
 		}
 	}
 	t.Fatalf("no paused notification of the child among %d", len(h.notes.sent()))
+}
+
+const handoffFile = `{"agents":[
+ {"slug":"support","label":"Front desk","model":{"provider":"scripted"},"allow_overrides":["model","budgets"],"system":"Help, or hand over.",
+  "handoffs":["billing"],
+  "tools":[{"name":"ability/search","source":"go","description":"Search.","executor":{"type":"go","handler":"count"}}]},
+ {"slug":"billing","label":"Billing desk","system":"Refund what is owed.","model":{"provider":"scripted","options":{"echo_request":true},"turns":[
+   {"content":"(turn 1 is the front desk's)"},
+   {"content":"Refunding.","tool_calls":[{"id":"r1","name":"billing/refund","parameters":{"order":"o-1"}}]},
+   {"content":"Refunded order o-1."}]},
+  "tools":[{"name":"billing/refund","source":"go","description":"Refund an order.","executor":{"type":"go","handler":"count"}}]}
+]}`
+
+// TestHandoff: the front desk's model hands the run to billing, which
+// answers with its own tools and system prompt; the run reports billing
+// as its agent, with an agent_handoff event; budgets stay the run's.
+func TestHandoff(t *testing.T) {
+	h := newHarnessWith(t, handoffFile, nil)
+	req := durable.StartRequest{Agent: "support", SessionID: "s-handoff", Messages: userMsg("I was charged twice."),
+		Overrides: agents.Overrides{Model: scripted(turn("Billing can fix that.", call("h1", "handoff/billing", map[string]any{"reason": "a refund"}))),
+			Budgets: core.BudgetLimits{core.BudgetToolCalls: 5}}}
+	rec, err := h.eng.Start(context.Background(), "acme", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(rec.State.Config.Visible, "billing/refund") || !slices.Contains(rec.State.Config.Visible, "handoff/billing") {
+		t.Fatalf("the front desk sees %v", rec.State.Config.Visible)
+	}
+	id := rec.State.RunID
+	h.pump(t)
+	st := h.run(t, id)
+	if st.Status != core.StatusCompleted || st.Config.Agent != "billing" || st.Config.System != "Refund what is owed." {
+		t.Fatalf("after the handoff: %s, agent %s, system %q", st.Status, st.Config.Agent, st.Config.System)
+	}
+	if !slices.Contains(st.Config.Visible, "billing/refund") || slices.Contains(st.Config.Visible, "ability/search") {
+		t.Fatalf("billing sees %v", st.Config.Visible)
+	}
+	if st.Budgets[0].Name != core.BudgetToolCalls || st.Budgets[0].Ceiling != 5 || st.Budgets[0].Current != 2 {
+		t.Fatalf("budgets %+v: the run's, counting both agents' calls", st.Budgets)
+	}
+	if h.count.n["r1"] != 1 {
+		t.Fatalf("refund executed %d times", h.count.n["r1"])
+	}
+	env := h.envelope(t, id)
+	if env.FinalContent != "Refunded order o-1." {
+		t.Fatalf("final %q", env.FinalContent)
+	}
+	var handoff map[string]any
+	for _, e := range env.Events {
+		if e.Type == core.EventAgentHandoff {
+			handoff = e.Fields()
+		}
+	}
+	if handoff["from"] != "support" || handoff["to"] != "billing" || handoff["tool_call_id"] != "h1" {
+		t.Fatalf("agent_handoff %v", handoff)
+	}
+	snap, _ := h.eng.Get(context.Background(), "acme", id)
+	if v, err := h.eng.View(context.Background(), snap, 0); err != nil || v.Agent != "billing" {
+		t.Fatalf("view agent %q, %v", v.Agent, err)
+	}
 }

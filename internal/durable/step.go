@@ -152,8 +152,11 @@ func (e *Runner) executeTool(ctx context.Context, rec core.RunRecord, step core.
 	st := rec.State
 	call := *plan.Tool
 	call.Tenant = rec.Tenant
-	if call.Declaration.Executor == core.ExecutorAgent {
+	switch call.Declaration.Executor {
+	case core.ExecutorAgent:
 		return e.startChild(ctx, rec, step, call)
+	case core.ExecutorHandoff:
+		return e.handoff(step, call), nil
 	}
 	now := e.Clock.Now()
 	claim, err := e.Store.ClaimIntent(ctx, st.RunID, call.ToolCallID, d.Owner, now, e.Limits.IntentLease)
