@@ -21,7 +21,17 @@ import (
 // as they are read, which closes when the stream ends.
 func openStream(t *testing.T, d *dev, runID, lastEventID string) <-chan sse.Event {
 	t.Helper()
-	req, err := http.NewRequest("GET", d.base+"/v1/runs/"+runID+"/stream", nil)
+	return openStreamQuery(t, d, runID, "", lastEventID)
+}
+
+// openStreamQuery is openStream with a query string (such as children=1).
+func openStreamQuery(t *testing.T, d *dev, runID, query, lastEventID string) <-chan sse.Event {
+	t.Helper()
+	url := d.base + "/v1/runs/" + runID + "/stream"
+	if query != "" {
+		url += "?" + query
+	}
+	req, err := http.NewRequest("GET", url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

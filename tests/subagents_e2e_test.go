@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"io"
 	"maps"
 	"net/http"
@@ -126,6 +127,35 @@ func TestSubAgentsEndToEnd(t *testing.T) {
 		if childTokens != 151 || result(v)["usage"].(map[string]any)["total_tokens"].(float64) != 24+151 {
 			t.Fatalf("usage: children %v, parent %v", childTokens, result(v)["usage"])
 		}
+		// children=1 adds the children's events, each with its run_id
+		// and without an id (the stream's cursor stays the parent's).
+		evs := readAll(t, openStreamQuery(t, d, id, "children=1", ""))
+		if endStatus(t, evs) != "completed" {
+			t.Fatalf("the tree's stream did not end with the completed parent")
+		}
+		done := map[string]bool{}
+		approvals := 0
+		for _, ev := range evs {
+			var e map[string]any
+			_ = json.Unmarshal([]byte(ev.Data), &e)
+			rid, _ := e["run_id"].(string)
+			if rid == "" || ev.Event == "end" {
+				continue
+			}
+			if ev.ID != "" {
+				t.Fatalf("a child's event carries an id: %+v", ev)
+			}
+			if ev.Event == "done" {
+				done[rid] = true
+			}
+			if ev.Event == "approval_required" && rid == beta {
+				approvals++
+			}
+		}
+		if len(done) != 3 || approvals != 1 {
+			t.Fatalf("children's done events %v, beta's approval_required %d", done, approvals)
+		}
+
 		// The tree is the tenant's alone.
 		if r := d.call(t, "GET", "/v1/runs/"+beta, tokGlobex, ""); r.status != 404 {
 			t.Fatalf("another tenant reads a child: %d", r.status)

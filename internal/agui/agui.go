@@ -66,7 +66,7 @@ func (h Handler) Open(ctx context.Context, tenant string, principal *core.Princi
 			return nil
 		}
 		flush()
-		return runstream.Follower{Runner: h.Runner, Log: h.Log, FromTurn: turn}.Follow(ctx, tenant, runID, after, max, s)
+		return runstream.Follower{Runner: h.Runner, Log: h.Log, FromTurn: turn, Children: true}.Follow(ctx, tenant, runID, after, max, s)
 	}, nil
 }
 
@@ -250,6 +250,11 @@ func (s *sink) Event(ctx context.Context, ev core.Event) error {
 		return err
 	}
 	return writeEvents(s.w, out)
+}
+
+// ChildEvent sends a child run's event as a CUSTOM event.
+func (s *sink) ChildEvent(_ context.Context, runID string, ev core.Event) error {
+	return writeEvents(s.w, []Event{ChildEvent(runID, ev)})
 }
 
 // Announced: the turn's step was opened by its start already.

@@ -28,6 +28,19 @@ type Event struct {
 	Result          any            `json:"result,omitempty"`
 	Outcome         any            `json:"outcome,omitempty"`
 	Metadata        map[string]any `json:"metadata,omitempty"`
+	// Name and Value are a CUSTOM event's.
+	Name  string `json:"name,omitempty"`
+	Value any    `json:"value,omitempty"`
+}
+
+// ChildEventName names the CUSTOM event that carries a committed event
+// of a child run (sub-agents): its value is {"run_id", "event"}, the
+// event as GET /v1/runs/{id}/events returns it.
+const ChildEventName = "baton.child_event"
+
+// ChildEvent is the CUSTOM event of child run runID's event ev.
+func ChildEvent(runID string, ev core.Event) Event {
+	return Event{Type: "CUSTOM", Name: ChildEventName, Value: map[string]any{"run_id": runID, "event": ev}}
 }
 
 // Translator turns one Baton run's stream into AG-UI events. Load reads

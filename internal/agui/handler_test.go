@@ -18,7 +18,9 @@ import (
 const agentsJSON = `{"agents":[
  {"slug":"demo","model":{"provider":"scripted"},"allow_overrides":["model"],
   "tools":[{"name":"ability/send_email","source":"go","description":"Mail.","action_policy":"preview","executor":{"type":"go","handler":"echo"}}]},
- {"slug":"other","model":{"provider":"scripted"}}]}`
+ {"slug":"other","model":{"provider":"scripted","turns":[{"content":"Helped."}]}},
+ {"slug":"lead","model":{"provider":"scripted"},"allow_overrides":["model"],
+  "tools":[{"name":"agent/helper","description":"Ask for help.","executor":{"type":"agent","agent":"other"}}]}]}`
 
 type env struct {
 	a     *app.App
@@ -192,4 +194,31 @@ func TestResumeExpired(t *testing.T) {
 	in := evs[len(evs)-1].Outcome.(map[string]any)["interrupts"].([]any)[0].(map[string]any)
 	e.clock.T = e.clock.T.Add(48 * time.Hour)
 	e.refused(t, "acme", "demo", `{"threadId":"t2","runId":"b","messages":[],"resume":[{"interruptId":"`+in["id"].(string)+`","status":"resolved","payload":{"decision":"accept"}}]}`, "interrupt_expired")
+}
+
+// TestChildRunEventsAreCustomEvents: a run's child runs (sub-agents)
+// show in its AG-UI stream as CUSTOM baton.child_event events, each with
+// the child's run id and its committed event.
+func TestChildRunEventsAreCustomEvents(t *testing.T) {
+	e := newEnv(t)
+	evs := e.run(t, "acme", "lead", `{"threadId":"t9","runId":"a","messages":[{"id":"u1","role":"user","content":"go"}],
+	"forwardedProps":{"baton":{"model":{"provider":"scripted","turns":[{"tool_calls":[{"id":"k1","name":"agent/helper","parameters":{"task":"help"}}]},{"content":"Done."}]}}}}`)
+	types := map[string]bool{}
+	for _, ev := range evs {
+		if ev.Type != "CUSTOM" || ev.Name != agui.ChildEventName {
+			continue
+		}
+		v := ev.Value.(map[string]any)
+		inner := v["event"].(map[string]any)
+		if id, _ := v["run_id"].(string); !strings.HasPrefix(id, "r-") {
+			t.Fatalf("child event without its run id: %+v", ev)
+		}
+		types[inner["type"].(string)] = true
+	}
+	if !types["run_started"] || !types["done"] {
+		t.Fatalf("the child's events in the stream: %v (all: %+v)", types, evs)
+	}
+	if fin := evs[len(evs)-1]; fin.Type != "RUN_FINISHED" {
+		t.Fatalf("last event %+v", fin)
+	}
 }

@@ -118,12 +118,12 @@ func (a *API) openStream(ctx context.Context, r *request) (StreamBody, error) {
 	if err := a.authenticate(ctx, r, ScopeRunsRead); err != nil {
 		return nil, err
 	}
-	after, err := a.streamParams(ctx, r, runID)
+	after, children, err := a.streamParams(ctx, r, runID)
 	if err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context, w io.Writer, flush func()) error {
-		return a.stream(ctx, r.tenant, runID, after, w, flush, maxStreamDuration)
+		return a.stream(ctx, r.tenant, runID, after, children, w, flush, maxStreamDuration)
 	}, nil
 }
 
@@ -146,32 +146,41 @@ func (a *API) postAGUI(ctx context.Context, r *request, p []string) (int, any, e
 	return http.StatusOK, rawBody{headers: streamHeaders(), body: buf.Bytes()}, nil
 }
 
-// streamParams checks the run id and reads the resume cursor: the
-// Last-Event-ID header, else ?after=. A cursor at the run's last event
-// of a run that has finished or paused is errStreamDone.
-func (a *API) streamParams(ctx context.Context, r *request, runID string) (int64, error) {
+// streamParams checks the run id and reads the resume cursor (the
+// Last-Event-ID header, else ?after=) and ?children= (1: add the child
+// runs' events). A cursor at the run's last event of a run that has
+// finished or paused is errStreamDone.
+func (a *API) streamParams(ctx context.Context, r *request, runID string) (int64, bool, error) {
 	if err := checkRunID(runID); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	after, _, err := pageParams(r)
 	if err != nil {
-		return 0, err
+		return 0, false, err
+	}
+	children := false
+	switch v, _ := r.query("children"); v {
+	case "", "0", "false":
+	case "1", "true":
+		children = true
+	default:
+		return 0, false, errf(http.StatusBadRequest, "invalid_query", "children must be 1 or 0, got %q", v)
 	}
 	if h := strings.TrimSpace(r.header("Last-Event-ID")); h != "" {
 		n, err := strconv.ParseInt(h, 10, 64)
 		if err != nil || n < 0 {
-			return 0, errf(http.StatusBadRequest, "invalid_parameter", "Last-Event-ID must be an event seq, got %q", h)
+			return 0, false, errf(http.StatusBadRequest, "invalid_parameter", "Last-Event-ID must be an event seq, got %q", h)
 		}
 		after = n
 	}
 	snap, err := a.Runner.Get(ctx, r.tenant, runID)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if after > 0 && after >= snap.State.NextEventSeq-1 && runstream.Ends(snap.State.Status) {
-		return 0, errStreamDone
+		return 0, false, errStreamDone
 	}
-	return after, nil
+	return after, children, nil
 }
 
 // getStream is the stream route behind the buffered integration (Handle):
@@ -179,7 +188,7 @@ func (a *API) streamParams(ctx context.Context, r *request, runID string) (int64
 // the client reconnects with Last-Event-ID, as it would after any
 // disconnect.
 func (a *API) getStream(ctx context.Context, r *request, p []string) (int, any, error) {
-	after, err := a.streamParams(ctx, r, p[0])
+	after, children, err := a.streamParams(ctx, r, p[0])
 	if errors.Is(err, errStreamDone) {
 		return http.StatusNoContent, rawBody{headers: map[string]string{"Cache-Control": "no-cache"}}, nil
 	}
@@ -187,7 +196,7 @@ func (a *API) getStream(ctx context.Context, r *request, p []string) (int, any, 
 		return 0, nil, err
 	}
 	var buf bytes.Buffer
-	if err := a.stream(ctx, r.tenant, p[0], after, &buf, func() {}, a.Config.MaxWait); err != nil {
+	if err := a.stream(ctx, r.tenant, p[0], after, children, &buf, func() {}, a.Config.MaxWait); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, rawBody{headers: streamHeaders(), body: buf.Bytes()}, nil
@@ -202,8 +211,8 @@ type rawBody struct {
 // stream writes the run's events after after to w as server-sent
 // events until the run finishes or pauses (then "end" with the run view),
 // max passes or ctx ends; runstream decides what comes when.
-func (a *API) stream(ctx context.Context, tenant, runID string, after int64, w io.Writer, flush func(), max time.Duration) error {
-	return runstream.Follower{Runner: a.Runner, Log: a.Log}.Follow(ctx, tenant, runID, after, max, &sseSink{a: a, w: w, flush: flush})
+func (a *API) stream(ctx context.Context, tenant, runID string, after int64, children bool, w io.Writer, flush func(), max time.Duration) error {
+	return runstream.Follower{Runner: a.Runner, Log: a.Log, Children: children}.Follow(ctx, tenant, runID, after, max, &sseSink{a: a, w: w, flush: flush})
 }
 
 // sseSink writes a followed run as the stream route's server-sent events.
@@ -226,6 +235,21 @@ func (s *sseSink) Event(_ context.Context, ev core.Event) error {
 		_, err = fmt.Fprintf(s.w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Type, b)
 	}
 	if err != nil {
+		return runstream.ErrGone
+	}
+	return nil
+}
+
+// ChildEvent writes a committed event of a child run (children=1) with
+// its run's id and without an id line: the stream's cursor is the run's
+// own.
+func (s *sseSink) ChildEvent(_ context.Context, runID string, ev core.Event) error {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	id, _ := json.Marshal(runID)
+	if _, err := fmt.Fprintf(s.w, "event: %s\ndata: {\"run_id\":%s,%s\n\n", ev.Type, id, b[1:]); err != nil {
 		return runstream.ErrGone
 	}
 	return nil

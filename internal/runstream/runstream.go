@@ -40,6 +40,13 @@ type Sink interface {
 	End(ctx context.Context, snap durable.Snapshot) error
 }
 
+// ChildSink is a Sink that also takes the committed events of the run's
+// child runs (sub-agents), and theirs, each with the run it belongs to;
+// Follow hands them over when Follower.Children is set.
+type ChildSink interface {
+	ChildEvent(ctx context.Context, runID string, ev core.Event) error
+}
+
 // Follower follows runs through a runner.
 type Follower struct {
 	Runner *durable.Runner
@@ -47,6 +54,10 @@ type Follower struct {
 	// FromTurn is the first turn whose deltas are followed; 0 means the
 	// turn in flight when Follow starts.
 	FromTurn int
+	// Children adds the committed events of the run's child runs (and
+	// theirs), from their first, to a ChildSink: on each full poll, after
+	// the run's own, and once more before End.
+	Children bool
 }
 
 // Ends reports whether a run in status s ends its stream: a finished
@@ -97,6 +108,10 @@ func (f Follower) follow(ctx context.Context, tenant, runID string, after int64,
 	}
 	notifier, _ := f.Runner.Deltas.(core.ChangeNotifier)
 	var pace deltaPace
+	var tree *childCursors
+	if cs, ok := s.(ChildSink); ok && f.Children {
+		tree = &childCursors{after: map[string]int64{}, sink: cs}
+	}
 	for {
 		var changed <-chan struct{}
 		if notifier != nil {
@@ -155,6 +170,13 @@ func (f Follower) follow(ctx context.Context, tenant, runID string, after int64,
 				return err
 			}
 			wrote++
+		}
+		if tree != nil && full {
+			n, err := f.followChildren(ctx, snap.State, tree)
+			if err != nil {
+				return err
+			}
+			wrote += n
 		}
 		now := time.Now()
 		if wrote > 0 {
@@ -308,4 +330,49 @@ func (f Follower) deltaBatches(ctx context.Context, runID string, lastTurn int, 
 		cursor.Batch++
 	}
 	return batches
+}
+
+// childCursors are a stream's positions in the events of the run's
+// child runs.
+type childCursors struct {
+	after map[string]int64
+	sink  ChildSink
+}
+
+// followChildren hands the sink the new committed events of st's child
+// runs and of theirs, depth first in the order they started, and returns
+// how many it handed over.
+func (f Follower) followChildren(ctx context.Context, st core.RunState, tree *childCursors) (int, error) {
+	n := 0
+	for _, c := range st.Children {
+		child, err := f.Runner.Store.LoadRun(ctx, c.RunID)
+		if errors.Is(err, core.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		for {
+			evs, err := f.Runner.Store.Events(ctx, c.RunID, tree.after[c.RunID], child.State.NextEventSeq, Page)
+			if err != nil {
+				return n, err
+			}
+			for _, ev := range evs {
+				if err := tree.sink.ChildEvent(ctx, c.RunID, ev); err != nil {
+					return n, err
+				}
+				tree.after[c.RunID] = ev.Seq
+				n++
+			}
+			if len(evs) < Page {
+				break
+			}
+		}
+		m, err := f.followChildren(ctx, child.State, tree)
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }

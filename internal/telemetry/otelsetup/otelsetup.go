@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -60,12 +59,15 @@ func Setup(ctx context.Context, o telemetry.Options) (telemetry.Settings, func(c
 	return s, tp.Shutdown, nil
 }
 
-// otlp is the OTLP span exporter of the protocol the environment names
-// (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, then OTEL_EXPORTER_OTLP_PROTOCOL;
-// http/protobuf by default, as the specification says); the exporters
-// read the endpoint, headers and the rest of OTEL_EXPORTER_OTLP_*
-// themselves. Only the trace exporters are linked (no metric or log
-// exporter: Baton exports spans).
+// otlp is the OTLP span exporter: OTLP/HTTP with protobuf bodies
+// (http/protobuf, the specification's default), which reads the
+// endpoint, headers and the rest of OTEL_EXPORTER_OTLP_* itself. Only
+// that trace exporter is linked: no metric or log exporter (Baton exports
+// spans), and no gRPC one, whose gRPC stack would be a third of a
+// megabyte of every function's zip for what every OTLP collector (the
+// ADOT Lambda layer's, X-Ray's OTLP endpoint, vendors') takes over HTTP
+// too. A protocol naming grpc (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, then
+// OTEL_EXPORTER_OTLP_PROTOCOL) is refused with what to set instead.
 func otlp(ctx context.Context, get func(string) string) (sdktrace.SpanExporter, error) {
 	proto := strings.TrimSpace(get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
 	if proto == "" {
@@ -75,7 +77,7 @@ func otlp(ctx context.Context, get func(string) string) (sdktrace.SpanExporter, 
 	case "", "http/protobuf":
 		return otlptracehttp.New(ctx)
 	case "grpc":
-		return otlptracegrpc.New(ctx)
+		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q: Baton exports spans over OTLP/HTTP only; set http/protobuf (or leave it unset) and point OTEL_EXPORTER_OTLP_ENDPOINT at the collector's OTLP/HTTP port (4318 by default)", proto)
 	}
-	return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q: want http/protobuf or grpc", proto)
+	return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q: want http/protobuf", proto)
 }
