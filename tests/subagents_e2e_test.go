@@ -78,6 +78,10 @@ func TestSubAgentsEndToEnd(t *testing.T) {
 			t.Fatalf("the parent's pending: %v", pv["pending"])
 		}
 		act := acts[0].(map[string]any)["action_id"].(string)
+		// The CLI shows the child's approval on the parent.
+		if r := runCLI(t, cliEnv(t, d, tokAcme), "", "runs", "show", id); r.code != 0 || !strings.Contains(r.stdout, "approval of ability/send_email of child run "+beta+", action "+act) {
+			t.Fatalf("runs show of the waiting parent: %+v", r)
+		}
 		if r := d.call(t, "POST", "/v1/runs/"+id+"/approvals/"+act, tokAcme, `{"decision":"accept"}`); r.status != 202 {
 			t.Fatalf("approve the child's email on the parent's route: %d %v", r.status, r.body)
 		}
@@ -127,6 +131,12 @@ func TestSubAgentsEndToEnd(t *testing.T) {
 		if childTokens != 151 || result(v)["usage"].(map[string]any)["total_tokens"].(float64) != 24+151 {
 			t.Fatalf("usage: children %v, parent %v", childTokens, result(v)["usage"])
 		}
+		// The CLI lists the children with their status and usage.
+		if r := runCLI(t, cliEnv(t, d, tokAcme), "", "runs", "show", id); r.code != 0 || strings.Count(r.stdout, "child: r-") != 3 ||
+			!strings.Contains(r.stdout, beta+" completed for call c2 · agent researcher · usage:") {
+			t.Fatalf("runs show of the parent: %+v", r)
+		}
+
 		// children=1 adds the children's events, each with its run_id
 		// and without an id (the stream's cursor stays the parent's).
 		evs := readAll(t, openStreamQuery(t, d, id, "children=1", ""))

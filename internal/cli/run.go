@@ -367,7 +367,7 @@ func answer(ctx context.Context, c *client, env *Env, p *printer, v runView, opt
 		}
 	}
 	for _, a := range v.Pending.Actions {
-		p.line("  approval of %s (action %s)", p.paint(cCyan, a.ToolName), a.ActionID)
+		p.line("  approval of %s%s (action %s)", p.paint(cCyan, a.ToolName), of(a.RunID), a.ActionID)
 		if a.Summary != "" {
 			p.line("  summary: %s", a.Summary)
 		}

@@ -100,11 +100,15 @@ func cmdRunsShow(ctx context.Context, args []string, env *Env) error {
 	p := newPrinter(env, false)
 	p.line("%s %s  %s %s", p.paint(cBold, "run "+v.RunID), p.paint(cDim, "agent "+v.Agent+", session "+v.SessionID), p.paint(cDim, "status"), v.statusText(p))
 	showTranscript(p, msgs, redactedCalls(evs))
+	for _, ch := range v.Children {
+		p.line("%s %s %s for call %s · %s%s", p.paint(cDim, "child:"), ch.RunID, p.paint(statusColour(ch.Status), ch.Status), ch.ToolCallID,
+			p.paint(cDim, "agent "+ch.Agent), childTotals(ch))
+	}
 	for _, r := range v.Pending.ToolRequests {
-		p.line("%s client tool %s, request %s, parameters %s (expires %s)", p.paint(cYellow, "pending:"), r.ToolName, r.RequestID, compact(r.Parameters), r.ExpiresAt)
+		p.line("%s client tool %s%s, request %s, parameters %s (expires %s)", p.paint(cYellow, "pending:"), r.ToolName, of(r.RunID), r.RequestID, compact(r.Parameters), r.ExpiresAt)
 	}
 	for _, a := range v.Pending.Actions {
-		p.line("%s approval of %s, action %s: %s; preview %s (expires %s)", p.paint(cYellow, "pending:"), a.ToolName, a.ActionID, a.Summary, compact(a.Preview), a.ExpiresAt)
+		p.line("%s approval of %s%s, action %s: %s; preview %s (expires %s)", p.paint(cYellow, "pending:"), a.ToolName, of(a.RunID), a.ActionID, a.Summary, compact(a.Preview), a.ExpiresAt)
 	}
 	if r := v.Result; r != nil {
 		p.line("%s %d turns · usage: %s%s", p.paint(cDim, "totals:"), r.TurnCount, usageLine(r.Usage), costLine(r.Cost))
@@ -365,4 +369,13 @@ func cmdInterrupt(ctx context.Context, args []string, env *Env) error {
 		body["reason"] = *reason
 	}
 	return postRun(ctx, f, env, runPath(pos[0], "interrupt"), body)
+}
+
+// childTotals is a finished child's usage and cost, as on a run's totals
+// line ("" while it runs).
+func childTotals(ch childRun) string {
+	if len(ch.Usage) == 0 {
+		return ""
+	}
+	return " · usage: " + usageLine(ch.Usage) + costLine(ch.Cost)
 }

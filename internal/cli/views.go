@@ -20,7 +20,8 @@ type runView struct {
 		ToolRequests []toolRequest `json:"tool_requests"`
 		Actions      []action      `json:"actions"`
 	} `json:"pending"`
-	Result *struct {
+	Children []childRun `json:"children"`
+	Result   *struct {
 		FinalContent string         `json:"final_content"`
 		Usage        map[string]any `json:"usage"`
 		TurnCount    int            `json:"turn_count"`
@@ -43,7 +44,27 @@ type runCost struct {
 	Unpriced []string `json:"unpriced_models"`
 }
 
+// childRun is one child run of a run (sub-agents).
+type childRun struct {
+	RunID      string         `json:"run_id"`
+	Agent      string         `json:"agent"`
+	ToolCallID string         `json:"tool_call_id"`
+	Status     string         `json:"status"`
+	Usage      map[string]any `json:"usage"`
+	Cost       *runCost       `json:"cost"`
+}
+
+// of names the child run an item of a run's pending belongs to ("" for
+// the run's own).
+func of(runID string) string {
+	if runID == "" {
+		return ""
+	}
+	return " of child run " + runID
+}
+
 type toolRequest struct {
+	RunID      string `json:"run_id"`
 	RequestID  string `json:"request_id"`
 	ToolCallID string `json:"tool_call_id"`
 	ToolName   string `json:"tool_name"`
@@ -52,6 +73,7 @@ type toolRequest struct {
 }
 
 type action struct {
+	RunID     string `json:"run_id"`
 	ActionID  string `json:"action_id"`
 	ToolName  string `json:"tool_name"`
 	Summary   string `json:"summary"`
