@@ -21,7 +21,9 @@ import (
 //     from its record;
 //   - its usage, and the model cost in result.cost, are those of the
 //     model calls its transcript holds (each turn's reply, each
-//     compaction summary), each counted once whatever was retried;
+//     compaction summary) and those its child runs' transcripts hold
+//     (agent/helper; children whose end reached it), each counted once
+//     whatever was retried;
 //   - a tool that is not retry-safe ran at most once per call, and a
 //     retry-safe one always with the same idempotency key;
 //   - every tool call has its result;
@@ -45,6 +47,8 @@ func Check(faulty, clean Result) []string {
 			checkSame(bad, run, f, c)
 		}
 		want := spent(faulty.Turns[run], f.Messages)
+		want.Prompt += f.ChildUsage.Prompt
+		want.Completion += f.ChildUsage.Completion
 		if f.Usage != want {
 			bad(run, "usage %+v, its committed model calls reported %+v", f.Usage, want)
 		}

@@ -97,14 +97,25 @@ func agentsFile(mcpURL string) string {
 	tools := `[
   {"name":"ops/lookup","source":"ops","description":"Look something up (retry-safe).","runtime":{"retry_safe":true},"executor":{"type":"go","handler":"lookup"}},
   {"name":"ops/charge","source":"ops","description":"Charge a card (not retry-safe).","executor":{"type":"go","handler":"charge"}},
-  {"name":"ops/email","source":"ops","description":"Send an email (approved first).","action_policy":"preview","executor":{"type":"go","handler":"charge"}}]`
+  {"name":"ops/email","source":"ops","description":"Send an email (approved first).","action_policy":"preview","executor":{"type":"go","handler":"charge"}},
+  {"name":"agent/helper","description":"Ask the helper agent (a child run).","executor":{"type":"agent","agent":"sim-helper"}}]`
 	agent := func(slug, extra string) string {
 		return fmt.Sprintf(`{"slug":%q,"model":{"provider":"scripted","model":"sim"},"allow_overrides":["model","parallel_tool_calls","budgets"],"max_turns":12,
  "tools":%s,"mcp_servers":[{"name":"crm","url":%q,"timeout":"10s"}]%s}`, slug, tools, mcpURL, extra)
 	}
+	helper := fmt.Sprintf(`{"slug":"sim-helper","model":{"provider":"scripted","model":"sim","turns":[
+  {"content":"helping","tool_calls":[{"id":"h1","name":"ops/charge","parameters":{"amount":1}}],"usage":{"prompt_tokens":%d,"completion_tokens":%d}},
+  {"content":"helped","usage":{"prompt_tokens":%d,"completion_tokens":%d}}]},"max_turns":4,
+ "tools":[{"name":"ops/charge","source":"ops","description":"Charge a card (not retry-safe).","executor":{"type":"go","handler":"charge"}}]}`,
+		helperTurns[0].Prompt, helperTurns[0].Completion, helperTurns[1].Prompt, helperTurns[1].Completion)
 	return `{"agents":[` + agent("sim", "") + ",\n" + agent("sim-short", `,"pending_ttl":"3m"`) + ",\n" +
-		agent("sim-compact", `,"compaction":{"enabled":true,"max_messages":4,"recent_messages":2}`) + "]}"
+		agent("sim-compact", `,"compaction":{"enabled":true,"max_messages":4,"recent_messages":2}`) + ",\n" + helper + "]}"
 }
+
+// helperTurns are the usage of the helper agent's two turns: a call to
+// agent/helper that the child run answered adds them to its parent's
+// usage.
+var helperTurns = [2]usage{{Prompt: 20, Completion: 4}, {Prompt: 21, Completion: 4}}
 
 // prices is the price table of the scripted model the runs use, in
 // dollars per million tokens, with AWS requests free: on the emulators
@@ -174,6 +185,9 @@ type RunOutcome struct {
 	// model_usd.
 	Usage   usage
 	CostUSD float64
+	// ChildUsage is what the model calls in the transcripts of its child
+	// runs (agent/helper) whose end reached it cost, each counted once.
+	ChildUsage usage
 }
 
 // workload is the runs a seed starts: each a scripted model's turns, and
@@ -223,7 +237,10 @@ func newWorkload(rng *rand.Rand, runs int) workload {
 		for turn := 0; turn < n; turn++ {
 			id := fmt.Sprintf("c%d", turn+1)
 			var call core.ToolCallRequest
-			switch rng.IntN(5) {
+			switch rng.IntN(6) {
+			case 5:
+				// A child run of the helper agent, which calls ops/charge.
+				call = core.ToolCallRequest{ID: id, Name: "agent/helper", Parameters: map[string]any{"task": fmt.Sprintf("help with %d", turn)}}
 			case 0:
 				call = core.ToolCallRequest{ID: id, Name: "ops/lookup", Parameters: map[string]any{"q": fmt.Sprintf("q%d", turn)}}
 			case 1:
@@ -449,14 +466,32 @@ func (s *sim) tool(_ context.Context, c core.ToolCall) (any, error) {
 
 // executed counts an execution of a run's call, with its idempotency key.
 func (s *sim) executed(runID, callID, key string) {
+	run := s.runIndex(runID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := s.index[runID] + "/" + callID
+	k := run + "/" + callID
 	s.res.Executions[k]++
 	if s.res.Keys[k] == nil {
 		s.res.Keys[k] = map[string]bool{}
 	}
 	s.res.Keys[k][key] = true
+}
+
+// runIndex is a run's workload index ("r0"), or for a child run its
+// parent's with the call it answers ("r0>c2").
+func (s *sim) runIndex(runID string) string {
+	s.mu.Lock()
+	run, ok := s.index[runID]
+	s.mu.Unlock()
+	if ok {
+		return run
+	}
+	rec, err := s.store.Store.LoadRun(context.Background(), runID)
+	if err != nil || rec.State.Config.Parent == nil {
+		return "?" + runID
+	}
+	p := rec.State.Config.Parent
+	return s.runIndex(p.RunID) + ">" + p.ToolCallID
 }
 
 // api calls the HTTP API; key, when set, is sent as Idempotency-Key.
@@ -599,6 +634,14 @@ func (s *sim) done(ctx context.Context) bool {
 		snap, err := s.a.Runner.Get(ctx, tenant, id)
 		if err != nil || !core.IsTerminal(snap.State.Status) {
 			return false
+		}
+		// Its child runs end too (a parent that ended stops those still
+		// running, through its outbox).
+		for _, c := range snap.State.Children {
+			child, err := s.a.Runner.Get(ctx, tenant, c.RunID)
+			if err != nil || !core.IsTerminal(child.State.Status) {
+				return false
+			}
 		}
 	}
 	return true
@@ -898,11 +941,28 @@ func (s *sim) collect(ctx context.Context) error {
 		if total := int(core.NumberOf(v.Result.Usage["total_tokens"])); total != u.Prompt+u.Completion {
 			s.res.Violations = append(s.res.Violations, fmt.Sprintf("%s: usage total_tokens %d is not its prompt and completion tokens (%d)", s.index[id], total, u.Prompt+u.Completion))
 		}
-		var spent float64
+		var modelUSD float64
 		if v.Result.Cost != nil {
-			spent = v.Result.Cost.ModelUSD
+			modelUSD = v.Result.Cost.ModelUSD
 		}
-		s.res.Runs[s.index[id]] = RunOutcome{RunID: id, Status: snap.State.Status, Final: v.Result.FinalContent, Messages: msgs, Events: evs, Results: v.Result.ToolExecutionResults, Usage: u, CostUSD: spent}
+		var children usage
+		for _, c := range snap.State.Children {
+			if c.Status == core.StatusRunning {
+				continue // its end never reached the parent (which ended first)
+			}
+			child, err := s.a.Runner.Get(ctx, tenant, c.RunID)
+			if err != nil {
+				return err
+			}
+			cm, err := s.a.Store.Messages(ctx, tenant, child.State.SessionID, 0, 1<<62, 10000)
+			if err != nil {
+				return err
+			}
+			cu := spent(map[string]usage{"helping": helperTurns[0], "helped": helperTurns[1]}, cm)
+			children.Prompt += cu.Prompt
+			children.Completion += cu.Completion
+		}
+		s.res.Runs[s.index[id]] = RunOutcome{RunID: id, Status: snap.State.Status, Final: v.Result.FinalContent, Messages: msgs, Events: evs, Results: v.Result.ToolExecutionResults, Usage: u, CostUSD: modelUSD, ChildUsage: children}
 		if !core.IsTerminal(snap.State.Status) {
 			unfinished++
 		}
@@ -1057,6 +1117,8 @@ type faultQueue struct {
 	sim   *sim
 	mu    sync.Mutex
 	armed string
+	// tried holds the steps (run:seq:call) a send was tried for.
+	tried map[string]bool
 }
 
 func (q *faultQueue) arm(fault string) {
@@ -1073,6 +1135,20 @@ func (q *faultQueue) ExtendVisibility(ctx context.Context, receipt string, d tim
 }
 
 func (q *faultQueue) Enqueue(ctx context.Context, steps []core.QueuedStep) error {
+	// A sweep's send of steps already sent (or tried) is a resend of
+	// stalled steps; a sweep also sends new steps (a child run's end it
+	// delivers to the parent schedules the parent's next one).
+	q.mu.Lock()
+	again := len(steps) > 0
+	if q.tried == nil {
+		q.tried = map[string]bool{}
+	}
+	for _, st := range steps {
+		k := fmt.Sprintf("%s:%d:%s", st.Step.RunID, st.Step.Seq, st.Step.CallID)
+		again = again && q.tried[k]
+		q.tried[k] = true
+	}
+	q.mu.Unlock()
 	fail, after := q.sim.store.flaky()
 	if fail && !after {
 		return core.Retryable(errCrash)
@@ -1093,7 +1169,7 @@ func (q *faultQueue) Enqueue(ctx context.Context, steps []core.QueuedStep) error
 		q.sim.fired(FaultSend)
 		return errCrash
 	}
-	if q.sim.sweeping && len(steps) > 0 {
+	if q.sim.sweeping && again {
 		q.sim.resentBySweeper(steps[0].Step.RunID)
 	}
 	return q.Queue.Enqueue(ctx, steps)
