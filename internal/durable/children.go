@@ -201,11 +201,12 @@ func (e *Runner) stopChild(ctx context.Context, n core.Notification) error {
 	return err
 }
 
-// treePending lists what the running children of st (and theirs) wait
-// on, each item with its run's id, in the order the children started.
-func (e *Runner) treePending(ctx context.Context, st core.RunState, reqs []core.PendingToolRequest, acts []core.PendingAction) ([]core.PendingToolRequest, []core.PendingAction, error) {
+// walkChildren visits the child runs of st and theirs, depth first in
+// the order they started (with running, only those still running), until
+// visit says stop; it reports whether one did.
+func (e *Runner) walkChildren(ctx context.Context, st core.RunState, running bool, visit func(core.RunRecord) (bool, error)) (bool, error) {
 	for _, c := range st.Children {
-		if c.Status != core.StatusRunning {
+		if running && c.Status != core.StatusRunning {
 			continue
 		}
 		child, err := e.Store.LoadRun(ctx, c.RunID)
@@ -213,67 +214,66 @@ func (e *Runner) treePending(ctx context.Context, st core.RunState, reqs []core.
 			continue
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("child run %s: %w", c.RunID, err)
+			return false, fmt.Errorf("child run %s: %w", c.RunID, err)
 		}
+		if stop, err := visit(child); stop || err != nil {
+			return stop, err
+		}
+		if stop, err := e.walkChildren(ctx, child.State, running, visit); stop || err != nil {
+			return stop, err
+		}
+	}
+	return false, nil
+}
+
+// treePending lists what the running children of st (and theirs) wait
+// on, each item with its run's id, after reqs and acts.
+func (e *Runner) treePending(ctx context.Context, st core.RunState, reqs []core.PendingToolRequest, acts []core.PendingAction) ([]core.PendingToolRequest, []core.PendingAction, error) {
+	_, err := e.walkChildren(ctx, st, true, func(child core.RunRecord) (bool, error) {
 		r, a := child.State.Pending()
 		for _, x := range r {
-			x.RunID = c.RunID
+			x.RunID = child.State.RunID
 			reqs = append(reqs, x)
 		}
 		for _, x := range a {
-			x.RunID = c.RunID
+			x.RunID = child.State.RunID
 			acts = append(acts, x)
 		}
-		if reqs, acts, err = e.treePending(ctx, child.State, reqs, acts); err != nil {
-			return nil, nil, err
-		}
-	}
-	return reqs, acts, nil
+		return false, nil
+	})
+	return reqs, acts, err
 }
 
 // childWaitingOn finds the running child (or grandchild) of st that
 // waits on pending item id: a decision sent to a parent's route for it
 // is applied there.
 func (e *Runner) childWaitingOn(ctx context.Context, st core.RunState, id string) (core.RunRecord, bool, error) {
-	for _, c := range st.Children {
-		if c.Status != core.StatusRunning {
-			continue
-		}
-		child, err := e.Store.LoadRun(ctx, c.RunID)
-		if errors.Is(err, core.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return core.RunRecord{}, false, fmt.Errorf("child run %s: %w", c.RunID, err)
-		}
+	var found core.RunRecord
+	ok, err := e.walkChildren(ctx, st, true, func(child core.RunRecord) (bool, error) {
 		for _, cs := range child.State.Calls {
 			if (cs.Status == core.CallAwaitingApproval && cs.ActionID == id) || (cs.Status == core.CallAwaitingClient && cs.RequestID == id) {
-				return child, true, nil
+				found = child
+				return true, nil
 			}
 		}
-		if rec, ok, err := e.childWaitingOn(ctx, child.State, id); ok || err != nil {
-			return rec, ok, err
-		}
-	}
-	return core.RunRecord{}, false, nil
+		return false, nil
+	})
+	return found, ok, err
 }
 
 // decidedInTree reports whether pending item id belongs to a child run
 // of st (or to one of theirs) that no longer waits on it.
 func (e *Runner) decidedInTree(ctx context.Context, st core.RunState, id string) (core.PendingItem, bool) {
-	for _, c := range st.Children {
-		if p, err := e.Store.PendingItem(ctx, c.RunID, id); err == nil {
-			return p, p.Status != core.PendingOpen
-		}
-		child, err := e.Store.LoadRun(ctx, c.RunID)
+	var item core.PendingItem
+	ok, _ := e.walkChildren(ctx, st, false, func(child core.RunRecord) (bool, error) {
+		p, err := e.Store.PendingItem(ctx, child.State.RunID, id)
 		if err != nil {
-			continue
+			return false, nil
 		}
-		if p, ok := e.decidedInTree(ctx, child.State, id); ok {
-			return p, true
-		}
-	}
-	return core.PendingItem{}, false
+		item = p
+		return true, nil
+	})
+	return item, ok && item.Status != core.PendingOpen
 }
 
 // handoff decides a handoff tool's call: the configuration of the agent
