@@ -115,17 +115,25 @@ func TestSubAgentsEndToEnd(t *testing.T) {
 		if len(children) != 3 {
 			t.Fatalf("children %v", children)
 		}
-		childTokens := 0.0
+		childTokens, childCost := 0.0, 0.0
 		for _, c := range children {
 			c := c.(map[string]any)
 			if c["status"] != "completed" || c["agent"] != "researcher" {
 				t.Fatalf("child %v", c)
 			}
 			childTokens += c["usage"].(map[string]any)["total_tokens"].(float64)
+			childCost += c["cost"].(map[string]any)["total_usd"].(float64)
 			cv := d.call(t, "GET", "/v1/runs/"+c["run_id"].(string), tokAcme, "").body
 			if cv["status"] != "completed" {
 				t.Fatalf("child run %v", cv)
 			}
+		}
+		// The parent's cost is its own (its steps' AWS requests, metered
+		// on the emulators; the embedded stores count none) and its
+		// children's, each listed.
+		own := result(v)["cost"].(map[string]any)["total_usd"].(float64) - childCost
+		if own < 0 || strings.HasSuffix(t.Name(), "/emulators") && (childCost <= 0 || own <= 0) {
+			t.Fatalf("cost: parent %v, children %v", result(v)["cost"], childCost)
 		}
 		// Own: 2 × 12 tokens; children: alpha 35, beta 35 + 46, gamma 35.
 		if childTokens != 151 || result(v)["usage"].(map[string]any)["total_tokens"].(float64) != 24+151 {
@@ -310,6 +318,34 @@ func TestSubAgentsSurviveCrashes(t *testing.T) {
 	}
 	if len(got) != 3 {
 		t.Errorf("tool runs by key: %v", got)
+	}
+}
+
+// TestSubAgentsDepthEndToEnd: an agent that calls itself stops at its
+// max_depth (2): the run two levels down gets a depth_exceeded result,
+// and every level completes.
+func TestSubAgentsDepthEndToEnd(t *testing.T) {
+	d := startDev(t, devArgs(t))
+	id := start(t, d, `{"agent":"deep","messages":[{"role":"user","content":"Go deep."}]}`)
+	if v := d.waitStatus(t, id); v["status"] != "completed" {
+		t.Fatalf("top: %v", v["status"])
+	}
+	run := id
+	for depth := 1; depth <= 2; depth++ {
+		v := d.call(t, "GET", "/v1/runs/"+run, tokAcme, "").body
+		children, _ := v["children"].([]any)
+		if len(children) != 1 {
+			t.Fatalf("depth %d: children %v", depth-1, v["children"])
+		}
+		run = children[0].(map[string]any)["run_id"].(string)
+		if cv := d.waitStatus(t, run); cv["status"] != "completed" {
+			t.Fatalf("depth %d: %v", depth, cv["status"])
+		}
+	}
+	v := d.call(t, "GET", "/v1/runs/"+run, tokAcme, "").body
+	results := result(v)["tool_execution_results"].([]any)
+	if len(results) != 1 || results[0].(map[string]any)["result"].(map[string]any)["error_type"] != "depth_exceeded" || v["children"] != nil {
+		t.Fatalf("depth 2: results %v, children %v", results, v["children"])
 	}
 }
 

@@ -3,6 +3,7 @@ package durable_test
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/cost"
 	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/telemetry"
 )
@@ -432,5 +434,46 @@ func TestHandoff(t *testing.T) {
 	snap, _ := h.eng.Get(context.Background(), "acme", id)
 	if v, err := h.eng.View(context.Background(), snap, 0); err != nil || v.Agent != "billing" {
 		t.Fatalf("view agent %q, %v", v.Agent, err)
+	}
+}
+
+// TestChildRunCostRollsUp: a parent's result.cost holds its own model
+// calls and its children's, each child's figure listed beside it.
+func TestChildRunCostRollsUp(t *testing.T) {
+	h := newHarnessWith(t, childrenFile, nil)
+	table, err := cost.NewTable("us-east-1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table.Models["scripted/m1"] = cost.ModelPrice{Input: 1, Output: 2}
+	table.Models["scripted/"] = cost.ModelPrice{Input: 3, Output: 5}
+	h.opts.Pricer, h.opts.Metering = table, &durable.Metering{}
+	h.eng = durable.New(h.opts)
+	planner := &core.ModelSpec{Provider: core.ProviderScripted, Model: "m1", Turns: []core.ScriptedTurn{
+		turn("", call("c1", "agent/researcher", map[string]any{"task": "alpha"}), call("c3", "agent/researcher", map[string]any{"task": "gamma"})),
+		turn("Both in.")}}
+	id := h.startAgent(t, "planner", planner, true)
+	h.pump(t)
+	st := h.run(t, id)
+	if st.Status != core.StatusCompleted || st.Cost == nil || len(st.Children) != 2 {
+		t.Fatalf("parent %s, cost %+v, children %d", st.Status, st.Cost, len(st.Children))
+	}
+	// Own: two turns of 3 prompt and 2 completion tokens at $1/$2 per
+	// million; each child: one turn of 3 and 2 at $3/$5.
+	own := 2 * (3*1.0 + 2*2.0) / 1e6
+	var children, childTotals float64
+	for _, c := range st.Children {
+		cs := h.run(t, c.RunID)
+		if c.Cost == nil || c.Cost.TotalUSD != cs.Cost.TotalUSD || c.Cost.ModelUSD != cs.Cost.ModelUSD {
+			t.Fatalf("child %s: listed cost %+v, its own %+v", c.RunID, c.Cost, cs.Cost)
+		}
+		children += cs.Cost.ModelUSD
+		childTotals += cs.Cost.TotalUSD
+	}
+	if math.Abs(children-2*(3*3.0+2*5.0)/1e6) > 1e-12 || math.Abs(st.Cost.ModelUSD-(own+children)) > 1e-12 {
+		t.Fatalf("model_usd %v, want own %v + children %v", st.Cost.ModelUSD, own, children)
+	}
+	if st.Cost.TotalUSD < childTotals || st.Cost.AWSUSD <= 0 {
+		t.Fatalf("total %v below its children's %v (aws %v)", st.Cost.TotalUSD, childTotals, st.Cost.AWSUSD)
 	}
 }
