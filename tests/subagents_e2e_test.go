@@ -26,7 +26,7 @@ func TestSubAgentsEndToEnd(t *testing.T) {
 	eachStore(t, func(t *testing.T, args []string) {
 		d := startDev(t, args)
 		id := start(t, d, `{"agent":"planner","messages":[{"role":"user","content":"Research alpha, beta and gamma."}],"parallel_tool_calls":true,
-			"model":{"provider":"scripted","turns":[
+			"model":{"provider":"scripted","options":{"echo_request":true},"turns":[
 			{"content":"Asking three researchers.","usage":{"prompt_tokens":10,"completion_tokens":2},"tool_calls":[
 				{"id":"c1","name":"agent/researcher","parameters":{"task":"Research alpha."}},
 				{"id":"c2","name":"agent/researcher","parameters":{"task":"Research beta.","context":"Mail beta@example.com first."}},
@@ -110,6 +110,17 @@ func TestSubAgentsEndToEnd(t *testing.T) {
 			if !strings.Contains(results[i], w) {
 				t.Fatalf("result %d = %q, want %q (call order)", i, results[i], w)
 			}
+		}
+		// The planner's final turn was given the three answers in call
+		// order (the scripted model echoes what it was sent).
+		var seen []string
+		for _, m := range result(v)["request_metadata"].(map[string]any)["request_messages"].([]any) {
+			if m := m.(map[string]any); m["role"] == "tool_result" {
+				seen = append(seen, m["content"].(string))
+			}
+		}
+		if len(seen) != 3 || !strings.Contains(seen[0], "Alpha") || !strings.Contains(seen[1], "Beta") || !strings.Contains(seen[2], "Gamma") {
+			t.Fatalf("the planner's last turn saw %q", seen)
 		}
 		children := v["children"].([]any)
 		if len(children) != 3 {
