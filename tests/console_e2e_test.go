@@ -103,7 +103,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	d := startDev(t, args)
 	artifacts, _ := filepath.Abs("console/artifacts")
 	in := map[string]any{"base": d.base, "token": tokAcme, "chromium": browser, "artifacts": artifacts}
-	want := 7
+	want := 8
 	if os.Getenv("BATON_TEST_DYNAMODB_ENDPOINT") != "" && os.Getenv("BATON_E2E_BASE_URL") == "" {
 		// On the emulators the run outlives its process: kill baton dev
 		// in the middle of a turn, start it again, and the page shows the

@@ -38,6 +38,7 @@ function Approval({ runID, action, onActed }) {
   return html`
     <article class="card" aria-labelledby=${`${id}-h`}>
       <h3 id=${`${id}-h`}>Approve <span class="mono">${action.tool_name}</span>?</h3>
+      ${action.run_id && html`<p class="dim">of child run <a class="mono" href=${`#/runs/${action.run_id}`}>${action.run_id}</a></p>`}
       <p class="summary">${action.summary}</p>
       <h4>Preview (redacted)</h4>
       <pre>${pretty(action.preview)}</pre>
@@ -103,6 +104,7 @@ function ToolRequest({ runID, req, onActed }) {
   return html`
     <article class="card" aria-labelledby=${`${id}-h`}>
       <h3 id=${`${id}-h`}>Client tool <span class="mono">${req.tool_name}</span></h3>
+      ${req.run_id && html`<p class="dim">of child run <a class="mono" href=${`#/runs/${req.run_id}`}>${req.run_id}</a></p>`}
       <h4>Parameters</h4>
       <pre>${pretty(req.parameters || {})}</pre>
       <p class="dim">Expires <time datetime=${req.expires_at}>${when(req.expires_at)}</time></p>

@@ -107,6 +107,9 @@ export function RunPage({ id }) {
       <section aria-labelledby="steps-h" class="steps">
         <h2 id="steps-h">Steps</h2>
         <${Steps} events=${r.events || []} deliveries=${view.deliveries || []} />
+        ${view.children && view.children.length > 0 && html`
+          <h2 id="children-h">Child runs</h2>
+          <${Children} children=${view.children} />`}
         <h2>Usage and cost</h2>
         <${Usage} view=${view} />
       </section>
@@ -277,6 +280,20 @@ function Steps({ events, deliveries }) {
           </tr>`)}
       </tbody>
     </table>`;
+}
+
+// Children lists the child runs the run's agent tools started (sub-agents),
+// each linked to its own page, with what it cost once it ended.
+function Children({ children }) {
+  return html`
+    <ul class="children" aria-labelledby="children-h">
+      ${children.map((c) => html`
+        <li key=${c.run_id}>
+          <a class="mono" href=${`#/runs/${c.run_id}`}>${c.run_id}</a>
+          <span class=${`badge s-${c.status}`}>${c.status}</span>
+          <span class="dim">${c.agent}, call ${c.tool_call_id}${c.cost ? `, ${usd(c.cost.total_usd)}` : ''}</span>
+        </li>`)}
+    </ul>`;
 }
 
 function Usage({ view }) {

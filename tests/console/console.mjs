@@ -188,6 +188,27 @@ try {
   if (dialogs.length) fail(`a dialog opened: ${dialogs.join(', ')}`);
   passed.push('markup is text');
 
+  // A planner's child run (sub-agents) waits for an approval: its card
+  // shows on the planner's page, marked with the child, and Approve there
+  // completes the child and then the planner; the child is listed and
+  // linked.
+  const planner = await api('POST', '/v1/runs', {
+    agent: 'planner', messages: [{ role: 'user', content: 'Research beta.' }],
+    model: { provider: 'scripted', turns: [{ tool_calls: [{ id: 'c1', name: 'agent/researcher', parameters: { task: 'Research beta.' } }] }, { content: 'Beta is researched.' }] },
+  });
+  await openRun(planner.run_id);
+  const childCard = page.locator('article.card', { hasText: 'of child run' });
+  await childCard.waitFor();
+  const childID = (await childCard.locator('a').textContent()).trim();
+  await childCard.getByRole('button', { name: 'Approve' }).click();
+  await until('the planner to complete after its child', async () => (await statusText()) === 'completed');
+  await page.getByText('Beta is researched.', { exact: true }).waitFor();
+  const childLink = page.getByRole('list', { name: 'Child runs' }).getByRole('link', { name: childID });
+  await childLink.click();
+  await page.getByRole('heading', { name: `Run ${childID}` }).waitFor();
+  await until('the child shown completed', async () => (await statusText()) === 'completed');
+  passed.push('child run approved on its parent');
+
   // The step timeline shows a model turn the queue delivered again after
   // baton dev was killed while it ran (given only on the emulators).
   if (input.redelivered) {

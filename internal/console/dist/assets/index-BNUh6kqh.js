@@ -50,6 +50,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
     </section>`}function Rt({runID:e,action:t,onActed:n}){let[r,i]=K(``),[a,o]=K(``),[s,c]=K(!1),l=async i=>{c(!0),o(``);try{n(await X.approve(e,t.action_id,i,r.trim()))}catch(e){o(e.message),c(!1)}},u=`reason-${t.action_id}`;return q`
     <article class="card" aria-labelledby=${`${u}-h`}>
       <h3 id=${`${u}-h`}>Approve <span class="mono">${t.tool_name}</span>?</h3>
+      ${t.run_id&&q`<p class="dim">of child run <a class="mono" href=${`#/runs/${t.run_id}`}>${t.run_id}</a></p>`}
       <p class="summary">${t.summary}</p>
       <h4>Preview (redacted)</h4>
       <pre>${Ue(t.preview)}</pre>
@@ -64,6 +65,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
     </article>`}var zt=null;async function Bt(){return zt||=(await X.openAPI()).components.schemas.ToolResult,new It(zt,`2020-12`,!1)}function Vt({runID:e,req:t,onActed:n}){let[r,i]=K(`{}`),[a,o]=K(!1),[s,c]=K(``),[l,u]=K(!1),d=`result-${t.request_id}`;return q`
     <article class="card" aria-labelledby=${`${d}-h`}>
       <h3 id=${`${d}-h`}>Client tool <span class="mono">${t.tool_name}</span></h3>
+      ${t.run_id&&q`<p class="dim">of child run <a class="mono" href=${`#/runs/${t.run_id}`}>${t.run_id}</a></p>`}
       <h4>Parameters</h4>
       <pre>${Ue(t.parameters||{})}</pre>
       <p class="dim">Expires <time datetime=${t.expires_at}>${Be(t.expires_at)}</time></p>
@@ -90,8 +92,11 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
       <section aria-labelledby="steps-h" class="steps">
         <h2 id="steps-h">Steps</h2>
         <${Zt} events=${m.events||[]} deliveries=${t.deliveries||[]} />
+        ${t.children&&t.children.length>0&&q`
+          <h2 id="children-h">Child runs</h2>
+          <${Qt} children=${t.children} />`}
         <h2>Usage and cost</h2>
-        <${Qt} view=${t} />
+        <${$t} view=${t} />
       </section>
     </div>`}async function Gt(e){let t=[],n=0;for(;;){let r=await X.messages(e,n);if(t.push(...r.messages),r.messages.length===0||r.next===n)return t;n=r.next}}function Kt(e){let t=e.result||{};if(t.error&&t.error.message)return t.error.message;if(e.status===`budget_exceeded`&&t.budget)return`budget ${t.budget} reached`;if(t.interrupted&&t.interrupted.reason)return t.interrupted.reason;let n=t.events||[];for(let t=n.length-1;t>=0;t--){let r=n[t];if(r.type===`cancelled`&&r.data&&r.data.reason)return r.data.reason;if(r.type===`approval_required`&&e.status===`approval_required`)return`an action waits for approval`;if(r.type===`runtime_tool_pending`&&e.status===`runtime_tool_pending`)return`a client tool waits for its result`}return``}function qt({view:e}){let t=Kt(e);return q`
     <dl class="facts">
@@ -155,7 +160,15 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
             <td>${e.outcome}${e.inDoubt?q` <strong>in_doubt</strong>`:``}</td>
           </tr>`)}
       </tbody>
-    </table>`}function Qt({view:e}){let t=e.result||{},n=t.usage||{},r=t.cost,i=e.budgets||[];return q`
+    </table>`}function Qt({children:e}){return q`
+    <ul class="children" aria-labelledby="children-h">
+      ${e.map(e=>q`
+        <li key=${e.run_id}>
+          <a class="mono" href=${`#/runs/${e.run_id}`}>${e.run_id}</a>
+          <span class=${`badge s-${e.status}`}>${e.status}</span>
+          <span class="dim">${e.agent}, call ${e.tool_call_id}${e.cost?`, ${He(e.cost.total_usd)}`:``}</span>
+        </li>`)}
+    </ul>`}function $t({view:e}){let t=e.result||{},n=t.usage||{},r=t.cost,i=e.budgets||[];return q`
     <dl class="facts">
       ${Object.entries(n).filter(([,e])=>typeof e==`number`).map(([e,t])=>q`<div key=${e}><dt>${e.replaceAll(`_`,` `)}</dt><dd>${t.toLocaleString()}</dd></div>`)}
       ${r&&q`<div><dt>cost</dt><dd><strong>${He(r.total_usd)}</strong> <span class="dim">(model ${He(r.model_usd)}, AWS ${He(r.aws_usd)})</span></dd></div>`}
@@ -165,7 +178,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
       <ul class="budgets">
         ${i.map(e=>{let t=e.name===`cost_usd`,n=t?e.current_usd||0:e.current,r=t?e.ceiling_usd:e.ceiling,i=`budget-${e.name}`;return q`<li key=${e.name}><span id=${i}>${e.name}</span>: ${t?`${He(n)} of ${He(r)}`:`${n} of ${r}`}
             <meter aria-labelledby=${i} min="0" max=${r} value=${Math.min(n,r)} high=${r*.8}></meter></li>`})}
-      </ul>`}`}function $t(){let e=(location.hash.replace(/^#/,``)||`/runs`).match(/^\/runs\/([^/?]+)/);return e?{page:`run`,id:decodeURIComponent(e[1])}:{page:`runs`}}function en(){let[e,t]=K(!!J.get()),[n,r]=K($t()),[i,a]=K(``);return me(()=>{let e=()=>r($t());return addEventListener(`hashchange`,e),Ne(()=>{J.clear(),a(`The API refused the credential (401). Sign in again.`),t(!1)}),()=>removeEventListener(`hashchange`,e)},[]),e?q`
+      </ul>`}`}function en(){let e=(location.hash.replace(/^#/,``)||`/runs`).match(/^\/runs\/([^/?]+)/);return e?{page:`run`,id:decodeURIComponent(e[1])}:{page:`runs`}}function tn(){let[e,t]=K(!!J.get()),[n,r]=K(en()),[i,a]=K(``);return me(()=>{let e=()=>r(en());return addEventListener(`hashchange`,e),Ne(()=>{J.clear(),a(`The API refused the credential (401). Sign in again.`),t(!1)}),()=>removeEventListener(`hashchange`,e)},[]),e?q`
     <header class="top">
       <a class="brand" href="#/runs">Baton</a>
       <nav aria-label="Main">
@@ -175,4 +188,4 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
     </header>
     <main id="main">
       ${n.page===`run`?q`<${Wt} key=${n.id} id=${n.id} />`:q`<${Ke} />`}
-    </main>`:q`<${Fe} notice=${i} onSignedIn=${()=>{a(``),t(!0)}} />`}L(q`<${en} />`,document.getElementById(`app`));
+    </main>`:q`<${Fe} notice=${i} onSignedIn=${()=>{a(``),t(!0)}} />`}L(q`<${tn} />`,document.getElementById(`app`));
