@@ -201,10 +201,11 @@ func (e *Runner) stopChild(ctx context.Context, n core.Notification) error {
 	return err
 }
 
-// walkChildren visits the child runs of st and theirs, depth first in
+// WalkChildren visits the child runs of st and theirs, depth first in
 // the order they started (with running, only those still running), until
-// visit says stop; it reports whether one did.
-func (e *Runner) walkChildren(ctx context.Context, st core.RunState, running bool, visit func(core.RunRecord) (bool, error)) (bool, error) {
+// visit says stop; it reports whether one did. The tree's pending items,
+// its decisions and the streams that follow it (runstream) read it so.
+func (e *Runner) WalkChildren(ctx context.Context, st core.RunState, running bool, visit func(core.RunRecord) (bool, error)) (bool, error) {
 	for _, c := range st.Children {
 		if running && c.Status != core.StatusRunning {
 			continue
@@ -219,7 +220,7 @@ func (e *Runner) walkChildren(ctx context.Context, st core.RunState, running boo
 		if stop, err := visit(child); stop || err != nil {
 			return stop, err
 		}
-		if stop, err := e.walkChildren(ctx, child.State, running, visit); stop || err != nil {
+		if stop, err := e.WalkChildren(ctx, child.State, running, visit); stop || err != nil {
 			return stop, err
 		}
 	}
@@ -229,7 +230,7 @@ func (e *Runner) walkChildren(ctx context.Context, st core.RunState, running boo
 // treePending lists what the running children of st (and theirs) wait
 // on, each item with its run's id, after reqs and acts.
 func (e *Runner) treePending(ctx context.Context, st core.RunState, reqs []core.PendingToolRequest, acts []core.PendingAction) ([]core.PendingToolRequest, []core.PendingAction, error) {
-	_, err := e.walkChildren(ctx, st, true, func(child core.RunRecord) (bool, error) {
+	_, err := e.WalkChildren(ctx, st, true, func(child core.RunRecord) (bool, error) {
 		r, a := child.State.Pending()
 		for _, x := range r {
 			x.RunID = child.State.RunID
@@ -249,7 +250,7 @@ func (e *Runner) treePending(ctx context.Context, st core.RunState, reqs []core.
 // is applied there.
 func (e *Runner) childWaitingOn(ctx context.Context, st core.RunState, id string) (core.RunRecord, bool, error) {
 	var found core.RunRecord
-	ok, err := e.walkChildren(ctx, st, true, func(child core.RunRecord) (bool, error) {
+	ok, err := e.WalkChildren(ctx, st, true, func(child core.RunRecord) (bool, error) {
 		for _, cs := range child.State.Calls {
 			if (cs.Status == core.CallAwaitingApproval && cs.ActionID == id) || (cs.Status == core.CallAwaitingClient && cs.RequestID == id) {
 				found = child
@@ -265,7 +266,7 @@ func (e *Runner) childWaitingOn(ctx context.Context, st core.RunState, id string
 // of st (or to one of theirs) that no longer waits on it.
 func (e *Runner) decidedInTree(ctx context.Context, st core.RunState, id string) (core.PendingItem, bool) {
 	var item core.PendingItem
-	ok, _ := e.walkChildren(ctx, st, false, func(child core.RunRecord) (bool, error) {
+	ok, _ := e.WalkChildren(ctx, st, false, func(child core.RunRecord) (bool, error) {
 		p, err := e.Store.PendingItem(ctx, child.State.RunID, id)
 		if err != nil {
 			return false, nil

@@ -344,35 +344,24 @@ type childCursors struct {
 // how many it handed over.
 func (f Follower) followChildren(ctx context.Context, st core.RunState, tree *childCursors) (int, error) {
 	n := 0
-	for _, c := range st.Children {
-		child, err := f.Runner.Store.LoadRun(ctx, c.RunID)
-		if errors.Is(err, core.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return n, err
-		}
+	_, err := f.Runner.WalkChildren(ctx, st, false, func(child core.RunRecord) (bool, error) {
+		id := child.State.RunID
 		for {
-			evs, err := f.Runner.Store.Events(ctx, c.RunID, tree.after[c.RunID], child.State.NextEventSeq, Page)
+			evs, err := f.Runner.Store.Events(ctx, id, tree.after[id], child.State.NextEventSeq, Page)
 			if err != nil {
-				return n, err
+				return false, err
 			}
 			for _, ev := range evs {
-				if err := tree.sink.ChildEvent(ctx, c.RunID, ev); err != nil {
-					return n, err
+				if err := tree.sink.ChildEvent(ctx, id, ev); err != nil {
+					return false, err
 				}
-				tree.after[c.RunID] = ev.Seq
+				tree.after[id] = ev.Seq
 				n++
 			}
 			if len(evs) < Page {
-				break
+				return false, nil
 			}
 		}
-		m, err := f.followChildren(ctx, child.State, tree)
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+	})
+	return n, err
 }
