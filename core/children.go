@@ -2,8 +2,6 @@ package core
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"sort"
@@ -73,9 +71,10 @@ func ChildRunID(runID, callID string) string { return childID("r", runID, callID
 // ChildSessionID is the session of that child run (its own).
 func ChildSessionID(runID, callID string) string { return childID("s", runID, callID) }
 
+// childID has the shape of a minted run or session id (RandomIDs), so
+// every route and store takes it as one.
 func childID(prefix, runID, callID string) string {
-	sum := sha256.Sum256([]byte("child\x00" + prefix + "\x00" + runID + "\x00" + callID))
-	return prefix + "-" + hex.EncodeToString(sum[:13])
+	return prefix + "-" + digest(13, "child", prefix, runID, callID)
 }
 
 // ChildTask is the first user message of the child run a call starts:

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -42,6 +43,12 @@ func (s *SequentialIDs) NewID(prefix string) string {
 }
 
 func derivedID(prefix, runID, callID string) string {
-	sum := sha256.Sum256([]byte(prefix + "\x00" + runID + "\x00" + callID))
-	return prefix + "_" + hex.EncodeToString(sum[:10])
+	return prefix + "_" + digest(10, prefix, runID, callID)
+}
+
+// digest is the first n bytes, in hex, of the SHA-256 of parts joined by
+// NUL: the stable part of an id derived from others.
+func digest(n int, parts ...string) string {
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(sum[:n])
 }

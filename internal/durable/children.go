@@ -297,3 +297,21 @@ func (e *Runner) handoff(step core.Step, call core.ToolCall) core.Input {
 	}
 	return core.ToolDecided{Step: step, Decision: core.Decision{Kind: core.DecideHandoff, Handoff: &cfg}}
 }
+
+// hasAgentTools reports whether an agent of reg declares an agent tool:
+// only then can a run start children, and the sweeper look for their
+// outbox records.
+func hasAgentTools(reg *agents.Registry) bool {
+	if reg == nil {
+		return false
+	}
+	for _, slug := range reg.Slugs() {
+		a, _ := reg.Get(slug)
+		for _, d := range a.Tools {
+			if d.ChildAgent() != "" {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -205,6 +205,9 @@ func (e *Runner) notify(ctx context.Context, ns []core.Notification) {
 // sweepNotifications sends again the notifications still unsent
 // NotifyAfter after their transition, at most limit.
 func (e *Runner) sweepNotifications(ctx context.Context, now time.Time, limit int) (int, error) {
+	if e.Notifier == nil && e.Callbacks == nil && !e.agentTools {
+		return 0, nil // nothing can have stored a record
+	}
 	ns, err := e.Store.UnsentNotifications(ctx, now.Add(-e.Limits.NotifyAfter), limit)
 	if err != nil {
 		return 0, fmt.Errorf("list unsent notifications: %w", err)

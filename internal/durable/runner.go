@@ -187,6 +187,10 @@ type Runner struct {
 	Telemetry  telemetry.Settings
 	Metrics    *EMF
 	cache      *transcriptCache
+	// agentTools: an agent of the file has agent tools, so runs may
+	// store records for parent and child runs in the outbox, which the
+	// sweeper then looks for (children.go).
+	agentTools bool
 	// after paces the heartbeats of a step's I/O (time.After).
 	after func(time.Duration) <-chan time.Time
 }
@@ -222,7 +226,7 @@ func New(o Options) *Runner {
 	lim := o.Limits.withDefaults()
 	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim, Metering: o.Metering, Telemetry: o.Telemetry, Metrics: o.Metrics, ToolSource: o.ToolSource,
 		IO:    core.IO{Model: o.Model, Tools: o.Tools, Summarizer: o.Summarizer, Compactor: o.Compactor, Clock: o.Clock},
-		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter}
+		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter, agentTools: hasAgentTools(o.Agents)}
 }
 
 // Errors the API maps to statuses.

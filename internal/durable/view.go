@@ -72,9 +72,9 @@ func (e *Runner) View(ctx context.Context, snap Snapshot, maxBytes int) (View, e
 		results, audit = append(storedResults, results...), append(storedAudit, audit...)
 	}
 	var deliveries []core.StepDeliveries
-	if len(events) == 0 || events[0].Seq != 1 || len(w.Events) < len(events) {
-		// Not the snapshot of the run's creation (which wrote its first
-		// events; no step of it was delivered yet).
+	if created := len(w.Events) > 0 && w.Events[0].Seq == 1; !created {
+		// The run's creation wrote its first event; no step of it was
+		// delivered yet, so only a later snapshot reads the notes.
 		if deliveries, err = e.Store.Deliveries(ctx, st.RunID); err != nil {
 			return View{}, err
 		}
