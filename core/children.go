@@ -3,8 +3,6 @@ package core
 import (
 	"context"
 	"fmt"
-	"slices"
-	"sort"
 	"strings"
 )
 
@@ -55,8 +53,12 @@ func (c RunConfig) Depth() int {
 }
 
 // ChildAgent is the agent an agent tool's calls start, or "".
-func (d ToolDeclaration) ChildAgent() string {
-	if d.Executor != ExecutorAgent {
+func (d ToolDeclaration) ChildAgent() string { return d.agentOf(ExecutorAgent) }
+
+// agentOf is the agent a declaration of executor kind names ("" for a
+// declaration of another kind).
+func (d ToolDeclaration) agentOf(executor string) string {
+	if d.Executor != executor {
 		return ""
 	}
 	s, _ := d.Extensions[DeclAgent].(string)
@@ -175,9 +177,7 @@ func (t *transition) addChildSpend(in ChildFinished) {
 	s.Cost.ModelUSD += in.Cost.ModelUSD
 	s.Cost.AWS = s.Cost.AWS.Add(in.Cost.AWS)
 	for _, name := range in.Cost.Unpriced {
-		if i := sort.SearchStrings(s.Cost.Unpriced, name); i == len(s.Cost.Unpriced) || s.Cost.Unpriced[i] != name {
-			s.Cost.Unpriced = slices.Insert(s.Cost.Unpriced, i, name)
-		}
+		s.Cost.addUnpriced(name)
 	}
 	s.Cost.total(t.m.Pricer)
 	t.costBudgetCurrent()

@@ -3,7 +3,7 @@ package core
 import (
 	"context"
 	"math"
-	"sort"
+	"slices"
 	"sync"
 )
 
@@ -66,6 +66,14 @@ type RunCost struct {
 	Unpriced []string `json:"unpriced_models,omitempty"`
 	// AWS is the counted requests AWSUSD prices.
 	AWS Resources `json:"aws"`
+}
+
+// addUnpriced adds a provider/model pair to Unpriced, kept sorted and
+// without repeats.
+func (c *RunCost) addUnpriced(name string) {
+	if i, found := slices.BinarySearch(c.Unpriced, name); !found {
+		c.Unpriced = slices.Insert(c.Unpriced, i, name)
+	}
 }
 
 func (c *RunCost) clone() *RunCost {
@@ -152,13 +160,7 @@ func (t *transition) countModelCost(usage map[string]any) {
 	if ok {
 		s.Cost.ModelUSD += usd
 	} else {
-		name := s.Config.Model.Provider + "/" + s.Config.Model.Model
-		i := sort.SearchStrings(s.Cost.Unpriced, name)
-		if i == len(s.Cost.Unpriced) || s.Cost.Unpriced[i] != name {
-			s.Cost.Unpriced = append(s.Cost.Unpriced, "")
-			copy(s.Cost.Unpriced[i+1:], s.Cost.Unpriced[i:])
-			s.Cost.Unpriced[i] = name
-		}
+		s.Cost.addUnpriced(s.Config.Model.Provider + "/" + s.Config.Model.Model)
 	}
 	s.Cost.total(t.m.Pricer)
 	t.costBudgetCurrent()

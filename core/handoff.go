@@ -61,13 +61,7 @@ func HandoffTool(agent, label string) ToolDeclaration {
 }
 
 // HandoffAgent is the agent a handoff tool hands the run to, or "".
-func (d ToolDeclaration) HandoffAgent() string {
-	if d.Executor != ExecutorHandoff {
-		return ""
-	}
-	s, _ := d.Extensions[DeclAgent].(string)
-	return s
-}
+func (d ToolDeclaration) HandoffAgent() string { return d.agentOf(ExecutorHandoff) }
 
 // decideHandoff records a handoff call's result and the handoff to make.
 func (t *transition) decideHandoff(c *CallState, next *RunConfig) error {
