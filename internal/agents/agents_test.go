@@ -33,6 +33,16 @@ func TestParseErrors(t *testing.T) {
 		{"compaction recent not below max", `{"agents":[{"slug":"a","model":{"provider":"x"},"compaction":{"enabled":true,"max_messages":4,"recent_messages":9}}]}`, "compaction.recent_messages (9) must be below compaction.max_messages (4)"},
 		{"compaction model without provider", `{"agents":[{"slug":"a","model":{"provider":"x"},"compaction":{"enabled":true,"max_messages":4,"model":{"model":"m"}}}]}`, "agents[0] (a): invalid input: compaction.model.provider is required"},
 		{"stream_tokens with output guardrails", `{"agents":[{"slug":"a","model":{"provider":"x"},"stream_tokens":true,"guardrails":{"output":[{"type":"regex","pattern":"x","action":"redact"}]}}]}`, "stream_tokens: true cannot go with output guardrails"},
+		{"agent tool of no agent", `{"agents":[{"slug":"a","model":{"provider":"x"},"tools":[{"name":"agent/b","description":"d","executor":{"type":"agent","agent":"b"}}]}]}`, `tool agent/b: executor.agent "b" is not an agent of this file`},
+		{"agent tool name", `{"agents":[{"slug":"a","model":{"provider":"x"},"tools":[{"name":"ask/a","description":"d","executor":{"type":"agent","agent":"a"}}]}]}`, "an agent tool's name starts with agent/"},
+		{"agent executor without agent", `{"agents":[{"slug":"a","model":{"provider":"x"},"tools":[{"name":"agent/a","description":"d","executor":{"type":"agent"}}]}]}`, "executor.agent (an agent's slug) is required"},
+		{"agent executor with a url", `{"agents":[{"slug":"a","model":{"provider":"x"},"tools":[{"name":"agent/a","description":"d","executor":{"type":"agent","agent":"a","url":"http://x"}}]}]}`, "takes only type and agent"},
+		{"output_schema not an object", `{"agents":[{"slug":"a","model":{"provider":"x"},"tools":[{"name":"agent/a","description":"d","executor":{"type":"agent","agent":"a"},"output_schema":true}]}]}`, "output_schema must be a JSON Schema object"},
+		{"output_schema on a go tool", `{"agents":[{"slug":"a","model":{"provider":"x"},"tools":[{"name":"a/b","source":"s","description":"d","executor":{"type":"go","handler":"h"},"output_schema":{"type":"object"}}]}]}`, "output_schema is for agent tools"},
+		{"handoff to no agent", `{"agents":[{"slug":"a","model":{"provider":"x"},"handoffs":["b"]}]}`, `handoffs[0]: "b" is not an agent of this file`},
+		{"handoff to itself", `{"agents":[{"slug":"a","model":{"provider":"x"},"handoffs":["a"]}]}`, "cannot hand off to itself"},
+		{"handoff twice", `{"agents":[{"slug":"a","model":{"provider":"x"},"handoffs":["b","b"]},{"slug":"b","model":{"provider":"x"}}]}`, `handoffs[1]: "b" is listed twice`},
+		{"handoff tool declared", `{"agents":[{"slug":"a","model":{"provider":"x"},"tools":[{"name":"handoff/b","source":"s","description":"d","executor":{"type":"go","handler":"h"}}]}]}`, "handoff/ names are the tools of handoffs"},
 		{"compaction unknown field", `{"agents":[{"slug":"a","model":{"provider":"x"},"compaction":{"enabled":true,"max_messages":4,"model":{"provider":"x","url":"http://x"}}}]}`, `unknown field "url"`},
 	}
 	for _, tc := range tests {
@@ -234,5 +244,34 @@ func TestMCPServers(t *testing.T) {
 		if _, err := Parse([]byte(agent(c.servers, c.tools))); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", name, err, c.want)
 		}
+	}
+}
+
+// TestAgentAndHandoffTools: an agent tool without parameters takes task
+// and context, keeps its output_schema and names its agent; a handoff
+// gives a handoff/<agent> tool named after the other agent's label.
+func TestAgentAndHandoffTools(t *testing.T) {
+	r, err := Parse([]byte(`{"agents":[
+	 {"slug":"lead","model":{"provider":"x"},"handoffs":["desk"],"max_depth":2,"tools":[
+	  {"name":"agent/desk","description":"Ask the desk.","executor":{"type":"agent","agent":"desk"},"output_schema":{"type":"object"}}]},
+	 {"slug":"desk","label":"Help desk","model":{"provider":"x"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := r.Get("lead")
+	if len(a.Tools) != 2 || len(a.Executors) != 0 {
+		t.Fatalf("tools %+v, executors %v", a.Tools, a.Executors)
+	}
+	ag, ho := a.Tools[0], a.Tools[1]
+	req, _ := ag.Parameters["required"].([]any)
+	if ag.ChildAgent() != "desk" || ag.Source != "agent" || len(req) != 1 || req[0] != "task" || ag.Extensions["output_schema"] == nil {
+		t.Fatalf("agent tool %+v", ag)
+	}
+	if ho.Name != "handoff/desk" || ho.HandoffAgent() != "desk" || !strings.Contains(ho.Description, "Help desk") {
+		t.Fatalf("handoff tool %+v", ho)
+	}
+	cfg, err := a.RunConfig(Overrides{})
+	if err != nil || cfg.MaxDepth != 2 {
+		t.Fatalf("config max_depth %d, %v", cfg.MaxDepth, err)
 	}
 }
