@@ -137,6 +137,14 @@ func TestStreamOfARun(t *testing.T) {
 	if st2 != 200 || buffered.Headers["Content-Type"] != "text/event-stream" || len(got) != len(rest)+len(evs)-3-1 || got[len(got)-1].Event != "end" {
 		t.Fatalf("buffered stream: %d %v %d events", st2, buffered.Headers, len(got))
 	}
+	// children takes 1 or 0 (true or false); anything else is the
+	// client's mistake.
+	if st, body, _ := e.doRaw(t, "/v1/runs/"+runID+"/stream?children=yes"); st != 400 || !strings.Contains(body, "children must be 1 or 0") {
+		t.Fatalf("children=yes: %d %s", st, body)
+	}
+	if st, _, _ := e.doRaw(t, "/v1/runs/"+runID+"/stream?children=1"); st != 200 {
+		t.Fatalf("children=1: %d", st)
+	}
 	if !httpapi.IsStream("GET", "/v1/runs/r-1/stream") || httpapi.IsStream("POST", "/v1/runs/r-1/stream") || httpapi.IsStream("GET", "/v1/runs/r-1") {
 		t.Fatal("IsStream")
 	}
