@@ -235,8 +235,8 @@ func waitChild(t *testing.T, d *dev, id, status string) string {
 // TestSubAgentsSurviveCrashes: on the emulators, baton dev is killed
 // (SIGKILL) once the planner's first child exists and again while the
 // children's tools run, then started again: exactly three children exist,
-// each child's tool (slow, over http) ran once, and the planner
-// completes.
+// no child's tool (slow, over http, not retry_safe) ran twice, and the
+// planner completes.
 func TestSubAgentsSurviveCrashes(t *testing.T) {
 	if os.Getenv("BATON_TEST_DYNAMODB_ENDPOINT") == "" || os.Getenv("BATON_E2E_BASE_URL") != "" {
 		t.Skip("needs baton dev on the emulators: embedded stores do not survive a crash by design")
@@ -319,16 +319,23 @@ func TestSubAgentsSurviveCrashes(t *testing.T) {
 	if len(children) != 3 || len(runs) != 4 {
 		t.Fatalf("%d children and %d runs, want 3 and 4 (the planner and its children)", len(children), len(runs))
 	}
+	// The tool is not retry_safe: a child killed after claiming its call
+	// but before the request left never sends it (its result is in
+	// doubt); none sends it twice.
 	got := lookups()
+	keys := map[string]bool{}
 	for _, c := range children {
 		c := c.(map[string]any)
 		key := c["run_id"].(string) + ":look"
-		if got[key] != 1 {
-			t.Errorf("child %s: its tool ran %d times, want once (all: %v)", c["run_id"], got[key], got)
+		keys[key] = true
+		if got[key] > 1 {
+			t.Errorf("child %s: its tool ran %d times, want at most once (all: %v)", c["run_id"], got[key], got)
 		}
 	}
-	if len(got) != 3 {
-		t.Errorf("tool runs by key: %v", got)
+	for key := range got {
+		if !keys[key] {
+			t.Errorf("a tool call of no child: %s (all: %v)", key, got)
+		}
 	}
 }
 
