@@ -286,3 +286,17 @@ func (c *RunConfig) InheritBudgets(parent []BudgetState) {
 		}
 	}
 }
+
+// MessageRunID is the id of the run a protocol message starts (an A2A
+// message, by its messageId): derived from the tenant, the agent and
+// the message's id, so a message delivered again finds the run it
+// started instead of starting another.
+func MessageRunID(tenant, agent, messageID string) string {
+	return "r-" + digest(13, "message", tenant, agent, messageID)
+}
+
+// MessageSessionID is the session of that run when the message names
+// none.
+func MessageSessionID(tenant, agent, messageID string) string {
+	return "s-" + digest(13, "message", tenant, agent, messageID)
+}

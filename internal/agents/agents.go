@@ -83,6 +83,8 @@ type Spec struct {
 	// caller's callback may name (callback.go).
 	Callback      *CallbackSpec `json:"callback,omitempty"`
 	CallbackHosts []string      `json:"callback_hosts,omitempty"`
+	// A2A serves the agent over the A2A protocol (a2a.go).
+	A2A *A2ASpec `json:"a2a,omitempty"`
 }
 
 // Agent is a validated agent.
@@ -286,6 +288,9 @@ func build(s Spec) (*Agent, error) {
 		return nil, err
 	}
 	if err := a.parseHooks(); err != nil {
+		return nil, err
+	}
+	if err := a.parseA2A(); err != nil {
 		return nil, err
 	}
 	if err := a.parseCallback(); err != nil {

@@ -183,6 +183,9 @@ func (c JWTConfig) check() error {
 // Close stops the background refresh of the issuer's keys.
 func (j *JWT) Close() { j.cancel() }
 
+// Issuer is the issuer the tokens must come from.
+func (j *JWT) Issuer() string { return j.cfg.Issuer }
+
 // Error is a refused token; its message says why, without the token.
 type Error struct{ Reason string }
 

@@ -213,6 +213,8 @@ func (a *API) routes() []route {
 		{http.MethodPost, []string{"v1", "runs", "{}", "cancel"}, ScopeRunsWrite, a.cancel, true},
 		{http.MethodPost, []string{"v1", "runs", "{}", "interrupt"}, ScopeRunsWrite, a.interrupt, true},
 		{http.MethodPost, aguiRoute, ScopeRunsWrite, a.postAGUI, false},
+		{http.MethodPost, a2aRoute, ScopeRunsRead, a.postA2A, false},
+		{http.MethodGet, a2aCardRoute, "", a.getAgentCard, false},
 		{http.MethodGet, []string{"v1", "openapi.json"}, "", a.openAPI, false},
 	}
 }

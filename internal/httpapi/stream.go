@@ -53,7 +53,18 @@ type StreamBody = func(ctx context.Context, w io.Writer, flush func()) error
 // nothing after it is a 204 and no stream.
 func (a *API) Stream(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, StreamBody) {
 	r := newRequest(req)
-	body, err := a.openStream(ctx, r)
+	var body StreamBody
+	var err error
+	if _, ok := match(a2aRoute, strings.Split(strings.Trim(r.Path, "/"), "/")); ok && r.HTTPMethod == http.MethodPost {
+		var resp events.APIGatewayProxyResponse
+		resp, body, err = a.streamA2A(ctx, r)
+		if err == nil {
+			a.corsHeaders(r, resp.Headers)
+			return resp, body
+		}
+	} else {
+		body, err = a.openStream(ctx, r)
+	}
 	if errors.Is(err, errStreamDone) {
 		resp := events.APIGatewayProxyResponse{StatusCode: http.StatusNoContent, Headers: map[string]string{"Cache-Control": "no-cache"}}
 		a.corsHeaders(r, resp.Headers)
@@ -73,14 +84,16 @@ func (a *API) Stream(ctx context.Context, req events.APIGatewayProxyRequest) (ev
 	return resp, body
 }
 
-// Streamed routes: the run's event stream and the AG-UI route.
+// Streamed routes: the run's event stream, the AG-UI route (and the A2A
+// JSON-RPC route, a2a.go).
 var (
 	streamRoute = []string{"v1", "runs", "{}", "stream"}
 	aguiRoute   = []string{"v1", "agents", "{}", "agui"}
 )
 
 // IsStream reports whether a request is for a streamed route (GET
-// /v1/runs/{run_id}/stream, POST /v1/agents/{agent}/agui), which a server
+// /v1/runs/{run_id}/stream, POST /v1/agents/{agent}/agui, POST
+// /a2a/{agent}), which a server
 // able to stream (baton dev, a streaming Lambda integration) sends to
 // Stream instead of Handle.
 func IsStream(method, path string) bool {
@@ -90,7 +103,8 @@ func IsStream(method, path string) bool {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	_, run := match(streamRoute, segs)
 	_, agui := match(aguiRoute, segs)
-	return run && method == http.MethodGet || agui && method == http.MethodPost
+	_, a2a := match(a2aRoute, segs)
+	return run && method == http.MethodGet || (agui || a2a) && method == http.MethodPost
 }
 
 func streamHeaders() map[string]string {

@@ -108,6 +108,12 @@ func proxyRequest(r *http.Request, body []byte) events.APIGatewayProxyRequest {
 		req.Headers[k] = vs[0]
 		req.MultiValueHeaders[k] = vs
 	}
+	// API Gateway passes the Host and the scheme the client used (an
+	// A2A agent card names its absolute URL from them).
+	req.Headers["Host"], req.RequestContext.DomainName = r.Host, r.Host
+	if _, ok := req.Headers["X-Forwarded-Proto"]; !ok && r.TLS == nil {
+		req.Headers["X-Forwarded-Proto"] = "http"
+	}
 	for k, vs := range r.URL.Query() {
 		req.QueryStringParameters[k] = vs[0]
 		req.MultiValueQueryStringParameters[k] = vs
