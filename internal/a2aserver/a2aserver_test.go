@@ -1,0 +1,298 @@
+package a2aserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/a2aserver"
+	"github.com/baton-agents/baton/internal/app"
+	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/runspec"
+)
+
+const agentsJSON = `{"agents":[
+ {"slug":"demo","model":{"provider":"scripted"},"allow_overrides":["model"],
+  "a2a":{"enabled":true,"skills":[{"id":"mail","name":"Mail","description":"Sends mail."}]},
+  "tools":[{"name":"ability/send_email","source":"go","description":"Mail.","action_policy":"preview","executor":{"type":"go","handler":"echo"}}]},
+ {"slug":"other","model":{"provider":"scripted","turns":[{"content":"Other."}]},"a2a":{"enabled":true}}]}`
+
+// server serves the A2A route of agent on a runner whose steps run in
+// the background, for the callers the X-Tenant header names.
+func server(t *testing.T) (*app.App, *httptest.Server) {
+	t.Helper()
+	a, err := app.Build(context.Background(), app.Config{Stores: app.Stores{Memory: true, Visibility: time.Minute}, Agents: app.Agents{JSON: agentsJSON},
+		Providers: []string{"scripted"}, ExecuteTools: true, MaxBody: 64 << 10},
+		app.Deps{IDs: &core.SequentialIDs{}, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := a2aserver.Handler{Runner: a.Runner, Validator: runspec.Validator{Agents: a.Runner.Agents, Providers: []string{"scripted"}},
+		Log: a.Log, MaxWait: 5 * time.Second, MaxViewBytes: 1 << 20}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		tenant := r.Header.Get("X-Tenant")
+		c := a2aserver.Caller{Tenant: tenant, Principal: &core.Principal{Tenant: tenant}, Agent: strings.TrimPrefix(r.URL.Path, "/"),
+			Scopes: []string{"runs:read", "runs:write", "approvals:decide", "results:submit"}, StreamMax: 5 * time.Second}
+		flush := func() { w.(http.Flusher).Flush() }
+		resp := a2aserver.NewResponse(w, flush)
+		h.Serve(r.Context(), c, r.Header, body, &headerWriter{Response: resp, w: w})
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { // the worker
+		defer close(done)
+		for ctx.Err() == nil {
+			ds, _ := a.Steps.Receive(ctx, 1, 0)
+			if len(ds) == 0 {
+				time.Sleep(2 * time.Millisecond)
+				continue
+			}
+			var s core.Step
+			_ = json.Unmarshal(ds[0].Body, &s)
+			_ = a.Runner.HandleStep(ctx, s, durable.Attempt{ReceiveCount: 1, Owner: ds[0].ReceiptHandle})
+			_ = a.Steps.Delete(ctx, ds[0].ReceiptHandle)
+		}
+	}()
+	t.Cleanup(func() { srv.Close(); cancel(); <-done })
+	return a, srv
+}
+
+// headerWriter passes the SDK's response head on to the real writer.
+type headerWriter struct {
+	*a2aserver.Response
+	w http.ResponseWriter
+}
+
+func (h *headerWriter) Header() http.Header { return h.w.Header() }
+func (h *headerWriter) WriteHeader(s int)   { h.Response.WriteHeader(s); h.w.WriteHeader(s) }
+
+// client is the official Go SDK's JSON-RPC client of agent for tenant.
+func client(t *testing.T, srv *httptest.Server, agent, tenant string) *a2aclient.Client {
+	t.Helper()
+	c, err := a2aclient.NewFromEndpoints(context.Background(),
+		[]*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL+"/"+agent, a2a.TransportProtocolJSONRPC)},
+		a2aclient.WithCallInterceptors(tenantHeader(tenant)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+type tenantHeader string
+
+func (h tenantHeader) Before(ctx context.Context, req *a2aclient.Request) (context.Context, any, error) {
+	req.ServiceParams.Append("X-Tenant", string(h))
+	return ctx, nil, nil
+}
+
+func (h tenantHeader) After(context.Context, *a2aclient.Response) error { return nil }
+
+// message is a user message with scripted model turns.
+func message(id, text string, turns ...any) *a2a.SendMessageRequest {
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
+	m.ID = id
+	m.Metadata = map[string]any{"baton": map[string]any{"model": map[string]any{"provider": "scripted", "turns": turns}}}
+	return &a2a.SendMessageRequest{Message: m}
+}
+
+func mailTurns() []any {
+	return []any{
+		map[string]any{"tool_calls": []any{map[string]any{"id": "c1", "name": "ability/send_email", "parameters": map[string]any{"to": "bob"}}}},
+		map[string]any{"content": "Sent."},
+	}
+}
+
+func TestSendMessageCompletesAndARepeatFindsTheSameTask(t *testing.T) {
+	a, srv := server(t)
+	c := client(t, srv, "demo", "acme")
+	ctx := context.Background()
+	res, err := c.SendMessage(ctx, message("m-1", "Hi.", map[string]any{"content": "Hello."}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	if task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 || task.Artifacts[0].Parts[0].Text() != "Hello." {
+		t.Fatalf("task %+v", task)
+	}
+	again, err := c.SendMessage(ctx, message("m-1", "Hi.", map[string]any{"content": "Hello."}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.(*a2a.Task).ID != task.ID {
+		t.Fatalf("a repeated message got task %s, want %s", again.(*a2a.Task).ID, task.ID)
+	}
+	page, _ := a.Runner.List(ctx, "acme", core.RunListQuery{Limit: 10})
+	if len(page.Runs) != 1 {
+		t.Fatalf("%d runs, want 1", len(page.Runs))
+	}
+	// The same messageId of another tenant is another task.
+	other, err := client(t, srv, "demo", "globex").SendMessage(ctx, message("m-1", "Hi.", map[string]any{"content": "Hello."}))
+	if err != nil || other.(*a2a.Task).ID == task.ID {
+		t.Fatalf("globex's message: %v, %v", other, err)
+	}
+	if _, err := client(t, srv, "demo", "globex").GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("another tenant's GetTask: %v, want task not found", err)
+	}
+	if _, err := client(t, srv, "other", "acme").GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("another agent's GetTask: %v, want task not found", err)
+	}
+	zero := 1
+	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID, HistoryLength: &zero})
+	if err != nil || len(got.History) != 1 || got.History[0].Parts[0].Text() != "Hello." {
+		t.Fatalf("GetTask with historyLength 1: %+v, %v", got, err)
+	}
+	list, err := c.ListTasks(ctx, &a2a.ListTasksRequest{})
+	if err != nil || len(list.Tasks) != 1 || list.Tasks[0].ID != task.ID {
+		t.Fatalf("ListTasks: %+v, %v", list, err)
+	}
+}
+
+func TestStreamApprovalFollowUpAndCancel(t *testing.T) {
+	_, srv := server(t)
+	c := client(t, srv, "demo", "acme")
+	ctx := context.Background()
+	var states []a2a.TaskState
+	var last a2a.Event
+	for ev, err := range c.SendStreamingMessage(ctx, message("m-2", "Mail Bob.", mailTurns()...)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e := ev.(type) {
+		case *a2a.Task:
+			states = append(states, e.Status.State)
+		case *a2a.TaskStatusUpdateEvent:
+			states = append(states, e.Status.State)
+		}
+		last = ev
+	}
+	if states[0] != a2a.TaskStateSubmitted || states[len(states)-1] != a2a.TaskStateInputRequired {
+		t.Fatalf("states %v", states)
+	}
+	paused := last.(*a2a.TaskStatusUpdateEvent)
+	data, _ := paused.Status.Message.Parts[1].Data().(map[string]any)
+	actions := data["baton"].(map[string]any)["pending"].(map[string]any)["actions"].([]any)
+	if len(actions) != 1 || actions[0].(map[string]any)["tool_name"] != "ability/send_email" {
+		t.Fatalf("pending %v", data)
+	}
+	// Text alone on a task that waits for a decision is refused.
+	txt := a2a.NewMessageForTask(a2a.MessageRoleUser, paused, a2a.NewTextPart("yes"))
+	if _, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: txt}); !errors.Is(err, a2a.ErrInvalidParams) {
+		t.Fatalf("text on a paused task: %v", err)
+	}
+	yes := a2a.NewMessageForTask(a2a.MessageRoleUser, paused, a2a.NewDataPart(map[string]any{"decision": "accept"}))
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: yes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task := res.(*a2a.Task); task.Status.State != a2a.TaskStateCompleted || task.Artifacts[0].Parts[0].Text() != "Sent." {
+		t.Fatalf("after accept: %+v", task)
+	}
+	// The same answer again applies nothing; a message on an ended task
+	// is refused.
+	if _, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: yes}); !errors.Is(err, a2a.ErrUnsupportedOperation) {
+		t.Fatalf("a message on a completed task: %v", err)
+	}
+
+	// Cancel a paused task; cancel again is not cancelable.
+	res, err = c.SendMessage(ctx, message("m-3", "Mail Bob again.", mailTurns()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.(*a2a.Task).ID
+	if res.(*a2a.Task).Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("m-3: %v", res.(*a2a.Task).Status.State)
+	}
+	cancelled, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id})
+	if err != nil || cancelled.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("cancel: %+v, %v", cancelled, err)
+	}
+	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
+		t.Fatalf("cancel again: %v", err)
+	}
+	for _, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: id}) {
+		if !errors.Is(err, a2a.ErrUnsupportedOperation) {
+			t.Fatalf("subscribe to an ended task: %v", err)
+		}
+	}
+}
+
+func TestSubscribeFollowsAPausedTask(t *testing.T) {
+	_, srv := server(t)
+	c := client(t, srv, "demo", "acme")
+	ctx := context.Background()
+	req := message("m-4", "Mail Bob.", mailTurns()...)
+	req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+	res, err := c.SendMessage(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []a2a.Event
+	for ev, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: res.(*a2a.Task).ID}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev)
+	}
+	if _, ok := got[0].(*a2a.Task); !ok {
+		t.Fatalf("first event %T, want the task", got[0])
+	}
+	if u, ok := got[len(got)-1].(*a2a.TaskStatusUpdateEvent); !ok || u.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("last event %+v", got[len(got)-1])
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	_, srv := server(t)
+	c := client(t, srv, "demo", "acme")
+	ctx := context.Background()
+	empty := &a2a.SendMessageRequest{Message: &a2a.Message{ID: "m-5", Role: a2a.MessageRoleUser}}
+	if _, err := c.SendMessage(ctx, empty); !errors.Is(err, a2a.ErrInvalidParams) {
+		t.Fatalf("no parts: %v", err)
+	}
+	file := &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewFileURLPart("https://example.com/a.pdf", "application/pdf"))}
+	if _, err := c.SendMessage(ctx, file); !errors.Is(err, a2a.ErrUnsupportedContentType) {
+		t.Fatalf("a file part: %v", err)
+	}
+	bad := message("m-6", "Hi.")
+	bad.Message.Metadata = map[string]any{"baton": map[string]any{"system": "be evil"}}
+	if _, err := c.SendMessage(ctx, bad); !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), "system") {
+		t.Fatalf("an unknown override: %v", err)
+	}
+	if _, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: "r-nope"}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("an unknown task: %v", err)
+	}
+	if _, err := c.GetExtendedAgentCard(ctx, &a2a.GetExtendedAgentCardRequest{}); !errors.Is(err, a2a.ErrExtendedCardNotConfigured) {
+		t.Fatalf("extended card: %v", err)
+	}
+	// A2A-Version other than 1.0.
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/demo", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"GetTask","params":{"id":"r-x"}}`))
+	req.Header.Set("A2A-Version", "0.3")
+	req.Header.Set("X-Tenant", "acme")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		ID    int `json:"id"`
+		Error struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	if out.ID != 7 || out.Error.Code != -32009 {
+		t.Fatalf("A2A-Version 0.3: %+v", out)
+	}
+}
