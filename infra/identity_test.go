@@ -122,12 +122,15 @@ func TestIAMOption(t *testing.T) {
 		auth[m["HttpMethod"].(string)+" "+resourcePath(raw, res)] = at
 	}
 	for _, want := range []string{"ANY /v1/{proxy+}", "ANY /v1/runs", "ANY /v1/runs/{run_id}", "ANY /v1/runs/{run_id}/{proxy+}", "GET /v1/runs/{run_id}/stream",
-		"ANY /v1/agents/{agent}/{proxy+}", "POST /v1/agents/{agent}/agui"} {
-		v1, iam := methods[want], methods[strings.Replace(want, " /v1/", " /iam/v1/", 1)]
+		"ANY /v1/agents/{agent}/{proxy+}", "POST /v1/agents/{agent}/agui",
+		"ANY /a2a/{agent}", "POST /a2a/{agent}", "GET /a2a/{agent}/.well-known/agent-card.json"} {
+		method, path, _ := strings.Cut(want, " ")
+		underIAM := method + " /iam" + path
+		v1, iam := methods[want], methods[underIAM]
 		if iam.method == "" || iam.target != v1.target || iam.uri != v1.uri {
 			t.Errorf("%s under /iam/: %+v, want the same integration as %+v", want, iam, v1)
 		}
-		if a := auth[strings.Replace(want, " /v1/", " /iam/v1/", 1)]; a != "AWS_IAM" {
+		if a := auth[underIAM]; a != "AWS_IAM" {
 			t.Errorf("%s under /iam/: authorization %q", want, a)
 		}
 		if a := auth[want]; a != "" && a != "NONE" {

@@ -55,6 +55,7 @@ var nagByType = map[string][]nagRule{
 // with AWS_IAM.
 var (
 	nagAPIMethod = nagRule{"AwsSolutions-APIG4", "The API function authenticates every request: Baton's hashed tokens or JWTs of the configured OIDC issuer or Cognito user pool, verified on each request (docs/auth.md). An API Gateway authorizer would only add a cache in front."}
+	nagA2ACard   = nagRule{"AwsSolutions-APIG4", "An A2A agent card is public by the A2A specification: clients discover there the agent's skills and how to authenticate (bearer); it holds nothing of a tenant's, and POST /a2a/{agent} beside it is authenticated by the API function."}
 	nagCognito   = nagRule{"AwsSolutions-COG4", "Cognito is one of the identity options: the function verifies the user pool's JWTs itself when one is configured (docs/auth.md), beside Baton's tokens and IAM callers (AWS_IAM under /iam/)."}
 )
 
@@ -72,7 +73,11 @@ func acknowledgeNagRules(stack awscdk.Stack, table awsdynamodb.Table) {
 		switch typ {
 		case "AWS::ApiGateway::Method":
 			if m, ok := c.(awsapigateway.CfnMethod); !ok || m.AuthorizationType() == nil || *m.AuthorizationType() != "AWS_IAM" {
-				rules = append(rules, nagAPIMethod)
+				if strings.Contains(path, "/agent-card.json/GET/") {
+					rules = append(rules, nagA2ACard)
+				} else {
+					rules = append(rules, nagAPIMethod)
+				}
 			}
 			rules = append(rules, nagCognito)
 		case "AWS::SQS::Queue":

@@ -410,8 +410,9 @@ func alarmOnAny(stack awscdk.Stack, id, description string, metric awscloudwatch
 	})
 }
 
-// addRoutes puts every path under /v1 on the API function: GET
-// /v1/runs/{run_id}/stream on an integration of the given transfer mode
+// addRoutes puts every path under /v1 and /a2a on the API function: GET
+// /v1/runs/{run_id}/stream (and the AG-UI and A2A POSTs) on an
+// integration of the given transfer mode
 // (STREAM: API Gateway invokes the function with InvokeWithResponseStream
 // and streams its response for up to 15 minutes), everything else on the
 // ordinary buffered proxy integration. API Gateway walks the resource
@@ -433,9 +434,9 @@ func addRoutes(rest awsapigateway.RestApi, api awslambda.Function, transfer awsa
 	console.AddProxy(&awsapigateway.ProxyResourceOptions{DefaultIntegration: site, AnyMethod: jsii.Bool(true)})
 }
 
-// addRouteTree puts the /v1 resource tree under parent, every method with
-// opts (nil: no authorization in API Gateway; the function checks the
-// caller).
+// addRouteTree puts the /v1 and /a2a resource trees under parent, every
+// method with opts (nil: no authorization in API Gateway; the function
+// checks the caller, and lets anyone read an A2A agent card).
 func addRouteTree(parent awsapigateway.IResource, api awslambda.Function, transfer awsapigateway.ResponseTransferMode, opts *awsapigateway.MethodOptions) {
 	integration := &awsapigateway.LambdaIntegrationOptions{}
 	if opts != nil {
@@ -478,4 +479,32 @@ func addRouteTree(parent awsapigateway.IResource, api awslambda.Function, transf
 	agui := agent.AddResource(jsii.String("agui"), nil)
 	anyMethod(agui)
 	agui.AddMethod(jsii.String("POST"), streamed, opts)
+	// The A2A server: POST /a2a/{agent} is the JSON-RPC binding, whose
+	// SendStreamingMessage and SubscribeToTask answer with a stream of
+	// server-sent events, so it is on a streamed integration like the
+	// AG-UI route; the function authenticates it like every /v1 route.
+	// GET /a2a/{agent}/.well-known/agent-card.json is the agent's card,
+	// public by the A2A specification (a client discovers there how to
+	// authenticate), so it takes no authorization in the public tree
+	// (and AWS_IAM, like everything else, under /iam/). ANY on
+	// /a2a/{agent} lets the function answer its other methods (a CORS
+	// preflight included). API Gateway may invoke the function on these
+	// methods through one API-wide resource-policy statement rather than
+	// one a method: the function policy has a 20 KB limit, the trees
+	// come close to it, and every method of the API reaches this
+	// function anyway.
+	a2aIntegration := func(mode awsapigateway.ResponseTransferMode) awsapigateway.Integration {
+		o := &awsapigateway.LambdaIntegrationOptions{ScopePermissionToMethod: jsii.Bool(false)}
+		if mode == awsapigateway.ResponseTransferMode_STREAM {
+			o.ResponseTransferMode = mode
+			o.Timeout = awscdk.Duration_Seconds(jsii.Number(streamTimeoutSeconds))
+		}
+		return awsapigateway.NewLambdaIntegration(api, o)
+	}
+	a2aBuffered := a2aIntegration(awsapigateway.ResponseTransferMode_BUFFERED)
+	a2aAgent := parent.AddResource(jsii.String("a2a"), nil).AddResource(jsii.String("{agent}"), nil)
+	a2aAgent.AddMethod(jsii.String("ANY"), a2aBuffered, opts)
+	a2aAgent.AddMethod(jsii.String("POST"), a2aIntegration(transfer), opts)
+	card := a2aAgent.AddResource(jsii.String(".well-known"), nil).AddResource(jsii.String("agent-card.json"), nil)
+	card.AddMethod(jsii.String("GET"), a2aBuffered, opts)
 }

@@ -302,9 +302,10 @@ func apiMethods(t *testing.T, raw template) map[string]apiMethod {
 	return out
 }
 
-// checkRoutes: every path under /v1 reaches the API function; GET
-// /v1/runs/{run_id}/stream and POST /v1/agents/{agent}/agui through a
-// streaming integration (STREAM,
+// checkRoutes: every path under /v1 and /a2a reaches the API function;
+// GET /v1/runs/{run_id}/stream, POST /v1/agents/{agent}/agui and POST
+// /a2a/{agent} (A2A JSON-RPC, whose streaming methods answer with
+// server-sent events) through a streaming integration (STREAM,
 // InvokeWithResponseStream's response-streaming-invocations URI, 15
 // minutes) unless buffered, every other method through the ordinary
 // buffered proxy integration; the API function may run 15 minutes and
@@ -315,6 +316,7 @@ func checkRoutes(t *testing.T, raw template, buffered bool) {
 	var apiFn string
 	for _, want := range []string{"ANY /v1/{proxy+}", "ANY /v1/runs", "ANY /v1/runs/{run_id}", "ANY /v1/runs/{run_id}/{proxy+}", "ANY /v1/runs/{run_id}/stream", "GET /v1/runs/{run_id}/stream",
 		"ANY /v1/agents", "ANY /v1/agents/{agent}", "ANY /v1/agents/{agent}/{proxy+}", "ANY /v1/agents/{agent}/agui", "POST /v1/agents/{agent}/agui",
+		"ANY /a2a/{agent}", "POST /a2a/{agent}", "GET /a2a/{agent}/.well-known/agent-card.json",
 		"ANY /console", "ANY /console/{proxy+}"} {
 		m, ok := methods[want]
 		if !ok {
@@ -328,11 +330,11 @@ func checkRoutes(t *testing.T, raw template, buffered bool) {
 			t.Errorf("%s: integration %v", want, m.integration)
 		}
 	}
-	if len(methods) != 13 {
+	if len(methods) != 16 {
 		t.Errorf("%d methods: %v", len(methods), methods)
 	}
 	for key, m := range methods {
-		streamed := (key == "GET /v1/runs/{run_id}/stream" || key == "POST /v1/agents/{agent}/agui") && !buffered
+		streamed := (key == "GET /v1/runs/{run_id}/stream" || key == "POST /v1/agents/{agent}/agui" || key == "POST /a2a/{agent}") && !buffered
 		mode, _ := m.integration["ResponseTransferMode"].(string)
 		switch {
 		case streamed && (mode != "STREAM" || m.integration["TimeoutInMillis"] != float64(900000) ||
@@ -379,6 +381,41 @@ func checkRoutes(t *testing.T, raw template, buffered bool) {
 	}
 	if !found {
 		t.Error("no permission for API Gateway to invoke the API function on POST /v1/agents/*/agui")
+	}
+	// The A2A methods: through one API-wide statement (the function
+	// policy's 20 KB, TestFunctionPolicySize), none of their own.
+	var restAPI string
+	for id, r := range raw.Resources {
+		if r.Type == "AWS::ApiGateway::RestApi" {
+			restAPI = id
+		}
+	}
+	found = false
+	for _, p := range ofType(raw, "AWS::Lambda::Permission") {
+		b, _ := json.Marshal(p["SourceArn"])
+		ga, _ := p["FunctionName"].(map[string]any)["Fn::GetAtt"].([]any)
+		sa := strings.TrimSuffix(string(b), `"]]}`)
+		if strings.Contains(sa, "a2a") {
+			t.Errorf("a permission of its own for an A2A method: %s", b)
+		}
+		if p["Action"] == "lambda:InvokeFunction" && p["Principal"] == "apigateway.amazonaws.com" && len(ga) > 0 && ga[0] == apiFn &&
+			strings.HasSuffix(sa, `{"Ref":"`+restAPI+`"},"/*/*/*`) {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no permission for API Gateway to invoke the API function on the A2A routes (the API's */*/*)")
+	}
+	// The agent card is public (A2A discovery), and so, in API Gateway,
+	// is everything else of the public tree: the function authenticates
+	// POST /a2a/{agent} like every /v1 route.
+	for _, m := range ofType(raw, "AWS::ApiGateway::Method") {
+		res, _ := m["ResourceId"].(map[string]any)["Ref"].(string)
+		if path := resourcePath(raw, res); strings.HasPrefix(path, "/a2a") {
+			if at, _ := m["AuthorizationType"].(string); at != "NONE" || m["AuthorizerId"] != nil {
+				t.Errorf("%s %s: authorization %q %v, want NONE (the function authenticates; the card is public)", m["HttpMethod"], path, at, m["AuthorizerId"])
+			}
+		}
 	}
 }
 
@@ -434,6 +471,48 @@ func TestRoutes(t *testing.T) {
 		_, raw := synth(t, &StackProps{Stage: "local", BufferedStream: true})
 		checkRoutes(t, raw, true)
 	})
+}
+
+// TestFunctionPolicySize: the API function's resource policy, one
+// statement for each permission API Gateway has on it, stays under
+// Lambda's 20 KB with every route of both trees (IAM principals mapped):
+// each statement estimated as Lambda stores it, its Sid the
+// CloudFormation physical id (stack name, logical id, suffix; at most
+// 100 characters), its ARNs
+// resolved in a long region.
+func TestFunctionPolicySize(t *testing.T) {
+	_, raw := synth(t, &StackProps{Stage: "staging", IAMPrincipals: `{"arn:aws:iam::123456789012:role/ingest":{"tenant":"acme","scopes":["runs:write"]}}`})
+	const (
+		fnArn   = "arn:aws:lambda:ap-southeast-2:123456789012:function:Baton-staging-ApiF0C7DAB2-AbCdEfGhIjKl"
+		apiArn  = "arn:aws:execute-api:ap-southeast-2:123456789012:abcdef1234/"
+		envelop = `{"Version":"2012-10-17","Id":"default","Statement":[]}`
+	)
+	size, n := len(envelop), 0
+	for id, r := range raw.Resources {
+		if r.Type != "AWS::Lambda::Permission" || r.Properties["Principal"] != "apigateway.amazonaws.com" {
+			continue
+		}
+		var path string
+		if join, ok := r.Properties["SourceArn"].(map[string]any)["Fn::Join"].([]any); ok {
+			for _, part := range join[1].([]any) {
+				if s, ok := part.(string); ok {
+					path += s
+				}
+			}
+		}
+		sid := "Baton-staging-" + id
+		sid = sid[:min(len(sid), 87)] + "-AbCdEfGhIjKl" // a statement id has at most 100 characters
+		stmt, _ := json.Marshal(map[string]any{
+			"Sid": sid, "Effect": "Allow", "Principal": map[string]string{"Service": "apigateway.amazonaws.com"},
+			"Action": "lambda:InvokeFunction", "Resource": fnArn, "Condition": map[string]any{"ArnLike": map[string]string{"AWS:SourceArn": apiArn + path}},
+		})
+		size += len(stmt) + 1
+		n++
+	}
+	if size > 20*1024 {
+		t.Errorf("the API function's resource policy: %d statements, about %d bytes, over Lambda's 20 KB", n, size)
+	}
+	t.Logf("%d statements, about %d bytes", n, size)
 }
 
 func TestWorkerGrants(t *testing.T) {
