@@ -130,6 +130,11 @@ type Steer struct{ Content string }
 // MaxSteeringChars caps one steering message.
 const MaxSteeringChars = 100_000
 
+// SetCallback replaces the run's callback (nil removes it): a protocol
+// edge configuring where the run's notifications go (an A2A push
+// notification configuration).
+type SetCallback struct{ Callback *Callback }
+
 // Cancel ends the run cooperatively with status cancelled.
 type Cancel struct{ Reason string }
 
@@ -211,6 +216,8 @@ func (Compacted) isInput() {}
 func (GuardrailDenied) isInput() {}
 
 func (Steer) isInput() {}
+
+func (SetCallback) isInput() {}
 
 func (Cancel) isInput() {}
 

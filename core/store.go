@@ -129,11 +129,22 @@ type ParentDelivery struct {
 }
 
 // Callback is a run's webhook: the URL notifications are POSTed to and
-// the notification events it wants (paused, finished, expired).
+// the notification events it wants (paused, finished, expired). Format
+// "" posts the notification's detail; another names the body a
+// protocol edge wants (CallbackFormatA2A: an A2A push notification),
+// with Token (sent back to the receiver as the format says) and ID (the
+// edge's name for the configuration).
 type Callback struct {
 	URL    string   `json:"url"`
 	Events []string `json:"events"`
+	Format string   `json:"format,omitempty"`
+	Token  string   `json:"token,omitempty"`
+	ID     string   `json:"id,omitempty"`
 }
+
+// CallbackFormatA2A: the callback is an A2A task's push notification
+// configuration; its body is the task (package a2aserver).
+const CallbackFormatA2A = "a2a"
 
 // Wants reports whether the callback takes notification event ev.
 func (c *Callback) Wants(ev string) bool {
@@ -158,6 +169,9 @@ type CallbackDelivery struct {
 	// Agent is the run's agent, whose callback secret signs the request.
 	Agent string `json:"agent"`
 	URL   string `json:"url"`
+	// Format and Token are the callback's.
+	Format string `json:"format,omitempty"`
+	Token  string `json:"token,omitempty"`
 	// Attempts counts the failed attempts; LastStatus (0: no response)
 	// and LastError describe the last one.
 	Attempts   int    `json:"attempts,omitempty"`

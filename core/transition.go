@@ -59,6 +59,12 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 		err = t.guardrailDenied(ctx, in)
 	case Steer:
 		err = t.steer(in)
+	case SetCallback:
+		if IsTerminal(s.Status) {
+			err = invalid("run %s has ended: its callback cannot change", s.RunID)
+		} else {
+			s.Config.Callback = in.Callback
+		}
 	case ToolsDiscovered:
 		err = t.toolsDiscovered(ctx, in)
 	case Cancel:

@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,10 +22,12 @@ import (
 	"github.com/baton-agents/baton/internal/app"
 	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/runspec"
+	"github.com/baton-agents/baton/toolsig"
 )
 
 const agentsJSON = `{"agents":[
- {"slug":"demo","model":{"provider":"scripted"},"allow_overrides":["model"],
+ {"slug":"demo","model":{"provider":"scripted"},"allow_overrides":["model","callback"],
+  "callback":{"secret_env":"A2A_TEST_CALLBACK_SECRET"},"callback_hosts":["127.0.0.1"],
   "a2a":{"enabled":true,"skills":[{"id":"mail","name":"Mail","description":"Sends mail."}]},
   "tools":[{"name":"ability/send_email","source":"go","description":"Mail.","action_policy":"preview","executor":{"type":"go","handler":"echo"}}]},
  {"slug":"other","model":{"provider":"scripted","turns":[{"content":"Other."}]},"a2a":{"enabled":true}}]}`
@@ -32,6 +36,7 @@ const agentsJSON = `{"agents":[
 // the background, for the callers the X-Tenant header names.
 func server(t *testing.T) (*app.App, *httptest.Server) {
 	t.Helper()
+	t.Setenv("A2A_TEST_CALLBACK_SECRET", "a2a-test-callback-secret-0123456789")
 	a, err := app.Build(context.Background(), app.Config{Stores: app.Stores{Memory: true, Visibility: time.Minute}, Agents: app.Agents{JSON: agentsJSON},
 		Providers: []string{"scripted"}, ExecuteTools: true, MaxBody: 64 << 10},
 		app.Deps{IDs: &core.SequentialIDs{}, Log: slog.New(slog.DiscardHandler)})
@@ -294,5 +299,116 @@ func TestBadRequests(t *testing.T) {
 	_ = json.NewDecoder(resp.Body).Decode(&out)
 	if out.ID != 7 || out.Error.Code != -32009 {
 		t.Fatalf("A2A-Version 0.3: %+v", out)
+	}
+}
+
+// receiver records the push notifications POSTed to it.
+type receiver struct {
+	mu    sync.Mutex
+	got   []map[string]any
+	token []string
+	srv   *httptest.Server
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		if err := toolsig.Verify([]byte("a2a-test-callback-secret-0123456789"), req.Header.Get(toolsig.HeaderTimestamp), req.Header.Get(toolsig.HeaderSignature), body, time.Now()); err != nil {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		var v map[string]any
+		_ = json.Unmarshal(body, &v)
+		r.mu.Lock()
+		r.got, r.token = append(r.got, v), append(r.token, req.Header.Get(a2aserver.TokenHeader))
+		r.mu.Unlock()
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+// wait returns the notifications once n came.
+func (r *receiver) wait(t *testing.T, n int) ([]map[string]any, []string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		r.mu.Lock()
+		if len(r.got) >= n {
+			got, tok := slices.Clone(r.got), slices.Clone(r.token)
+			r.mu.Unlock()
+			return got, tok
+		}
+		r.mu.Unlock()
+	}
+	t.Fatalf("%d push notifications, want %d", len(r.got), n)
+	return nil, nil
+}
+
+func state(n map[string]any) any {
+	return n["task"].(map[string]any)["status"].(map[string]any)["state"]
+}
+
+func TestPushNotifications(t *testing.T) {
+	_, srv := server(t)
+	recv := newReceiver(t)
+	c := client(t, srv, "demo", "acme")
+	ctx := context.Background()
+	// A configuration sent with the message: the task's pause and its
+	// end are POSTed, signed, with the token.
+	req := message("m-7", "Mail Bob.", mailTurns()...)
+	req.Config = &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: recv.srv.URL + "/hook", Token: "tok-7"}}
+	res, err := c.SendMessage(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	got, tokens := recv.wait(t, 1)
+	if state(got[0]) != "TASK_STATE_INPUT_REQUIRED" || tokens[0] != "tok-7" {
+		t.Fatalf("first push %v (token %q)", got[0], tokens[0])
+	}
+	cfgs, err := c.ListTaskPushConfigs(ctx, &a2a.ListTaskPushConfigRequest{TaskID: task.ID})
+	if err != nil || len(cfgs) != 1 || cfgs[0].URL != recv.srv.URL+"/hook" || cfgs[0].ID != "default" {
+		t.Fatalf("list: %+v, %v", cfgs, err)
+	}
+	yes := a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.NewDataPart(map[string]any{"decision": "accept"}))
+	if _, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: yes}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = recv.wait(t, 2)
+	end := got[1]["task"].(map[string]any)
+	if state(got[1]) != "TASK_STATE_COMPLETED" || end["id"] != string(task.ID) || end["artifacts"].([]any)[0].(map[string]any)["parts"].([]any)[0].(map[string]any)["text"] != "Sent." {
+		t.Fatalf("end push %v", got[1])
+	}
+
+	// A configuration created on a paused task, read, then deleted.
+	res, err = c.SendMessage(ctx, message("m-8", "Mail Bob.", mailTurns()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.(*a2a.Task).ID
+	created, err := c.CreateTaskPushConfig(ctx, &a2a.PushConfig{TaskID: id, ID: "ops", URL: recv.srv.URL + "/ops", Token: "tok-8"})
+	if err != nil || created.ID != "ops" || created.Token != "tok-8" {
+		t.Fatalf("create: %+v, %v", created, err)
+	}
+	if got, err := c.GetTaskPushConfig(ctx, &a2a.GetTaskPushConfigRequest{TaskID: id, ID: "ops"}); err != nil || got.URL != recv.srv.URL+"/ops" {
+		t.Fatalf("get: %+v, %v", got, err)
+	}
+	if err := c.DeleteTaskPushConfig(ctx, &a2a.DeleteTaskPushConfigRequest{TaskID: id, ID: "ops"}); err != nil {
+		t.Fatal(err)
+	}
+	if cfgs, err := c.ListTaskPushConfigs(ctx, &a2a.ListTaskPushConfigRequest{TaskID: id}); err != nil || len(cfgs) != 0 {
+		t.Fatalf("after delete: %+v, %v", cfgs, err)
+	}
+	// A host the agent does not allow; an agent that takes no callbacks.
+	if _, err := c.CreateTaskPushConfig(ctx, &a2a.PushConfig{TaskID: id, URL: "https://elsewhere.example.com/hook"}); !errors.Is(err, a2a.ErrInvalidParams) {
+		t.Fatalf("a host not allowed: %v", err)
+	}
+	hi := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Hi."))
+	other, err := client(t, srv, "other", "acme").SendMessage(ctx, &a2a.SendMessageRequest{Message: hi})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client(t, srv, "other", "acme").CreateTaskPushConfig(ctx, &a2a.PushConfig{TaskID: other.(*a2a.Task).ID, URL: recv.srv.URL}); !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
+		t.Fatalf("an agent without callbacks: %v", err)
 	}
 }

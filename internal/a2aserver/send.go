@@ -65,6 +65,13 @@ func (h Handler) start(ctx context.Context, req *a2a.SendMessageRequest) (durabl
 	if err := overrides(m.Metadata, &body); err != nil {
 		return durable.Snapshot{}, 0, err
 	}
+	if req.Config != nil && req.Config.PushConfig != nil {
+		cr, err := h.pushRequest(ctx, req.Config.PushConfig)
+		if err != nil {
+			return durable.Snapshot{}, 0, err
+		}
+		body.Callback = cr
+	}
 	sreq, err := h.Validator.Request(body)
 	if err != nil {
 		return durable.Snapshot{}, 0, h.rpcError(ctx, err)

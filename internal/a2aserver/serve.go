@@ -121,7 +121,7 @@ func Card(a *agents.Agent, endpoint string, sec Security) *a2a.AgentCard {
 	card := &a2a.AgentCard{
 		Name: a.Spec.Slug, Description: desc, Version: cmpOr(spec.Version, "1.0.0"),
 		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(endpoint, a2a.TransportProtocolJSONRPC)},
-		Capabilities:        a2a.AgentCapabilities{Streaming: true},
+		Capabilities:        a2a.AgentCapabilities{Streaming: true, PushNotifications: a.PushNotifications()},
 		DefaultInputModes:   []string{"text/plain", "application/json"},
 		DefaultOutputModes:  []string{"text/plain", "application/json"},
 		SecuritySchemes:     schemes, SecurityRequirements: reqs,

@@ -41,6 +41,11 @@ type CallbackRequest struct {
 	SecretEnv string   `json:"secret_env,omitempty"`
 	SecretSSM string   `json:"secret_ssm,omitempty"`
 	SecretARN string   `json:"secret_arn,omitempty"`
+	// Format, Token and ID are set by a protocol edge, never by a
+	// request body (core.Callback).
+	Format string `json:"-"`
+	Token  string `json:"-"`
+	ID     string `json:"-"`
 }
 
 // CallbackError is a caller's callback the agent refuses; Code is the
@@ -157,8 +162,26 @@ func (a *Agent) callerCallback(r *CallbackRequest) (*core.Callback, error) {
 			return nil, &CallbackError{"invalid_callback", "callback.events: " + err.Error()}
 		}
 	}
-	return &core.Callback{URL: u.String(), Events: slices.Clone(events)}, nil
+	return &core.Callback{URL: u.String(), Events: slices.Clone(events), Format: r.Format, Token: r.Token, ID: r.ID}, nil
 }
+
+// PushCallback checks an A2A push notification configuration (a
+// caller's callback, as callerCallback checks it) and returns it as the
+// run's callback: the agent's events, the A2A body, token and id.
+func (a *Agent) PushCallback(url, token, id string) (*core.Callback, error) {
+	return a.callerCallback(PushRequest(url, token, id))
+}
+
+// PushRequest is the caller's callback of an A2A push notification
+// configuration.
+func PushRequest(url, token, id string) *CallbackRequest {
+	return &CallbackRequest{URL: url, Format: core.CallbackFormatA2A, Token: token, ID: id}
+}
+
+// PushNotifications reports whether callers may configure callbacks of
+// the agent's runs (allow_overrides lists callback; the agent has a
+// secret to sign them).
+func (a *Agent) PushNotifications() bool { return a.Allows(OverrideCallback) && a.Spec.Callback != nil }
 
 // CallbackSigners returns, by agent slug, the http endpoint template
 // (secret reference and timeout, no URL) that signs the callbacks of each

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/a2aserver"
 	"github.com/baton-agents/baton/internal/agents"
 	"github.com/baton-agents/baton/internal/awsenv"
 	"github.com/baton-agents/baton/internal/durable"
@@ -71,5 +72,5 @@ func callbackSender(ctx context.Context, reg *agents.Registry, remote *executors
 	if len(signers) == 0 {
 		return nil, nil
 	}
-	return notify.NewWebhooks(ctx, remote, signers)
+	return notify.NewWebhooks(ctx, remote, signers, map[string]notify.Format{core.CallbackFormatA2A: a2aserver.PushBody})
 }

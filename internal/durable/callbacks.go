@@ -36,9 +36,9 @@ const callbackSuffix = "@callback"
 const maxCallbackError = 512
 
 // callbackRecord is the delivery of notification n (event ev of a run of
-// agent) to url.
-func callbackRecord(n core.Notification, ev, agent, url string) core.Notification {
-	n.Callback = &core.CallbackDelivery{EventID: n.ID, Event: ev, Agent: agent, URL: url}
+// agent) to callback cb.
+func callbackRecord(n core.Notification, ev, agent string, cb *core.Callback) core.Notification {
+	n.Callback = &core.CallbackDelivery{EventID: n.ID, Event: ev, Agent: agent, URL: cb.URL, Format: cb.Format, Token: cb.Token}
 	n.ID += callbackSuffix
 	return n
 }

@@ -80,7 +80,7 @@ func withCallbacks(t *testing.T, h *harness, rc *receiver, attempts int) {
 		}
 		return ""
 	}})
-	wh, err := notify.NewWebhooks(context.Background(), remote, h.eng.Agents.CallbackSigners())
+	wh, err := notify.NewWebhooks(context.Background(), remote, h.eng.Agents.CallbackSigners(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

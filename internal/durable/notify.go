@@ -96,7 +96,7 @@ func notifications(tenant string, prev core.RunState, out core.Output, pending [
 			ns = append(ns, n)
 		}
 		if cb.Wants(event) {
-			ns = append(ns, callbackRecord(n, event, st.Config.Agent, cb.URL))
+			ns = append(ns, callbackRecord(n, event, st.Config.Agent, cb))
 		}
 		return nil
 	}

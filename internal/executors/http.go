@@ -92,8 +92,18 @@ func (h *HTTP) Execute(ctx context.Context, call core.ToolCall) (any, error) {
 	return execute(ctx, h, call, false)
 }
 
+// headersKey carries extra request headers (WithHeaders).
+type headersKey struct{}
+
+// WithHeaders returns ctx whose HTTP calls also send headers (a
+// callback's A2A notification token). They are not signed.
+func WithHeaders(ctx context.Context, headers map[string]string) context.Context {
+	return context.WithValue(ctx, headersKey{}, headers)
+}
+
 // Call POSTs body, signed, with the Idempotency-Key header when key is
-// set, and returns the 2xx response's JSON.
+// set (and the headers of WithHeaders), and returns the 2xx response's
+// JSON.
 func (h *HTTP) Call(ctx context.Context, body []byte, key string) (json.RawMessage, error) {
 	callCtx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
@@ -106,6 +116,10 @@ func (h *HTTP) Call(ctx context.Context, body []byte, key string) (json.RawMessa
 	req.Header.Set("User-Agent", "baton-http-executor/1")
 	if key != "" {
 		req.Header.Set(toolsig.HeaderIdempotencyKey, key)
+	}
+	extra, _ := ctx.Value(headersKey{}).(map[string]string)
+	for k, v := range extra {
+		req.Header.Set(k, v)
 	}
 	toolsig.SignRequest(req.Header, h.secret, h.now(), body)
 
