@@ -115,7 +115,7 @@ func TestAPISamples(t *testing.T) {
 			// The sample run does not exist in a fresh store; list-runs
 			// and interrupt carry a custom domain's base path, which the
 			// handler routes through.
-			want := map[string]int{"start-run.json": 202, "list-runs.json": 200, "get-openapi.json": 200, "agui.json": 200}[filepath.Base(f)]
+			want := map[string]int{"start-run.json": 202, "list-runs.json": 200, "get-openapi.json": 200, "agui.json": 200, "a2a-card.json": 200, "a2a.json": 200}[filepath.Base(f)]
 			if want == 0 {
 				want = 404
 			}

@@ -24,7 +24,8 @@
 // "error"}]} answers client tools; text alone on a working task steers
 // it.
 //
-// States: queued → SUBMITTED, running → WORKING, approval_required and
+// States: queued and running → WORKING (a stream of a new task opens
+// with SUBMITTED), approval_required and
 // runtime_tool_pending → INPUT_REQUIRED (the status message carries the
 // pending items as a data part {"baton": {"status", "pending"}}),
 // completed → COMPLETED (artifact "answer": the final answer as text,

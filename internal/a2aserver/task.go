@@ -20,9 +20,9 @@ const AnswerArtifact = "answer"
 // (nil unless failed).
 func TaskState(s core.RunStatus, err *core.RunError) a2a.TaskState {
 	switch s {
-	case core.StatusQueued:
-		return a2a.TaskStateSubmitted
-	case core.StatusRunning:
+	case core.StatusQueued, core.StatusRunning:
+		// A run is queued between its steps too: it works. (A stream of
+		// a new task opens with SUBMITTED.)
 		return a2a.TaskStateWorking
 	case core.StatusApprovalRequired, core.StatusRuntimeToolPending:
 		return a2a.TaskStateInputRequired
