@@ -3,11 +3,8 @@
 package tests
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,38 +170,12 @@ func a2aWait(t *testing.T, d *dev, id string, states ...string) map[string]any {
 	}
 }
 
-// a2aHTTP is one request to an A2A route, checked against the OpenAPI
-// document like the suite's /v1 traffic (the checker's transport only
-// sees /v1/). It returns the status and the JSON body.
+// a2aHTTP is one request to an A2A route (checked against the OpenAPI
+// document like all the suite's traffic): its status and JSON body.
 func a2aHTTP(t *testing.T, d *dev, method, path, token, body string, hdr ...string) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(method, d.base+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-	defer cancel()
-	res, err := http.DefaultClient.Do(req.WithContext(ctx))
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	checkAPI.Exchange(req, []byte(body), res, b)
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("%s %s: %d, body not JSON: %s", method, path, res.StatusCode, b)
-	}
-	return res.StatusCode, m
+	r := d.call(t, method, path, token, body, hdr...)
+	return r.status, r.body
 }
 
 // rpcErrorCode is the JSON-RPC error code of a response (0: none).

@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 	// checker (http.DefaultTransport, which every client here uses).
 	http.DefaultTransport = checkAPI.Transport(http.DefaultTransport, func(r *http.Request) bool {
 		p := strings.TrimPrefix(r.URL.Path, "/iam")
-		return r.URL.Hostname() == "127.0.0.1" && strings.HasPrefix(p, "/v1/")
+		return r.URL.Hostname() == "127.0.0.1" && (strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/a2a/"))
 	})
 	code := m.Run()
 	os.RemoveAll(dir)
