@@ -30,7 +30,8 @@ const agentsJSON = `{"agents":[
   "callback":{"secret_env":"A2A_TEST_CALLBACK_SECRET"},"callback_hosts":["127.0.0.1"],
   "a2a":{"enabled":true,"skills":[{"id":"mail","name":"Mail","description":"Sends mail."}]},
   "tools":[{"name":"ability/send_email","source":"go","description":"Mail.","action_policy":"preview","executor":{"type":"go","handler":"echo"}}]},
- {"slug":"other","model":{"provider":"scripted","turns":[{"content":"Other."}]},"a2a":{"enabled":true}}]}`
+ {"slug":"other","model":{"provider":"scripted","turns":[{"content":"Other."}]},"a2a":{"enabled":true},
+  "guardrails":{"input":[{"type":"max_length","chars":40}]}}]}`
 
 // server serves the A2A route of agent on a runner whose steps run in
 // the background, for the callers the X-Tenant header names.
@@ -410,5 +411,19 @@ func TestPushNotifications(t *testing.T) {
 	}
 	if _, err := client(t, srv, "other", "acme").CreateTaskPushConfig(ctx, &a2a.PushConfig{TaskID: other.(*a2a.Task).ID, URL: recv.srv.URL}); !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
 		t.Fatalf("an agent without callbacks: %v", err)
+	}
+}
+
+func TestRefusedInputIsRejected(t *testing.T) {
+	_, srv := server(t)
+	c := client(t, srv, "other", "acme")
+	long := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(strings.Repeat("far too long ", 10)))
+	res, err := c.SendMessage(context.Background(), &a2a.SendMessageRequest{Message: long})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	if task.Status.State != a2a.TaskStateRejected || task.Status.Message == nil || !strings.Contains(task.Status.Message.Parts[0].Text(), "guardrail") {
+		t.Fatalf("a message the input guardrail refuses: %+v", task.Status)
 	}
 }
