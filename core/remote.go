@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -100,10 +101,33 @@ func (st *RunState) NextRemoteDue() (time.Time, bool) {
 	return min, found
 }
 
-// RemoteMessageID is the id of the first message a remote agent tool's
-// call sends: derived from its run and call, so every attempt of the call
-// names the same message.
-func RemoteMessageID(runID, callID string) string { return derivedID("msg", runID, callID) }
+// ErrNotSent marks a remote agent tool's error that came before its
+// message could reach the remote agent (its agent card could not be
+// read, its connection was refused): the runner may try the call again
+// as if it never ran.
+var ErrNotSent = errors.New("the message was not sent")
+
+// remoteSentKey is the context key of a remote-send observer.
+type remoteSentKey struct{}
+
+// WithRemoteSent returns a context that carries record: a remote agent
+// tool's executor calls it (through NoteRemoteSent) right after its
+// message was sent, before it follows the task, so the runner records
+// the task in the call's intent and a later attempt never sends the
+// message again.
+func WithRemoteSent(ctx context.Context, record func(RemoteSent) error) context.Context {
+	return context.WithValue(ctx, remoteSentKey{}, record)
+}
+
+// NoteRemoteSent calls the observer ctx carries (nil when none): an
+// error means the send could not be recorded, and the executor stops.
+func NoteRemoteSent(ctx context.Context, s RemoteSent) error {
+	record, _ := ctx.Value(remoteSentKey{}).(func(RemoteSent) error)
+	if record == nil {
+		return nil
+	}
+	return record(s)
+}
 
 // awaitRemote parks a call whose remote task still works until wait from
 // now.
@@ -119,6 +143,9 @@ func (t *transition) awaitRemote(c *CallState, d Decision) error {
 	}
 	due := t.now.Add(max(d.Wait, 0))
 	r.TaskID, r.ContextID, r.State = d.Remote.TaskID, d.Remote.ContextID, d.Remote.State
+	if r.Reply != nil {
+		r.Follows = 0 // a message was just sent: the backoff starts again
+	}
 	r.Follows++
 	r.DueAt, r.Reply, r.Question = &due, nil, nil
 	c.Remote = r
@@ -191,4 +218,18 @@ func (t *transition) followRemote(ctx context.Context) error {
 	}
 	t.settle(ctx)
 	return nil
+}
+
+// DefaultRemoteAgentParameters is the parameter schema of a remote agent
+// tool that declares none: one message, sent as a text part (declared
+// parameters are sent as one data part).
+func DefaultRemoteAgentParameters() map[string]any {
+	return map[string]any{
+		"type":     "object",
+		"required": []any{"message"},
+		"properties": map[string]any{
+			"message": map[string]any{"type": "string", "description": "The message to the agent, stated fully: it sees nothing else of this conversation."},
+		},
+		"additionalProperties": false,
+	}
 }
