@@ -16,7 +16,10 @@ fns=(api worker sweeper intake)
 # golang.org/x/net/trace and with it html/template, which would keep
 # every method of every AWS SDK client. scripts/mkzip deflates at the
 # best level.
-declare -A cap=([api]=6700000 [worker]=7250000 [sweeper]=5400000 [intake]=5450000)
+# The worker's cap was 7250000 before the A2A client (internal/a2atool,
+# the official A2A Go SDK's a2a and a2aclient packages, no gRPC), which
+# adds 72 KB to its zip: raised by 75000.
+declare -A cap=([api]=6700000 [worker]=7325000 [sweeper]=5400000 [intake]=5450000)
 make -s build-lambdas >/dev/null
 declare -A first
 for fn in "${fns[@]}"; do
