@@ -47,6 +47,10 @@ type RemoteTask struct {
 	// those requests.
 	Question map[string]any `json:"question,omitempty"`
 	Rounds   int            `json:"rounds,omitempty"`
+	// Asked identifies the remote status that asked the last question
+	// (the executor's key: its message id and time), so a step that reads
+	// the task before the remote took the answer does not ask it again.
+	Asked string `json:"asked,omitempty"`
 	// Reply is the client's answer to Question, still to be sent.
 	Reply *RemoteReply `json:"reply,omitempty"`
 }
@@ -77,6 +81,8 @@ type RemotePending struct {
 	ContextID string
 	State     string
 	Question  map[string]any
+	// Asked identifies the status that asked Question (RemoteTask.Asked).
+	Asked string
 }
 
 // FollowRemote is the scheduler's notice that calls waiting for remote
@@ -171,7 +177,7 @@ func (t *transition) remoteInput(c *CallState, d Decision) error {
 		q = map[string]any{}
 	}
 	q["task_id"] = r.TaskID
-	r.Question = q
+	r.Question, r.Asked = q, d.Remote.Asked
 	c.Remote = r
 	exp := t.now.Add(time.Duration(t.st.Config.PendingTTL))
 	c.Status = CallAwaitingClient

@@ -173,7 +173,11 @@ func (x *Executor) follow(ctx context.Context, c *a2aclient.Client, call core.To
 		case a2a.TaskStateFailed, a2a.TaskStateRejected, a2a.TaskStateCanceled, a2a.TaskStateAuthRequired:
 			return failed(t), nil
 		case a2a.TaskStateInputRequired:
-			return &core.RemotePending{TaskID: string(t.ID), ContextID: t.ContextID, State: string(t.Status.State), Question: question(t.Status.Message)}, nil
+			// A status already answered is the remote not having taken
+			// the answer yet: it works on.
+			if asked := statusKey(t); call.Remote == nil || asked != call.Remote.Asked {
+				return &core.RemotePending{TaskID: string(t.ID), ContextID: t.ContextID, State: string(t.Status.State), Question: question(t.Status.Message), Asked: asked}, nil
+			}
 		}
 		if time.Now().Add(wait).After(end) {
 			return &core.RemotePending{TaskID: string(t.ID), ContextID: t.ContextID, State: string(t.Status.State)}, nil
@@ -190,6 +194,18 @@ func (x *Executor) follow(ctx context.Context, c *a2aclient.Client, call core.To
 		}
 		t = next
 	}
+}
+
+// statusKey identifies a task's status: its message's id and its time.
+func statusKey(t *a2a.Task) string {
+	var id, at string
+	if t.Status.Message != nil {
+		id = t.Status.Message.ID
+	}
+	if t.Status.Timestamp != nil {
+		at = t.Status.Timestamp.UTC().Format(time.RFC3339Nano)
+	}
+	return id + "@" + at
 }
 
 // transportError is a retryable error of a request to the agent, marked
