@@ -44,14 +44,14 @@ func IsTerminal(status RunStatus) bool {
 // CallStatus is the status of one tool call within a model turn.
 type CallStatus string
 
-// Call statuses within one model turn.
+// Call statuses within one model turn (and CallAwaitingRemote, in
+// remote.go: a remote agent's task answers the call).
 const (
 	CallPending          CallStatus = "pending"           // to be mediated; a step is scheduled when StepSeq != 0
 	CallAwaitingClient              = "awaiting_client"   // a client-tool request is pending
 	CallAwaitingApproval            = "awaiting_approval" // an approval action is pending
 	CallApproved                    = "approved"          // accepted; a step is scheduled to run it
 	CallAwaitingChild               = "awaiting_child"    // a child run answers it (agent tools)
-	// CallAwaitingRemote (remote.go): a remote agent's task answers it.
 	CallResolved                    = "resolved"          // result recorded, waiting to be appended in order
 	CallDone                        = "done"              // result appended to the transcript
 )

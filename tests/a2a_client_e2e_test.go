@@ -48,7 +48,9 @@ func startRemoteA2A(t *testing.T, workMs int) *remoteA2A {
 }
 
 // card is the agent card URL of one of the remote agents.
-func (r *remoteA2A) card(agent string) string { return r.base + "/" + agent + "/.well-known/agent-card.json" }
+func (r *remoteA2A) card(agent string) string {
+	return r.base + "/" + agent + "/.well-known/agent-card.json"
+}
 
 // counts are the SendMessage requests the remote agents received by
 // messageId, and the executions they started.
