@@ -180,9 +180,9 @@ func TestA2AClientEndToEnd(t *testing.T) {
 }
 
 // TestA2AClientSurvivesCrash: baton dev (on the emulators) is killed
-// (SIGKILL) while the remote task works; after a restart the call
-// follows the task it recorded, the remote agent received the message
-// exactly once, and the run completes.
+// (SIGKILL) while its step follows the remote task; after a restart the
+// call follows the task it recorded, the remote agent received the
+// message exactly once, and the run completes.
 func TestA2AClientSurvivesCrash(t *testing.T) {
 	if os.Getenv("BATON_TEST_DYNAMODB_ENDPOINT") == "" || os.Getenv("BATON_E2E_BASE_URL") != "" {
 		t.Skip("needs baton dev on the emulators: embedded stores do not survive a crash by design")
@@ -201,6 +201,12 @@ func TestA2AClientSurvivesCrash(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The agent answers the send at once (returnImmediately) and the
+	// step records the task then, milliseconds later; a kill before that
+	// would leave the call in doubt (never sent again: the rule for any
+	// tool not retry_safe). A second later the step is following the
+	// task, which works 4 s.
+	time.Sleep(time.Second)
 	if err := d.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
