@@ -73,6 +73,11 @@ type Decision struct {
 	Duplicate bool
 	// ChildRunID is the started child run of DecideAwaitChild.
 	ChildRunID string
+	// Remote is the remote task of DecideAwaitRemote and
+	// DecideRemoteInput; Wait is how long DecideAwaitRemote waits before
+	// the call's step is scheduled again (the runner's backoff).
+	Remote *RemotePending
+	Wait   time.Duration
 	// Handoff is the configuration of the agent a DecideHandoff call
 	// hands the run to.
 	Handoff *RunConfig

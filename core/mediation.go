@@ -99,6 +99,11 @@ func (m *Machine) mediate(ctx context.Context, st *RunState, transcript []Messag
 	if !ok || !st.isVisible(c.Name) {
 		return fail(ErrTypeToolNotFound, fmt.Sprintf("Tool '%s' not found", c.Name), nil)
 	}
+	if c.Remote != nil {
+		// The call's remote task was sent: its later steps follow it
+		// (and send the client's answers) without being mediated again.
+		return Plan{Kind: PlanTool, Tool: toolCall(st, c, decl)}
+	}
 	if !c.Approved {
 		if !decl.Repeatable() {
 			if turn, dup := findAnsweredDuplicate(st, transcript, c); dup {
@@ -178,13 +183,18 @@ func (m *Machine) mediate(ctx context.Context, st *RunState, transcript []Messag
 			return decided(Decision{Kind: DecideResult, Complete: complete, Result: *res})
 		}
 	}
+	return Plan{Kind: PlanTool, Tool: toolCall(st, c, decl)}
+}
+
+// toolCall prepares call c for its executor.
+func toolCall(st *RunState, c *CallState, decl ToolDeclaration) *ToolCall {
 	call := newOf(st.arena, arenaCalls)
 	*call = ToolCall{
 		RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, Turn: st.Turn, ToolCallID: c.ID, ToolName: c.Name,
 		Parameters: cloneObject(c.Parameters), IdempotencyKey: IdempotencyKey(st.RunID, c.ID), Declaration: decl,
-		Principal: st.Config.Principal,
+		Principal: st.Config.Principal, Remote: c.Remote.clone(),
 	}
-	return Plan{Kind: PlanTool, Tool: call}
+	return call
 }
 
 // IdempotencyKey is the key a server tool execution carries.

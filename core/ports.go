@@ -146,6 +146,11 @@ type ToolCall struct {
 	// Tenant is the run's tenant, set by the durable runner (tool
 	// credentials may differ per tenant).
 	Tenant string `json:"tenant,omitempty"`
+	// Remote, on a call to a remote agent tool, is the call's remote
+	// task as far as it is known: with a TaskID the executor follows that
+	// task and never sends the first message again; with a Reply it sends
+	// that follow-up first (remote.go).
+	Remote *RemoteTask `json:"remote,omitempty"`
 }
 
 // Clock is the machine's only source of time.

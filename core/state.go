@@ -44,7 +44,8 @@ func IsTerminal(status RunStatus) bool {
 // CallStatus is the status of one tool call within a model turn.
 type CallStatus string
 
-// Call statuses within one model turn.
+// Call statuses within one model turn (and CallAwaitingRemote, in
+// remote.go: a remote agent's task answers the call).
 const (
 	CallPending          CallStatus = "pending"           // to be mediated; a step is scheduled when StepSeq != 0
 	CallAwaitingClient              = "awaiting_client"   // a client-tool request is pending
@@ -247,6 +248,9 @@ type CallState struct {
 	Approved   bool           `json:"approved,omitempty"`
 	// ChildRunID is the child run answering an agent tool's call.
 	ChildRunID string `json:"child_run_id,omitempty"`
+	// Remote is the remote agent's task answering a remote agent tool's
+	// call, once it was sent (remote.go).
+	Remote *RemoteTask `json:"remote,omitempty"`
 	// Approval records the decision on the call's pending action, for
 	// its audit record.
 	Approval *ApprovalRecord `json:"approval,omitempty"`
@@ -451,7 +455,11 @@ func (st *RunState) Pending() ([]PendingToolRequest, []PendingAction) {
 	for _, c := range st.Calls {
 		switch c.Status {
 		case CallAwaitingClient:
-			reqs = append(reqs, PendingToolRequest{RequestID: c.RequestID, ToolCallID: c.ID, ToolName: c.Name, Parameters: c.Parameters, ExpiresAt: *c.ExpiresAt})
+			params := c.Parameters
+			if c.Remote != nil && c.Remote.Question != nil {
+				params = c.Remote.Question // a remote task's question
+			}
+			reqs = append(reqs, PendingToolRequest{RequestID: c.RequestID, ToolCallID: c.ID, ToolName: c.Name, Parameters: params, ExpiresAt: *c.ExpiresAt})
 		case CallAwaitingApproval:
 			acts = append(acts, PendingAction{ActionID: c.ActionID, Kind: "tool_call", ToolCallID: c.ID, ToolName: c.Name, Summary: c.Summary, Preview: c.Preview, ExpiresAt: *c.ExpiresAt})
 		}

@@ -319,6 +319,18 @@ type Claim struct {
 	Previous bool
 	// Attempt counts claims of this call, starting at 1.
 	Attempt int
+	// Sent is what an earlier attempt recorded once its message to a
+	// remote agent was sent (SettleIntent), nil when none did.
+	Sent *RemoteSent
+}
+
+// RemoteSent is the remote task a message of a call started or
+// continued, recorded in the call's intent right after the send
+// returned: an attempt that finds it follows the task and never sends
+// the message again.
+type RemoteSent struct {
+	TaskID    string `json:"task_id"`
+	ContextID string `json:"context_id,omitempty"`
 }
 
 // IntentStore records a server tool call's intent before it executes.
@@ -326,6 +338,13 @@ type IntentStore interface {
 	// ClaimIntent claims the call for owner for lease. A live claim by
 	// another owner gives Claimed false.
 	ClaimIntent(ctx context.Context, runID, toolCallID, owner string, now time.Time, lease time.Duration) (Claim, error)
+	// SettleIntent ends owner's claim of the call before its lease runs
+	// out. With sent, it records the remote task the attempt's message
+	// started (every later claim returns it in Claim.Sent) and frees the
+	// lease, whoever holds it. Without, the attempt sent nothing: an
+	// intent owner still holds is forgotten, so the next claim is a first
+	// attempt again; one another owner took over is left alone.
+	SettleIntent(ctx context.Context, runID, toolCallID, owner string, sent *RemoteSent) error
 }
 
 // IdempotencyRecord remembers a POST's outcome under its key.
@@ -433,7 +452,7 @@ func (st RunState) ScheduledSteps() []Step {
 }
 
 // DueAt is when a scheduler must look at the run: the earliest pending
-// expiry of a paused run, or stallAfter past the last update of a run with
+// expiry of a paused run or due follow-up of a remote task, or stallAfter past the last update of a run with
 // scheduled steps (a lost step is sent again then). Finished runs are
 // never due.
 func (st RunState) DueAt(stallAfter time.Duration) (time.Time, bool) {
@@ -441,6 +460,9 @@ func (st RunState) DueAt(stallAfter time.Duration) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	due, ok := st.NextExpiry()
+	if remote, rok := st.NextRemoteDue(); rok && (!ok || remote.Before(due)) {
+		due, ok = remote, true
+	}
 	if len(st.ScheduledSteps()) > 0 {
 		stall := st.UpdatedAt.Add(stallAfter)
 		if !ok || stall.Before(due) {

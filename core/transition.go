@@ -49,6 +49,8 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 		err = t.clientResult(ctx, in)
 	case ChildFinished:
 		err = t.childFinished(ctx, in)
+	case FollowRemote:
+		err = t.followRemote(ctx)
 	case ApprovalDecision:
 		err = t.approval(ctx, in)
 	case Expire:
@@ -639,6 +641,14 @@ func (t *transition) toolDecided(ctx context.Context, in ToolDecided) error {
 		if err := t.decideHandoff(c, d.Handoff); err != nil {
 			return err
 		}
+	case DecideAwaitRemote:
+		if err := t.awaitRemote(c, d); err != nil {
+			return err
+		}
+	case DecideRemoteInput:
+		if err := t.remoteInput(c, d); err != nil {
+			return err
+		}
 	case DecideAwaitChild:
 		if d.ChildRunID != ChildRunID(t.st.RunID, c.ID) {
 			return invalid("child run %q does not answer call %q", d.ChildRunID, c.ID)
@@ -674,7 +684,9 @@ func (t *transition) clientResult(ctx context.Context, in ClientResult) error {
 		return err
 	}
 	t.emit(EventRuntimeToolSubmitted, &RuntimeToolSubmittedData{RequestID: c.RequestID, ToolCallID: c.ID, ToolName: c.Name, Success: in.Success})
-	if in.Success {
+	if in.Success && c.Remote != nil {
+		t.remoteAnswered(c, in)
+	} else if in.Success {
 		decl, _ := t.st.Tool(c.Name)
 		t.resolve(c, NormalizeToolOutput(decl, map[string]any{"success": true, "result": in.Result}, nil))
 	} else {

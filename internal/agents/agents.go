@@ -218,6 +218,19 @@ func agentTool(m map[string]any, ex toolspec.Executor) (core.ToolDeclaration, er
 	return d, nil
 }
 
+// remoteAgentTool fills what a remote agent tool (executor type a2a)
+// leaves out: source a2a, and the default parameters (one message).
+func remoteAgentTool(m map[string]any) map[string]any {
+	m = maps.Clone(m)
+	if _, ok := m["source"]; !ok {
+		m["source"] = core.ExecutorRemoteAgent
+	}
+	if _, ok := m["parameters"]; !ok {
+		m["parameters"] = core.DefaultRemoteAgentParameters()
+	}
+	return m
+}
+
 func build(s Spec) (*Agent, error) {
 	if strings.TrimSpace(s.Slug) == "" {
 		return nil, fmt.Errorf("slug is required")
@@ -273,9 +286,15 @@ func build(s Spec) (*Agent, error) {
 		if _, ok := m[core.DeclOutputSchema]; ok {
 			return nil, fmt.Errorf("tools[%d] (%s): output_schema is for agent tools (executor type agent)", i, name)
 		}
+		if ex.Type == toolspec.TypeA2A {
+			m = remoteAgentTool(m)
+		}
 		d, err := core.NormalizeServerTool(m)
 		if err != nil {
 			return nil, fmt.Errorf("tools[%d]: %w", i, err)
+		}
+		if ex.Type == toolspec.TypeA2A {
+			d.Executor = core.ExecutorRemoteAgent
 		}
 		a.Tools = append(a.Tools, d)
 		a.Executors[d.Name] = ex

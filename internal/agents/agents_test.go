@@ -275,3 +275,41 @@ func TestAgentAndHandoffTools(t *testing.T) {
 		t.Fatalf("config max_depth %d, %v", cfg.MaxDepth, err)
 	}
 }
+
+// TestRemoteAgentTools: an a2a tool is a server tool whose executor is
+// a remote agent: source a2a and one message parameter unless declared;
+// a card_url is required, without credentials, with at most one secret.
+func TestRemoteAgentTools(t *testing.T) {
+	r, err := Parse([]byte(`{"agents":[{"slug":"lead","model":{"provider":"x"},"tools":[
+	  {"name":"a2a/researcher","description":"Research.","executor":{"type":"a2a","card_url":"https://r.example.com/.well-known/agent-card.json","secret_env":"TOKEN_{tenant}","timeout":"5s"}},
+	  {"name":"a2a/typed","source":"partner","description":"Typed.","parameters":{"type":"object","properties":{"n":{"type":"integer"}}},
+	   "executor":{"type":"a2a","card_url":"http://127.0.0.1:9/card.json"}}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := r.Get("lead")
+	plain, typed := a.Tools[0], a.Tools[1]
+	req, _ := plain.Parameters["required"].([]any)
+	if plain.Executor != "a2a" || plain.Source != "a2a" || len(req) != 1 || req[0] != "message" {
+		t.Fatalf("default a2a tool %+v", plain)
+	}
+	if typed.Executor != "a2a" || typed.Source != "partner" || typed.Parameters["properties"] == nil {
+		t.Fatalf("typed a2a tool %+v", typed)
+	}
+	if ex := a.Executors["a2a/researcher"]; ex.CardURL == "" || ex.SecretEnv != "TOKEN_{tenant}" || ex.Timeout != "5s" {
+		t.Fatalf("executor %+v", ex)
+	}
+	for _, bad := range []string{
+		`{"type":"a2a"}`,
+		`{"type":"a2a","card_url":"ftp://x/card.json"}`,
+		`{"type":"a2a","card_url":"https://user:pw@x/card.json"}`,
+		`{"type":"a2a","card_url":"https://x/card.json","secret_env":"A","secret_ssm":"/b"}`,
+		`{"type":"a2a","card_url":"https://x/card.json","url":"https://x"}`,
+		`{"type":"http","url":"https://x","secret_env":"A","card_url":"https://x/card.json"}`,
+	} {
+		_, err := Parse([]byte(`{"agents":[{"slug":"lead","model":{"provider":"x"},"tools":[{"name":"a2a/x","description":"X.","executor":` + bad + `}]}]}`))
+		if err == nil {
+			t.Errorf("executor %s accepted", bad)
+		}
+	}
+}

@@ -44,7 +44,7 @@ func TestValidateListsEveryProblem(t *testing.T) {
 		"agents[0]: additional properties 'colour' not allowed",
 		"agents[0].allow_overrides[0]: value must be one of 'model', 'max_turns', 'budgets', 'parallel_tool_calls', 'context_budget', 'callback'",
 		"agents[0].max_turns: got string, want integer",
-		"agents[0].tools[0].executor.type: value must be one of 'http', 'lambda', 'go', 'agent'",
+		"agents[0].tools[0].executor.type: value must be one of 'http', 'lambda', 'go', 'agent', 'a2a'",
 		"agents[0].tools[1]: missing property 'description'",
 		"agents[0].tools[1].executor: set exactly one of secret_env, secret_ssm, secret_arn",
 		"agents[1].budgets: additional properties 'dollars' not allowed",

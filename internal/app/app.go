@@ -77,8 +77,8 @@ type Deps struct {
 // Features are the heavy subsystems a function links only when it runs
 // them: internal/features.All has them all (baton dev, the worker); the
 // API takes the span exporter alone, and the sweeper and the intake
-// function none, so they link no model provider SDK, MCP client or
-// OpenTelemetry exporter.
+// function none, so they link no model provider SDK, MCP client, A2A
+// client or OpenTelemetry exporter.
 type Features struct {
 	// Models builds the model providers Config.Providers names; nil:
 	// the scripted provider only, and a model call to any other one is
@@ -88,6 +88,10 @@ type Features struct {
 	// ends; nil: an agents file with mcp_servers is refused where tools
 	// execute.
 	MCP func(ctx context.Context, servers map[string][]toolspec.MCPServer, sec *secrets.Resolver, log *slog.Logger) MCPTools
+	// A2A builds the executors of remote A2A agent tools (executor type
+	// a2a); nil: an agents file with such a tool is refused where tools
+	// execute.
+	A2A func(sec *secrets.Resolver) executors.Factory
 	// Tracing builds the span exporter the OTEL_* variables choose; nil:
 	// no span is exported.
 	Tracing func(ctx context.Context, o telemetry.Options) (telemetry.Settings, func(context.Context) error, error)
@@ -207,7 +211,11 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 		// resolved and the Lambda client created at cold start. AWS is
 		// loaded only when a tool needs it (a lambda tool, an SSM or
 		// Secrets Manager secret).
-		router, err := executors.NewRouter(reg.Executors(), goh, remote.Factories(ctx))
+		factories := remote.Factories(ctx)
+		if deps.Features.A2A != nil {
+			factories[toolspec.TypeA2A] = deps.Features.A2A(sec)
+		}
+		router, err := executors.NewRouter(reg.Executors(), goh, factories)
 		if err != nil {
 			return nil, err
 		}

@@ -100,7 +100,7 @@ func TestArchitecture(t *testing.T) {
 		pkgs = append(pkgs, p)
 	}
 	sort.Strings(pkgs)
-	driven := []string{"internal/dynamostore", "internal/sqsqueue", "internal/memstore", "internal/providers", "internal/executors", "internal/secrets", "internal/awsenv", "internal/toolspec", "internal/hooks", "internal/notify", "internal/mcptools"}
+	driven := []string{"internal/dynamostore", "internal/sqsqueue", "internal/memstore", "internal/providers", "internal/executors", "internal/secrets", "internal/awsenv", "internal/toolspec", "internal/hooks", "internal/notify", "internal/mcptools", "internal/a2atool"}
 	driving := []string{"internal/httpapi", "internal/worker", "internal/intake", "internal/runspec", "internal/durable", "internal/app", "internal/local", "internal/lambdastream", "cmd", "functions"}
 	for _, p := range pkgs {
 		for _, imp := range all[p] {
@@ -123,7 +123,7 @@ func TestArchitecture(t *testing.T) {
 		}
 	}
 	// Each function links what it runs (app.Features): no model provider
-	// SDK outside the worker, no MCP client outside the worker, no span
+	// SDK, MCP client or A2A client outside the worker, no span
 	// exporter in the sweeper or the intake function.
 	reach := func(from string) map[string]bool {
 		seen := map[string]bool{}
@@ -141,9 +141,9 @@ func TestArchitecture(t *testing.T) {
 		return seen
 	}
 	for fn, banned := range map[string][]string{
-		"functions/api":     {"internal/providers/setup", "internal/mcptools"},
-		"functions/sweeper": {"internal/providers/setup", "internal/mcptools", "internal/telemetry/otelsetup"},
-		"functions/intake":  {"internal/providers/setup", "internal/mcptools", "internal/telemetry/otelsetup"},
+		"functions/api":     {"internal/providers/setup", "internal/mcptools", "internal/a2atool"},
+		"functions/sweeper": {"internal/providers/setup", "internal/mcptools", "internal/a2atool", "internal/telemetry/otelsetup"},
+		"functions/intake":  {"internal/providers/setup", "internal/mcptools", "internal/a2atool", "internal/telemetry/otelsetup"},
 	} {
 		deps := reach(fn)
 		for _, b := range banned {
@@ -152,8 +152,8 @@ func TestArchitecture(t *testing.T) {
 			}
 		}
 	}
-	if deps := reach("functions/worker"); !deps[module+"/internal/providers/setup"] || !deps[module+"/internal/mcptools"] {
-		t.Error("the worker does not link the model providers and the MCP client")
+	if deps := reach("functions/worker"); !deps[module+"/internal/providers/setup"] || !deps[module+"/internal/mcptools"] || !deps[module+"/internal/a2atool"] {
+		t.Error("the worker does not link the model providers, the MCP client and the A2A client")
 	}
 	for _, want := range []string{"cmd/baton", "functions/api", "functions/worker", "functions/intake", "internal/executors", "core"} {
 		if _, ok := all[module+"/"+want]; !ok {

@@ -121,6 +121,14 @@ type Limits struct {
 	// each (default 30s, at most 1h).
 	CallbackAttempts int
 	CallbackBackoff  time.Duration
+	// RemoteFollow is how long a call whose remote agent's task was
+	// still working when its step's time was up waits before its step
+	// is scheduled again (default 2s), doubling with each such wait up
+	// to RemoteFollowMax (default 1m); a message sent starts again at
+	// RemoteFollow. The sweeper schedules the step, so the wait is at
+	// least its period.
+	RemoteFollow    time.Duration
+	RemoteFollowMax time.Duration
 }
 
 func (c Limits) withDefaults() Limits {
@@ -159,6 +167,12 @@ func (c Limits) withDefaults() Limits {
 	}
 	if c.CallbackBackoff <= 0 {
 		c.CallbackBackoff = 30 * time.Second
+	}
+	if c.RemoteFollow <= 0 {
+		c.RemoteFollow = 2 * time.Second
+	}
+	if c.RemoteFollowMax < c.RemoteFollow {
+		c.RemoteFollowMax = max(time.Minute, c.RemoteFollow)
 	}
 	return c
 }

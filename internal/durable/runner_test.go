@@ -77,6 +77,13 @@ func newHarness(t *testing.T, wrapStore func(durable.Store) durable.Store) *harn
 // newHarnessWith is newHarness on another agents file.
 func newHarnessWith(t *testing.T, file string, wrapStore func(durable.Store) durable.Store) *harness {
 	t.Helper()
+	return newHarnessFactories(t, file, wrapStore, nil)
+}
+
+// newHarnessFactories is newHarnessWith with executor factories beyond
+// go.
+func newHarnessFactories(t *testing.T, file string, wrapStore func(durable.Store) durable.Store, factories map[string]executors.Factory) *harness {
+	t.Helper()
 	reg, err := agents.Parse([]byte(file))
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +92,7 @@ func newHarnessWith(t *testing.T, file string, wrapStore func(durable.Store) dur
 	h.q = memstore.NewStepQueue(time.Hour, 5, func() time.Time { return h.clock.T })
 	goh := executors.NewGoRegistry()
 	goh.Register("count", h.count.handler)
-	router, err := executors.NewRouter(reg.Executors(), goh, nil)
+	router, err := executors.NewRouter(reg.Executors(), goh, factories)
 	if err != nil {
 		t.Fatal(err)
 	}

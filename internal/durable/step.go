@@ -157,6 +157,8 @@ func (e *Runner) executeTool(ctx context.Context, rec core.RunRecord, step core.
 		return e.startChild(ctx, rec, step, call)
 	case core.ExecutorHandoff:
 		return e.handoff(step, call), nil
+	case core.ExecutorRemoteAgent:
+		return e.executeRemote(ctx, rec, step, call, d)
 	}
 	now := e.Clock.Now()
 	claim, err := e.Store.ClaimIntent(ctx, st.RunID, call.ToolCallID, d.Owner, now, e.Limits.IntentLease)
@@ -222,7 +224,8 @@ func (e *Runner) commitStep(ctx context.Context, rec core.RunRecord, tr []core.M
 }
 
 // Sweep is the scheduler's pass over due runs: it expires pending items
-// whose time has come (writing failed timed_out results) and sends again
+// whose time has come (writing failed timed_out results), schedules the
+// steps of calls whose remote tasks are due (core.FollowRemote) and sends again
 // the steps of runs that made no progress for StallAfter. Then it sends
 // again the notifications still unsent NotifyAfter after their
 // transition. It returns how many runs it looked at.
@@ -242,6 +245,12 @@ func (e *Runner) Sweep(ctx context.Context, limit int) (int, error) {
 		if exp, ok := st.NextExpiry(); ok && !now.Before(exp) {
 			if _, err := e.apply(ctx, rec, core.Expire{}); err != nil && !errors.Is(err, core.ErrNothingToApply) && !errors.Is(err, ErrFinished) {
 				e.Log.WarnContext(ctx, "sweep: expire", "run_id", id, "err", err)
+			}
+			continue
+		}
+		if due, ok := st.NextRemoteDue(); ok && !now.Before(due) {
+			if _, err := e.apply(ctx, rec, core.FollowRemote{}); err != nil && !errors.Is(err, core.ErrNothingToApply) && !errors.Is(err, ErrFinished) {
+				e.Log.WarnContext(ctx, "sweep: follow remote tasks", "run_id", id, "err", err)
 			}
 			continue
 		}

@@ -53,13 +53,53 @@ func (s *Store) ClaimIntent(ctx context.Context, runID, toolCallID, owner string
 		if err != nil {
 			return core.Claim{}, fmt.Errorf("claim intent %s/%s: %w", runID, toolCallID, err)
 		}
-		return core.Claim{Claimed: false, Previous: true, Attempt: int(attempt)}, nil
+		return core.Claim{Claimed: false, Previous: true, Attempt: int(attempt), Sent: remoteSent(old)}, nil
 	}
 	attempt, _, err := getN(out.Attributes, "attempt")
 	if err != nil {
 		return core.Claim{}, fmt.Errorf("claim intent %s/%s: %w", runID, toolCallID, err)
 	}
-	return core.Claim{Claimed: true, Previous: attempt > 1, Attempt: int(attempt)}, nil
+	return core.Claim{Claimed: true, Previous: attempt > 1, Attempt: int(attempt), Sent: remoteSent(out.Attributes)}, nil
+}
+
+// remoteSent is the remote task an intent item records, or nil.
+func remoteSent(it item) *core.RemoteSent {
+	task, ok := getS(it, "remote_task")
+	if !ok {
+		return nil
+	}
+	ctxID, _ := getS(it, "remote_ctx")
+	return &core.RemoteSent{TaskID: task, ContextID: ctxID}
+}
+
+// SettleIntent records what a call's attempt sent (one update, which
+// also frees the lease), or forgets the claim of an attempt that sent
+// nothing (a delete conditioned on owner still holding it).
+func (s *Store) SettleIntent(ctx context.Context, runID, toolCallID, owner string, sent *core.RemoteSent) error {
+	k := itemKey(runPK(runID), prefixInt+toolCallID)
+	e := newExpr()
+	if sent == nil {
+		_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+			TableName: aws.String(s.table), Key: k,
+			ConditionExpression:      aws.String(fmt.Sprintf("%s = %s AND attribute_not_exists(%s)", e.n("owner"), e.v(avS(owner)), e.n("remote_task"))),
+			ExpressionAttributeNames: e.namesOrNil(), ExpressionAttributeValues: e.valuesOrNil(),
+		})
+		if _, failed := conditionFailed(err); err != nil && !failed {
+			return fmt.Errorf("settle intent %s/%s: %w", runID, toolCallID, translate(err))
+		}
+		return nil
+	}
+	update := fmt.Sprintf("SET %s = %s, %s = %s, %s = %s, %s = if_not_exists(%s, %s), %s = %s REMOVE %s",
+		e.n("remote_task"), e.v(avS(sent.TaskID)), e.n("remote_ctx"), e.v(avS(sent.ContextID)), e.n("lease_exp"), e.v(avN(0)),
+		e.n("attempt"), e.n("attempt"), e.v(avN(1)), e.n(attrTTL), e.v(avN(time.Now().Add(intentRetention).Unix())), e.n("owner"))
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: k, UpdateExpression: aws.String(update),
+		ExpressionAttributeNames: e.namesOrNil(), ExpressionAttributeValues: e.valuesOrNil(),
+	})
+	if err != nil {
+		return fmt.Errorf("settle intent %s/%s: %w", runID, toolCallID, translate(err))
+	}
+	return nil
 }
 
 // ---- idempotency ----

@@ -1,8 +1,9 @@
 // Package features holds the heavy subsystems a Baton function links only
 // when it runs them (app.Features): the model providers' SDKs, the MCP
-// client and the OpenTelemetry exporter. baton dev and the worker link
-// All; the API only the exporter (internal/features/spans); the sweeper
-// and the intake function none of them.
+// client, the A2A client and the OpenTelemetry exporter. baton dev and
+// the worker link All; the API only the exporter
+// (internal/features/spans); the sweeper and the intake function none of
+// them.
 package features
 
 import (
@@ -14,8 +15,10 @@ import (
 	"strings"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/a2atool"
 	"github.com/baton-agents/baton/internal/app"
 	"github.com/baton-agents/baton/internal/awsenv"
+	"github.com/baton-agents/baton/internal/executors"
 	"github.com/baton-agents/baton/internal/mcptools"
 	"github.com/baton-agents/baton/internal/providers"
 	"github.com/baton-agents/baton/internal/providers/setup"
@@ -25,7 +28,12 @@ import (
 )
 
 // All is every feature.
-var All = app.Features{Models: Models, MCP: MCP, Tracing: otelsetup.Setup}
+var All = app.Features{Models: Models, MCP: MCP, A2A: A2A, Tracing: otelsetup.Setup}
+
+// A2A builds the executors of remote A2A agent tools (internal/a2atool).
+func A2A(sec *secrets.Resolver) executors.Factory {
+	return a2atool.Factory(a2atool.Options{Secrets: sec})
+}
 
 // Models builds the enabled model providers (internal/providers/setup).
 func Models(ctx context.Context, enabled []string, pc providers.Config, aws awsenv.Loader, sec *secrets.Resolver, log *slog.Logger) (core.ModelRouter, error) {

@@ -67,6 +67,7 @@ type intent struct {
 	owner   string
 	expires time.Time
 	attempt int
+	sent    *core.RemoteSent
 }
 
 var _ core.Storage = (*Store)(nil)
@@ -395,11 +396,37 @@ func (s *Store) ClaimIntent(_ context.Context, runID, toolCallID, owner string, 
 		return core.Claim{Claimed: true, Attempt: 1}, nil
 	}
 	if in.owner != owner && now.Before(in.expires) {
-		return core.Claim{Claimed: false, Previous: true, Attempt: in.attempt}, nil
+		return core.Claim{Claimed: false, Previous: true, Attempt: in.attempt, Sent: copySent(in.sent)}, nil
 	}
 	in.owner, in.expires = owner, now.Add(lease)
 	in.attempt++
-	return core.Claim{Claimed: true, Previous: true, Attempt: in.attempt}, nil
+	return core.Claim{Claimed: true, Previous: true, Attempt: in.attempt, Sent: copySent(in.sent)}, nil
+}
+
+// SettleIntent records what a call's attempt sent, or forgets the claim
+// of an attempt that sent nothing.
+func (s *Store) SettleIntent(_ context.Context, runID, toolCallID, owner string, sent *core.RemoteSent) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := pairKey(runID, toolCallID)
+	in, ok := s.intents[key]
+	switch {
+	case sent != nil && !ok:
+		s.intents[key] = &intent{attempt: 1, sent: copySent(sent)}
+	case sent != nil:
+		in.sent, in.owner, in.expires = copySent(sent), "", time.Time{}
+	case ok && in.owner == owner && in.sent == nil:
+		delete(s.intents, key)
+	}
+	return nil
+}
+
+func copySent(s *core.RemoteSent) *core.RemoteSent {
+	if s == nil {
+		return nil
+	}
+	cp := *s
+	return &cp
 }
 
 // BeginIdempotent records an in-flight request or returns the existing

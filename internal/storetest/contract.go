@@ -48,6 +48,7 @@ func RunContract(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Outbox/update_fail", testOutboxUpdate},
 		{"Commit/after_finish", testCommitAfterFinish},
 		{"ClaimIntent/lease", testClaimIntent},
+		{"SettleIntent/sent_or_forgotten", testSettleIntent},
 		{"Idempotency/begin_finish", testIdempotency},
 		{"Idempotency/abort", testIdempotencyAbort},
 		{"Tokens/put_lookup", testTokens},

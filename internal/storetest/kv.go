@@ -45,6 +45,62 @@ func testClaimIntent(t *testing.T, newStore func(*testing.T) Store) {
 	}
 }
 
+func testSettleIntent(t *testing.T, newStore func(*testing.T) Store) {
+	s := newStore(t)
+	ctx := t.Context()
+	const lease = time.Minute
+	claim := func(call, owner string, at time.Duration) core.Claim {
+		t.Helper()
+		c, err := s.ClaimIntent(ctx, "r-1", call, owner, t0.Add(at), lease)
+		if err != nil {
+			t.Fatalf("claim %s by %s: %v", call, owner, err)
+		}
+		return c
+	}
+	settle := func(call, owner string, sent *core.RemoteSent) {
+		t.Helper()
+		if err := s.SettleIntent(ctx, "r-1", call, owner, sent); err != nil {
+			t.Fatalf("settle %s by %s: %v", call, owner, err)
+		}
+	}
+	// An attempt that sent nothing forgets its claim: the next is a
+	// first attempt, at once.
+	claim("call_1", "a", 0)
+	settle("call_1", "a", nil)
+	if c := claim("call_1", "b", time.Second); !c.Claimed || c.Previous || c.Attempt != 1 || c.Sent != nil {
+		t.Fatalf("claim after a forgotten one: %+v, want a first attempt", c)
+	}
+	// A forget by an owner that no longer holds the claim changes nothing.
+	settle("call_1", "a", nil)
+	if c := claim("call_1", "c", 2*time.Second); c.Claimed {
+		t.Fatalf("claim after another owner's forget: %+v, want b's live claim kept", c)
+	}
+	// A recorded send frees the lease and every later claim returns it.
+	sent := &core.RemoteSent{TaskID: "task-1", ContextID: "ctx-1"}
+	settle("call_1", "b", sent)
+	c := claim("call_1", "c", 3*time.Second)
+	if !c.Claimed || !c.Previous || c.Sent == nil || *c.Sent != *sent {
+		t.Fatalf("claim after a recorded send: %+v, want it claimed at once with %+v", c, sent)
+	}
+	if c := claim("call_1", "d", 4*time.Second); c.Claimed || c.Sent == nil || *c.Sent != *sent {
+		t.Fatalf("refused claim after a recorded send: %+v, want the send still recorded", c)
+	}
+	// A forget never drops a recorded send.
+	settle("call_1", "c", nil)
+	if c := claim("call_1", "e", 5*time.Second+lease); !c.Claimed || c.Sent == nil || c.Sent.TaskID != "task-1" {
+		t.Fatalf("claim after settle: %+v", c)
+	}
+	// A send recorded for a call never claimed (a follow-up message's
+	// key) is recorded too; other calls see nothing.
+	settle("call_1/reply", "x", &core.RemoteSent{TaskID: "task-1"})
+	if c := claim("call_1/reply", "y", 0); !c.Claimed || c.Sent == nil || c.Sent.TaskID != "task-1" || c.Sent.ContextID != "" {
+		t.Fatalf("claim of a send recorded without a claim: %+v", c)
+	}
+	if c := claim("call_2", "y", 0); c.Sent != nil {
+		t.Fatalf("other call: %+v, want nothing sent", c)
+	}
+}
+
 func sameRecord(t *testing.T, what string, got *core.IdempotencyRecord, want core.IdempotencyRecord) {
 	t.Helper()
 	if got == nil {

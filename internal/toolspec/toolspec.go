@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/baton-agents/baton/internal/secrets"
 )
 
 // Executor types.
@@ -17,12 +20,16 @@ const (
 	// TypeAgent: a child run of another agent of the file answers the
 	// call (Agent names it); it is built by the runner, not executors.
 	TypeAgent = "agent"
+	// TypeA2A: a remote A2A agent answers the call (CardURL is its agent
+	// card); internal/a2atool runs it.
+	TypeA2A = "a2a"
 )
 
 // Executor is a server tool's concrete executor configuration.
 type Executor struct {
-	Type      string `json:"type"` // http, lambda or go
+	Type      string `json:"type"` // http, lambda, go, agent or a2a
 	URL       string `json:"url,omitempty"`
+	CardURL   string `json:"card_url,omitempty"` // a2a: the remote agent's card
 	SecretEnv string `json:"secret_env,omitempty"`
 	SecretSSM string `json:"secret_ssm,omitempty"`
 	SecretARN string `json:"secret_arn,omitempty"`
@@ -41,7 +48,7 @@ type Tools map[string]map[string]Executor
 func Parse(v any) (Executor, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return Executor{}, fmt.Errorf("executor must be an object with a type (http, lambda or go)")
+		return Executor{}, fmt.Errorf("executor must be an object with a type (http, lambda, go, agent or a2a)")
 	}
 	b, _ := json.Marshal(m)
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -70,8 +77,15 @@ func Parse(v any) (Executor, error) {
 		if ex.Timeout != "" || ex.URL != "" || ex.Function != "" || ex.Handler != "" || ex.SecretEnv != "" || ex.SecretSSM != "" || ex.SecretARN != "" {
 			return Executor{}, fmt.Errorf("an agent executor takes only type and agent")
 		}
+	case TypeA2A:
+		if err := ex.checkA2A(); err != nil {
+			return Executor{}, err
+		}
 	default:
-		return Executor{}, fmt.Errorf("executor.type must be http, lambda, go or agent, got %q", ex.Type)
+		return Executor{}, fmt.Errorf("executor.type must be http, lambda, go, agent or a2a, got %q", ex.Type)
+	}
+	if ex.CardURL != "" && ex.Type != TypeA2A {
+		return Executor{}, fmt.Errorf("executor.card_url is for a2a executors")
 	}
 	if ex.Timeout != "" {
 		if d, err := time.ParseDuration(ex.Timeout); err != nil || d <= 0 {
@@ -137,4 +151,31 @@ func ParseHook(v any, onError ...string) (Hook, error) {
 	}
 	h.Executor = ex
 	return h, nil
+}
+
+// checkA2A checks an a2a executor: an http(s) card_url without
+// credentials, at most one secret reference (the bearer token), and no
+// field of another type.
+func (ex Executor) checkA2A() error {
+	u, err := url.Parse(ex.CardURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("executor.card_url must be the http(s) URL of the remote agent's card (e.g. https://agent.example.com/.well-known/agent-card.json)")
+	}
+	if u.User != nil {
+		return fmt.Errorf("executor.card_url must not carry credentials: name the bearer token with secret_env, secret_ssm or secret_arn")
+	}
+	if ex.URL != "" || ex.Function != "" || ex.Handler != "" || ex.Agent != "" {
+		return fmt.Errorf("an a2a executor takes type, card_url, timeout and one of secret_env, secret_ssm and secret_arn")
+	}
+	if ref := ex.SecretRef(); ref != (secrets.Ref{}) {
+		if err := ref.Validate(); err != nil {
+			return fmt.Errorf("executor: %w", err)
+		}
+	}
+	return nil
+}
+
+// SecretRef is the executor's secret reference (zero when it names none).
+func (ex Executor) SecretRef() secrets.Ref {
+	return secrets.Ref{Env: ex.SecretEnv, SSM: ex.SecretSSM, ARN: ex.SecretARN}
 }

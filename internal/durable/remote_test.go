@@ -1,0 +1,417 @@
+package durable_test
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/a2atool"
+	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/executors"
+)
+
+// remoteAgent is an A2A agent served by the official Go SDK's server in
+// process. What it does depends on the first message's text: "quick"
+// answers at once, "slow" works until released, "ask" asks for a city
+// and then answers with the city it was given, "fail" fails. It counts
+// the messages it received by message id.
+type remoteAgent struct {
+	mu      sync.Mutex
+	got     map[string]int
+	release chan struct{}
+	srv     *httptest.Server
+}
+
+func newRemoteAgent(t *testing.T) *remoteAgent {
+	t.Helper()
+	ra := &remoteAgent{got: map[string]int{}, release: make(chan struct{})}
+	mux := http.NewServeMux()
+	ra.srv = httptest.NewServer(mux)
+	t.Cleanup(ra.srv.Close)
+	card := &a2a.AgentCard{Name: "Remote", Version: "1.0.0", Description: "A test agent.",
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(ra.srv.URL+"/a2a", a2a.TransportProtocolJSONRPC)},
+		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}
+	mux.Handle("/.well-known/agent-card.json", a2asrv.NewStaticAgentCardHandler(card))
+	mux.Handle("/a2a", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(ra)))
+	return ra
+}
+
+func (ra *remoteAgent) received(id string) int {
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
+	return ra.got[id]
+}
+
+func (ra *remoteAgent) total() int {
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
+	n := 0
+	for _, c := range ra.got {
+		n += c
+	}
+	return n
+}
+
+func text(m *a2a.Message) string {
+	var s []string
+	for _, p := range m.Parts {
+		s = append(s, p.Text())
+	}
+	return strings.Join(s, " ")
+}
+
+func (ra *remoteAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	ra.mu.Lock()
+	ra.got[ec.Message.ID]++
+	ra.mu.Unlock()
+	return func(yield func(a2a.Event, error) bool) {
+		if ec.StoredTask != nil {
+			// The answer to "ask"'s question.
+			if yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) &&
+				yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("Sunny in "+text(ec.Message))), nil) {
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+			}
+			return
+		}
+		if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+			return
+		}
+		switch text(ec.Message) {
+		case "quick":
+			if yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("quick answer")), nil) {
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+			}
+		case "slow":
+			if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+				return
+			}
+			select {
+			case <-ra.release:
+			case <-ctx.Done():
+				return
+			}
+			if yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("slow answer")), nil) {
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+			}
+		case "ask":
+			q := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("Which city?"), a2a.NewDataPart(map[string]any{"choices": []any{"Paris", "Rome"}}))
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, q), nil)
+		default:
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed, a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("no capacity"))), nil)
+		}
+	}
+}
+
+func (ra *remoteAgent) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+// remoteFile declares the remote agent as a tool of the demo agent.
+func remoteFile(ra *remoteAgent) string {
+	return `{"agents":[{"slug":"demo","model":{"provider":"scripted"},"allow_overrides":["model"],"tools":[
+  {"name":"a2a/remote","description":"Ask the remote agent.","executor":{"type":"a2a","card_url":"` + ra.srv.URL + `/.well-known/agent-card.json","timeout":"300ms"}}]}]}`
+}
+
+// newRemoteHarness is a harness whose demo agent has the remote agent
+// as its tool a2a/remote; wrapStore may wrap its store.
+func newRemoteHarness(t *testing.T, ra *remoteAgent, wrapStore func(durable.Store) durable.Store) *harness {
+	t.Helper()
+	h := newHarnessFactories(t, remoteFile(ra), wrapStore,
+		map[string]executors.Factory{"a2a": a2atool.Factory(a2atool.Options{Poll: 20 * time.Millisecond})})
+	h.opts.Limits.RemoteFollow, h.opts.Limits.RemoteFollowMax = 2*time.Second, 5*time.Second
+	h.eng = durable.New(h.opts)
+	return h
+}
+
+// askRemote starts a run whose model calls the remote agent with
+// message, then answers with what the tool returned.
+func (h *harness) askRemote(t *testing.T, message string) string {
+	t.Helper()
+	return h.start(t, scripted(turn("Asking.", call("c1", "a2a/remote", map[string]any{"message": message})), turn("Done.")), nil)
+}
+
+// toolResult is the run's one recorded tool result.
+func (h *harness) toolResult(t *testing.T, runID string) core.ToolResult {
+	t.Helper()
+	res, _, err := h.store.ToolRecords(context.Background(), runID, math.MaxInt64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 {
+		t.Fatalf("want one tool result, got %d", len(res))
+	}
+	r := res[0]
+	if r.ResultRef != "" {
+		// The body is the call's tool_result message.
+		msgs, err := h.store.Messages(context.Background(), "acme", h.run(t, runID).SessionID, 0, math.MaxInt64, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			if m.Role == core.RoleToolResult && m.Metadata[core.MetaToolCallID] == r.ToolCallID {
+				r.Result.Result = m.Content
+			}
+		}
+	}
+	return r.Result
+}
+
+func (h *harness) sweep(t *testing.T) {
+	t.Helper()
+	if _, err := h.eng.Sweep(context.Background(), 100); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRemoteAgentCompletesWithinTheStep: the task completes while the
+// step follows it: the artifact is the result, one message was sent,
+// with the call's idempotency key as its id.
+func TestRemoteAgentCompletesWithinTheStep(t *testing.T) {
+	ra := newRemoteAgent(t)
+	h := newRemoteHarness(t, ra, nil)
+	id := h.askRemote(t, "quick")
+	h.pump(t)
+	if st := h.run(t, id); st.Status != core.StatusCompleted {
+		t.Fatalf("status %s, want completed", st.Status)
+	}
+	res := h.toolResult(t, id)
+	if !res.Success || res.Result != "quick answer" || res.Metadata["a2a_state"] != "TASK_STATE_COMPLETED" {
+		t.Fatalf("result %+v", res)
+	}
+	if n := ra.received(core.IdempotencyKey(id, "c1")); n != 1 || ra.total() != 1 {
+		t.Fatalf("the agent received the call's message %d times (%d messages), want once", n, ra.total())
+	}
+}
+
+// TestRemoteAgentStillWorkingParksTheCall: a task still working when
+// the step's time is up parks the call (awaiting_remote, no step, a due
+// time the run's due time includes); the sweeper schedules its step when
+// due, with a doubling wait, and the call completes once the task does,
+// the message having been sent once.
+func TestRemoteAgentStillWorkingParksTheCall(t *testing.T) {
+	ra := newRemoteAgent(t)
+	h := newRemoteHarness(t, ra, nil)
+	id := h.askRemote(t, "slow")
+	h.pump(t)
+	parked := func(wait time.Duration) {
+		t.Helper()
+		st := h.run(t, id)
+		if st.Status != core.StatusRunning || len(st.Calls) != 1 || st.Calls[0].Status != core.CallAwaitingRemote || st.Calls[0].StepSeq != 0 {
+			t.Fatalf("run %s, calls %+v: want the call awaiting_remote with no step", st.Status, st.Calls)
+		}
+		r := st.Calls[0].Remote
+		want := h.clock.T.Add(wait)
+		if r == nil || r.TaskID == "" || r.DueAt == nil || !r.DueAt.Equal(want) {
+			t.Fatalf("remote %+v, want a task due at %s", r, want)
+		}
+		if due, ok := st.DueAt(time.Hour); !ok || !due.Equal(want) {
+			t.Fatalf("run due at %s (%v), want %s", due, ok, want)
+		}
+		if len(st.ScheduledSteps()) != 0 {
+			t.Fatal("a parked call has a scheduled step")
+		}
+	}
+	parked(2 * time.Second)
+	h.clock.T = h.clock.T.Add(time.Second)
+	h.sweep(t)
+	h.pump(t)
+	parked(time.Second) // not due yet: nothing moved
+	h.clock.T = h.clock.T.Add(time.Second)
+	h.sweep(t)
+	h.pump(t)
+	parked(4 * time.Second) // followed again, still working: twice the wait
+	close(ra.release)
+	h.clock.T = h.clock.T.Add(4 * time.Second)
+	h.sweep(t)
+	h.pump(t)
+	if st := h.run(t, id); st.Status != core.StatusCompleted {
+		t.Fatalf("status %s, want completed", st.Status)
+	}
+	if res := h.toolResult(t, id); !res.Success || res.Result != "slow answer" {
+		t.Fatalf("result %+v", res)
+	}
+	if ra.total() != 1 {
+		t.Fatalf("the agent received %d messages, want 1", ra.total())
+	}
+}
+
+// TestRemoteAgentInputRequired: a task that asks for input becomes a
+// client-tool request carrying the question and the task id; the
+// client's answer is sent to the task (once, even when the step runs
+// twice) and the call completes with the task.
+func TestRemoteAgentInputRequired(t *testing.T) {
+	ra := newRemoteAgent(t)
+	h := newRemoteHarness(t, ra, nil)
+	id := h.askRemote(t, "ask")
+	h.pump(t)
+	st := h.run(t, id)
+	reqs, _ := st.Pending()
+	if st.Status != core.StatusRuntimeToolPending || len(reqs) != 1 {
+		t.Fatalf("status %s, pending %+v: want one client-tool request", st.Status, reqs)
+	}
+	q := reqs[0].Parameters
+	if q["question"] != "Which city?" || q["task_id"] != st.Calls[0].Remote.TaskID || q["task_id"] == "" {
+		t.Fatalf("request parameters %v", q)
+	}
+	if canon(t, q["data"]) != `[{"choices":["Paris","Rome"]}]` {
+		t.Fatalf("request data %s", canon(t, q["data"]))
+	}
+	if _, err := h.eng.Apply(context.Background(), "acme", id, core.ClientResult{RequestID: reqs[0].RequestID, Success: true, Result: "Paris"}); err != nil {
+		t.Fatal(err)
+	}
+	// The follow-up step runs twice (a redelivery): it is sent once.
+	err := h.q.Drain(context.Background(), 100, func(step core.Step, m core.ReceivedMessage) error {
+		if step.Kind != core.StepToolCall {
+			return h.eng.HandleStep(context.Background(), step, durable.Attempt{ReceiveCount: 1, Owner: "model"})
+		}
+		for i, owner := range []string{"first", "second"} {
+			if err := h.eng.HandleStep(context.Background(), step, durable.Attempt{ReceiveCount: i + 1, Owner: owner}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := h.run(t, id); st.Status != core.StatusCompleted {
+		t.Fatalf("status %s, want completed", st.Status)
+	}
+	if res := h.toolResult(t, id); !res.Success || res.Result != "Sunny in Paris" {
+		t.Fatalf("result %+v", res)
+	}
+	if ra.total() != 2 {
+		t.Fatalf("the agent received %d messages, want 2 (the call's and the answer)", ra.total())
+	}
+}
+
+// crashAfterSend fails the first commit after a remote task was
+// recorded, as a worker killed between the send and its commit.
+type crashAfterSend struct {
+	durable.Store
+	mu    sync.Mutex
+	armed bool
+}
+
+func (s *crashAfterSend) SettleIntent(ctx context.Context, runID, callID, owner string, sent *core.RemoteSent) error {
+	s.mu.Lock()
+	s.armed = s.armed || sent != nil
+	s.mu.Unlock()
+	return s.Store.SettleIntent(ctx, runID, callID, owner, sent)
+}
+
+func (s *crashAfterSend) Commit(ctx context.Context, w core.Write) error {
+	s.mu.Lock()
+	armed := s.armed
+	s.armed = false
+	s.mu.Unlock()
+	if armed {
+		return errors.New("worker killed")
+	}
+	return s.Store.Commit(ctx, w)
+}
+
+// TestRemoteAgentRedeliveryNeverSendsAgain: an attempt that sent the
+// message and recorded its task, then died before its commit, leaves
+// the task to the next attempt, which follows it and sends nothing.
+func TestRemoteAgentRedeliveryNeverSendsAgain(t *testing.T) {
+	ra := newRemoteAgent(t)
+	var crash *crashAfterSend
+	h := newRemoteHarness(t, ra, func(s durable.Store) durable.Store { crash = &crashAfterSend{Store: s}; return crash })
+	id := h.askRemote(t, "quick")
+	err := h.q.Drain(context.Background(), 100, func(step core.Step, m core.ReceivedMessage) error {
+		err := h.eng.HandleStep(context.Background(), step, durable.Attempt{ReceiveCount: 1, Owner: "killed"})
+		if err != nil && step.Kind == core.StepToolCall {
+			err = h.eng.HandleStep(context.Background(), step, durable.Attempt{ReceiveCount: 2, Owner: "next"})
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := h.run(t, id); st.Status != core.StatusCompleted {
+		t.Fatalf("status %s, want completed", st.Status)
+	}
+	if res := h.toolResult(t, id); !res.Success || res.Result != "quick answer" {
+		t.Fatalf("result %+v", res)
+	}
+	if ra.total() != 1 {
+		t.Fatalf("the agent received %d messages, want 1", ra.total())
+	}
+}
+
+// TestRemoteAgentInDoubtWithoutARecordedTask: an attempt interrupted
+// before any task was recorded leaves the call in doubt: the next
+// attempt sends nothing and the call fails in_doubt.
+func TestRemoteAgentInDoubtWithoutARecordedTask(t *testing.T) {
+	ra := newRemoteAgent(t)
+	h := newRemoteHarness(t, ra, nil)
+	id := h.askRemote(t, "quick")
+	// The earlier attempt claimed the call long ago and died.
+	if _, err := h.store.ClaimIntent(context.Background(), id, "c1", "dead", h.clock.T.Add(-time.Hour), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	h.pump(t)
+	if res := h.toolResult(t, id); res.Success || res.ErrorType != core.ErrTypeInDoubt {
+		t.Fatalf("result %+v, want in_doubt", res)
+	}
+	if ra.total() != 0 {
+		t.Fatalf("the agent received %d messages, want none", ra.total())
+	}
+}
+
+// TestRemoteAgentFailedTask: a task that fails is a failed result
+// naming the remote state and its message.
+func TestRemoteAgentFailedTask(t *testing.T) {
+	ra := newRemoteAgent(t)
+	h := newRemoteHarness(t, ra, nil)
+	id := h.askRemote(t, "fail")
+	h.pump(t)
+	res := h.toolResult(t, id)
+	if res.Success || res.ErrorType != a2atool.ErrTypeRemoteTask || !strings.Contains(res.Error, "TASK_STATE_FAILED") || !strings.Contains(res.Error, "no capacity") {
+		t.Fatalf("result %+v", res)
+	}
+	if st := h.run(t, id); st.Status != core.StatusCompleted {
+		t.Fatalf("status %s, want completed (the model saw the failure)", st.Status)
+	}
+}
+
+// TestRemoteAgentUnreachable: an agent card that cannot be read is a
+// retryable step error that sends nothing, and the call's next attempt
+// is a first one (not in doubt).
+func TestRemoteAgentUnreachable(t *testing.T) {
+	ra := newRemoteAgent(t)
+	h := newRemoteHarness(t, ra, nil)
+	id := h.askRemote(t, "quick")
+	ra.srv.Close()
+	err := h.q.Drain(context.Background(), 100, func(step core.Step, m core.ReceivedMessage) error {
+		err := h.eng.HandleStep(context.Background(), step, durable.Attempt{ReceiveCount: 1, Owner: "a"})
+		if step.Kind == core.StepToolCall {
+			if err == nil || !core.IsRetryable(err) || !strings.Contains(err.Error(), "agent card") {
+				t.Fatalf("step error %v, want a retryable error naming the agent card", err)
+			}
+			c, cerr := h.store.ClaimIntent(context.Background(), id, "c1", "b", h.clock.T, time.Minute)
+			if cerr != nil || !c.Claimed || c.Previous {
+				t.Fatalf("claim after the failed attempt: %+v %v, want a first attempt", c, cerr)
+			}
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
