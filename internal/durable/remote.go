@@ -48,12 +48,8 @@ func (e *Runner) executeRemote(ctx context.Context, rec core.RunRecord, step cor
 			r.TaskID, r.ContextID, r.Reply = claim.Sent.TaskID, claim.Sent.ContextID, nil
 			key = ""
 		case claim.Previous && !call.Declaration.RetrySafe():
-			e.Log.WarnContext(ctx, "remote agent message may have been sent by an interrupted attempt; not sending again",
-				"run_id", st.RunID, "tool_call_id", call.ToolCallID, "tool_name", call.ToolName, "attempt", claim.Attempt)
-			return core.ToolDecided{Step: step, Decision: core.Decision{Kind: core.DecideResult, Result: core.ToolResult{
-				Success: false, ToolName: call.ToolName, ErrorType: core.ErrTypeInDoubt,
-				Error: fmt.Sprintf("The outcome of this call to '%s' is unknown: an earlier attempt was interrupted after it may have sent its message to the remote agent, and the tool is not marked retry_safe, so it was not sent again.", call.ToolName),
-			}}}, nil
+			return e.inDoubt(ctx, st.RunID, step, call, claim.Attempt, "sent its message to the remote agent",
+				"remote agent message may have been sent by an interrupted attempt; not sending again"), nil
 		}
 	}
 	call.Remote = r

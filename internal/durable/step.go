@@ -169,15 +169,25 @@ func (e *Runner) executeTool(ctx context.Context, rec core.RunRecord, step core.
 		return nil, core.Retryable(fmt.Errorf("tool call %s is executing elsewhere", call.ToolCallID))
 	}
 	if claim.Previous && !call.Declaration.RetrySafe() {
-		e.Log.WarnContext(ctx, "tool outcome unknown after an interrupted attempt; not executing again",
-			"run_id", st.RunID, "tool_call_id", call.ToolCallID, "tool_name", call.ToolName, "attempt", claim.Attempt)
-		return core.ToolDecided{Step: step, Decision: core.Decision{Kind: core.DecideResult, Result: core.ToolResult{
-			Success: false, ToolName: call.ToolName, ErrorType: core.ErrTypeInDoubt,
-			Error: fmt.Sprintf("The outcome of this call to '%s' is unknown: an earlier attempt was interrupted after it may have run, and the tool is not marked retry_safe, so it was not run again.", call.ToolName),
-		}}}, nil
+		return e.inDoubt(ctx, st.RunID, step, call, claim.Attempt, "run", "tool outcome unknown after an interrupted attempt; not executing again"), nil
 	}
 	out, err := core.ExecuteTool(ctx, e.IO.Tools, call)
 	return core.ToolExecuted{Step: step, Output: out, Err: err}, nil
+}
+
+// inDoubt decides a call an interrupted attempt may have carried out (what:
+// "run", or "sent its message to the remote agent") and that is not
+// retry_safe: it is not done again, and its result says so (in_doubt).
+func (e *Runner) inDoubt(ctx context.Context, runID string, step core.Step, call core.ToolCall, attempt int, what, logMsg string) core.Input {
+	e.Log.WarnContext(ctx, logMsg, "run_id", runID, "tool_call_id", call.ToolCallID, "tool_name", call.ToolName, "attempt", attempt)
+	again := "run again"
+	if what != "run" {
+		again = "sent again"
+	}
+	return core.ToolDecided{Step: step, Decision: core.Decision{Kind: core.DecideResult, Result: core.ToolResult{
+		Success: false, ToolName: call.ToolName, ErrorType: core.ErrTypeInDoubt,
+		Error: fmt.Sprintf("The outcome of this call to '%s' is unknown: an earlier attempt was interrupted after it may have %s, and the tool is not marked retry_safe, so it was not %s.", call.ToolName, what, again),
+	}}}
 }
 
 // discoverTools applies what the tool source offers the run's agent
