@@ -1,6 +1,7 @@
 package a2aserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -184,7 +185,7 @@ func (r requestHandler) CancelTask(ctx context.Context, req *a2a.CancelTaskReque
 	}
 	reason, _ := req.Metadata["reason"].(string)
 	c := callerOf(ctx)
-	snap, err = r.h.Runner.Apply(ctx, c.Tenant, string(req.ID), core.Cancel{Reason: cmpOr(reason, "cancelled over A2A")})
+	snap, err = r.h.Runner.Apply(ctx, c.Tenant, string(req.ID), core.Cancel{Reason: cmp.Or(reason, "cancelled over A2A")})
 	if errors.Is(err, durable.ErrFinished) {
 		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, fmt.Sprintf("task %s has ended", req.ID))
 	}
@@ -280,11 +281,4 @@ func (r requestHandler) GetExtendedAgentCard(ctx context.Context, _ *a2a.GetExte
 
 func ends(s core.RunStatus) bool {
 	return core.IsTerminal(s) || s == core.StatusApprovalRequired || s == core.StatusRuntimeToolPending
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

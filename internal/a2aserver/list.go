@@ -7,6 +7,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/durable"
 )
 
 // ListTasks paging: the default and largest page, and how many pages of
@@ -62,9 +63,14 @@ func (h Handler) list(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.List
 			if req.StatusTimestampAfter != nil && !st.UpdatedAt.After(*req.StatusTimestampAfter) {
 				continue
 			}
-			v, err := h.view(ctx, snap)
-			if err != nil {
-				return nil, err
+			// A task needs the run's view (its transcript) only for its
+			// history, its answer or what it waits for.
+			v := durable.View{RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, Status: st.Status, UpdatedAt: st.UpdatedAt}
+			v.Result.Error = st.Error
+			if *history > 0 || req.IncludeArtifacts && st.Status == core.StatusCompleted || TaskState(st.Status, st.Error) == a2a.TaskStateInputRequired {
+				if v, err = h.view(ctx, snap); err != nil {
+					return nil, err
+				}
 			}
 			t := taskOf(v, history)
 			if !req.IncludeArtifacts {

@@ -2,6 +2,7 @@ package a2aserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -119,7 +120,7 @@ func Card(a *agents.Agent, endpoint string, sec Security) *a2a.AgentCard {
 		reqs = append(reqs, a2a.SecurityRequirements{"oidc": {}})
 	}
 	card := &a2a.AgentCard{
-		Name: a.Spec.Slug, Description: desc, Version: cmpOr(spec.Version, "1.0.0"),
+		Name: a.Spec.Slug, Description: desc, Version: cmp.Or(spec.Version, "1.0.0"),
 		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(endpoint, a2a.TransportProtocolJSONRPC)},
 		Capabilities:        a2a.AgentCapabilities{Streaming: true, PushNotifications: a.PushNotifications()},
 		DefaultInputModes:   []string{"text/plain", "application/json"},

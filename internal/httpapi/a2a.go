@@ -100,10 +100,17 @@ func (a *API) postA2A(ctx context.Context, r *request, p []string) (int, any, er
 	if err != nil {
 		return 0, nil, err
 	}
+	status, hdr, body := a.serveA2A(ctx, c, r, r.body)
+	return status, rawBody{headers: hdr, body: body}, nil
+}
+
+// serveA2A answers a JSON-RPC request whole (a stream, for at most
+// c.StreamMax).
+func (a *API) serveA2A(ctx context.Context, c a2aserver.Caller, r *request, body []byte) (int, map[string]string, []byte) {
 	var buf bytes.Buffer
 	resp := a2aserver.NewResponse(&buf, func() {})
-	a.a2a().Serve(ctx, c, r.headers(), r.body, resp)
-	return resp.Status, rawBody{headers: resp.Headers(), body: buf.Bytes()}, nil
+	a.a2a().Serve(ctx, c, r.headers(), body, resp)
+	return resp.Status, resp.Headers(), buf.Bytes()
 }
 
 // streamA2A serves POST /a2a/{agent} where the response can stream: a
@@ -127,10 +134,8 @@ func (a *API) streamA2A(ctx context.Context, r *request) (events.APIGatewayProxy
 		return events.APIGatewayProxyResponse{}, nil, err
 	}
 	if !a2aserver.Streaming(method) {
-		var buf bytes.Buffer
-		resp := a2aserver.NewResponse(&buf, func() {})
-		a.a2a().Serve(ctx, c, r.headers(), body, resp)
-		return events.APIGatewayProxyResponse{StatusCode: resp.Status, Headers: resp.Headers(), Body: buf.String()}, nil, nil
+		status, hdr, out := a.serveA2A(ctx, c, r, body)
+		return events.APIGatewayProxyResponse{StatusCode: status, Headers: hdr, Body: string(out)}, nil, nil
 	}
 	return events.APIGatewayProxyResponse{StatusCode: http.StatusOK, Headers: streamHeaders()}, func(ctx context.Context, w io.Writer, flush func()) error {
 		a.a2a().Serve(ctx, c, r.headers(), body, a2aserver.NewResponse(w, flush))
