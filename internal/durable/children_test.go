@@ -47,7 +47,8 @@ const childrenFile = `{"agents":[
 
 func (h *harness) startAgent(t *testing.T, agent string, model *core.ModelSpec, parallel bool) string {
 	t.Helper()
-	req := durable.StartRequest{Agent: agent, SessionID: "s-" + agent, Messages: userMsg("plan")}
+	req := durable.StartRequest{Agent: agent, SessionID: "s-" + agent, Messages: userMsg("plan"),
+		Principal: &core.Principal{Tenant: "acme", TokenID: "tok-ops", AgentID: agent, CapabilityCeiling: []string{"ability/*", "agent/*"}}}
 	if model != nil {
 		req.Overrides = agents.Overrides{Model: model, ParallelToolCalls: &parallel}
 	}
@@ -92,6 +93,15 @@ func TestChildRunsFanOut(t *testing.T) {
 	child := h.run(t, beta)
 	if child.Status != core.StatusApprovalRequired || child.Config.Parent == nil || child.Config.Parent.RunID != id || child.Config.Parent.Depth != 1 {
 		t.Fatalf("beta child: status %s, parent %+v", child.Status, child.Config.Parent)
+	}
+	// The child acts as its parent's caller (no wider: the same tenant,
+	// token and capability ceiling), as its own agent, on its own session.
+	pp, cp := st.Config.Principal, child.Config.Principal
+	if cp == nil || cp.Tenant != "acme" || cp.TokenID != pp.TokenID || !slices.Equal(cp.CapabilityCeiling, pp.CapabilityCeiling) || cp.AgentID != "researcher" {
+		t.Fatalf("beta child's principal %+v, parent's %+v", cp, pp)
+	}
+	if child.SessionID == st.SessionID || child.SessionID != core.ChildSessionID(id, "c2") {
+		t.Fatalf("beta child's session %q, parent's %q", child.SessionID, st.SessionID)
 	}
 	_, acts := child.Pending()
 	if _, err := h.eng.Apply(context.Background(), "acme", beta, core.ApprovalDecision{ActionID: acts[0].ActionID, Decision: "accept"}); err != nil {
