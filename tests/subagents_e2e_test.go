@@ -282,7 +282,7 @@ func TestSubAgentsSurviveCrashes(t *testing.T) {
 			map[string]any{"tool_calls": []any{map[string]any{"id": "look", "name": "lab/lookup", "parameters": map[string]any{}}}},
 			map[string]any{"content": "Looked it up."}}},
 			"tools": []any{map[string]any{"name": "lab/lookup", "source": "lab", "description": "Look something up (slowly).",
-				"runtime": map[string]any{"retry_safe": true},
+				"runtime":  map[string]any{"retry_safe": true},
 				"executor": map[string]any{"type": "http", "url": srv.URL + "/lookup", "secret_env": env, "timeout": "10s"}}}},
 	}})
 	args := withAgentsFile(devArgs(t), file)
