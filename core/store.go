@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -109,17 +110,29 @@ type Notification struct {
 	// Parent, when set, makes the record the delivery of a finished
 	// child run's end to the parent run's call (durable/children.go).
 	Parent *ParentDelivery `json:"parent,omitempty"`
-	// Child, when set, makes the record the stop of a running child run
-	// of a run that ended (durable/children.go).
+	// Child, when set, makes the record the stop of the running child
+	// runs of a run that ended (durable/children.go).
 	Child *ChildStop `json:"child,omitempty"`
 }
 
-// ChildStop ends a running child run because its parent ended: it is
-// interrupted when the parent was, otherwise cancelled, with Reason.
+// ChildStop ends the running child runs of a run that ended: they are
+// interrupted when it was, otherwise cancelled, with Reason. One record
+// stops them all, however many the run fanned out to, so the commit that
+// ends a run carries a bounded number of outbox records.
 type ChildStop struct {
-	RunID     string `json:"run_id"`
+	RunIDs []string `json:"run_ids,omitempty"`
+	// RunID is the one child of a record written before RunIDs existed.
+	RunID     string `json:"run_id,omitempty"`
 	Interrupt bool   `json:"interrupt,omitempty"`
 	Reason    string `json:"reason"`
+}
+
+// Runs are the child runs the record stops.
+func (c ChildStop) Runs() []string {
+	if c.RunID != "" {
+		return append(slices.Clip(c.RunIDs), c.RunID)
+	}
+	return c.RunIDs
 }
 
 // ParentDelivery addresses a child run's end to the call it answers.

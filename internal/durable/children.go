@@ -100,7 +100,7 @@ func (e *Runner) deliverToParents(ctx context.Context, ns []core.Notification) [
 		case n.Parent != nil:
 			err = e.deliverToParent(ctx, n)
 		case n.Child != nil:
-			err = e.stopChild(ctx, n)
+			err = e.stopChildren(ctx, n)
 		default:
 			rest = append(rest, n)
 			continue
@@ -160,45 +160,57 @@ func (e *Runner) deliverToParent(ctx context.Context, n core.Notification) error
 	return err
 }
 
-// childStops are the outbox records of a finishing run that stop its
-// running children.
+// childStops is the outbox record of a finishing run that stops its
+// running children (none when it has none): one record for all of them.
 func childStops(st core.RunState) []core.Notification {
-	var ns []core.Notification
+	var running []string
+	for _, c := range st.Children {
+		if c.Status == core.StatusRunning {
+			running = append(running, c.RunID)
+		}
+	}
+	if len(running) == 0 {
+		return nil
+	}
 	reason := fmt.Sprintf("the parent run %s ended (%s)", st.RunID, st.Status)
 	if r, ok := st.Interrupted["reason"].(string); ok && r != "" {
 		reason += ": " + r
 	}
-	for _, c := range st.Children {
-		if c.Status != core.StatusRunning {
-			continue
-		}
-		ns = append(ns, core.Notification{
-			ID: fmt.Sprintf("%s:%d:stop:%s", st.RunID, st.Version, c.RunID), RunID: st.RunID, Time: st.UpdatedAt,
-			Child: &core.ChildStop{RunID: c.RunID, Interrupt: st.Status == core.StatusInterrupted, Reason: reason},
-		})
-	}
-	return ns
+	return []core.Notification{{
+		ID: fmt.Sprintf("%s:%d:stop", st.RunID, st.Version), RunID: st.RunID, Time: st.UpdatedAt,
+		Child: &core.ChildStop{RunIDs: running, Interrupt: st.Status == core.StatusInterrupted, Reason: reason},
+	}}
 }
 
-// stopChild delivers a child stop record: it cancels or interrupts the
-// child, unless the child already ended.
-func (e *Runner) stopChild(ctx context.Context, n core.Notification) error {
-	child, err := e.Store.LoadRun(ctx, n.Child.RunID)
+// stopChildren delivers a child stop record: it cancels or interrupts
+// each child, unless the child already ended. A child it could not stop
+// leaves the record unsent; the sweeper delivers it again, and stopping
+// a child again changes nothing.
+func (e *Runner) stopChildren(ctx context.Context, n core.Notification) error {
+	var errs []error
+	for _, id := range n.Child.Runs() {
+		errs = append(errs, e.stopChild(ctx, id, *n.Child))
+	}
+	return errors.Join(errs...)
+}
+
+func (e *Runner) stopChild(ctx context.Context, id string, stop core.ChildStop) error {
+	child, err := e.Store.LoadRun(ctx, id)
 	if errors.Is(err, core.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("load child run: %w", err)
+		return fmt.Errorf("load child run %s: %w", id, err)
 	}
-	var in core.Input = core.Cancel{Reason: n.Child.Reason}
-	if n.Child.Interrupt {
-		in = core.Interrupt{Reason: n.Child.Reason, Metadata: map[string]any{"source": "parent"}}
+	var in core.Input = core.Cancel{Reason: stop.Reason}
+	if stop.Interrupt {
+		in = core.Interrupt{Reason: stop.Reason, Metadata: map[string]any{"source": "parent"}}
 	}
 	_, err = e.apply(ctx, child, in)
 	if err == nil || errors.Is(err, ErrFinished) || errors.Is(err, core.ErrNothingToApply) {
 		return nil
 	}
-	return err
+	return fmt.Errorf("stop child run %s: %w", id, err)
 }
 
 // WalkChildren visits the child runs of st and theirs, depth first in

@@ -20,12 +20,11 @@ import (
 const (
 	txMaxItems = 100
 	txMaxBytes = 4_000_000
-	// maxPending is how many pending items a Write may carry; they are
-	// written with the commit point, never ahead of it.
-	maxPending = 90
-	// maxNotifications is how many outbox records a Write may carry,
-	// written with the commit point like the pending items.
-	maxNotifications = 4
+	// maxWithCommit is how many pending items and outbox records a Write
+	// may carry together; they are written in the commit point's
+	// transaction, never ahead of it, beside the run, its configuration,
+	// the session head and the tenant's active-run count.
+	maxWithCommit = 94
 	// dueShards spreads the due index over this many partition keys.
 	dueShards = 8
 )
@@ -134,17 +133,14 @@ func (s *Store) plan(w core.Write) (*writePlan, error) {
 		}
 		p.records = append(p.records, its...)
 	}
-	if len(w.Pending) > maxPending {
-		return nil, fmt.Errorf("%w: %d pending items in one write, at most %d", core.ErrInvalidInput, len(w.Pending), maxPending)
+	if n := len(w.Pending) + len(w.Notifications); n > maxWithCommit {
+		return nil, fmt.Errorf("%w: %d pending items and %d outbox records in one write, at most %d in all", core.ErrInvalidInput, len(w.Pending), len(w.Notifications), maxWithCommit)
 	}
 	for _, pi := range w.Pending {
 		if pi.RunID != st.RunID || pi.ID == "" {
 			return nil, fmt.Errorf("%w: pending item %q of run %q in a write of run %q", core.ErrInvalidInput, pi.ID, pi.RunID, st.RunID)
 		}
 		p.pending = append(p.pending, pendingItem(pi))
-	}
-	if len(w.Notifications) > maxNotifications {
-		return nil, fmt.Errorf("%w: %d notifications in one write, at most %d", core.ErrInvalidInput, len(w.Notifications), maxNotifications)
 	}
 	for _, n := range w.Notifications {
 		if n.RunID != st.RunID || n.ID == "" {

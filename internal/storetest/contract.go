@@ -45,6 +45,7 @@ func RunContract(t *testing.T, newStore func(t *testing.T) Store) {
 		{"PendingItem/read_back", testPendingItem},
 		{"DueRuns/order_limit_removal", testDueRuns},
 		{"Outbox/commit_list_mark", testOutbox},
+		{"Outbox/many_in_one_commit", testOutboxMany},
 		{"Outbox/update_fail", testOutboxUpdate},
 		{"Commit/after_finish", testCommitAfterFinish},
 		{"ClaimIntent/lease", testClaimIntent},

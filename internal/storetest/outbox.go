@@ -96,6 +96,40 @@ func testOutbox(t *testing.T, newStore func(*testing.T) Store) {
 	eventually(t, unsent(time.Hour, 0, "r-1:a", "r-2:c"))
 }
 
+// testOutboxMany: one commit carries many outbox records (a run that
+// ends notifies its bus and callback, its parent, and stops its children)
+// and they are all stored with it.
+func testOutboxMany(t *testing.T, newStore func(*testing.T) Store) {
+	s := newStore(t)
+	h := newHarness(t, s, "tenant-a")
+	h.mustStart("r-many", "s-many", config(t, turn("Hello.")), nil, user("Hi")...)
+	prev, next, _ := h.next("r-many")
+	w := h.write(prev, next)
+	var want []string
+	for i := range 12 {
+		n := notification("r-many", fmt.Sprintf("n%02d", i), time.Duration(i)*time.Second)
+		w.Notifications = append(w.Notifications, n)
+		want = append(want, n.ID)
+	}
+	if err := s.Commit(h.ctx, w); err != nil {
+		t.Fatalf("a commit with 12 outbox records: %v", err)
+	}
+	eventually(t, func() error {
+		got, err := s.UnsentNotifications(h.ctx, t0.Add(time.Hour), 0)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for _, n := range got {
+			ids = append(ids, n.ID)
+		}
+		if !slices.Equal(ids, want) {
+			return fmt.Errorf("unsent %v, want %v", ids, want)
+		}
+		return nil
+	})
+}
+
 // callbackNotification is a test callback delivery record of run at
 // t0+offset.
 func callbackNotification(run, kind string, offset time.Duration) core.Notification {
