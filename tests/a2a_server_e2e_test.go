@@ -497,6 +497,28 @@ func TestA2AServer(t *testing.T) {
 			t.Fatalf("the run ended before the test resubscribed (%s): make it slower", describeEvents(evs))
 		}
 		checkStreamEnd(t, evs, taskID, answer)
+		// The answer's text came as it was generated: chunks of the answer
+		// artifact (append after the first), the whole of it at the end.
+		var held string
+		chunks := 0
+		for _, ev := range evs {
+			a := ev["artifactUpdate"]
+			if a == nil {
+				continue
+			}
+			text := answerText(map[string]any{"artifacts": []any{a["artifact"]}})
+			if a["append"] == true {
+				held += text
+			} else {
+				held = text
+			}
+			if a["lastChunk"] != true {
+				chunks++
+			}
+		}
+		if chunks < 3 || held != answer {
+			t.Fatalf("%d chunks before the end, the artifact holds %q: %s", chunks, held, describeEvents(evs))
+		}
 	})
 
 	t.Run("a repeated messageId is the same task, one run", func(t *testing.T) {

@@ -420,3 +420,44 @@ func TestHandoffEndToEnd(t *testing.T) {
 		}
 	})
 }
+
+// TestSubAgentsCancelAWideTree: on each store, a planner with six
+// children waiting for approvals is cancelled: the cancel lands (its
+// commit carries one stop per running child besides its notifications)
+// and every child ends cancelled.
+func TestSubAgentsCancelAWideTree(t *testing.T) {
+	eachStore(t, func(t *testing.T, args []string) {
+		d := startDev(t, args)
+		var calls []string
+		for i := range 6 {
+			calls = append(calls, `{"id":"c`+string(rune('1'+i))+`","name":"agent/researcher","parameters":{"task":"Research beta."}}`)
+		}
+		id := start(t, d, `{"agent":"planner","messages":[{"role":"user","content":"Research beta six times."}],"parallel_tool_calls":true,
+			"model":{"provider":"scripted","turns":[{"tool_calls":[`+strings.Join(calls, ",")+`]},{"content":"Never."}]}}`)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			v := d.call(t, "GET", "/v1/runs/"+id, tokAcme, "").body
+			if p, _ := v["pending"].(map[string]any); p != nil {
+				if acts, _ := p["actions"].([]any); len(acts) == 6 {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the six children never all waited: %v", v["pending"])
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if r := d.call(t, "POST", "/v1/runs/"+id+"/cancel", tokAcme, `{"reason":"enough"}`); r.status/100 != 2 || r.body["status"] != "cancelled" {
+			t.Fatalf("cancel the parent of six: %d %v", r.status, r.body)
+		}
+		children := d.call(t, "GET", "/v1/runs/"+id, tokAcme, "").body["children"].([]any)
+		if len(children) != 6 {
+			t.Fatalf("children %v", children)
+		}
+		for _, c := range children {
+			if cv := d.waitStatus(t, c.(map[string]any)["run_id"].(string)); cv["status"] != "cancelled" {
+				t.Fatalf("child %v after its parent's cancel: %v", c, cv["status"])
+			}
+		}
+	})
+}

@@ -29,7 +29,8 @@ const agentsJSON = `{"agents":[
  {"slug":"demo","model":{"provider":"scripted"},"allow_overrides":["model","callback"],
   "callback":{"secret_env":"A2A_TEST_CALLBACK_SECRET"},"callback_hosts":["127.0.0.1"],
   "a2a":{"enabled":true,"skills":[{"id":"mail","name":"Mail","description":"Sends mail."}]},
-  "tools":[{"name":"ability/send_email","source":"go","description":"Mail.","action_policy":"preview","executor":{"type":"go","handler":"echo"}}]},
+  "tools":[{"name":"ability/send_email","source":"go","description":"Mail.","action_policy":"preview","executor":{"type":"go","handler":"echo"}},
+   {"name":"ability/lookup","source":"go","description":"Look up.","executor":{"type":"go","handler":"echo"}}]},
  {"slug":"other","model":{"provider":"scripted","turns":[{"content":"Other."}]},"a2a":{"enabled":true},
   "guardrails":{"input":[{"type":"max_length","chars":40}]}}]}`
 
@@ -231,6 +232,63 @@ func TestStreamApprovalFollowUpAndCancel(t *testing.T) {
 		if !errors.Is(err, a2a.ErrUnsupportedOperation) {
 			t.Fatalf("subscribe to an ended task: %v", err)
 		}
+	}
+}
+
+// TestStreamSendsTokensAsAnswerChunks: a streamed task gets each model
+// turn's text as chunks of the answer artifact while the turn is
+// generated; the next turn's first chunk replaces the text of a turn that
+// called a tool; the last artifact update is the whole answer.
+func TestStreamSendsTokensAsAnswerChunks(t *testing.T) {
+	_, srv := server(t)
+	c := client(t, srv, "demo", "acme")
+	req := message("m-chunks", "Look it up.",
+		map[string]any{"content": "Looking it up.", "tool_calls": []any{map[string]any{"id": "c1", "name": "ability/lookup", "parameters": map[string]any{"q": "x"}}}},
+		map[string]any{"content": "Found it: the answer is 42."})
+	req.Message.Metadata["baton"].(map[string]any)["model"].(map[string]any)["options"] = map[string]any{"chunk_chars": 5, "chunk_delay": "5ms"}
+	var answer string // the answer artifact as a client applying the updates holds it
+	var chunks, replaced int
+	turns := map[float64]string{} // each turn's streamed text
+	var last *a2a.TaskArtifactUpdateEvent
+	var final a2a.TaskState
+	for ev, err := range c.SendStreamingMessage(context.Background(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e := ev.(type) {
+		case *a2a.TaskArtifactUpdateEvent:
+			if e.Artifact.ID != a2aserver.AnswerArtifact || e.TaskID == "" || e.ContextID == "" {
+				t.Fatalf("artifact update %+v", e)
+			}
+			if final != "" {
+				t.Fatalf("an artifact update after the final status")
+			}
+			if !e.Append {
+				if answer != "" {
+					replaced++
+				}
+				answer = ""
+			}
+			answer += e.Artifact.Parts[0].Text()
+			if !e.LastChunk {
+				chunks++
+				turn, _ := e.Metadata["baton"].(map[string]any)["turn"].(float64)
+				turns[turn] += e.Artifact.Parts[0].Text()
+			}
+			last = e
+		case *a2a.TaskStatusUpdateEvent:
+			if e.Status.State == a2a.TaskStateCompleted {
+				final = e.Status.State
+			}
+		}
+	}
+	if final != a2a.TaskStateCompleted || last == nil || !last.LastChunk || last.Append || answer != "Found it: the answer is 42." {
+		t.Fatalf("final %q, last update %+v, answer %q", final, last, answer)
+	}
+	// Both turns' text came in pieces before the end; the second turn's
+	// replaced the first's, and the whole answer replaced the second's.
+	if turns[1] != "Looking it up." || turns[2] != "Found it: the answer is 42." || chunks < 3 || replaced != 2 {
+		t.Fatalf("turns %v, %d chunks, %d replacements (want 2)", turns, chunks, replaced)
 	}
 }
 
