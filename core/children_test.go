@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 )
@@ -34,5 +35,21 @@ func TestChildIDsAndTask(t *testing.T) {
 	}
 	if got := ChildTask(map[string]any{"city": "Oslo"}); got != `{"city":"Oslo"}` {
 		t.Fatalf("declared parameters %q", got)
+	}
+}
+
+// TestChildStopRuns: a stop record names its children in RunIDs; one
+// stored before RunIDs existed names its one child in RunID.
+func TestChildStopRuns(t *testing.T) {
+	var stored Notification
+	if err := json.Unmarshal([]byte(`{"id":"r-1:3:stop:r-c","run_id":"r-1","child":{"run_id":"r-c","reason":"ended"}}`), &stored); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored.Child.Runs(); !reflect.DeepEqual(got, []string{"r-c"}) {
+		t.Fatalf("an older record's children: %v", got)
+	}
+	stop := ChildStop{RunIDs: []string{"r-a", "r-b"}, Reason: "ended"}
+	if got := stop.Runs(); !reflect.DeepEqual(got, []string{"r-a", "r-b"}) {
+		t.Fatalf("children: %v", got)
 	}
 }
