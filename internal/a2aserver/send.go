@@ -103,18 +103,12 @@ func overrides(meta map[string]any, b *runspec.Body) error {
 	if !ok {
 		return nil
 	}
-	var o struct {
-		Model             *core.ModelSpec      `json:"model"`
-		MaxTurns          *runspec.WholeNumber `json:"max_turns"`
-		Budgets           core.BudgetLimits    `json:"budgets"`
-		ContextBudget     *runspec.WholeNumber `json:"context_budget"`
-		ParallelToolCalls *bool                `json:"parallel_tool_calls"`
-	}
+	var o runspec.Overrides
 	enc, err := json.Marshal(raw)
 	if err == nil {
 		err = runspec.Decode(enc, &o, false)
 	}
-	b.Model, b.MaxTurns, b.Budgets, b.ContextBudget, b.ParallelToolCalls = o.Model, o.MaxTurns, o.Budgets, o.ContextBudget, o.ParallelToolCalls
+	o.Apply(b)
 	if err != nil {
 		var re *runspec.Error
 		msg := err.Error()

@@ -169,8 +169,7 @@ func (h Handler) start(ctx context.Context, tenant string, principal *core.Princ
 		b.Tools = append(b.Tools, decl)
 	}
 	if in.ForwardedProps != nil && in.ForwardedProps.Baton != nil {
-		o := in.ForwardedProps.Baton
-		b.Model, b.MaxTurns, b.Budgets, b.ContextBudget, b.ParallelToolCalls = o.Model, o.MaxTurns, o.Budgets, o.ContextBudget, o.ParallelToolCalls
+		in.ForwardedProps.Baton.Apply(&b)
 	}
 	req, err := h.Validator.Request(b)
 	if err != nil {

@@ -31,13 +31,7 @@ type ForwardedProps struct {
 }
 
 // Overrides are the start-run overrides a frontend may forward.
-type Overrides struct {
-	Model             *core.ModelSpec      `json:"model"`
-	MaxTurns          *runspec.WholeNumber `json:"max_turns"`
-	Budgets           core.BudgetLimits    `json:"budgets"`
-	ContextBudget     *runspec.WholeNumber `json:"context_budget"`
-	ParallelToolCalls *bool                `json:"parallel_tool_calls"`
-}
+type Overrides = runspec.Overrides
 
 // Message is an AG-UI message (the roles Baton reads: user, system,
 // developer, assistant, tool).

@@ -67,6 +67,22 @@ type Body struct {
 	Callback *agents.CallbackRequest `json:"callback"`
 }
 
+// Overrides are the start-run settings a protocol edge lets its caller
+// forward beside its own request (AG-UI's forwardedProps.baton, an A2A
+// message's metadata.baton): the same fields as in a Body.
+type Overrides struct {
+	Model             *core.ModelSpec   `json:"model"`
+	MaxTurns          *WholeNumber      `json:"max_turns"`
+	Budgets           core.BudgetLimits `json:"budgets"`
+	ContextBudget     *WholeNumber      `json:"context_budget"`
+	ParallelToolCalls *bool             `json:"parallel_tool_calls"`
+}
+
+// Apply sets b's overridable fields to o's.
+func (o Overrides) Apply(b *Body) {
+	b.Model, b.MaxTurns, b.Budgets, b.ContextBudget, b.ParallelToolCalls = o.Model, o.MaxTurns, o.Budgets, o.ContextBudget, o.ParallelToolCalls
+}
+
 // WholeNumber is a JSON integer as JSON Schema's "integer" has it: any
 // number with a zero fractional part (2, 2.0, 2e0), within int64.
 type WholeNumber int
