@@ -243,3 +243,56 @@ func TestStallResend(t *testing.T) {
 		t.Fatalf("right after a resend: %v", err)
 	}
 }
+
+// A turn asking more than MaxOpenPending client-tool calls at once
+// (parallel tool calls) opens that
+// many requests; the calls beyond get a too_many_pending result, and the
+// run goes on once the open ones are answered.
+func TestOpenPendingCapped(t *testing.T) {
+	ctx := context.Background()
+	var calls []ToolCallRequest
+	for i := 1; i <= MaxOpenPending+2; i++ {
+		calls = append(calls, call(fmt.Sprintf("c%d", i), "client/get_calendar", map[string]any{"day": fmt.Sprint(i)}))
+	}
+	rn := &Runner{Machine: NewMachine(&FixedClock{T: t0}), Model: ScriptedModel{}}
+	run, err := rn.Start(ctx, StartInput{RunID: "r-1", SessionID: "s-1",
+		Config:       RunConfig{Model: scripted(turn("", calls...), turn("done")), ParallelToolCalls: true},
+		RequestTools: []any{clientTool("client/get_calendar")}, Messages: user("hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, _ := run.State.Pending()
+	if run.State.Status != StatusRuntimeToolPending || len(reqs) != MaxOpenPending {
+		t.Fatalf("status %s with %d open requests, want %s with %d", run.State.Status, len(reqs), StatusRuntimeToolPending, MaxOpenPending)
+	}
+	for _, r := range reqs {
+		if err := rn.Resume(ctx, run, ClientResult{RequestID: r.RequestID, Success: true, Result: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if run.State.Status != StatusCompleted {
+		t.Fatalf("status %s after every request was answered", run.State.Status)
+	}
+	refused := map[string]bool{}
+	for _, r := range run.ToolResults {
+		if r.Result.Success {
+			continue
+		}
+		if r.Result.ErrorType != ErrTypeTooManyPending || r.Result.Success || r.Result.Metadata["max_open_pending"] != MaxOpenPending {
+			t.Fatalf("result of %s: %+v", r.ToolCallID, r.Result)
+		}
+		refused[r.ToolCallID] = true
+	}
+	if len(refused) != 2 || !refused[fmt.Sprintf("c%d", MaxOpenPending+1)] || !refused[fmt.Sprintf("c%d", MaxOpenPending+2)] {
+		t.Fatalf("refused calls %v, want the last two", refused)
+	}
+	results := 0
+	for _, m := range run.Transcript {
+		if m.Role == RoleToolResult {
+			results++
+		}
+	}
+	if results != MaxOpenPending+2 {
+		t.Fatalf("%d tool results in the transcript, want one per call (%d)", results, MaxOpenPending+2)
+	}
+}

@@ -109,6 +109,9 @@ const (
 	ErrTypeSkipped           = "skipped"
 	ErrTypeClientError       = "client_error"
 	ErrTypeMediatorRejected  = "mediator_rejected"
+	// ErrTypeTooManyPending: the run already had MaxOpenPending
+	// approvals and client-tool requests open; the call was not asked.
+	ErrTypeTooManyPending = "too_many_pending"
 )
 
 // ToolExecutionResult is the raw, caller-owned record of one mediated

@@ -609,6 +609,9 @@ func (t *transition) toolDecided(ctx context.Context, in ToolDecided) error {
 	}
 	d := in.Decision
 	c.Complete = d.Complete
+	if opensPending(d.Kind) && t.st.openPending() >= MaxOpenPending {
+		d = Decision{Kind: DecideResult, Result: tooManyPending(c.Name)}
+	}
 	switch d.Kind {
 	case DecideResult:
 		if d.Duplicate {
@@ -663,6 +666,39 @@ func (t *transition) toolDecided(ctx context.Context, in ToolDecided) error {
 	}
 	t.settle(ctx)
 	return nil
+}
+
+// MaxOpenPending is how many approvals and client-tool requests a run
+// may have open at once. A call that would open one more is not asked:
+// it gets a failed result (ErrTypeTooManyPending) the model sees, and can
+// make again once some are answered. The cap keeps every commit of the
+// run within what a store writes at once (DynamoDB writes a run's open
+// items in the commit's transaction, at most 100 items); it is the same
+// in every store, so a run behaves the same in baton dev and on AWS.
+const MaxOpenPending = 64
+
+// opensPending says whether a decision opens an approval or a client-tool
+// request.
+func opensPending(k DecisionKind) bool {
+	return k == DecideAwaitClient || k == DecideAwaitApproval || k == DecideRemoteInput
+}
+
+// openPending counts the run's open approvals and client-tool requests.
+func (st *RunState) openPending() int {
+	n := 0
+	for i := range st.Calls {
+		if s := st.Calls[i].Status; s == CallAwaitingClient || s == CallAwaitingApproval {
+			n++
+		}
+	}
+	return n
+}
+
+// tooManyPending is the result of a call refused by MaxOpenPending.
+func tooManyPending(name string) ToolResult {
+	return ToolResult{Success: false, ToolName: name, ErrorType: ErrTypeTooManyPending,
+		Error:    fmt.Sprintf("Tool '%s' was not called: this run already has %d approvals and client-tool requests waiting, the most it may have open at once. Call it again once some of them are answered.", name, MaxOpenPending),
+		Metadata: map[string]any{"max_open_pending": MaxOpenPending}}
 }
 
 func approvalSummary(name string, redacted map[string]any) string {
