@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -238,4 +239,91 @@ func DefaultRemoteAgentParameters() map[string]any {
 		},
 		"additionalProperties": false,
 	}
+}
+
+// RemoteCancel is the outbox record that asks remote agents to cancel the
+// tasks of calls a run gave up on (AbandonedRemoteTasks): the run was
+// cancelled, interrupted or stopped, or a call's question expired, while
+// the remote agent still worked on the call's task.
+type RemoteCancel struct {
+	Tenant string `json:"tenant"`
+	// Agent is the run's agent, whose tools the calls are.
+	Agent string          `json:"agent"`
+	Tasks []AbandonedTask `json:"tasks"`
+	// Attempts counts the failed deliveries; LastError is the last one's.
+	Attempts  int    `json:"attempts,omitempty"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+// AbandonedTask is the remote task of a call a run gave up on.
+type AbandonedTask struct {
+	ToolCallID string `json:"tool_call_id"`
+	ToolName   string `json:"tool_name"`
+	TaskID     string `json:"task_id"`
+}
+
+// RemoteTaskCanceller is implemented by a remote agent tool's executor:
+// it asks the remote agent to cancel a task. A task that already ended,
+// or that the remote agent does not know, is not an error.
+type RemoteTaskCanceller interface {
+	CancelTask(ctx context.Context, tenant, taskID string) error
+}
+
+// AbandonedRemoteTasks lists the remote tasks the transition from prev
+// to out gave up on: a call that followed a task the remote agent had not
+// ended (working, or asking for input) and that out resolved without the
+// task's end: the run was cancelled, interrupted or stopped, the task's
+// question expired or the client answered it with a failure. The remote
+// agent would otherwise work on for nothing. A result the call's own step
+// brought (the executor read the task's end) is not giving up.
+func AbandonedRemoteTasks(prev RunState, out Output) []AbandonedTask {
+	var abandoned []AbandonedTask
+	for i := range prev.Calls {
+		p := &prev.Calls[i]
+		if p.Remote == nil || p.Remote.TaskID == "" || remoteEnded(p.Remote.State) {
+			continue
+		}
+		switch p.Status {
+		case CallAwaitingRemote, CallAwaitingClient:
+			// No step of the call is in flight: whatever resolves it
+			// now is not the task's end.
+		case CallPending:
+			// Its step may be reading the task's end: only a call the
+			// run closed as it ended was given up.
+			if res := resultIn(out, p.ID); res == nil || !IsTerminal(out.State.Status) || (res.ErrorType != ErrTypeCancelled && res.ErrorType != ErrTypeSkipped) {
+				continue
+			}
+		default:
+			continue
+		}
+		if resultIn(out, p.ID) == nil {
+			continue
+		}
+		abandoned = append(abandoned, AbandonedTask{ToolCallID: p.ID, ToolName: p.Name, TaskID: p.Remote.TaskID})
+	}
+	return abandoned
+}
+
+// resultIn is the result out gave the call id: in its state, or among
+// the results it recorded (nil: none).
+func resultIn(out Output, id string) *ToolResult {
+	if _, c := out.State.call(id); c != nil && (c.Status == CallDone || c.Status == CallResolved) {
+		return c.Result
+	}
+	for i := range out.ToolResults {
+		if out.ToolResults[i].ToolCallID == id {
+			return &out.ToolResults[i].Result
+		}
+	}
+	return nil
+}
+
+// remoteEnded says whether a remote task's state (as A2A names it, in
+// either protocol version's spelling) is final.
+func remoteEnded(state string) bool {
+	switch strings.ToLower(strings.TrimPrefix(state, "TASK_STATE_")) {
+	case "completed", "failed", "canceled", "cancelled", "rejected":
+		return true
+	}
+	return false
 }

@@ -91,3 +91,139 @@ func TestRemoteCallLifecycle(t *testing.T) {
 		t.Fatalf("resolved: calls %+v, model step %d", st.Calls, st.ModelStep)
 	}
 }
+
+// TestAbandonedRemoteTasks: a remote task the run gives up on (the run is
+// cancelled while the task works or while its step is in flight, the
+// task's question expires or is answered with a failure) is listed for cancelling; a task that ended
+// on its own, a call without a task and an unchanged call are not.
+func TestAbandonedRemoteTasks(t *testing.T) {
+	ctx := context.Background()
+	decl := ToolDeclaration{Name: "a2a/x", Source: "a2a", Description: "Ask x.", Executor: ExecutorRemoteAgent, Scope: ScopeRun, Parameters: DefaultRemoteAgentParameters()}
+	working := &RemotePending{TaskID: "t-1", ContextID: "ctx-1", State: "TASK_STATE_WORKING"}
+	// started parks the run's one call c1 as decided, with a second call
+	// c2 that has no task yet when two is set.
+	started := func(t *testing.T, clock *FixedClock, d *Decision, two bool) (*Machine, RunState, []Message, Step) {
+		t.Helper()
+		m := NewMachine(clock)
+		out, err := m.Start(ctx, StartInput{RunID: "r-1", SessionID: "s-1", FirstSeq: 1,
+			Config: RunConfig{Model: scripted(turn("done")), Tools: []ToolDeclaration{decl}, ParallelToolCalls: true}, Messages: user("hi")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := []ToolCallRequest{{ID: "c1", Name: "a2a/x", Parameters: map[string]any{"message": "go"}}}
+		if two {
+			calls = append(calls, ToolCallRequest{ID: "c2", Name: "a2a/x", Parameters: map[string]any{"message": "too"}})
+		}
+		o, err := m.Apply(ctx, out.State, out.Messages, ModelReplied{Step: out.Next[0], Reply: ModelReply{ToolCalls: calls}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, tr, step := o.State, append(out.Messages, o.Messages...), o.Next[0]
+		if d != nil {
+			d.Remote.Question = map[string]any{"question": "Which?"}
+			if d.Kind != DecideRemoteInput {
+				d.Remote.Question = nil
+			}
+			o, err = m.Apply(ctx, st, tr, ToolDecided{Step: step, Decision: *d})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, tr = o.State, append(tr, o.Messages...)
+		}
+		return m, st, tr, step
+	}
+	want := []AbandonedTask{{ToolCallID: "c1", ToolName: "a2a/x", TaskID: "t-1"}}
+
+	t.Run("cancelled while the task works", func(t *testing.T) {
+		m, st, tr, _ := started(t, &FixedClock{T: t0}, &Decision{Kind: DecideAwaitRemote, Remote: working, Wait: time.Second}, true)
+		out, err := m.Apply(ctx, st, tr, Cancel{Reason: "enough"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AbandonedRemoteTasks(st, out); !slicesEqual(got, want) {
+			t.Fatalf("abandoned %+v, want %+v", got, want)
+		}
+	})
+	t.Run("interrupted while the step follows the task", func(t *testing.T) {
+		clock := &FixedClock{T: t0}
+		m, st, tr, _ := started(t, clock, &Decision{Kind: DecideAwaitRemote, Remote: working, Wait: time.Second}, false)
+		clock.T = t0.Add(time.Second)
+		o, err := m.Apply(ctx, st, tr, FollowRemote{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := m.Apply(ctx, o.State, tr, Interrupt{Reason: "stop"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AbandonedRemoteTasks(o.State, out); !slicesEqual(got, want) {
+			t.Fatalf("abandoned %+v, want %+v", got, want)
+		}
+	})
+	t.Run("question expired", func(t *testing.T) {
+		clock := &FixedClock{T: t0}
+		m, st, tr, _ := started(t, clock, &Decision{Kind: DecideRemoteInput, Remote: &RemotePending{TaskID: "t-1", State: "TASK_STATE_INPUT_REQUIRED"}}, false)
+		clock.T = t0.Add(DefaultPendingTTL)
+		out, err := m.Apply(ctx, st, tr, Expire{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AbandonedRemoteTasks(st, out); !slicesEqual(got, want) {
+			t.Fatalf("abandoned %+v, want %+v", got, want)
+		}
+	})
+	t.Run("question answered with a failure", func(t *testing.T) {
+		m, st, tr, _ := started(t, &FixedClock{T: t0}, &Decision{Kind: DecideRemoteInput, Remote: &RemotePending{TaskID: "t-1", State: "TASK_STATE_INPUT_REQUIRED"}}, false)
+		reqs, _ := st.Pending()
+		out, err := m.Apply(ctx, st, tr, ClientResult{RequestID: reqs[0].RequestID, Success: false, Error: "no idea"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AbandonedRemoteTasks(st, out); !slicesEqual(got, want) {
+			t.Fatalf("abandoned %+v, want %+v", got, want)
+		}
+	})
+	t.Run("ended on its own", func(t *testing.T) {
+		clock := &FixedClock{T: t0}
+		m, st, tr, _ := started(t, clock, &Decision{Kind: DecideAwaitRemote, Remote: working, Wait: time.Second}, false)
+		clock.T = t0.Add(time.Second)
+		o, err := m.Apply(ctx, st, tr, FollowRemote{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := m.Apply(ctx, o.State, tr, ToolExecuted{Step: o.Next[0], Output: map[string]any{"success": false, "error": "the task failed", "error_type": "cancelled"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The executor's result (even one that says cancelled) is the
+		// task's own end; a follow-up that changes nothing lists nothing.
+		if got := AbandonedRemoteTasks(o.State, out); len(got) != 0 {
+			t.Fatalf("abandoned %+v after the executor's result", got)
+		}
+		if got := AbandonedRemoteTasks(st, o); len(got) != 0 {
+			t.Fatalf("abandoned %+v after a follow-up", got)
+		}
+	})
+	t.Run("no task yet", func(t *testing.T) {
+		m, st, tr, _ := started(t, &FixedClock{T: t0}, nil, false)
+		out, err := m.Apply(ctx, st, tr, Cancel{Reason: "enough"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AbandonedRemoteTasks(st, out); len(got) != 0 {
+			t.Fatalf("abandoned %+v for a call that never sent its message", got)
+		}
+	})
+}
+
+func slicesEqual[T comparable](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

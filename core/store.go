@@ -113,6 +113,9 @@ type Notification struct {
 	// Child, when set, makes the record the stop of the running child
 	// runs of a run that ended (durable/children.go).
 	Child *ChildStop `json:"child,omitempty"`
+	// Remote, when set, makes the record the cancel of the remote tasks
+	// a run gave up on (AbandonedRemoteTasks; durable/remote.go).
+	Remote *RemoteCancel `json:"remote,omitempty"`
 }
 
 // ChildStop ends the running child runs of a run that ended: they are

@@ -56,19 +56,29 @@ func (r *remoteA2A) card(agent string) string {
 // messageId, and the executions they started.
 func (r *remoteA2A) counts(t *testing.T) (received, executed map[string]int) {
 	t.Helper()
+	c := r.allCounts(t)
+	return c.Received, c.Executed
+}
+
+// a2aCounts are what tests/a2a/remote-agent.mjs counted.
+type a2aCounts struct {
+	Received  map[string]int `json:"received"`
+	Executed  map[string]int `json:"executed"`
+	Cancelled map[string]int `json:"cancelled"`
+}
+
+func (r *remoteA2A) allCounts(t *testing.T) a2aCounts {
+	t.Helper()
 	res, err := http.Get(r.base + "/counts")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	var c struct {
-		Received map[string]int `json:"received"`
-		Executed map[string]int `json:"executed"`
-	}
+	var c a2aCounts
 	if err := json.NewDecoder(res.Body).Decode(&c); err != nil {
 		t.Fatal(err)
 	}
-	return c.Received, c.Executed
+	return c
 }
 
 // a2aAgentsFile declares a caller agent whose tools are the two remote
@@ -218,5 +228,47 @@ func TestA2AClientSurvivesCrash(t *testing.T) {
 	}
 	if received, executed := r.counts(t); received[id+":c1"] != 1 || executed[id+":c1"] != 1 || len(received) != 1 {
 		t.Fatalf("the remote agent received %v (executed %v), want the call's message exactly once", received, executed)
+	}
+}
+
+// TestA2AClientCancelsTheRemoteTask: a run cancelled while its call waits
+// for a remote task (the slow agent works 30 s) has the remote agent
+// cancel the task, once; the task's own end never reaches the run.
+func TestA2AClientCancelsTheRemoteTask(t *testing.T) {
+	r := startRemoteA2A(t, 30000)
+	d := startDev(t, withAgentsFile(devArgs(t), a2aAgentsFile(t, r, "1s")))
+	id := callRemote(t, d, "a2a/researcher", "gamma")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if received, _ := r.counts(t); received[id+":c1"] == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the call's message never reached the remote agent")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond) // past the step's 1 s: the call waits for the task
+	if res := d.call(t, "POST", "/v1/runs/"+id+"/cancel", tokAcme, `{"reason":"not needed any more"}`); res.status != 200 && res.status != 202 {
+		t.Fatalf("cancel: %d %v", res.status, res.body)
+	}
+	if v := waitRun(t, d, id, 30*time.Second, "cancelled"); v["status"] != "cancelled" {
+		t.Fatalf("run: %v", v)
+	}
+	var c a2aCounts
+	for deadline = time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if c = r.allCounts(t); len(c.Cancelled) > 0 {
+			break
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	c = r.allCounts(t)
+	if len(c.Cancelled) != 1 || c.Received[id+":c1"] != 1 {
+		t.Fatalf("the remote agent cancelled %v and received %v, want the call's one task cancelled once", c.Cancelled, c.Received)
+	}
+	for task, n := range c.Cancelled {
+		if n != 1 {
+			t.Fatalf("task %s cancelled %d times, want once", task, n)
+		}
 	}
 }

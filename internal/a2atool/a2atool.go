@@ -196,6 +196,26 @@ func (x *Executor) follow(ctx context.Context, c *a2aclient.Client, call core.To
 	}
 }
 
+// CancelTask asks the remote agent to cancel task taskID of tenant's
+// call (core.RemoteTaskCanceller). A task that already ended (A2A's
+// TaskNotCancelable) or that the agent does not know (TaskNotFound) is
+// done with.
+func (x *Executor) CancelTask(ctx context.Context, tenant, taskID string) error {
+	c, err := x.client(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, x.timeout)
+	defer cancel()
+	_, err = c.CancelTask(rctx, &a2a.CancelTaskRequest{ID: a2a.TaskID(taskID)})
+	if err == nil || errors.Is(err, a2a.ErrTaskNotCancelable) || errors.Is(err, a2a.ErrTaskNotFound) {
+		return nil
+	}
+	return x.transportError("cancel task "+taskID, err)
+}
+
+var _ core.RemoteTaskCanceller = (*Executor)(nil)
+
 // statusKey identifies a task's status: its message's id and its time.
 func statusKey(t *a2a.Task) string {
 	var id, at string

@@ -76,9 +76,10 @@ type Deps struct {
 
 // Features are the heavy subsystems a function links only when it runs
 // them: internal/features.All has them all (baton dev, the worker); the
-// API takes the span exporter alone, and the sweeper and the intake
-// function none, so they link no model provider SDK, MCP client, A2A
-// client or OpenTelemetry exporter.
+// API takes the span exporter alone, the sweeper the A2A client alone (to
+// cancel the remote tasks runs gave up on), and the intake function none,
+// so they link no model provider SDK, MCP client or OpenTelemetry
+// exporter.
 type Features struct {
 	// Models builds the model providers Config.Providers names; nil:
 	// the scripted provider only, and a model call to any other one is
@@ -90,7 +91,8 @@ type Features struct {
 	MCP func(ctx context.Context, servers map[string][]toolspec.MCPServer, sec *secrets.Resolver, log *slog.Logger) MCPTools
 	// A2A builds the executors of remote A2A agent tools (executor type
 	// a2a); nil: an agents file with such a tool is refused where tools
-	// execute.
+	// execute. Where tools do not execute, it is used to cancel remote
+	// tasks (the sweeper).
 	A2A func(sec *secrets.Resolver) executors.Factory
 	// Tracing builds the span exporter the OTEL_* variables choose; nil:
 	// no span is exported.
@@ -202,6 +204,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	}
 	var tools core.ToolExecutor
 	var toolSource core.ToolSource
+	var remoteTasks durable.RemoteTasks
 	if cfg.ExecuteTools {
 		goh := executors.NewGoRegistry()
 		for name, h := range deps.ToolHandlers {
@@ -219,7 +222,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 		if err != nil {
 			return nil, err
 		}
-		tools = router
+		tools, remoteTasks = router, remoteAgents(reg, router)
 		// MCP servers' tools are discovered here (the worker), never in
 		// the API, and offered to each run before its model turns.
 		m, err := mcpTools(ctx, reg, deps.Features, sec, log)
@@ -228,6 +231,13 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 		}
 		if m != nil {
 			tools, toolSource = withMCP{tools: router, mcp: m}, m
+		}
+	}
+	if !cfg.ExecuteTools && deps.Features.A2A != nil {
+		// The sweeper cancels the tasks of remote agent tools' calls that
+		// runs gave up on (durable/remote.go), with their executors only.
+		if remoteTasks, err = remoteAgentsOnly(reg, deps.Features.A2A(sec)); err != nil {
+			return nil, err
 		}
 	}
 	if err := addAgentHooks(ctx, reg, remote, log, machines); err != nil {
@@ -259,7 +269,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 		}
 	}
 	a := &App{Config: cfg, Steps: st.queue, Store: st.store, Tokens: st.tokens, Agents: reg, Tools: tools, Stores: st.info, Log: log, cleanup: st.cleanup, stopTelemetry: stopTelemetry}
-	a.opts = durable.Options{Notifier: cfg.Notify.notifier(loadAWS, log), Callbacks: callbacks, AgentMachines: machines, Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Tools: tools, ToolSource: toolSource, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log,
+	a.opts = durable.Options{Notifier: cfg.Notify.notifier(loadAWS, log), Callbacks: callbacks, RemoteTasks: remoteTasks, AgentMachines: machines, Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Tools: tools, ToolSource: toolSource, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log,
 		Pricer: prices, Metering: metering, Telemetry: tel, Metrics: emf,
 		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives, MaxActiveRuns: cfg.Limits.MaxActiveRuns}}
 	a.Runner = a.NewRunner()

@@ -123,8 +123,9 @@ func TestArchitecture(t *testing.T) {
 		}
 	}
 	// Each function links what it runs (app.Features): no model provider
-	// SDK, MCP client or A2A client outside the worker, no span
-	// exporter in the sweeper or the intake function.
+	// SDK or MCP client outside the worker, the A2A client in the worker
+	// and the sweeper (which cancels remote tasks runs gave up on), no
+	// span exporter in the sweeper or the intake function.
 	reach := func(from string) map[string]bool {
 		seen := map[string]bool{}
 		var walk func(string)
@@ -142,7 +143,7 @@ func TestArchitecture(t *testing.T) {
 	}
 	for fn, banned := range map[string][]string{
 		"functions/api":     {"internal/providers/setup", "internal/mcptools", "internal/a2atool"},
-		"functions/sweeper": {"internal/providers/setup", "internal/mcptools", "internal/a2atool", "internal/telemetry/otelsetup"},
+		"functions/sweeper": {"internal/providers/setup", "internal/mcptools", "internal/telemetry/otelsetup"},
 		"functions/intake":  {"internal/providers/setup", "internal/mcptools", "internal/a2atool", "internal/telemetry/otelsetup"},
 	} {
 		deps := reach(fn)
@@ -154,6 +155,9 @@ func TestArchitecture(t *testing.T) {
 	}
 	if deps := reach("functions/worker"); !deps[module+"/internal/providers/setup"] || !deps[module+"/internal/mcptools"] || !deps[module+"/internal/a2atool"] {
 		t.Error("the worker does not link the model providers, the MCP client and the A2A client")
+	}
+	if deps := reach("functions/sweeper"); !deps[module+"/internal/a2atool"] {
+		t.Error("the sweeper does not link the A2A client, with which it cancels remote tasks")
 	}
 	for _, want := range []string{"cmd/baton", "functions/api", "functions/worker", "functions/intake", "internal/executors", "core"} {
 		if _, ok := all[module+"/"+want]; !ok {

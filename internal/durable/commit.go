@@ -148,6 +148,9 @@ func (e *Runner) newWrite(tenant string, prev core.RunState, out core.Output) (c
 			return core.Write{}, err
 		}
 	}
+	if tasks := core.AbandonedRemoteTasks(prev, out); len(tasks) > 0 {
+		w.Notifications = append(w.Notifications, remoteCancelRecord(tenant, out.State, tasks))
+	}
 	return w, nil
 }
 

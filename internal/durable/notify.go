@@ -187,6 +187,7 @@ func truncate(s string, n int) (string, bool) {
 // failure leaves them to the sweeper.
 func (e *Runner) notify(ctx context.Context, ns []core.Notification) {
 	ns = e.deliverToParents(ctx, ns)
+	ns = e.cancelRemoteTasks(ctx, ns)
 	ns = e.deliverCallbacks(ctx, ns)
 	if len(ns) == 0 || e.Notifier == nil {
 		return
@@ -205,7 +206,7 @@ func (e *Runner) notify(ctx context.Context, ns []core.Notification) {
 // sweepNotifications sends again the notifications still unsent
 // NotifyAfter after their transition, at most limit.
 func (e *Runner) sweepNotifications(ctx context.Context, now time.Time, limit int) (int, error) {
-	if e.Notifier == nil && e.Callbacks == nil && !e.agentTools {
+	if e.Notifier == nil && e.Callbacks == nil && !e.agentTools && e.RemoteTasks == nil {
 		return 0, nil // nothing can have stored a record
 	}
 	ns, err := e.Store.UnsentNotifications(ctx, now.Add(-e.Limits.NotifyAfter), limit)

@@ -101,3 +101,82 @@ func (c Limits) remoteWait(follows int) time.Duration {
 	}
 	return min(w, c.RemoteFollowMax)
 }
+
+// RemoteTasks cancels a remote agent's task: the task of a call of tool
+// (a remote agent tool of agent) in tenant's run. A task that already
+// ended, or that the remote agent does not know, is not an error.
+type RemoteTasks interface {
+	CancelRemoteTask(ctx context.Context, tenant, agent, tool, taskID string) error
+}
+
+// A run that gives up on calls whose remote tasks still work (it was
+// cancelled, interrupted or stopped, or a task's question expired or was
+// answered with a failure: core.AbandonedRemoteTasks) stores, with that
+// commit, one outbox record asking the remote agents to cancel them. The
+// committing process delivers it when it has RemoteTasks (the worker,
+// baton dev); otherwise (the API, after a cancel) the sweeper does,
+// NotifyAfter later. A delivery that fails is tried again by the sweeper
+// with the callbacks' backoff, CallbackAttempts times in all, and then
+// given up (logged): the run's outcome never depends on it.
+
+// remoteCancelRecord is the outbox record of the remote tasks a commit of
+// st gave up on.
+func remoteCancelRecord(tenant string, st core.RunState, tasks []core.AbandonedTask) core.Notification {
+	return core.Notification{
+		ID: fmt.Sprintf("%s:%d:remote-cancel", st.RunID, st.Version), RunID: st.RunID, Time: st.UpdatedAt,
+		Remote: &core.RemoteCancel{Tenant: tenant, Agent: st.Config.Agent, Tasks: tasks},
+	}
+}
+
+// cancelRemoteTasks delivers the remote-cancel records of ns (when this
+// process can) and returns the other records.
+func (e *Runner) cancelRemoteTasks(ctx context.Context, ns []core.Notification) []core.Notification {
+	var rest []core.Notification
+	for _, n := range ns {
+		switch {
+		case n.Remote == nil:
+			rest = append(rest, n)
+		case e.RemoteTasks != nil:
+			e.cancelRemote(ctx, n)
+		}
+	}
+	return rest
+}
+
+// cancelRemote makes one attempt at a remote-cancel record and settles
+// it: sent, to be tried again later (with only the tasks not cancelled
+// yet), or given up.
+func (e *Runner) cancelRemote(ctx context.Context, n core.Notification) {
+	rc := *n.Remote
+	var left []core.AbandonedTask
+	var errs []error
+	for _, t := range rc.Tasks {
+		if err := e.RemoteTasks.CancelRemoteTask(ctx, rc.Tenant, rc.Agent, t.ToolName, t.TaskID); err != nil {
+			left = append(left, t)
+			errs = append(errs, fmt.Errorf("task %s of call %s: %w", t.TaskID, t.ToolCallID, err))
+		}
+	}
+	log := e.Log.With("run_id", n.RunID, "event_id", n.ID)
+	if len(left) == 0 {
+		if err := e.Store.MarkNotificationSent(ctx, n.RunID, n.ID); err != nil {
+			log.WarnContext(ctx, "mark remote tasks cancelled", "err", err)
+		}
+		return
+	}
+	err := errors.Join(errs...)
+	rc.Tasks, rc.Attempts = left, rc.Attempts+1
+	rc.LastError, _ = truncate(err.Error(), maxCallbackError)
+	if rc.Attempts >= e.Limits.CallbackAttempts {
+		log.ErrorContext(ctx, "remote tasks not cancelled; giving up", "attempts", rc.Attempts, "err", rc.LastError)
+		if err := e.Store.MarkNotificationSent(ctx, n.RunID, n.ID); err != nil {
+			log.WarnContext(ctx, "mark the remote-cancel record given up", "err", err)
+		}
+		return
+	}
+	backoff := min(e.Limits.CallbackBackoff<<(rc.Attempts-1), time.Hour)
+	n.Remote, n.Time = &rc, e.Clock.Now().Add(backoff-e.Limits.NotifyAfter)
+	log.WarnContext(ctx, "remote tasks not cancelled; the sweeper tries again", "attempts", rc.Attempts, "retry_in", backoff.String(), "err", rc.LastError)
+	if err := e.Store.UpdateNotification(ctx, n); err != nil {
+		log.WarnContext(ctx, "record the failed remote-cancel attempt", "err", err)
+	}
+}

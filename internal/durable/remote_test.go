@@ -31,11 +31,13 @@ type remoteAgent struct {
 	got     map[string]int
 	release chan struct{}
 	srv     *httptest.Server
+	// cancels counts the CancelTask requests by task id.
+	cancels map[string]int
 }
 
 func newRemoteAgent(t *testing.T) *remoteAgent {
 	t.Helper()
-	ra := &remoteAgent{got: map[string]int{}, release: make(chan struct{})}
+	ra := &remoteAgent{got: map[string]int{}, release: make(chan struct{}), cancels: map[string]int{}}
 	mux := http.NewServeMux()
 	ra.srv = httptest.NewServer(mux)
 	t.Cleanup(ra.srv.Close)
@@ -114,6 +116,9 @@ func (ra *remoteAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) 
 }
 
 func (ra *remoteAgent) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	ra.mu.Lock()
+	ra.cancels[string(ec.TaskID)]++
+	ra.mu.Unlock()
 	return func(yield func(a2a.Event, error) bool) {
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
 	}
@@ -414,4 +419,150 @@ func TestRemoteAgentUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+func (ra *remoteAgent) cancelled(task string) int {
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
+	return ra.cancels[task]
+}
+
+// routerTasks cancels remote tasks with the harness's a2a executors, as
+// the composition root's adapter does.
+type routerTasks struct{ r *executors.Router }
+
+func (rt routerTasks) CancelRemoteTask(ctx context.Context, tenant, agent, tool, taskID string) error {
+	e, _ := rt.r.Lookup(agent, tool)
+	return e.(core.RemoteTaskCanceller).CancelTask(ctx, tenant, taskID)
+}
+
+// failingTasks never reaches the remote agent.
+type failingTasks struct{ calls *int }
+
+func (f failingTasks) CancelRemoteTask(context.Context, string, string, string, string) error {
+	*f.calls++
+	return errors.New("connection refused")
+}
+
+// unsentRemote lists the run's unsent remote-cancel records as the
+// sweeper would see them at now.
+func (h *harness) unsentRemote(t *testing.T, now time.Time) []core.Notification {
+	t.Helper()
+	ns, err := h.store.UnsentNotifications(context.Background(), now, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []core.Notification
+	for _, n := range ns {
+		if n.Remote != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// TestRemoteTaskCancelledWhenTheRunEnds: a run cancelled while its call's
+// remote task works stores one record asking the remote agent to cancel
+// the task. A process with the A2A client (the worker) cancels it at
+// once; one without (the API) leaves it, and the sweeper cancels it once
+// NotifyAfter has passed, once. A remote agent that cannot be reached is
+// tried again with a backoff, and given up after CallbackAttempts.
+func TestRemoteTaskCancelledWhenTheRunEnds(t *testing.T) {
+	ctx := context.Background()
+	parked := func(t *testing.T, h *harness) (string, string) {
+		t.Helper()
+		id := h.askRemote(t, "slow")
+		h.pump(t)
+		st := h.run(t, id)
+		if len(st.Calls) != 1 || st.Calls[0].Status != core.CallAwaitingRemote {
+			t.Fatalf("calls %+v, want the call awaiting its remote task", st.Calls)
+		}
+		return id, st.Calls[0].Remote.TaskID
+	}
+	cancel := func(t *testing.T, h *harness, e *durable.Runner, id string) {
+		t.Helper()
+		if _, err := e.Apply(ctx, "acme", id, core.Cancel{Reason: "not needed"}); err != nil {
+			t.Fatal(err)
+		}
+		if st := h.run(t, id); st.Status != core.StatusCancelled {
+			t.Fatalf("status %s, want cancelled", st.Status)
+		}
+	}
+
+	t.Run("by the committing process", func(t *testing.T) {
+		ra := newRemoteAgent(t)
+		h := newRemoteHarness(t, ra, nil)
+		h.opts.RemoteTasks = routerTasks{h.opts.Tools.(*executors.Router)}
+		h.eng = durable.New(h.opts)
+		id, task := parked(t, h)
+		cancel(t, h, h.eng, id)
+		if n := ra.cancelled(task); n != 1 {
+			t.Fatalf("the remote agent got %d cancels of task %s, want 1", n, task)
+		}
+		if ns := h.unsentRemote(t, h.clock.T.Add(time.Hour)); len(ns) != 0 {
+			t.Fatalf("unsent remote-cancel records after the cancel: %+v", ns)
+		}
+	})
+
+	t.Run("by the sweeper", func(t *testing.T) {
+		ra := newRemoteAgent(t)
+		h := newRemoteHarness(t, ra, nil)
+		id, task := parked(t, h)
+		cancel(t, h, h.eng, id) // the API: no A2A client
+		ns := h.unsentRemote(t, h.clock.T.Add(time.Hour))
+		if ra.cancelled(task) != 0 || len(ns) != 1 || len(ns[0].Remote.Tasks) != 1 || ns[0].Remote.Tasks[0] != (core.AbandonedTask{ToolCallID: "c1", ToolName: "a2a/remote", TaskID: task}) || ns[0].Remote.Agent != "demo" || ns[0].Remote.Tenant != "acme" {
+			t.Fatalf("after the API's cancel: %d cancels, records %+v", ra.cancelled(task), ns)
+		}
+		opts := h.opts
+		opts.RemoteTasks = routerTasks{h.opts.Tools.(*executors.Router)}
+		sweeper := durable.New(opts)
+		if _, err := sweeper.Sweep(ctx, 100); err != nil {
+			t.Fatal(err)
+		}
+		if n := ra.cancelled(task); n != 0 {
+			t.Fatalf("the sweeper cancelled before NotifyAfter (%d)", n)
+		}
+		h.clock.T = h.clock.T.Add(time.Minute)
+		for range 2 {
+			if _, err := sweeper.Sweep(ctx, 100); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := ra.cancelled(task); n != 1 {
+			t.Fatalf("the remote agent got %d cancels of task %s, want 1", n, task)
+		}
+		if ns := h.unsentRemote(t, h.clock.T.Add(time.Hour)); len(ns) != 0 {
+			t.Fatalf("unsent remote-cancel records after the sweep: %+v", ns)
+		}
+	})
+
+	t.Run("unreachable", func(t *testing.T) {
+		ra := newRemoteAgent(t)
+		h := newRemoteHarness(t, ra, nil)
+		calls := 0
+		h.opts.RemoteTasks = failingTasks{&calls}
+		h.opts.Limits.CallbackAttempts, h.opts.Limits.CallbackBackoff = 3, 10*time.Second
+		h.eng = durable.New(h.opts)
+		id, _ := parked(t, h)
+		cancel(t, h, h.eng, id)
+		for i := 0; i < 10 && calls < 3; i++ {
+			h.clock.T = h.clock.T.Add(time.Minute)
+			if _, err := h.eng.Sweep(ctx, 100); err != nil {
+				t.Fatal(err)
+			}
+			if ns := h.unsentRemote(t, h.clock.T.Add(time.Hour)); calls < 3 && (len(ns) != 1 || ns[0].Remote.Attempts != calls || !strings.Contains(ns[0].Remote.LastError, "connection refused")) {
+				t.Fatalf("after %d attempts: %+v", calls, ns)
+			}
+		}
+		h.clock.T = h.clock.T.Add(time.Hour)
+		if _, err := h.eng.Sweep(ctx, 100); err != nil {
+			t.Fatal(err)
+		}
+		if calls != 3 {
+			t.Fatalf("%d attempts, want CallbackAttempts (3)", calls)
+		}
+		if ns := h.unsentRemote(t, h.clock.T.Add(time.Hour)); len(ns) != 0 {
+			t.Fatalf("the given-up record is still listed: %+v", ns)
+		}
+	})
 }

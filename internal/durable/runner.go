@@ -49,6 +49,10 @@ type Options struct {
 	// Deltas keeps the token deltas of streamed model turns for live
 	// streams (nil: tokens are not streamed).
 	Deltas core.DeltaStore
+	// RemoteTasks cancels the remote tasks of calls runs gave up on
+	// (nil: this process leaves those records to one that has it, the
+	// worker or the sweeper); see remote.go.
+	RemoteTasks RemoteTasks
 	// Machine carries the step machine's hooks (nil: none). The runner
 	// sets its clock to Clock, so the one clock rules both.
 	Machine *core.Machine
@@ -189,6 +193,7 @@ type Runner struct {
 	Deltas        core.DeltaStore
 	Notifier      core.NotificationPublisher
 	Callbacks     CallbackSender
+	RemoteTasks   RemoteTasks
 	IO            core.IO
 	Clock         core.Clock
 	IDs           core.IDSource
@@ -238,7 +243,7 @@ func New(o Options) *Runner {
 		agentMachines[slug] = &c
 	}
 	lim := o.Limits.withDefaults()
-	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim, Metering: o.Metering, Telemetry: o.Telemetry, Metrics: o.Metrics, ToolSource: o.ToolSource,
+	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, RemoteTasks: o.RemoteTasks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim, Metering: o.Metering, Telemetry: o.Telemetry, Metrics: o.Metrics, ToolSource: o.ToolSource,
 		IO:    core.IO{Model: o.Model, Tools: o.Tools, Summarizer: o.Summarizer, Compactor: o.Compactor, Clock: o.Clock},
 		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter, agentTools: hasAgentTools(o.Agents)}
 }

@@ -105,6 +105,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
+// Lookup returns the executor of agent's tool.
+func (r *Router) Lookup(agent, tool string) (core.ToolExecutor, bool) {
+	e, ok := r.byAgent[agent][tool]
+	return e, ok
+}
+
 // Execute runs call with its tool's executor.
 func (r *Router) Execute(ctx context.Context, call core.ToolCall) (any, error) {
 	e, ok := r.byAgent[call.Agent][call.ToolName]

@@ -15,10 +15,9 @@ import (
 	"strings"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/a2atool"
 	"github.com/baton-agents/baton/internal/app"
 	"github.com/baton-agents/baton/internal/awsenv"
-	"github.com/baton-agents/baton/internal/executors"
+	"github.com/baton-agents/baton/internal/features/remote"
 	"github.com/baton-agents/baton/internal/mcptools"
 	"github.com/baton-agents/baton/internal/providers"
 	"github.com/baton-agents/baton/internal/providers/setup"
@@ -28,12 +27,7 @@ import (
 )
 
 // All is every feature.
-var All = app.Features{Models: Models, MCP: MCP, A2A: A2A, Tracing: otelsetup.Setup}
-
-// A2A builds the executors of remote A2A agent tools (internal/a2atool).
-func A2A(sec *secrets.Resolver) executors.Factory {
-	return a2atool.Factory(a2atool.Options{Secrets: sec})
-}
+var All = app.Features{Models: Models, MCP: MCP, A2A: remote.A2A, Tracing: otelsetup.Setup}
 
 // Models builds the enabled model providers (internal/providers/setup).
 func Models(ctx context.Context, enabled []string, pc providers.Config, aws awsenv.Loader, sec *secrets.Resolver, log *slog.Logger) (core.ModelRouter, error) {

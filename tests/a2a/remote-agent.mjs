@@ -9,8 +9,10 @@
 //                                      (input-required), then answers with it
 //   GET /counts                        the SendMessage requests received
 //                                      and the executions started, by
-//                                      messageId: {"received": {...},
-//                                      "executed": {...}}
+//                                      messageId, and the slow agent's
+//                                      tasks cancelled, by task id:
+//                                      {"received": {...}, "executed":
+//                                      {...}, "cancelled": {...}}
 import express from 'express';
 import { Role, TaskState } from '@a2a-js/sdk';
 import { DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
@@ -19,6 +21,8 @@ import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/serve
 const workMs = Number(process.env.WORK_MS || 3000);
 const received = {};
 const executed = {};
+const cancelled = {};
+const contexts = {};
 
 const text = (value) => ({ content: { $case: 'text', value }, filename: '', mediaType: '', metadata: undefined });
 const data = (value) => ({ content: { $case: 'data', value }, filename: '', mediaType: '', metadata: undefined });
@@ -70,14 +74,20 @@ const count = (ctx) => {
 const slow = {
   async execute(ctx, bus) {
     count(ctx);
+    contexts[ctx.taskId] = ctx.contextId;
     bus.publish({ kind: 'task', data: task(ctx) });
     bus.publish({ kind: 'statusUpdate', data: status(ctx, TaskState.TASK_STATE_WORKING, undefined) });
     await new Promise((r) => setTimeout(r, workMs));
+    if (cancelled[ctx.taskId]) return;
     bus.publish({ kind: 'artifactUpdate', data: artifact(ctx, [text(`Researched: ${words(ctx.userMessage)}`)]) });
     bus.publish({ kind: 'statusUpdate', data: status(ctx, TaskState.TASK_STATE_COMPLETED, undefined) });
     bus.finished();
   },
-  async cancelTask() {},
+  async cancelTask(taskId, bus) {
+    cancelled[taskId] = (cancelled[taskId] || 0) + 1;
+    bus.publish({ kind: 'statusUpdate', data: status({ taskId, contextId: contexts[taskId] }, TaskState.TASK_STATE_CANCELED, undefined) });
+    bus.finished();
+  },
 };
 
 const ask = {
@@ -99,7 +109,7 @@ const ask = {
 };
 
 const app = express();
-app.get('/counts', (_req, res) => res.json({ received, executed }));
+app.get('/counts', (_req, res) => res.json({ received, executed, cancelled }));
 
 const server = app.listen(0, '127.0.0.1', () => {
   const base = `http://127.0.0.1:${server.address().port}`;
