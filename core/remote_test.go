@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 )
@@ -133,97 +134,68 @@ func TestAbandonedRemoteTasks(t *testing.T) {
 		return m, st, tr, step
 	}
 	want := []AbandonedTask{{ToolCallID: "c1", ToolName: "a2a/x", TaskID: "t-1"}}
+	// apply applies in to st and lists the tasks the transition gave up.
+	apply := func(t *testing.T, m *Machine, st RunState, tr []Message, in Input) (Output, []AbandonedTask) {
+		t.Helper()
+		out, err := m.Apply(ctx, st, tr, in)
+		if err != nil {
+			t.Fatalf("%T: %v", in, err)
+		}
+		return out, AbandonedRemoteTasks(st, out)
+	}
+	parked := &Decision{Kind: DecideAwaitRemote, Remote: working, Wait: time.Second}
+	asking := func() *Decision {
+		return &Decision{Kind: DecideRemoteInput, Remote: &RemotePending{TaskID: "t-1", State: "TASK_STATE_INPUT_REQUIRED"}}
+	}
 
 	t.Run("cancelled while the task works", func(t *testing.T) {
-		m, st, tr, _ := started(t, &FixedClock{T: t0}, &Decision{Kind: DecideAwaitRemote, Remote: working, Wait: time.Second}, true)
-		out, err := m.Apply(ctx, st, tr, Cancel{Reason: "enough"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := AbandonedRemoteTasks(st, out); !slicesEqual(got, want) {
+		m, st, tr, _ := started(t, &FixedClock{T: t0}, parked, true)
+		if _, got := apply(t, m, st, tr, Cancel{Reason: "enough"}); !slices.Equal(got, want) {
 			t.Fatalf("abandoned %+v, want %+v", got, want)
 		}
 	})
 	t.Run("interrupted while the step follows the task", func(t *testing.T) {
 		clock := &FixedClock{T: t0}
-		m, st, tr, _ := started(t, clock, &Decision{Kind: DecideAwaitRemote, Remote: working, Wait: time.Second}, false)
+		m, st, tr, _ := started(t, clock, parked, false)
 		clock.T = t0.Add(time.Second)
-		o, err := m.Apply(ctx, st, tr, FollowRemote{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := m.Apply(ctx, o.State, tr, Interrupt{Reason: "stop"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := AbandonedRemoteTasks(o.State, out); !slicesEqual(got, want) {
+		o, _ := apply(t, m, st, tr, FollowRemote{})
+		if _, got := apply(t, m, o.State, tr, Interrupt{Reason: "stop"}); !slices.Equal(got, want) {
 			t.Fatalf("abandoned %+v, want %+v", got, want)
 		}
 	})
 	t.Run("question expired", func(t *testing.T) {
 		clock := &FixedClock{T: t0}
-		m, st, tr, _ := started(t, clock, &Decision{Kind: DecideRemoteInput, Remote: &RemotePending{TaskID: "t-1", State: "TASK_STATE_INPUT_REQUIRED"}}, false)
+		m, st, tr, _ := started(t, clock, asking(), false)
 		clock.T = t0.Add(DefaultPendingTTL)
-		out, err := m.Apply(ctx, st, tr, Expire{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := AbandonedRemoteTasks(st, out); !slicesEqual(got, want) {
+		if _, got := apply(t, m, st, tr, Expire{}); !slices.Equal(got, want) {
 			t.Fatalf("abandoned %+v, want %+v", got, want)
 		}
 	})
 	t.Run("question answered with a failure", func(t *testing.T) {
-		m, st, tr, _ := started(t, &FixedClock{T: t0}, &Decision{Kind: DecideRemoteInput, Remote: &RemotePending{TaskID: "t-1", State: "TASK_STATE_INPUT_REQUIRED"}}, false)
+		m, st, tr, _ := started(t, &FixedClock{T: t0}, asking(), false)
 		reqs, _ := st.Pending()
-		out, err := m.Apply(ctx, st, tr, ClientResult{RequestID: reqs[0].RequestID, Success: false, Error: "no idea"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := AbandonedRemoteTasks(st, out); !slicesEqual(got, want) {
+		if _, got := apply(t, m, st, tr, ClientResult{RequestID: reqs[0].RequestID, Success: false, Error: "no idea"}); !slices.Equal(got, want) {
 			t.Fatalf("abandoned %+v, want %+v", got, want)
 		}
 	})
 	t.Run("ended on its own", func(t *testing.T) {
 		clock := &FixedClock{T: t0}
-		m, st, tr, _ := started(t, clock, &Decision{Kind: DecideAwaitRemote, Remote: working, Wait: time.Second}, false)
+		m, st, tr, _ := started(t, clock, parked, false)
 		clock.T = t0.Add(time.Second)
-		o, err := m.Apply(ctx, st, tr, FollowRemote{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := m.Apply(ctx, o.State, tr, ToolExecuted{Step: o.Next[0], Output: map[string]any{"success": false, "error": "the task failed", "error_type": "cancelled"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The executor's result (even one that says cancelled) is the
-		// task's own end; a follow-up that changes nothing lists nothing.
-		if got := AbandonedRemoteTasks(o.State, out); len(got) != 0 {
-			t.Fatalf("abandoned %+v after the executor's result", got)
-		}
-		if got := AbandonedRemoteTasks(st, o); len(got) != 0 {
+		// A follow-up that changes nothing lists nothing; the executor's
+		// result (even one that says cancelled) is the task's own end.
+		o, got := apply(t, m, st, tr, FollowRemote{})
+		if len(got) != 0 {
 			t.Fatalf("abandoned %+v after a follow-up", got)
+		}
+		if _, got := apply(t, m, o.State, tr, ToolExecuted{Step: o.Next[0], Output: map[string]any{"success": false, "error": "the task failed", "error_type": "cancelled"}}); len(got) != 0 {
+			t.Fatalf("abandoned %+v after the executor's result", got)
 		}
 	})
 	t.Run("no task yet", func(t *testing.T) {
 		m, st, tr, _ := started(t, &FixedClock{T: t0}, nil, false)
-		out, err := m.Apply(ctx, st, tr, Cancel{Reason: "enough"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := AbandonedRemoteTasks(st, out); len(got) != 0 {
+		if _, got := apply(t, m, st, tr, Cancel{Reason: "enough"}); len(got) != 0 {
 			t.Fatalf("abandoned %+v for a call that never sent its message", got)
 		}
 	})
-}
-
-func slicesEqual[T comparable](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

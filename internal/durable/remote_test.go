@@ -489,6 +489,18 @@ func TestRemoteTaskCancelledWhenTheRunEnds(t *testing.T) {
 		}
 	}
 
+	// cancelledOnce checks the remote agent got one cancel of task and no
+	// remote-cancel record is left unsent.
+	cancelledOnce := func(t *testing.T, h *harness, ra *remoteAgent, task string) {
+		t.Helper()
+		if n := ra.cancelled(task); n != 1 {
+			t.Fatalf("the remote agent got %d cancels of task %s, want 1", n, task)
+		}
+		if ns := h.unsentRemote(t, h.clock.T.Add(time.Hour)); len(ns) != 0 {
+			t.Fatalf("unsent remote-cancel records left: %+v", ns)
+		}
+	}
+
 	t.Run("by the committing process", func(t *testing.T) {
 		ra := newRemoteAgent(t)
 		h := newRemoteHarness(t, ra, nil)
@@ -496,12 +508,7 @@ func TestRemoteTaskCancelledWhenTheRunEnds(t *testing.T) {
 		h.eng = durable.New(h.opts)
 		id, task := parked(t, h)
 		cancel(t, h, h.eng, id)
-		if n := ra.cancelled(task); n != 1 {
-			t.Fatalf("the remote agent got %d cancels of task %s, want 1", n, task)
-		}
-		if ns := h.unsentRemote(t, h.clock.T.Add(time.Hour)); len(ns) != 0 {
-			t.Fatalf("unsent remote-cancel records after the cancel: %+v", ns)
-		}
+		cancelledOnce(t, h, ra, task)
 	})
 
 	t.Run("by the sweeper", func(t *testing.T) {
@@ -528,12 +535,7 @@ func TestRemoteTaskCancelledWhenTheRunEnds(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if n := ra.cancelled(task); n != 1 {
-			t.Fatalf("the remote agent got %d cancels of task %s, want 1", n, task)
-		}
-		if ns := h.unsentRemote(t, h.clock.T.Add(time.Hour)); len(ns) != 0 {
-			t.Fatalf("unsent remote-cancel records after the sweep: %+v", ns)
-		}
+		cancelledOnce(t, h, ra, task)
 	})
 
 	t.Run("unreachable", func(t *testing.T) {
