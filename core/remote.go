@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -279,24 +278,23 @@ type RemoteTaskCanceller interface {
 func AbandonedRemoteTasks(prev RunState, out Output) []AbandonedTask {
 	var abandoned []AbandonedTask
 	for i := range prev.Calls {
+		// A call's Remote only ever holds a task that had not ended (the
+		// executor's result resolves the call when it has).
 		p := &prev.Calls[i]
-		if p.Remote == nil || p.Remote.TaskID == "" || remoteEnded(p.Remote.State) {
+		if p.Remote == nil || p.Remote.TaskID == "" {
 			continue
 		}
-		switch p.Status {
-		case CallAwaitingRemote, CallAwaitingClient:
-			// No step of the call is in flight: whatever resolves it
-			// now is not the task's end.
-		case CallPending:
-			// Its step may be reading the task's end: only a call the
-			// run closed as it ended was given up.
-			if res := resultIn(out, p.ID); res == nil || !IsTerminal(out.State.Status) || (res.ErrorType != ErrTypeCancelled && res.ErrorType != ErrTypeSkipped) {
-				continue
-			}
+		res := resultIn(out, p.ID)
+		switch {
+		case res == nil:
+			continue
+		case p.Status == CallAwaitingRemote || p.Status == CallAwaitingClient:
+			// No step of the call was in flight: whatever resolved it is
+			// not the task's end.
+		case p.Status == CallPending && IsTerminal(out.State.Status) && (res.ErrorType == ErrTypeCancelled || res.ErrorType == ErrTypeSkipped):
+			// Its step may have been reading the task's end; the run
+			// closed the call as it ended.
 		default:
-			continue
-		}
-		if resultIn(out, p.ID) == nil {
 			continue
 		}
 		abandoned = append(abandoned, AbandonedTask{ToolCallID: p.ID, ToolName: p.Name, TaskID: p.Remote.TaskID})
@@ -316,14 +314,4 @@ func resultIn(out Output, id string) *ToolResult {
 		}
 	}
 	return nil
-}
-
-// remoteEnded says whether a remote task's state (as A2A names it, in
-// either protocol version's spelling) is final.
-func remoteEnded(state string) bool {
-	switch strings.ToLower(strings.TrimPrefix(state, "TASK_STATE_")) {
-	case "completed", "failed", "canceled", "cancelled", "rejected":
-		return true
-	}
-	return false
 }
