@@ -245,9 +245,9 @@ func TestStallResend(t *testing.T) {
 }
 
 // A turn asking more than MaxOpenPending client-tool calls at once
-// (parallel tool calls) opens that
-// many requests; the calls beyond get a too_many_pending result, and the
-// run goes on once the open ones are answered.
+// (parallel tool calls) opens that many requests; the calls beyond get a
+// too_many_pending result, and the run goes on once the open ones are
+// answered.
 func TestOpenPendingCapped(t *testing.T) {
 	ctx := context.Background()
 	var calls []ToolCallRequest
@@ -278,7 +278,7 @@ func TestOpenPendingCapped(t *testing.T) {
 		if r.Result.Success {
 			continue
 		}
-		if r.Result.ErrorType != ErrTypeTooManyPending || r.Result.Success || r.Result.Metadata["max_open_pending"] != MaxOpenPending {
+		if r.Result.ErrorType != ErrTypeTooManyPending || r.Result.Metadata["max_open_pending"] != MaxOpenPending {
 			t.Fatalf("result of %s: %+v", r.ToolCallID, r.Result)
 		}
 		refused[r.ToolCallID] = true

@@ -95,8 +95,9 @@ func TestRemoteCallLifecycle(t *testing.T) {
 
 // TestAbandonedRemoteTasks: a remote task the run gives up on (the run is
 // cancelled while the task works or while its step is in flight, the
-// task's question expires or is answered with a failure) is listed for cancelling; a task that ended
-// on its own, a call without a task and an unchanged call are not.
+// task's question expires or is answered with a failure) is listed for
+// cancelling; a task that ended on its own, a call without a task and an
+// unchanged call are not.
 func TestAbandonedRemoteTasks(t *testing.T) {
 	ctx := context.Background()
 	decl := ToolDeclaration{Name: "a2a/x", Source: "a2a", Description: "Ask x.", Executor: ExecutorRemoteAgent, Scope: ScopeRun, Parameters: DefaultRemoteAgentParameters()}
@@ -121,10 +122,6 @@ func TestAbandonedRemoteTasks(t *testing.T) {
 		}
 		st, tr, step := o.State, append(out.Messages, o.Messages...), o.Next[0]
 		if d != nil {
-			d.Remote.Question = map[string]any{"question": "Which?"}
-			if d.Kind != DecideRemoteInput {
-				d.Remote.Question = nil
-			}
 			o, err = m.Apply(ctx, st, tr, ToolDecided{Step: step, Decision: *d})
 			if err != nil {
 				t.Fatal(err)
@@ -145,7 +142,7 @@ func TestAbandonedRemoteTasks(t *testing.T) {
 	}
 	parked := &Decision{Kind: DecideAwaitRemote, Remote: working, Wait: time.Second}
 	asking := func() *Decision {
-		return &Decision{Kind: DecideRemoteInput, Remote: &RemotePending{TaskID: "t-1", State: "TASK_STATE_INPUT_REQUIRED"}}
+		return &Decision{Kind: DecideRemoteInput, Remote: &RemotePending{TaskID: "t-1", State: "TASK_STATE_INPUT_REQUIRED", Question: map[string]any{"question": "Which?"}}}
 	}
 
 	t.Run("cancelled while the task works", func(t *testing.T) {
