@@ -76,9 +76,8 @@ func (e *Runner) deliver(ctx context.Context, n core.Notification) {
 	n.Callback = &d
 	log := e.Log.With("run_id", n.RunID, "event_id", d.EventID, "attempts", d.Attempts, "last_status", status)
 	if d.Attempts < e.Limits.CallbackAttempts {
-		backoff := min(e.Limits.CallbackBackoff<<(d.Attempts-1), time.Hour)
-		// The sweeper lists a record NotifyAfter after its time.
-		n.Time = e.Clock.Now().Add(backoff - e.Limits.NotifyAfter)
+		var backoff time.Duration
+		n.Time, backoff = e.retryAt(d.Attempts)
 		log.WarnContext(ctx, "callback delivery failed; the sweeper tries again", "retry_in", backoff.String(), "err", d.LastError)
 		if err := e.Store.UpdateNotification(ctx, n); err != nil {
 			log.WarnContext(ctx, "record the failed callback delivery", "err", err)
@@ -90,6 +89,15 @@ func (e *Runner) deliver(ctx context.Context, n core.Notification) {
 	if err := e.giveUp(ctx, n); err != nil {
 		log.ErrorContext(ctx, "record the given-up callback delivery; the sweeper tries again", "err", err)
 	}
+}
+
+// retryAt is the time to give an outbox record that failed attempts
+// times so that the sweeper lists it again after the backoff (returned
+// too): CallbackBackoff doubling per attempt, at most an hour. The
+// sweeper lists a record NotifyAfter after its time.
+func (e *Runner) retryAt(attempts int) (time.Time, time.Duration) {
+	backoff := min(e.Limits.CallbackBackoff<<(attempts-1), time.Hour)
+	return e.Clock.Now().Add(backoff - e.Limits.NotifyAfter), backoff
 }
 
 // giveUp commits the callback_failed event of a failed callback record

@@ -173,8 +173,9 @@ func (e *Runner) cancelRemote(ctx context.Context, n core.Notification) {
 		}
 		return
 	}
-	backoff := min(e.Limits.CallbackBackoff<<(rc.Attempts-1), time.Hour)
-	n.Remote, n.Time = &rc, e.Clock.Now().Add(backoff-e.Limits.NotifyAfter)
+	var backoff time.Duration
+	n.Time, backoff = e.retryAt(rc.Attempts)
+	n.Remote = &rc
 	log.WarnContext(ctx, "remote tasks not cancelled; the sweeper tries again", "attempts", rc.Attempts, "retry_in", backoff.String(), "err", rc.LastError)
 	if err := e.Store.UpdateNotification(ctx, n); err != nil {
 		log.WarnContext(ctx, "record the failed remote-cancel attempt", "err", err)
