@@ -9,8 +9,10 @@ const (
 // Envelope is the versioned conversation result (schema
 // agents-api.conversation-result, version 1).
 type Envelope struct {
-	Schema               string                `json:"schema"`
-	Version              int                   `json:"version"`
+	Schema  string `json:"schema"`
+	Version int    `json:"version"`
+	// AgentVersion is the agents file version the run ran on.
+	AgentVersion         string                `json:"agent_version,omitempty"`
 	Messages             []Message             `json:"messages"`
 	MessagesTruncated    bool                  `json:"messages_truncated,omitempty"`
 	ToolExecutionResults []ToolExecutionResult `json:"tool_execution_results"`
@@ -44,6 +46,7 @@ func BuildEnvelope(st RunState, transcript []Message, events []Event, results []
 	env := Envelope{
 		Schema:               EnvelopeSchema,
 		Version:              EnvelopeVersion,
+		AgentVersion:         st.Config.AgentVersion,
 		Messages:             nonNil(transcript),
 		ToolExecutionResults: nonNil(results),
 		ToolAuditEvents:      nonNil(audit),

@@ -80,6 +80,7 @@ type (
 	// RunStartedData: run_started.
 	RunStartedData struct {
 		Agent             string   `json:"agent"`
+		AgentVersion      string   `json:"agent_version,omitempty"`
 		MaxTurns          int      `json:"max_turns"`
 		ParallelToolCalls bool     `json:"parallel_tool_calls"`
 		Tools             []string `json:"tools"`

@@ -157,7 +157,7 @@ func (m *Machine) Start(ctx context.Context, in StartInput) (Output, error) {
 	} else if cfg.CostBudgetUSD > 0 {
 		return Output{}, invalid("budget %q needs a price table, and this runtime has none", BudgetCostUSD)
 	}
-	t.emit(EventRunStarted, &RunStartedData{Agent: cfg.Agent, MaxTurns: cfg.MaxTurns, Tools: nonNil(cfg.Visible),
+	t.emit(EventRunStarted, &RunStartedData{Agent: cfg.Agent, AgentVersion: cfg.AgentVersion, MaxTurns: cfg.MaxTurns, Tools: nonNil(cfg.Visible),
 		ParallelToolCalls: cfg.ParallelToolCalls})
 	if len(hidden) > 0 {
 		t.emit(EventToolPolicyResolved, &ToolPolicyResolvedData{Visible: nonNil(cfg.Visible),

@@ -102,12 +102,15 @@ const (
 
 // RunConfig is fixed when a run starts.
 type RunConfig struct {
-	Agent    string            `json:"agent,omitempty"`
-	Model    ModelSpec         `json:"model"`
-	System   string            `json:"system,omitempty"`
-	Tools    []ToolDeclaration `json:"tools,omitempty"`
-	MaxTurns int               `json:"max_turns"`
-	Budgets  map[string]int    `json:"budgets,omitempty"`
+	Agent string `json:"agent,omitempty"`
+	// AgentVersion is the agents file version the run started on
+	// (versions.go): every later step runs on its declarations.
+	AgentVersion string            `json:"agent_version,omitempty"`
+	Model        ModelSpec         `json:"model"`
+	System       string            `json:"system,omitempty"`
+	Tools        []ToolDeclaration `json:"tools,omitempty"`
+	MaxTurns     int               `json:"max_turns"`
+	Budgets      map[string]int    `json:"budgets,omitempty"`
 	// CostBudgetUSD is the cost_usd budget's ceiling in US dollars (0:
 	// none): the run stops with budget_exceeded once its priced cost
 	// reaches it (see cost.go).

@@ -245,6 +245,7 @@ type Storage interface {
 	RunLister
 	LimitStore
 	DeliveryLog
+	AgentVersionStore
 }
 
 // RateLimit is a token bucket: it holds at most Burst tokens and refills

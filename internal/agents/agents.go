@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/guardrails"
 	"github.com/baton-agents/baton/internal/toolspec"
 )
 
@@ -74,7 +73,7 @@ type Spec struct {
 	// guardrails builds and checks them). An agent with output rules
 	// does not stream the model's tokens: they would show a reply before
 	// the output rules checked (and perhaps redacted) it.
-	Guardrails *guardrails.Config `json:"guardrails,omitempty"`
+	Guardrails *toolspec.Guardrails `json:"guardrails,omitempty"`
 	// PreToolMediator and CompletionPolicy are http or lambda hooks
 	// (toolspec.ParseHook; package hooks calls them).
 	PreToolMediator  any `json:"pre_tool_mediator,omitempty"`

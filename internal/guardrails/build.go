@@ -14,28 +14,18 @@ import (
 	"github.com/baton-agents/baton/internal/awsenv"
 	"github.com/baton-agents/baton/internal/executors"
 	"github.com/baton-agents/baton/internal/secrets"
+	"github.com/baton-agents/baton/internal/toolspec"
 )
 
-// Config is an agent's guardrails block in the agents file: the rules
-// of each stage, in order, and what a rule's error means.
-type Config struct {
-	Input  []json.RawMessage `json:"input,omitempty"`
-	Output []json.RawMessage `json:"output,omitempty"`
-	Tool   []json.RawMessage `json:"tool,omitempty"`
-	// OnError is "deny" (the default) or "allow".
-	OnError string `json:"on_error,omitempty"`
-}
+// Config is an agent's guardrails block in the agents file (the
+// declaration, toolspec.Guardrails), which Build turns into checks.
+type Config = toolspec.Guardrails
 
 // on_error values.
 const (
-	OnErrorDeny  = "deny"
-	OnErrorAllow = "allow"
+	OnErrorDeny  = toolspec.GuardrailsOnErrorDeny
+	OnErrorAllow = toolspec.GuardrailsOnErrorAllow
 )
-
-// HasOutput reports whether the block has output rules (an agent with
-// them does not stream the model's tokens: they would show a reply
-// before the output rules checked it).
-func (c *Config) HasOutput() bool { return c != nil && len(c.Output) > 0 }
 
 // Deps are what a rule's constructor may use. Build fills Agent, Stage
 // and Log for each rule; the rest comes from the composition root.

@@ -376,7 +376,7 @@ func (s *server) transport(ctx context.Context, tenant string) (mcp.Transport, e
 			if s.m.o.Secrets == nil {
 				return nil, fmt.Errorf("MCP server %s: headers.%s: no secret resolver", s.spec.Name, name)
 			}
-			b, err := s.m.o.Secrets.Resolve(ctx, h.Ref, tenant)
+			b, err := s.m.o.Secrets.Resolve(ctx, h.SecretRef, tenant)
 			if err != nil {
 				return nil, fmt.Errorf("MCP server %s: headers.%s: %w", s.spec.Name, name, err)
 			}

@@ -29,6 +29,11 @@ type Store struct {
 	active  map[string]int
 	// deliveries holds each run's delivery sums by step seq and call id.
 	deliveries map[string]map[deliveryKey]core.StepDeliveries
+	// versions and aliases are the agent versions and aliases
+	// (versions.go).
+	versions map[string]core.AgentVersion
+	aliases  map[string]core.AgentAlias
+	audit    []core.AgentAuditEntry
 }
 
 type deliveryKey struct {
@@ -79,6 +84,7 @@ func New() *Store {
 		idem: map[string]*core.IdempotencyRecord{}, tokens: map[string]core.Token{},
 		buckets: map[string]time.Time{}, active: map[string]int{},
 		deliveries: map[string]map[deliveryKey]core.StepDeliveries{},
+		versions:   map[string]core.AgentVersion{}, aliases: map[string]core.AgentAlias{},
 	}
 }
 

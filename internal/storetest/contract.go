@@ -61,6 +61,10 @@ func RunContract(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Limits/active_runs", testActiveRuns},
 		{"Limits/token_bucket", testTokenBucket},
 		{"Limits/token_bucket_concurrent", testTokenBucketConcurrent},
+		{"AgentVersions/put_get_list", testAgentVersions},
+		{"AgentVersions/too_large", testAgentVersionTooLarge},
+		{"AgentAliases/revisions_audit", testAgentAliases},
+		{"AgentAliases/concurrent", testAgentAliasesConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

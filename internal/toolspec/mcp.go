@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/secrets"
 )
 
 // MCP transports.
@@ -45,7 +44,7 @@ type MCPServer struct {
 // MCPHeader is a header value: a secret reference (which may contain
 // {tenant}) or a literal Value, with an optional Prefix ("Bearer ").
 type MCPHeader struct {
-	secrets.Ref
+	SecretRef
 	Value  string `json:"value,omitempty"`
 	Prefix string `json:"prefix,omitempty"`
 }
@@ -136,12 +135,12 @@ func (s *MCPServer) validate() error {
 		case hasRef && h.Value != "":
 			return fmt.Errorf("headers.%s: set a secret (secret_env, secret_ssm or secret_arn) or a value, not both", name)
 		case hasRef:
-			if err := h.Ref.Validate(); err != nil {
+			if err := h.SecretRef.Validate(); err != nil {
 				return fmt.Errorf("headers.%s: %w", name, err)
 			}
 		case h.Value == "":
 			return fmt.Errorf("headers.%s: set secret_env, secret_ssm, secret_arn or value", name)
-		case strings.Contains(h.Value, secrets.TenantPlaceholder):
+		case strings.Contains(h.Value, TenantPlaceholder):
 			return fmt.Errorf("headers.%s: {tenant} is only resolved in secret references", name)
 		case strings.EqualFold(name, "Authorization"):
 			return fmt.Errorf("headers.Authorization: a credential must come from a secret (secret_env, secret_ssm or secret_arn), not a literal value")
@@ -190,7 +189,7 @@ func (s *MCPServer) validate() error {
 // PerTenant reports whether a header's secret depends on the run's tenant.
 func (s MCPServer) PerTenant() bool {
 	for _, h := range s.Headers {
-		if h.Ref.PerTenant() {
+		if h.SecretRef.PerTenant() {
 			return true
 		}
 	}

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/baton-agents/baton/internal/secrets"
 )
 
 // Executor types.
@@ -167,7 +165,7 @@ func (ex Executor) checkA2A() error {
 	if ex.URL != "" || ex.Function != "" || ex.Handler != "" || ex.Agent != "" {
 		return fmt.Errorf("an a2a executor takes type, card_url, timeout and one of secret_env, secret_ssm and secret_arn")
 	}
-	if ref := ex.SecretRef(); ref != (secrets.Ref{}) {
+	if ref := ex.SecretRef(); ref != (SecretRef{}) {
 		if err := ref.Validate(); err != nil {
 			return fmt.Errorf("executor: %w", err)
 		}
@@ -176,6 +174,6 @@ func (ex Executor) checkA2A() error {
 }
 
 // SecretRef is the executor's secret reference (zero when it names none).
-func (ex Executor) SecretRef() secrets.Ref {
-	return secrets.Ref{Env: ex.SecretEnv, SSM: ex.SecretSSM, ARN: ex.SecretARN}
+func (ex Executor) SecretRef() SecretRef {
+	return SecretRef{Env: ex.SecretEnv, SSM: ex.SecretSSM, ARN: ex.SecretARN}
 }
