@@ -94,6 +94,8 @@ func (t *transition) handOver(ctx context.Context) {
 	}
 	next.MaxTurns, next.Budgets, next.CostBudgetUSD = old.MaxTurns, old.Budgets, old.CostBudgetUSD
 	next.Metadata, next.Callback, next.Parent = old.Metadata, old.Callback, old.Parent
+	// A run keeps its agent version through handoffs.
+	next.AgentVersion = old.AgentVersion
 	next.NoTokenStream = next.NoTokenStream || old.NoTokenStream
 	if old.Principal != nil {
 		p := *old.Principal

@@ -26,9 +26,12 @@ const (
 	// token streaming off, none may turn it on against the agent.
 	OverrideStreamTokens  = "stream_tokens"
 	OverrideContextBudget = "context_budget"
+	// OverrideAgentVersion lets a run request name the agent version it
+	// runs on (core.AgentVersion), instead of an alias's.
+	OverrideAgentVersion = "agent_version"
 )
 
-var overridable = map[string]bool{OverrideModel: true, OverrideMaxTurns: true, OverrideBudgets: true, OverrideParallelToolCalls: true, OverrideContextBudget: true, OverrideCallback: true}
+var overridable = map[string]bool{OverrideModel: true, OverrideMaxTurns: true, OverrideBudgets: true, OverrideParallelToolCalls: true, OverrideContextBudget: true, OverrideCallback: true, OverrideAgentVersion: true}
 
 // File is the agents file. Schema is the JSON Schema an editor checks
 // it with (events/schemas/agents-file.schema.json); Baton ignores it.
@@ -243,7 +246,7 @@ func build(s Spec) (*Agent, error) {
 	a := &Agent{Spec: s, Executors: map[string]toolspec.Executor{}, allowed: map[string]bool{}, PendingTTL: core.DefaultPendingTTL}
 	for _, o := range s.AllowOverrides {
 		if !overridable[o] {
-			return nil, fmt.Errorf("allow_overrides: %q cannot be overridden (want model, max_turns, budgets, parallel_tool_calls, context_budget or callback)", o)
+			return nil, fmt.Errorf("allow_overrides: %q cannot be overridden (want model, max_turns, budgets, parallel_tool_calls, context_budget, callback or agent_version)", o)
 		}
 		a.allowed[o] = true
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/baton-agents/baton/internal/awsenv"
 	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/executors"
-	"github.com/baton-agents/baton/internal/guardrails"
 	"github.com/baton-agents/baton/internal/httpapi"
 	"github.com/baton-agents/baton/internal/intake"
 	"github.com/baton-agents/baton/internal/providers"
@@ -120,7 +119,10 @@ type App struct {
 	Store durable.Store
 	// Tokens is the API token store.
 	Tokens core.TokenStore
-	Agents *agents.Registry
+	// Agents is the deployment's own agents file, and AgentVersion its
+	// version (which a deploy points the default alias at).
+	Agents       *agents.Registry
+	AgentVersion string
 	// Tools executes server tools; nil unless Config.ExecuteTools.
 	Tools core.ToolExecutor
 	// Stores describes the stores.
@@ -177,9 +179,13 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	if clock == nil {
 		clock = core.SystemClock{}
 	}
-	reg, err := LoadAgents(cfg.Agents)
+	file, err := agentsBytes(cfg.Agents)
 	if err != nil {
 		return nil, err
+	}
+	bootVersion, reg, err := agents.NewVersion(file, clock.Now(), "deploy")
+	if err != nil {
+		return nil, agentsFileError(cfg.Agents, err)
 	}
 	if err := reg.CheckCompactionModels(cfg.Providers); err != nil {
 		return nil, err
@@ -192,46 +198,22 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	// One builder of http and lambda endpoints, for the tools, the hooks
 	// and the guardrail hooks: one Lambda client, secrets resolved once.
 	remote := executors.NewRemote(executors.Options{AWSConfig: loadAWS, Secrets: sec})
-	machines, err := agentMachines(reg, guardrails.Deps{AWS: loadAWS, Secrets: sec, Remote: remote, Log: log})
-	if err != nil {
-		return nil, err
-	}
 	model := deps.Model
 	if model == nil {
 		if model, err = models(ctx, cfg, deps.Features, loadAWS, sec, log); err != nil {
 			return nil, err
 		}
 	}
-	var tools core.ToolExecutor
-	var toolSource core.ToolSource
+	// The deployment's own file is built now, whole; other versions when
+	// a run of them first needs them (versions.go).
+	builder := &versionBuilder{executeTools: cfg.ExecuteTools, features: deps.Features, handlers: deps.ToolHandlers, aws: loadAWS, sec: sec, remote: remote, log: log}
+	boot, router, err := builder.build(ctx, bootVersion.ID, reg, true)
+	if err != nil {
+		return nil, err
+	}
 	var remoteTasks durable.RemoteTasks
-	if cfg.ExecuteTools {
-		goh := executors.NewGoRegistry()
-		for name, h := range deps.ToolHandlers {
-			goh.Register(name, h)
-		}
-		// http and lambda tools are built here, once: signing secrets are
-		// resolved and the Lambda client created at cold start. AWS is
-		// loaded only when a tool needs it (a lambda tool, an SSM or
-		// Secrets Manager secret).
-		factories := remote.Factories(ctx)
-		if deps.Features.A2A != nil {
-			factories[toolspec.TypeA2A] = deps.Features.A2A(sec)
-		}
-		router, err := executors.NewRouter(reg.Executors(), goh, factories)
-		if err != nil {
-			return nil, err
-		}
-		tools, remoteTasks = router, remoteAgents(reg, router)
-		// MCP servers' tools are discovered here (the worker), never in
-		// the API, and offered to each run before its model turns.
-		m, err := mcpTools(ctx, reg, deps.Features, sec, log)
-		if err != nil {
-			return nil, err
-		}
-		if m != nil {
-			tools, toolSource = withMCP{tools: router, mcp: m}, m
-		}
+	if router != nil {
+		remoteTasks = remoteAgents(reg, router)
 	}
 	if !cfg.ExecuteTools && deps.Features.A2A != nil {
 		// The sweeper cancels the tasks of remote agent tools' calls that
@@ -239,9 +221,6 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 		if remoteTasks, err = remoteAgentsOnly(reg, deps.Features.A2A(sec)); err != nil {
 			return nil, err
 		}
-	}
-	if err := addAgentHooks(ctx, reg, remote, log, machines); err != nil {
-		return nil, err
 	}
 	callbacks, err := callbackSender(ctx, reg, remote)
 	if err != nil {
@@ -268,8 +247,12 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 			return nil, err
 		}
 	}
-	a := &App{Config: cfg, Steps: st.queue, Store: st.store, Tokens: st.tokens, Agents: reg, Tools: tools, Stores: st.info, Log: log, cleanup: st.cleanup, stopTelemetry: stopTelemetry}
-	a.opts = durable.Options{Notifier: cfg.Notify.notifier(loadAWS, log), Callbacks: callbacks, RemoteTasks: remoteTasks, AgentMachines: machines, Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Tools: tools, ToolSource: toolSource, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log,
+	if err := publishBundled(ctx, st.store, bootVersion); err != nil {
+		return nil, err
+	}
+	versions := &catalog{store: st.store, boot: boot, builder: builder, byID: map[string]*durable.Version{}}
+	a := &App{Config: cfg, Steps: st.queue, Store: st.store, Tokens: st.tokens, Agents: reg, AgentVersion: bootVersion.ID, Tools: boot.Tools, Stores: st.info, Log: log, cleanup: st.cleanup, stopTelemetry: stopTelemetry}
+	a.opts = durable.Options{Notifier: cfg.Notify.notifier(loadAWS, log), Callbacks: callbacks, RemoteTasks: remoteTasks, Versions: versions, Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log,
 		Pricer: prices, Metering: metering, Telemetry: tel, Metrics: emf,
 		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives, MaxActiveRuns: cfg.Limits.MaxActiveRuns}}
 	a.Runner = a.NewRunner()
@@ -336,13 +319,38 @@ func (a *App) DeleteResources(ctx context.Context) error {
 
 // LoadAgents parses the agents file c names.
 func LoadAgents(c Agents) (*agents.Registry, error) {
+	b, err := agentsBytes(c)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := agents.Parse(b)
+	if err != nil {
+		return nil, agentsFileError(c, err)
+	}
+	return reg, nil
+}
+
+// agentsBytes reads the agents file c names.
+func agentsBytes(c Agents) ([]byte, error) {
 	switch {
 	case len(c.Bytes) > 0:
-		return agents.Parse(c.Bytes)
+		return c.Bytes, nil
 	case strings.TrimSpace(c.JSON) != "":
-		return agents.Parse([]byte(c.JSON))
+		return []byte(c.JSON), nil
 	}
-	return agents.LoadFile(c.File)
+	b, err := os.ReadFile(c.File)
+	if err != nil {
+		return nil, fmt.Errorf("read agents file: %w", err)
+	}
+	return b, nil
+}
+
+// agentsFileError names the file a parse error is in.
+func agentsFileError(c Agents, err error) error {
+	if len(c.Bytes) == 0 && strings.TrimSpace(c.JSON) == "" {
+		return fmt.Errorf("agents file %s: %w", c.File, err)
+	}
+	return err
 }
 
 // models returns the model providers cfg enables, configured from the

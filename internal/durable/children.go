@@ -61,7 +61,7 @@ func (e *Runner) startChild(ctx context.Context, rec core.RunRecord, step core.S
 	_, err := e.Start(ctx, rec.Tenant, StartRequest{
 		Agent: agent, RunID: childID, SessionID: core.ChildSessionID(st.RunID, call.ToolCallID),
 		Messages:  []core.Message{{Role: core.RoleUser, Content: core.ChildTask(call.Parameters)}},
-		Principal: principal,
+		Principal: principal, Version: st.Config.AgentVersion, inherited: true,
 		Parent:    &core.ParentRef{RunID: st.RunID, ToolCallID: call.ToolCallID, RootRunID: root, Depth: st.Config.Depth() + 1},
 		Inherit:   st.Budgets,
 	})
@@ -292,14 +292,14 @@ func (e *Runner) decidedInTree(ctx context.Context, st core.RunState, id string)
 // handoff decides a handoff tool's call: the configuration of the agent
 // it hands the run to (that agent's defaults; what belongs to the run is
 // kept by the transition), or a failed result when the agent is gone.
-func (e *Runner) handoff(step core.Step, call core.ToolCall) core.Input {
+func (e *Runner) handoff(v *Version, step core.Step, call core.ToolCall) core.Input {
 	to := call.Declaration.HandoffAgent()
 	fail := func(err error) core.Input {
 		return core.ToolDecided{Step: step, Decision: core.Decision{Kind: core.DecideResult, Result: core.ToolResult{
 			Success: false, ToolName: call.ToolName, ErrorType: core.ErrTypeToolNotFound,
 			Error: fmt.Sprintf("The conversation cannot go to the %s agent: %v", to, err)}}}
 	}
-	agent, ok := e.Agents.Get(to)
+	agent, ok := v.Agents.Get(to)
 	if !ok {
 		return fail(fmt.Errorf("%w %q", ErrUnknownAgent, to))
 	}
@@ -307,6 +307,7 @@ func (e *Runner) handoff(step core.Step, call core.ToolCall) core.Input {
 	if err != nil {
 		return fail(err)
 	}
+	cfg.AgentVersion = v.ID
 	return core.ToolDecided{Step: step, Decision: core.Decision{Kind: core.DecideHandoff, Handoff: &cfg}}
 }
 

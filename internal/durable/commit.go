@@ -105,7 +105,11 @@ func (e *Runner) applyTo(ctx context.Context, first core.RunRecord, tr []core.Me
 		}
 		e.useIndex(rec.Tenant, &rec.State)
 		actx, spent := e.withSpent(ctx)
-		out, err := e.machine(rec.State.Config.Agent).Apply(actx, rec.State, tr, in)
+		m, _, err := e.machineOf(ctx, rec.State.Config)
+		if err != nil {
+			return transition{}, err
+		}
+		out, err := m.Apply(actx, rec.State, tr, in)
 		if errors.Is(err, core.ErrTerminal) {
 			return transition{}, &applyError{&finishedError{status: rec.State.Status, err: err}}
 		}

@@ -22,7 +22,7 @@ import (
 
 // executeRemote sends and follows the remote task of a remote agent
 // tool's call.
-func (e *Runner) executeRemote(ctx context.Context, rec core.RunRecord, step core.Step, call core.ToolCall, d Attempt) (core.Input, error) {
+func (e *Runner) executeRemote(ctx context.Context, v *Version, rec core.RunRecord, step core.Step, call core.ToolCall, d Attempt) (core.Input, error) {
 	st := rec.State
 	r := call.Remote
 	key := "" // the intent guarding the message this attempt sends, if any
@@ -63,7 +63,7 @@ func (e *Runner) executeRemote(ctx context.Context, rec core.RunRecord, step cor
 			return nil
 		})
 	}
-	out, err := core.ExecuteTool(ctx, e.IO.Tools, call)
+	out, err := core.ExecuteTool(ctx, v.Tools, call)
 	if err != nil {
 		if key != "" && !recorded && (errors.Is(err, core.ErrNotSent) || call.Declaration.RetrySafe()) {
 			// Nothing reached the remote agent (or sending again is

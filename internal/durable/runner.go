@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/baton-agents/baton/core"
@@ -22,6 +23,7 @@ type Store interface {
 	core.Outbox
 	core.RunLister
 	core.DeliveryLog
+	core.AgentVersionStore
 }
 
 // Options wires a Runner. Store, Queue and Agents are required; every
@@ -30,6 +32,10 @@ type Options struct {
 	Store  Store
 	Queue  core.StepQueue
 	Agents *agents.Registry
+	// Versions loads the agent versions runs start and run on
+	// (versions.go); nil: every run runs on Agents, AgentMachines, Tools
+	// and ToolSource.
+	Versions Versions
 	// Model and Tools are the step I/O ports (Tools may be nil where no
 	// tool executes, as in the API and the sweeper). Model also writes
 	// compaction summaries, unless a Summarizer is set, which then does.
@@ -186,8 +192,10 @@ func (c Limits) withDefaults() Limits {
 // concurrent use.
 type Runner struct {
 	Machine *core.Machine
-	// agentMachines are Options.AgentMachines with the runner's clock.
-	agentMachines map[string]*core.Machine
+	// Versions loads the agent versions runs run on; machines caches
+	// their agents' machines on the runner's clock (versions.go).
+	Versions      Versions
+	machines      sync.Map
 	Store         Store
 	Queue         core.StepQueue
 	Deltas        core.DeltaStore
@@ -197,11 +205,10 @@ type Runner struct {
 	IO            core.IO
 	Clock         core.Clock
 	IDs           core.IDSource
-	Agents        *agents.Registry
-	Log           *slog.Logger
-	Limits        Limits
-	// ToolSource is Options.ToolSource.
-	ToolSource core.ToolSource
+	// Agents is the deployment's own agents file (Options.Agents).
+	Agents *agents.Registry
+	Log    *slog.Logger
+	Limits Limits
 	Metering   *Metering
 	Telemetry  telemetry.Settings
 	Metrics    *EMF
@@ -233,19 +240,16 @@ func New(o Options) *Runner {
 	if o.Pricer != nil {
 		m.Pricer = o.Pricer
 	}
-	agentMachines := make(map[string]*core.Machine, len(o.AgentMachines))
-	for slug, am := range o.AgentMachines {
-		c := *am
-		c.Clock = o.Clock
-		if o.Pricer != nil {
-			c.Pricer = o.Pricer
-		}
-		agentMachines[slug] = &c
+	versions := o.Versions
+	if versions == nil {
+		versions = staticVersions{&Version{Agents: o.Agents, Machines: o.AgentMachines, Tools: o.Tools, ToolSource: o.ToolSource}}
 	}
 	lim := o.Limits.withDefaults()
-	return &Runner{Machine: &m, agentMachines: agentMachines, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, RemoteTasks: o.RemoteTasks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim, Metering: o.Metering, Telemetry: o.Telemetry, Metrics: o.Metrics, ToolSource: o.ToolSource,
-		IO:    core.IO{Model: o.Model, Tools: o.Tools, Summarizer: o.Summarizer, Compactor: o.Compactor, Clock: o.Clock},
-		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter, agentTools: hasAgentTools(o.Agents)}
+	return &Runner{Machine: &m, Versions: versions, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, RemoteTasks: o.RemoteTasks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim, Metering: o.Metering, Telemetry: o.Telemetry, Metrics: o.Metrics,
+		IO:    core.IO{Model: o.Model, Summarizer: o.Summarizer, Compactor: o.Compactor, Clock: o.Clock},
+		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter,
+		// Any published version may declare agent tools.
+		agentTools: o.Versions != nil || hasAgentTools(o.Agents)}
 }
 
 // Errors the API maps to statuses.
@@ -311,11 +315,3 @@ func (e *Runner) loadOwned(ctx context.Context, tenant, runID string) (core.RunR
 	return rec, nil
 }
 
-// machine is the step machine of a run of agent: the agent's own when it
-// has hooks of its own, else the runner's.
-func (e *Runner) machine(agent string) *core.Machine {
-	if m, ok := e.agentMachines[agent]; ok {
-		return m
-	}
-	return e.Machine
-}

@@ -299,7 +299,7 @@ func TestParityWithInProcessRunner(t *testing.T) {
 				t.Fatal(err)
 			}
 			h2 := newHarness(t, nil)
-			rn := &core.Runner{Machine: core.NewMachine(h2.clock), Model: core.ScriptedModel{}, Tools: h2.eng.IO.Tools}
+			rn := &core.Runner{Machine: core.NewMachine(h2.clock), Model: core.ScriptedModel{}, Tools: h2.opts.Tools}
 			run, err := rn.Start(context.Background(), core.StartInput{RunID: runID, SessionID: "s-1", Config: cfg, RequestTools: pc.tools, Messages: pc.messages})
 			if err != nil {
 				t.Fatal(err)

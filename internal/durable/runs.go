@@ -24,28 +24,43 @@ type StartRequest struct {
 	RunID   string
 	Parent  *core.ParentRef
 	Inherit []core.BudgetState
+	// Alias names the alias the run's version comes from (default:
+	// core.DefaultAlias), or Version the version itself (when the agent
+	// allows agent_version); a child run runs on its parent's version
+	// (inherited).
+	Alias     string
+	Version   string
+	inherited bool
 }
 
 // Start creates a run: it takes the session lock, stores the first state
 // and messages, and sends the first step. The snapshot carries what it
 // wrote, so the run's first view reads nothing back.
 func (e *Runner) Start(ctx context.Context, tenant string, req StartRequest) (Snapshot, error) {
-	agent, ok := e.Agents.Get(req.Agent)
+	runID := req.RunID
+	if runID == "" {
+		runID = e.IDs.NewID("r")
+	}
+	v, err := e.startVersion(ctx, tenant, runID, req)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	agent, ok := v.Agents.Get(req.Agent)
 	if !ok {
+		if v.ID != "" {
+			return Snapshot{}, fmt.Errorf("%w %q in agent version %s", ErrUnknownAgent, req.Agent, v.ID)
+		}
 		return Snapshot{}, fmt.Errorf("%w %q", ErrUnknownAgent, req.Agent)
 	}
 	cfg, err := agent.RunConfig(req.Overrides)
 	if err != nil {
 		return Snapshot{}, err
 	}
+	cfg.AgentVersion = v.ID
 	cfg.Metadata = req.Metadata
 	cfg.Principal = req.Principal
 	cfg.Parent = req.Parent
 	cfg.InheritBudgets(req.Inherit)
-	runID := req.RunID
-	if runID == "" {
-		runID = e.IDs.NewID("r")
-	}
 	sessionID := req.SessionID
 	if sessionID == "" {
 		sessionID = e.IDs.NewID("s")
@@ -60,7 +75,7 @@ func (e *Runner) Start(ctx context.Context, tenant string, req StartRequest) (Sn
 		if head.ActiveRun != "" {
 			return transition{}, fmt.Errorf("%w (%s)", ErrSessionBusy, head.ActiveRun)
 		}
-		out, err := e.machine(cfg.Agent).Start(ctx, core.StartInput{
+		out, err := e.machineIn(v, cfg.Agent).Start(ctx, core.StartInput{
 			RunID: runID, SessionID: sessionID, Config: cfg,
 			RequestTools: req.RequestTools, Messages: req.Messages, FirstSeq: head.NextSeq,
 		})
@@ -72,7 +87,7 @@ func (e *Runner) Start(ctx context.Context, tenant string, req StartRequest) (Sn
 	})
 	switch {
 	case err == nil:
-		e.Log.InfoContext(ctx, "run started", "run_id", snap.State.RunID, "session_id", sessionID, "agent", req.Agent, "tenant", tenant)
+		e.Log.InfoContext(ctx, "run started", "run_id", snap.State.RunID, "session_id", sessionID, "agent", req.Agent, "agent_version", v.ID, "tenant", tenant)
 		return snap, nil
 	case errors.Is(err, core.ErrLockHeld):
 		return Snapshot{}, fmt.Errorf("%w: %v", ErrSessionBusy, err)

@@ -53,16 +53,21 @@ func (e *Runner) handleStep(ctx context.Context, step core.Step, d Attempt) erro
 		return err
 	}
 	e.useIndex(rec.Tenant, &rec.State)
-	plan, err := e.machine(rec.State.Config.Agent).Plan(ctx, rec.State, tr, step)
-	if err == nil && plan.Kind == core.PlanModel && e.ToolSource != nil {
+	traceVersion(ctx, rec.State.Config)
+	m, v, err := e.machineOf(ctx, rec.State.Config)
+	if err != nil {
+		return err
+	}
+	plan, err := m.Plan(ctx, rec.State, tr, step)
+	if err == nil && plan.Kind == core.PlanModel && v.ToolSource != nil {
 		var changed bool
-		if rec, changed, err = e.discoverTools(ctx, rec, tr, log); err != nil {
+		if rec, changed, err = e.discoverTools(ctx, v.ToolSource, rec, tr, log); err != nil {
 			return err
 		}
 		if changed {
 			// The model's view changed: plan the turn again (the input
 			// guardrails run once more only then).
-			plan, err = e.machine(rec.State.Config.Agent).Plan(ctx, rec.State, tr, step)
+			plan, err = m.Plan(ctx, rec.State, tr, step)
 		}
 	}
 	if err != nil {
@@ -91,7 +96,7 @@ func (e *Runner) handleStep(ctx context.Context, step core.Step, d Attempt) erro
 		}
 		switch plan.Kind {
 		case core.PlanTool:
-			in, err = e.traceTool(ioctx, *plan.Tool, func(ctx context.Context) (core.Input, error) { return e.executeTool(ctx, rec, step, plan, d) })
+			in, err = e.traceTool(ioctx, *plan.Tool, func(ctx context.Context) (core.Input, error) { return e.executeTool(ctx, v, rec, step, plan, d) })
 		case core.PlanModel:
 			in = e.traceModel(ioctx, rec.State, func(ctx context.Context) core.Input { return e.IO.Perform(ctx, step, plan) })
 		default:
@@ -148,7 +153,7 @@ func modelError(in core.Input) error {
 
 // executeTool claims the call's intent and executes it, or decides its
 // outcome when an earlier attempt's outcome is unknown.
-func (e *Runner) executeTool(ctx context.Context, rec core.RunRecord, step core.Step, plan core.Plan, d Attempt) (core.Input, error) {
+func (e *Runner) executeTool(ctx context.Context, v *Version, rec core.RunRecord, step core.Step, plan core.Plan, d Attempt) (core.Input, error) {
 	st := rec.State
 	call := *plan.Tool
 	call.Tenant = rec.Tenant
@@ -156,9 +161,9 @@ func (e *Runner) executeTool(ctx context.Context, rec core.RunRecord, step core.
 	case core.ExecutorAgent:
 		return e.startChild(ctx, rec, step, call)
 	case core.ExecutorHandoff:
-		return e.handoff(step, call), nil
+		return e.handoff(v, step, call), nil
 	case core.ExecutorRemoteAgent:
-		return e.executeRemote(ctx, rec, step, call, d)
+		return e.executeRemote(ctx, v, rec, step, call, d)
 	}
 	now := e.Clock.Now()
 	claim, err := e.Store.ClaimIntent(ctx, st.RunID, call.ToolCallID, d.Owner, now, e.Limits.IntentLease)
@@ -171,7 +176,7 @@ func (e *Runner) executeTool(ctx context.Context, rec core.RunRecord, step core.
 	if claim.Previous && !call.Declaration.RetrySafe() {
 		return e.inDoubt(ctx, st.RunID, step, call, claim.Attempt, "run", "tool outcome unknown after an interrupted attempt; not executing again"), nil
 	}
-	out, err := core.ExecuteTool(ctx, e.IO.Tools, call)
+	out, err := core.ExecuteTool(ctx, v.Tools, call)
 	return core.ToolExecuted{Step: step, Output: out, Err: err}, nil
 }
 
@@ -193,8 +198,8 @@ func (e *Runner) inDoubt(ctx context.Context, runID string, step core.Step, call
 // discoverTools applies what the tool source offers the run's agent
 // (core.ToolsDiscovered) before a model turn plans its request, and
 // returns the run as committed and whether a commit changed it.
-func (e *Runner) discoverTools(ctx context.Context, rec core.RunRecord, tr []core.Message, log *slog.Logger) (core.RunRecord, bool, error) {
-	in := e.ToolSource.Discover(ctx, rec.State.Config.Agent, rec.Tenant)
+func (e *Runner) discoverTools(ctx context.Context, src core.ToolSource, rec core.RunRecord, tr []core.Message, log *slog.Logger) (core.RunRecord, bool, error) {
+	in := src.Discover(ctx, rec.State.Config.Agent, rec.Tenant)
 	if len(in.Tools) == 0 && len(in.Unavailable) == 0 {
 		return rec, false, nil
 	}

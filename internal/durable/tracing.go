@@ -45,11 +45,18 @@ func (e *Runner) providerAttr(p string) attribute.KeyValue {
 	return attribute.String("gen_ai.system", p)
 }
 
+// traceVersion records on a step's span the agent version its run runs
+// on.
+func traceVersion(ctx context.Context, cfg core.RunConfig) {
+	trace.SpanFromContext(ctx).SetAttributes(attribute.String("gen_ai.agent.version", cfg.AgentVersion))
+}
+
 // startRun starts the run's root span.
 func (e *Runner) startRun(ctx context.Context, cfg core.RunConfig) (context.Context, trace.Span) {
 	attrs := []attribute.KeyValue{
 		attribute.String("gen_ai.operation.name", "invoke_agent"),
 		attribute.String("gen_ai.agent.name", cfg.Agent),
+		attribute.String("gen_ai.agent.version", cfg.AgentVersion),
 		e.providerAttr(cfg.Model.Provider),
 	}
 	return e.tracer().Start(ctx, "invoke_agent "+cfg.Agent, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(withModel(attrs, "gen_ai.request.model", cfg.Model.Model)...))

@@ -18,13 +18,15 @@ type PendingView struct {
 
 // View is the public run view.
 type View struct {
-	RunID     string         `json:"run_id"`
-	SessionID string         `json:"session_id"`
-	Agent     string         `json:"agent"`
-	Status    core.RunStatus `json:"status"`
-	Pending   PendingView    `json:"pending"`
-	Result    core.Envelope  `json:"result"`
-	Metadata  map[string]any `json:"metadata,omitempty"`
+	RunID     string `json:"run_id"`
+	SessionID string `json:"session_id"`
+	Agent     string `json:"agent"`
+	// AgentVersion is the agents file version the run runs on.
+	AgentVersion string         `json:"agent_version,omitempty"`
+	Status       core.RunStatus `json:"status"`
+	Pending      PendingView    `json:"pending"`
+	Result       core.Envelope  `json:"result"`
+	Metadata     map[string]any `json:"metadata,omitempty"`
 	// Budgets are the run's budgets, each with its ceiling and what the
 	// run has used of it.
 	Budgets []core.BudgetState `json:"budgets,omitempty"`
@@ -86,7 +88,7 @@ func (e *Runner) View(ctx context.Context, snap Snapshot, maxBytes int) (View, e
 		}
 	}
 	v := View{
-		RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, Status: st.Status,
+		RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, AgentVersion: st.Config.AgentVersion, Status: st.Status,
 		Pending:  PendingView{ToolRequests: nonNil(reqs), Actions: nonNil(acts)},
 		Result:   core.BuildEnvelope(st, tr, events, results, audit),
 		Metadata: st.Config.Metadata, Budgets: st.Budgets, Children: st.Children, Deliveries: deliveries, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt,

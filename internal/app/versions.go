@@ -1,0 +1,184 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/awsenv"
+	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/executors"
+	"github.com/baton-agents/baton/internal/guardrails"
+	"github.com/baton-agents/baton/internal/secrets"
+	"github.com/baton-agents/baton/internal/toolspec"
+)
+
+// versionBuilder builds an agent version's adapters from its
+// declarations: the step machines of agents with guardrails or hooks of
+// their own and, where tools execute, the tool executors and the MCP
+// servers' tools. The composition root is the only place that does.
+type versionBuilder struct {
+	executeTools bool
+	features     Features
+	handlers     map[string]ToolHandler
+	aws          awsenv.Loader
+	sec          *secrets.Resolver
+	remote       *executors.Remote
+	log          *slog.Logger
+}
+
+// build builds version id of reg. The deployment's own file (strict) must
+// build whole: what it needs and this build lacks is an error at cold
+// start. An older version's tool whose Go handler or executor type this
+// build no longer has fails each call with an error naming the version
+// and what is missing, never runs elsewhere.
+func (b *versionBuilder) build(ctx context.Context, id string, reg *agents.Registry, strict bool) (*durable.Version, *executors.Router, error) {
+	v := &durable.Version{ID: id, Agents: reg}
+	var err error
+	if v.Machines, err = agentMachines(reg, guardrails.Deps{AWS: b.aws, Secrets: b.sec, Remote: b.remote, Log: b.log}); err != nil {
+		return nil, nil, err
+	}
+	if err := addAgentHooks(ctx, reg, b.remote, b.log, v.Machines); err != nil {
+		return nil, nil, err
+	}
+	if !b.executeTools {
+		return v, nil, nil
+	}
+	goh := executors.NewGoRegistry()
+	for name, h := range b.handlers {
+		goh.Register(name, h)
+	}
+	// http and lambda tools are built here, once per version: signing
+	// secrets are resolved and the Lambda client created when first
+	// needed. AWS is loaded only when a tool needs it.
+	factories := b.remote.Factories(ctx)
+	if b.features.A2A != nil {
+		factories[toolspec.TypeA2A] = b.features.A2A(b.sec)
+	}
+	tools := reg.Executors()
+	missing := map[string]string{}
+	if !strict {
+		for slug, byName := range tools {
+			for name, ex := range byName {
+				reason := ""
+				if _, ok := goh.Lookup(ex.Handler); ex.Type == toolspec.TypeGo && !ok {
+					reason = fmt.Sprintf("the Go handler %q, which this build does not register", ex.Handler)
+				} else if ex.Type != toolspec.TypeGo && factories[ex.Type] == nil {
+					reason = fmt.Sprintf("the %s executor, which this build does not link", ex.Type)
+				}
+				if reason != "" {
+					missing[slug+"\x00"+name] = reason
+					delete(byName, name)
+				}
+			}
+		}
+	}
+	router, err := executors.NewRouter(tools, goh, factories)
+	if err != nil {
+		return nil, nil, err
+	}
+	var exec core.ToolExecutor = router
+	if len(missing) > 0 {
+		exec = missingTools{version: id, missing: missing, next: router}
+	}
+	// MCP servers' tools are discovered here (the worker), never in the
+	// API, and offered to each run before its model turns.
+	m, err := mcpTools(ctx, reg, b.features, b.sec, b.log)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m != nil {
+		exec, v.ToolSource = withMCP{tools: exec, mcp: m}, m
+	}
+	v.Tools = exec
+	return v, router, nil
+}
+
+// missingTools fails the calls of an old version's tools that this build
+// can no longer execute.
+type missingTools struct {
+	version string
+	missing map[string]string // agent \x00 tool → what is missing
+	next    core.ToolExecutor
+}
+
+func (m missingTools) Execute(ctx context.Context, call core.ToolCall) (any, error) {
+	if why, ok := m.missing[call.Agent+"\x00"+call.ToolName]; ok {
+		return nil, fmt.Errorf("agent version %s: tool %s of agent %s needs %s", m.version, call.ToolName, call.Agent, why)
+	}
+	return m.next.Execute(ctx, call)
+}
+
+// catalog loads agent versions from the store and builds each once
+// (durable.Versions). The deployment's own file is built at cold start;
+// another version when a run of it first needs it.
+type catalog struct {
+	store   core.AgentVersionStore
+	boot    *durable.Version
+	builder *versionBuilder
+	mu      sync.Mutex
+	byID    map[string]*durable.Version
+}
+
+func (c *catalog) Load(ctx context.Context, id string) (*durable.Version, error) {
+	if id == "" || id == c.boot.ID {
+		return c.boot, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.byID[id]; ok {
+		return v, nil
+	}
+	stored, err := c.store.GetAgentVersion(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := agents.Parse(stored.File)
+	if err != nil {
+		return nil, fmt.Errorf("agent version %s no longer loads in this build: %w", id, err)
+	}
+	v, _, err := c.builder.build(ctx, id, reg, false)
+	if err != nil {
+		return nil, fmt.Errorf("agent version %s cannot be built: %w", id, err)
+	}
+	c.byID[id] = v
+	return v, nil
+}
+
+// publishBundled stores the deployment's own agents file as a version and,
+// when a deploy brought a file the default alias was not yet pointed at
+// by a deploy, points default at it (keeping its tenant pins). A cold
+// start of an unchanged deployment changes nothing: a rollback made
+// through the API stays until the next deploy.
+func publishBundled(ctx context.Context, store core.AgentVersionStore, v core.AgentVersion) error {
+	if _, err := store.GetAgentVersion(ctx, v.ID); errors.Is(err, core.ErrNotFound) {
+		if _, _, err := store.PutAgentVersion(ctx, v); err != nil {
+			return fmt.Errorf("publish the agents file: %w", err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("read agent version %s: %w", v.ID, err)
+	}
+	for range 5 {
+		cur, err := store.GetAgentAlias(ctx, core.DefaultAlias)
+		var prev int64
+		switch {
+		case errors.Is(err, core.ErrNotFound):
+		case err != nil:
+			return fmt.Errorf("read alias default: %w", err)
+		case cur.Deployed == v.ID:
+			return nil
+		default:
+			prev = cur.Revision
+		}
+		next := core.AgentAlias{Name: core.DefaultAlias, Routes: []core.AliasRoute{{Version: v.ID, Weight: 100}}, Tenants: cur.Tenants,
+			Deployed: v.ID, UpdatedAt: v.PublishedAt, UpdatedBy: v.PublishedBy}
+		if _, err = store.PutAgentAlias(ctx, next, prev); !errors.Is(err, core.ErrConflict) {
+			return err
+		}
+	}
+	return fmt.Errorf("alias default kept changing while this deployment pointed it at %s", v.ID)
+}
