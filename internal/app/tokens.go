@@ -74,7 +74,7 @@ func (t Token) Check() error {
 	}
 	api := map[string]bool{}
 	reserved := map[string]bool{}
-	for _, s := range httpapi.AllScopes {
+	for _, s := range httpapi.KnownScopes {
 		api[s] = true
 		ns, _, _ := strings.Cut(s, ":")
 		reserved[ns] = true
@@ -84,7 +84,7 @@ func (t Token) Check() error {
 			return fmt.Errorf("scope %q is not a valid scope name (1 to 128 letters, digits and _ . : / -, like crm:write)", s)
 		}
 		if ns, _, _ := strings.Cut(s, ":"); reserved[ns] && !api[s] {
-			return fmt.Errorf("unknown API scope %q (API scopes: %s)", s, strings.Join(httpapi.AllScopes, ", "))
+			return fmt.Errorf("unknown API scope %q (API scopes: %s)", s, strings.Join(httpapi.KnownScopes, ", "))
 		}
 	}
 	return nil

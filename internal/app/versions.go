@@ -31,6 +31,19 @@ type versionBuilder struct {
 	log          *slog.Logger
 }
 
+// goHandlers is the registry of the built-in Go tool handlers and the
+// process's own.
+func (b *versionBuilder) goHandlers() *executors.GoRegistry {
+	goh := executors.NewGoRegistry()
+	for name, h := range b.handlers {
+		goh.Register(name, h)
+	}
+	return goh
+}
+
+// handlerNames lists the Go tool handlers a version may name.
+func (b *versionBuilder) handlerNames() []string { return b.goHandlers().Names() }
+
 // build builds version id of reg. The deployment's own file (strict) must
 // build whole: what it needs and this build lacks is an error at cold
 // start. An older version's tool whose Go handler or executor type this
@@ -48,10 +61,7 @@ func (b *versionBuilder) build(ctx context.Context, id string, reg *agents.Regis
 	if !b.executeTools {
 		return v, nil, nil
 	}
-	goh := executors.NewGoRegistry()
-	for name, h := range b.handlers {
-		goh.Register(name, h)
-	}
+	goh := b.goHandlers()
 	// http and lambda tools are built here, once per version: signing
 	// secrets are resolved and the Lambda client created when first
 	// needed. AWS is loaded only when a tool needs it.

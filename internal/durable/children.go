@@ -62,8 +62,8 @@ func (e *Runner) startChild(ctx context.Context, rec core.RunRecord, step core.S
 		Agent: agent, RunID: childID, SessionID: core.ChildSessionID(st.RunID, call.ToolCallID),
 		Messages:  []core.Message{{Role: core.RoleUser, Content: core.ChildTask(call.Parameters)}},
 		Principal: principal, Version: st.Config.AgentVersion, inherited: true,
-		Parent:    &core.ParentRef{RunID: st.RunID, ToolCallID: call.ToolCallID, RootRunID: root, Depth: st.Config.Depth() + 1},
-		Inherit:   st.Budgets,
+		Parent:  &core.ParentRef{RunID: st.RunID, ToolCallID: call.ToolCallID, RootRunID: root, Depth: st.Config.Depth() + 1},
+		Inherit: st.Budgets,
 	})
 	if err == nil {
 		return await, nil

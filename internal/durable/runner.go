@@ -194,25 +194,25 @@ type Runner struct {
 	Machine *core.Machine
 	// Versions loads the agent versions runs run on; machines caches
 	// their agents' machines on the runner's clock (versions.go).
-	Versions      Versions
-	machines      sync.Map
-	Store         Store
-	Queue         core.StepQueue
-	Deltas        core.DeltaStore
-	Notifier      core.NotificationPublisher
-	Callbacks     CallbackSender
-	RemoteTasks   RemoteTasks
-	IO            core.IO
-	Clock         core.Clock
-	IDs           core.IDSource
+	Versions    Versions
+	machines    sync.Map
+	Store       Store
+	Queue       core.StepQueue
+	Deltas      core.DeltaStore
+	Notifier    core.NotificationPublisher
+	Callbacks   CallbackSender
+	RemoteTasks RemoteTasks
+	IO          core.IO
+	Clock       core.Clock
+	IDs         core.IDSource
 	// Agents is the deployment's own agents file (Options.Agents).
-	Agents *agents.Registry
-	Log    *slog.Logger
-	Limits Limits
-	Metering   *Metering
-	Telemetry  telemetry.Settings
-	Metrics    *EMF
-	cache      *transcriptCache
+	Agents    *agents.Registry
+	Log       *slog.Logger
+	Limits    Limits
+	Metering  *Metering
+	Telemetry telemetry.Settings
+	Metrics   *EMF
+	cache     *transcriptCache
 	// agentTools: an agent of the file has agent tools, so runs may
 	// store records for parent and child runs in the outbox, which the
 	// sweeper then looks for (children.go).
@@ -314,4 +314,3 @@ func (e *Runner) loadOwned(ctx context.Context, tenant, runID string) (core.RunR
 	}
 	return rec, nil
 }
-

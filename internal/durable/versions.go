@@ -152,4 +152,3 @@ func (e *Runner) aliasVersion(ctx context.Context, tenant, runID, alias string) 
 	}
 	return e.Versions.Load(ctx, a.Pick(tenant, runID))
 }
-

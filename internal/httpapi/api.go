@@ -34,8 +34,17 @@ const (
 	ScopeApprovalDecide = "approvals:decide"
 )
 
-// AllScopes lists every scope.
+// ScopeAgentsManage publishes agent versions and moves aliases
+// (/v1/agent-versions, /v1/agent-aliases). No token holds it unless
+// given it by name: a tenant's token never changes the agents every
+// tenant runs.
+const ScopeAgentsManage = "agents:manage"
+
+// AllScopes lists the scopes a token holds by default.
 var AllScopes = []string{ScopeRunsWrite, ScopeRunsRead, ScopeResultsSubmit, ScopeApprovalDecide}
+
+// KnownScopes lists every scope of the API.
+var KnownScopes = append(append([]string(nil), AllScopes...), ScopeAgentsManage)
 
 // Config is the API's configuration.
 type Config struct {
@@ -49,6 +58,9 @@ type Config struct {
 	IdempotencyTTL time.Duration
 	// Providers lists the model providers a request may name.
 	Providers []string
+	// GoHandlers lists the Go tool handlers the deployment registers: a
+	// published agents file may name no other (versions.go).
+	GoHandlers []string
 	// CORSOrigins are the browser origins (scheme://host[:port], or "*")
 	// allowed to call the API from a browser (cors.go).
 	CORSOrigins []string
@@ -216,6 +228,13 @@ func (a *API) routes() []route {
 		{http.MethodPost, a2aRoute, ScopeRunsRead, a.postA2A, false},
 		{http.MethodGet, a2aCardRoute, "", a.getAgentCard, false},
 		{http.MethodGet, []string{"v1", "openapi.json"}, "", a.openAPI, false},
+		{http.MethodGet, []string{"v1", "agent-versions"}, ScopeAgentsManage, a.listVersions, false},
+		{http.MethodPost, []string{"v1", "agent-versions"}, ScopeAgentsManage, a.publishVersion, false},
+		{http.MethodGet, []string{"v1", "agent-versions", "{}"}, ScopeAgentsManage, a.getVersion, false},
+		{http.MethodGet, []string{"v1", "agent-aliases"}, ScopeAgentsManage, a.listAliases, false},
+		{http.MethodGet, []string{"v1", "agent-aliases", "{}"}, ScopeAgentsManage, a.getAlias, false},
+		{http.MethodPut, []string{"v1", "agent-aliases", "{}"}, ScopeAgentsManage, a.putAlias, false},
+		{http.MethodGet, []string{"v1", "agent-audit"}, ScopeAgentsManage, a.listAgentAudit, false},
 	}
 }
 

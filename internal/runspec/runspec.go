@@ -65,6 +65,11 @@ type Body struct {
 	Metadata          map[string]any    `json:"metadata"`
 	// Callback is checked by the agent (agents.Agent.RunConfig).
 	Callback *agents.CallbackRequest `json:"callback"`
+	// Alias names the alias the run's agent version comes from (default:
+	// "default"); AgentVersion names the version itself, when the agent
+	// allows agent_version.
+	Alias        string `json:"alias"`
+	AgentVersion string `json:"agent_version"`
 }
 
 // Overrides are the start-run settings a protocol edge lets its caller
@@ -123,7 +128,16 @@ func (v Validator) Request(b Body) (durable.StartRequest, error) {
 	if strings.TrimSpace(b.Agent) == "" {
 		return durable.StartRequest{}, Errorf(400, "invalid_request", "agent is required")
 	}
-	req := durable.StartRequest{Agent: b.Agent, Metadata: b.Metadata}
+	req := durable.StartRequest{Agent: b.Agent, Metadata: b.Metadata, Alias: b.Alias, Version: b.AgentVersion}
+	if b.Alias != "" && !core.ValidAliasName(b.Alias) {
+		return req, Errorf(400, "invalid_request", "alias %q: an alias name is 1 to 63 lowercase letters, digits, _ or -", b.Alias)
+	}
+	if b.AgentVersion != "" && !core.ValidAgentVersionID(b.AgentVersion) {
+		return req, Errorf(400, "invalid_request", "agent_version %q: a version id is av_ and 16 hex digits (baton agents versions lists them)", b.AgentVersion)
+	}
+	if b.Alias != "" && b.AgentVersion != "" {
+		return req, Errorf(400, "invalid_request", "name an alias or an agent_version, not both")
+	}
 	if b.SessionID != nil {
 		if !sessionIDRe.MatchString(*b.SessionID) {
 			return req, Errorf(400, "invalid_request", "session_id must be 1 to 128 letters, digits or . _ : -")
@@ -217,6 +231,10 @@ func Classify(err error) *Error {
 		return &Error{Status: 400, Code: "override_not_allowed", Message: err.Error(), Details: map[string]any{"field": oe.Field}}
 	case errors.Is(err, durable.ErrUnknownAgent):
 		return Errorf(400, "unknown_agent", "%v", err)
+	case errors.Is(err, durable.ErrUnknownVersion):
+		return Errorf(400, "unknown_agent_version", "%v", err)
+	case errors.Is(err, durable.ErrVersionNotAllowed):
+		return &Error{Status: 400, Code: "override_not_allowed", Message: err.Error(), Details: map[string]any{"field": agents.OverrideAgentVersion}}
 	case errors.As(err, &tma):
 		return &Error{Status: http.StatusTooManyRequests, Code: "too_many_active_runs",
 			Message: fmt.Sprintf("tenant %s has %d unfinished runs, its limit; start this run when one of them finishes", tma.Tenant, tma.Limit),
