@@ -57,7 +57,8 @@ var _ ModelProvider = ScriptedModel{}
 // scripts none) also holds request_messages: what the model was sent,
 // one {"seq", "role", "content"} per message (content cut to 200
 // characters; seq 0 for a message not yet in the transcript), so a test
-// can see what a turn saw.
+// can see what a turn saw, and request_system: its system prompt (cut
+// the same way).
 const (
 	ScriptedChunkChars   = "chunk_chars"
 	ScriptedChunkDelay   = "chunk_delay"
@@ -99,6 +100,7 @@ func (ScriptedModel) Complete(ctx context.Context, req ModelRequest) (ModelReply
 		}
 		if echo, _ := req.Model.Options[ScriptedEchoRequest].(bool); echo {
 			meta["request_messages"] = echoMessages(req.Messages)
+			meta["request_system"] = truncateRunes(req.System, 200)
 		}
 	}
 	return ModelReply{

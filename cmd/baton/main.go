@@ -56,6 +56,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "mcp":
 		err = runMCP(ctx, args[1:], stdout, stderr)
 	case "agents":
+		if len(args) > 1 && slices.Contains(cli.AgentsCommands, args[1]) {
+			return cli.Main(ctx, args, cli.OSEnv())
+		}
 		return runAgents(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)

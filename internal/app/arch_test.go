@@ -119,6 +119,10 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("%s imports %s: a driven adapter must not import the driving side", p, imp)
 			case under(p, "core"):
 				t.Errorf("%s imports %s: core imports no module package", p, imp)
+			case under(p, "internal/agents", "internal/toolspec") && imp != module+"/core" && imp != module+"/events" && !under(imp, "internal/agents", "internal/toolspec"):
+				// The agents file parses into declarations; only the
+				// composition root builds adapters from them.
+				t.Errorf("%s imports %s: the agents file's declarations import no adapter (core, events and each other only)", p, imp)
 			}
 		}
 	}

@@ -57,6 +57,10 @@ func isTerminal(f *os.File) bool {
 // Commands lists the client commands Main serves.
 var Commands = []string{"run", "runs", "approve", "submit", "cancel", "steer", "interrupt", "login"}
 
+// AgentsCommands are the agents subcommands Main serves (baton agents
+// validate is not a client command: it reads a local file only).
+var AgentsCommands = []string{"publish", "versions", "diff", "alias"}
+
 // Usage describes the client commands.
 const Usage = `  run       start a run and follow it live, answering its approvals and
             client-tool requests (baton run -h)
@@ -69,6 +73,9 @@ const Usage = `  run       start a run and follow it live, answering its approva
   interrupt interrupt a run: interrupt RUN [--action A] [--reason R] [--meta k=v]
   login     save the API URL and token: login --url URL --token TOKEN
             (~/.config/baton/config.json, mode 0600)
+  agents    agent versions (a token with agents:manage): agents publish FILE
+            [--alias A [--weight W]], agents versions, agents diff V1 V2,
+            agents alias NAME VERSION [--weight W]
 
   Client commands take --url (BATON_URL, default ` + DefaultURL + `),
   --token (BATON_TOKEN) and --json; see docs/cli.md for exit codes.
@@ -98,7 +105,7 @@ func Main(ctx context.Context, args []string, env *Env) int {
 	env.in = bufio.NewReader(env.Stdin)
 	err := dispatch(ctx, args, env)
 	name := args[0]
-	if name == "runs" && len(args) > 1 {
+	if (name == "runs" || name == "agents") && len(args) > 1 {
 		name += " " + args[1]
 	}
 	var ue *usageError
@@ -147,6 +154,8 @@ func dispatch(ctx context.Context, args []string, env *Env) error {
 		return cmdInterrupt(ctx, args[1:], env)
 	case "login":
 		return cmdLogin(ctx, args[1:], env)
+	case "agents":
+		return cmdAgents(ctx, args[1:], env)
 	}
 	return usageErr("unknown command %q", args[0])
 }

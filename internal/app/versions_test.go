@@ -1,0 +1,118 @@
+package app
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/durable"
+)
+
+// retiredFile declares a tool whose Go handler ("retired") an older build
+// registered and this one does not.
+const retiredFile = `{"agents":[{"slug":"a","system":"old","model":{"provider":"scripted","turns":[
+  {"tool_calls":[{"id":"c1","name":"ability/old","parameters":{}}]},{"content":"done"}]},
+  "tools":[{"name":"ability/old","source":"go","description":"Old.","parameters":{"type":"object"},"executor":{"type":"go","handler":"retired"}}]}]}`
+
+// TestVersionWithoutItsGoHandler: a run of a stored version whose Go
+// handler is no longer in the build fails that call with an error naming
+// the version and the handler, and the run goes on consistently; the
+// deployment's own file with such a tool does not load at all.
+func TestVersionWithoutItsGoHandler(t *testing.T) {
+	ctx := context.Background()
+	a, err := Build(ctx, Config{Stores: Stores{Memory: true}, Agents: Agents{JSON: agentsJSON("a")}, Providers: []string{ProviderScripted}, ExecuteTools: true}, Deps{Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _, err := agents.NewVersion([]byte(retiredFile), time.Now(), "an older build")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Store.PutAgentVersion(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := a.Runner.Start(ctx, "t", durable.StartRequest{Agent: "a", Version: old.ID, Messages: []core.Message{{Role: core.RoleUser, Content: "go"}}})
+	if err == nil || !strings.Contains(err.Error(), "agent_version") {
+		t.Fatalf("the bundled agent does not allow agent_version: %v", err)
+	}
+	cur, _ := a.Store.GetAgentAlias(ctx, core.DefaultAlias)
+	if _, err := a.Store.PutAgentAlias(ctx, core.AgentAlias{Name: core.DefaultAlias, Routes: []core.AliasRoute{{Version: old.ID, Weight: 100}}, Deployed: cur.Deployed}, cur.Revision); err != nil {
+		t.Fatal(err)
+	}
+	if snap, err = a.Runner.Start(ctx, "t", durable.StartRequest{Agent: "a", Messages: []core.Message{{Role: core.RoleUser, Content: "go"}}}); err != nil {
+		t.Fatal(err)
+	}
+	drainSteps(t, a)
+	if snap, err = a.Runner.Get(ctx, "t", snap.State.RunID); err != nil {
+		t.Fatal(err)
+	}
+	v, err := a.Runner.View(ctx, snap, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := v.Result.ToolExecutionResults
+	want := "agent version " + old.ID + `: tool ability/old of agent a needs the Go handler "retired", which this build does not register`
+	if v.Status != core.StatusCompleted || v.AgentVersion != old.ID || len(res) != 1 || res[0].Result.Success || !strings.Contains(res[0].Result.Error, want) {
+		t.Fatalf("status %s on %s, results %+v; want the call failed with %q", v.Status, v.AgentVersion, res, want)
+	}
+	if _, err := Build(ctx, Config{Stores: Stores{Memory: true}, Agents: Agents{JSON: retiredFile}, Providers: []string{ProviderScripted}, ExecuteTools: true}, Deps{Log: quiet}); err == nil || !strings.Contains(err.Error(), `no Go handler named "retired"`) {
+		t.Fatalf("the deployment's own file with an unknown handler: %v", err)
+	}
+}
+
+// TestDeployPointsDefault: a deploy (a build with a new bundled file)
+// publishes it and points default at it; a cold start of the same
+// deployment leaves an alias moved through the API alone; redeploying
+// an earlier file points default back at it.
+func TestDeployPointsDefault(t *testing.T) {
+	ctx := context.Background()
+	var shared durable.Store
+	build := func(file string) *App {
+		t.Helper()
+		a, err := Build(ctx, Config{Stores: Stores{Memory: true}, Agents: Agents{JSON: file}, Providers: []string{ProviderScripted}}, Deps{Log: quiet,
+			WrapStore: func(s durable.Store) durable.Store {
+				if shared == nil {
+					shared = s
+				}
+				return shared
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	def := func() core.AgentAlias {
+		al, err := shared.GetAgentAlias(ctx, core.DefaultAlias)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return al
+	}
+	a1 := build(agentsJSON("one"))
+	if al := def(); al.Routes[0].Version != a1.AgentVersion || al.Deployed != a1.AgentVersion || al.UpdatedBy != "deploy" {
+		t.Fatalf("first deploy: %+v", al)
+	}
+	a2 := build(agentsJSON("two"))
+	if def().Routes[0].Version != a2.AgentVersion || a2.AgentVersion == a1.AgentVersion {
+		t.Fatalf("second deploy: %+v", def())
+	}
+	rb := def()
+	rb.Routes = []core.AliasRoute{{Version: a1.AgentVersion, Weight: 100}}
+	if _, err := shared.PutAgentAlias(ctx, rb, rb.Revision); err != nil {
+		t.Fatal(err)
+	}
+	build(agentsJSON("two")) // a cold start of the same deployment
+	if def().Routes[0].Version != a1.AgentVersion {
+		t.Fatalf("a cold start undid the rollback: %+v", def())
+	}
+	build(agentsJSON("one"))
+	if al := def(); al.Routes[0].Version != a1.AgentVersion || al.Deployed != a1.AgentVersion {
+		t.Fatalf("redeploying the first file: %+v", al)
+	}
+	if vs, _ := shared.ListAgentVersions(ctx); len(vs) != 2 {
+		t.Fatalf("versions %+v", vs)
+	}
+}
