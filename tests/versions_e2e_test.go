@@ -245,7 +245,7 @@ func TestCanaryAliasAndRollback(t *testing.T) {
 	before := d.call(t, "GET", "/v1/agent-versions", tokAdmin, "")
 	bad := []struct {
 		method, path, body, code string
-		status               int
+		status                   int
 	}{
 		{"POST", "/v1/agent-versions", `{"agents":[{"slug":"x","model":{"provider":"scripted"},"max_turns":"many"}]}`, "invalid_agents_file", 400},
 		{"POST", "/v1/agent-versions", `{"agents":[{"slug":"x","model":{"provider":"scripted"},"tools":[{"name":"ability/x","description":"x","parameters":{"type":"object"},"executor":{"type":"go","handler":"nope"}}]}]}`, "invalid_agents_file", 400},
