@@ -77,6 +77,9 @@ const (
 	MutNoVisibilityExtension = "no_visibility_extension"
 	// MutSendBeforeCommit sends a commit's next steps before the commit.
 	MutSendBeforeCommit = "send_before_commit"
+	// MutVersionFollowsDefault: a step runs on the version the default
+	// alias names now, not the one its run started on.
+	MutVersionFollowsDefault = "version_follows_default"
 )
 
 // stallAfter is the runner's stall period (its default).
@@ -93,21 +96,31 @@ const (
 // budgets allowed in requests, on three agents: sim; sim-short, whose
 // pending items expire after 3 minutes; and sim-compact, which compacts
 // its transcript past 4 messages.
-func agentsFile(mcpURL string) string {
-	tools := `[
-  {"name":"ops/lookup","source":"ops","description":"Look something up (retry-safe).","runtime":{"retry_safe":true},"executor":{"type":"go","handler":"lookup"}},
-  {"name":"ops/charge","source":"ops","description":"Charge a card (not retry-safe).","executor":{"type":"go","handler":"charge"}},
-  {"name":"ops/email","source":"ops","description":"Send an email (approved first).","action_policy":"preview","executor":{"type":"go","handler":"charge"}},
-  {"name":"agent/helper","description":"Ask the helper agent (a child run).","executor":{"type":"agent","agent":"sim-helper"}}]`
-	agent := func(slug, extra string) string {
-		return fmt.Sprintf(`{"slug":%q,"model":{"provider":"scripted","model":"sim"},"allow_overrides":["model","parallel_tool_calls","budgets"],"max_turns":12,
- "tools":%s,"mcp_servers":[{"name":"crm","url":%q,"timeout":"10s"}]%s}`, slug, tools, mcpURL, extra)
+func agentsFile(mcpURL string) string { return agentsFileWith(mcpURL, systemV1) }
+
+// agentsFileWith is the agents file with system as every agent's prompt
+// (versions.go publishes a second one).
+func agentsFileWith(mcpURL, system string) string {
+	// The second version's tools run on handlers of their own, so a step
+	// that runs on the wrong version shows (versions.go).
+	suffix := ""
+	if system == systemV2 {
+		suffix = "_v2"
 	}
-	helper := fmt.Sprintf(`{"slug":"sim-helper","model":{"provider":"scripted","model":"sim","turns":[
+	tools := fmt.Sprintf(`[
+  {"name":"ops/lookup","source":"ops","description":"Look something up (retry-safe).","runtime":{"retry_safe":true},"executor":{"type":"go","handler":"lookup%[1]s"}},
+  {"name":"ops/charge","source":"ops","description":"Charge a card (not retry-safe).","executor":{"type":"go","handler":"charge%[1]s"}},
+  {"name":"ops/email","source":"ops","description":"Send an email (approved first).","action_policy":"preview","executor":{"type":"go","handler":"charge%[1]s"}},
+  {"name":"agent/helper","description":"Ask the helper agent (a child run).","executor":{"type":"agent","agent":"sim-helper"}}]`, suffix)
+	agent := func(slug, extra string) string {
+		return fmt.Sprintf(`{"slug":%q,"system":%q,"model":{"provider":"scripted","model":"sim"},"allow_overrides":["model","parallel_tool_calls","budgets"],"max_turns":12,
+ "tools":%s,"mcp_servers":[{"name":"crm","url":%q,"timeout":"10s"}]%s}`, slug, system, tools, mcpURL, extra)
+	}
+	helper := fmt.Sprintf(`{"slug":"sim-helper","system":%q,"model":{"provider":"scripted","model":"sim","turns":[
   {"content":"helping","tool_calls":[{"id":"h1","name":"ops/charge","parameters":{"amount":1}}],"usage":{"prompt_tokens":%d,"completion_tokens":%d}},
   {"content":"helped","usage":{"prompt_tokens":%d,"completion_tokens":%d}}]},"max_turns":4,
- "tools":[{"name":"ops/charge","source":"ops","description":"Charge a card (not retry-safe).","executor":{"type":"go","handler":"charge"}}]}`,
-		helperTurns[0].Prompt, helperTurns[0].Completion, helperTurns[1].Prompt, helperTurns[1].Completion)
+ "tools":[{"name":"ops/charge","source":"ops","description":"Charge a card (not retry-safe).","executor":{"type":"go","handler":"charge%s"}}]}`,
+		system, helperTurns[0].Prompt, helperTurns[0].Completion, helperTurns[1].Prompt, helperTurns[1].Completion, suffix)
 	return `{"agents":[` + agent("sim", "") + ",\n" + agent("sim-short", `,"pending_ttl":"3m"`) + ",\n" +
 		agent("sim-compact", `,"compaction":{"enabled":true,"max_messages":4,"recent_messages":2}`) + ",\n" + helper + "]}"
 }
@@ -292,6 +305,7 @@ func Run(seed uint64, o Options, faults bool) (Result, error) {
 		res:   Result{Runs: map[string]RunOutcome{}, Faults: map[string]int{}, Executions: map[string]int{}, Keys: map[string]map[string]bool{}, Seen: map[string][]int64{}, Kinds: map[string]string{}, Turns: map[string]map[string]usage{}},
 		clock: &core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, index: map[string]string{}, kinds: map[string]string{}, disrupted: map[string]bool{}, versions: map[string]int64{},
 		slowIn: make(chan struct{}), slowOut: make(chan struct{}), extended: make(chan struct{}), resent: map[string]time.Time{}, unacked: map[string]string{}}
+	s.publishAt, s.systems = publishAt(seed), map[string]map[string]bool{}
 	if err := s.build(o); err != nil {
 		return Result{}, err
 	}
@@ -323,6 +337,12 @@ func Run(seed uint64, o Options, faults bool) (Result, error) {
 
 // sim is one execution of a seed.
 type sim struct {
+	// publishAt is the loop step that publishes a second agents file and
+	// moves default to it; systems are the prompts each run's model
+	// requests carried, and systemOf each version's (versions.go).
+	publishAt    int
+	systems      map[string]map[string]bool
+	systemOf     map[string]string
 	rng          *rand.Rand
 	faults       bool
 	rate         float64
@@ -366,7 +386,7 @@ type sim struct {
 func (s *sim) build(o Options) error {
 	stores := app.Stores{Memory: true, Visibility: visibility}
 	deps := app.Deps{Features: features.All, Clock: s.clock, IDs: &core.SequentialIDs{}, Log: slog.New(slog.DiscardHandler), Model: s,
-		ToolHandlers: map[string]app.ToolHandler{"lookup": s.tool, "charge": s.tool},
+		ToolHandlers: map[string]app.ToolHandler{"lookup": s.tool, "charge": s.tool, "lookup_v2": s.toolV2, "charge_v2": s.toolV2},
 		WrapStore: func(st durable.Store) durable.Store {
 			s.store = &faultStore{Store: st, sim: s, freeze: make(chan struct{}), thaw: make(chan struct{}), rng: rand.New(rand.NewPCG(s.rng.Uint64(), 3))}
 			return s.store
@@ -403,6 +423,13 @@ func (s *sim) build(o Options) error {
 	s.a.Worker.Ticks = s.ticks
 	if s.mutation == MutNoVisibilityExtension {
 		s.a.Worker.Extender = nil
+	}
+	s.systemOf = map[string]string{s.a.AgentVersion: systemV1}
+	if s.mutation == MutVersionFollowsDefault {
+		s.a.Runner.Versions = followDefault{Versions: s.a.Runner.Versions, store: s.a.Store}
+	}
+	if err := s.a.PutToken(context.Background(), app.Token{Token: adminToken, Tenant: tenant, Scopes: append(app.Scopes(), "agents:manage")}); err != nil {
+		return err
 	}
 	return s.a.PutToken(context.Background(), app.Token{Token: token, Tenant: tenant, Scopes: app.Scopes()})
 }
@@ -444,6 +471,9 @@ func (s *sim) Complete(ctx context.Context, req core.ModelRequest) (core.ModelRe
 		s.slowIn <- struct{}{}
 		<-s.slowOut
 	}
+	if req.Purpose != core.PurposeSummary {
+		s.seenSystem(req.RunID, req.System)
+	}
 	return core.ScriptedModel{}.Complete(ctx, req)
 }
 
@@ -458,8 +488,16 @@ func (s *sim) ticks(time.Duration) (<-chan time.Time, func()) {
 }
 
 // tool is the go handler of the workload's server tools: it counts each
-// call's executions and idempotency keys.
+// call's executions and idempotency keys; toolV2 is the second agent
+// version's, which notes that a call ran on it (versions.go).
 func (s *sim) tool(_ context.Context, c core.ToolCall) (any, error) {
+	s.seenSystem(c.RunID, systemV1)
+	s.executed(c.RunID, c.ToolCallID, c.IdempotencyKey)
+	return map[string]any{"ok": c.ToolName}, nil
+}
+
+func (s *sim) toolV2(ctx context.Context, c core.ToolCall) (any, error) {
+	s.seenSystem(c.RunID, systemV2)
 	s.executed(c.RunID, c.ToolCallID, c.IdempotencyKey)
 	return map[string]any{"ok": c.ToolName}, nil
 }
@@ -496,7 +534,16 @@ func (s *sim) runIndex(runID string) string {
 
 // api calls the HTTP API; key, when set, is sent as Idempotency-Key.
 func (s *sim) api(ctx context.Context, method, path, body, key string) (int, map[string]any) {
-	h := map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+	return s.call(ctx, token, method, path, body, key)
+}
+
+// adminAPI calls the HTTP API with the token that manages agent versions.
+func (s *sim) adminAPI(ctx context.Context, method, path, body string) (int, map[string]any) {
+	return s.call(ctx, adminToken, method, path, body, "")
+}
+
+func (s *sim) call(ctx context.Context, tok, method, path, body, key string) (int, map[string]any) {
+	h := map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json"}
 	if key != "" {
 		h["Idempotency-Key"] = key
 	}
@@ -553,6 +600,11 @@ func (s *sim) loop(ctx context.Context) error {
 	for step := 0; step < maxSteps; step++ {
 		s.res.Steps = step
 		s.checkVersions(ctx)
+		if step == s.publishAt {
+			if err := s.publishVersion(ctx); err != nil {
+				return err
+			}
+		}
 		if id := s.runs[s.rng.IntN(len(s.runs))]; s.rng.IntN(4) == 0 {
 			s.read(ctx, id)
 		}
@@ -961,6 +1013,12 @@ func (s *sim) collect(ctx context.Context) error {
 			cu := spent(map[string]usage{"helping": helperTurns[0], "helped": helperTurns[1]}, cm)
 			children.Prompt += cu.Prompt
 			children.Completion += cu.Completion
+		}
+		s.checkRunVersion(s.index[id], snap.State)
+		for _, c := range snap.State.Children {
+			if child, err := s.a.Runner.Get(ctx, tenant, c.RunID); err == nil {
+				s.checkRunVersion(s.index[id]+" child", child.State)
+			}
 		}
 		s.res.Runs[s.index[id]] = RunOutcome{RunID: id, Status: snap.State.Status, Final: v.Result.FinalContent, Messages: msgs, Events: evs, Results: v.Result.ToolExecutionResults, Usage: u, CostUSD: modelUSD, ChildUsage: children}
 		if !core.IsTerminal(snap.State.Status) {

@@ -182,7 +182,7 @@ func battery(t *testing.T, n int, o Options) {
 // TestBatteryCatchesEachMutation: with each guarantee broken on purpose,
 // the battery's default seeds find a violation.
 func TestBatteryCatchesEachMutation(t *testing.T) {
-	for _, m := range []string{MutSkipIntentClaim, MutNoVersionFence, MutSendBeforeCommit, MutDropEventOnResume, MutNoVisibilityExtension} {
+	for _, m := range []string{MutSkipIntentClaim, MutNoVersionFence, MutSendBeforeCommit, MutDropEventOnResume, MutNoVisibilityExtension, MutVersionFollowsDefault} {
 		t.Run(m, func(t *testing.T) {
 			for seed := uint64(1); seed <= uint64(*seeds); seed++ {
 				clean, err := Run(seed, Options{}, false)
