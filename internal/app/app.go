@@ -250,7 +250,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	if err := publishBundled(ctx, st.store, bootVersion); err != nil {
 		return nil, err
 	}
-	versions := &catalog{store: st.store, boot: boot, builder: builder, byID: map[string]*durable.Version{}}
+	versions := &catalog{store: st.store, boot: boot, builder: builder, byID: map[string]*loading{}}
 	a := &App{Config: cfg, Steps: st.queue, Store: st.store, Tokens: st.tokens, Agents: reg, AgentVersion: bootVersion.ID, Tools: boot.Tools, Stores: st.info, Log: log, cleanup: st.cleanup, stopTelemetry: stopTelemetry}
 	a.opts = durable.Options{Notifier: cfg.Notify.notifier(loadAWS, log), Callbacks: callbacks, RemoteTasks: remoteTasks, Versions: versions, Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log,
 		Pricer: prices, Metering: metering, Telemetry: tel, Metrics: emf,

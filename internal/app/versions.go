@@ -131,7 +131,15 @@ type catalog struct {
 	boot    *durable.Version
 	builder *versionBuilder
 	mu      sync.Mutex
-	byID    map[string]*durable.Version
+	byID    map[string]*loading
+}
+
+// loading is a version being built, or built: the runs that need it
+// first wait for one build; one that failed is built again next time.
+type loading struct {
+	once sync.Once
+	v    *durable.Version
+	err  error
 }
 
 func (c *catalog) Load(ctx context.Context, id string) (*durable.Version, error) {
@@ -139,10 +147,25 @@ func (c *catalog) Load(ctx context.Context, id string) (*durable.Version, error)
 		return c.boot, nil
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if v, ok := c.byID[id]; ok {
-		return v, nil
+	l := c.byID[id]
+	if l == nil {
+		l = &loading{}
+		c.byID[id] = l
 	}
+	c.mu.Unlock()
+	l.once.Do(func() { l.v, l.err = c.build(ctx, id) })
+	if l.err != nil {
+		c.mu.Lock()
+		if c.byID[id] == l {
+			delete(c.byID, id)
+		}
+		c.mu.Unlock()
+	}
+	return l.v, l.err
+}
+
+// build reads version id from the store and builds it.
+func (c *catalog) build(ctx context.Context, id string) (*durable.Version, error) {
 	stored, err := c.store.GetAgentVersion(ctx, id)
 	if err != nil {
 		return nil, err
@@ -155,7 +178,6 @@ func (c *catalog) Load(ctx context.Context, id string) (*durable.Version, error)
 	if err != nil {
 		return nil, fmt.Errorf("agent version %s cannot be built: %w", id, err)
 	}
-	c.byID[id] = v
 	return v, nil
 }
 

@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -114,5 +116,61 @@ func TestDeployPointsDefault(t *testing.T) {
 	}
 	if vs, _ := shared.ListAgentVersions(ctx); len(vs) != 2 {
 		t.Fatalf("versions %+v", vs)
+	}
+}
+
+type countingVersions struct {
+	core.AgentVersionStore
+	mu   sync.Mutex
+	gets int
+}
+
+func (c *countingVersions) GetAgentVersion(ctx context.Context, id string) (core.AgentVersion, error) {
+	c.mu.Lock()
+	c.gets++
+	c.mu.Unlock()
+	return c.AgentVersionStore.GetAgentVersion(ctx, id)
+}
+
+// TestCatalogBuildsAVersionOnce: runs that need a version at once wait
+// for one build and share it; an unknown version is an error each time.
+func TestCatalogBuildsAVersionOnce(t *testing.T) {
+	ctx := context.Background()
+	a, err := Build(ctx, Config{Stores: Stores{Memory: true}, Agents: Agents{JSON: agentsJSON("a")}, Providers: []string{ProviderScripted}, ExecuteTools: true}, Deps{Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, _ := agents.NewVersion([]byte(agentsJSON("b")), time.Now(), "t")
+	if _, _, err := a.Store.PutAgentVersion(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	cv := &countingVersions{AgentVersionStore: a.Store}
+	c := a.opts.Versions.(*catalog)
+	c.store = cv
+	var wg sync.WaitGroup
+	got := make([]*durable.Version, 8)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], _ = c.Load(ctx, v.ID)
+		}()
+	}
+	wg.Wait()
+	for _, g := range got {
+		if g == nil || g != got[0] || g.ID != v.ID {
+			t.Fatalf("loads %v", got)
+		}
+	}
+	if _, ok := got[0].Agents.Get("b"); !ok || cv.gets != 1 {
+		t.Fatalf("agents %v, %d store reads", got[0].Agents.Slugs(), cv.gets)
+	}
+	if boot, _ := c.Load(ctx, ""); boot.ID != a.AgentVersion {
+		t.Fatalf("the deployment's own version: %s", boot.ID)
+	}
+	for range 2 {
+		if _, err := c.Load(ctx, "av_0000000000000000"); !errors.Is(err, core.ErrNotFound) {
+			t.Fatalf("unknown version: %v", err)
+		}
 	}
 }
