@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,6 +74,20 @@ func roundTrip[T any](t *testing.T, path string) T {
 var bodySchema = map[string]string{
 	"start-run.json": "start-run", "submit-result.json": "tool-result", "approve.json": "approval",
 	"cancel.json": "cancel", "steer.json": "steer", "interrupt.json": "interrupt",
+	"publish-agent-version.json": "agents-file",
+}
+
+// managerToken holds agents:manage, which the sample token (the default
+// scopes) lacks.
+const managerToken = "sample-manager-0000001"
+
+// manageSamples are the samples of the agents:manage routes and what
+// each answers with managerToken on a fresh store: the sample version is
+// not published, the sample alias routes to unpublished versions, and
+// default points at the bundled file's version.
+var manageSamples = map[string]int{
+	"list-agent-versions.json": 200, "publish-agent-version.json": 201, "get-agent-version.json": 404,
+	"list-agent-aliases.json": 200, "get-agent-alias.json": 200, "put-agent-alias.json": 400, "list-agent-audit.json": 200,
 }
 
 func newAPI(t *testing.T) (*httpapi.API, *worker.Worker) {
@@ -89,11 +105,17 @@ func newAPI(t *testing.T) (*httpapi.API, *worker.Worker) {
 	if err := a.PutToken(context.Background(), app.Token{Token: "sample-token-0000001", Tenant: "sample"}); err != nil {
 		t.Fatal(err)
 	}
+	if err := a.PutToken(context.Background(), app.Token{Token: managerToken, Tenant: "sample", Label: "manager", Scopes: []string{httpapi.ScopeAgentsManage}}); err != nil {
+		t.Fatal(err)
+	}
 	return a.API, a.Worker
 }
 
 // TestAPISamples: every sample round-trips through the Lambda event type,
-// its body satisfies its schema, and the handler answers it as expected.
+// its body satisfies its schema, and the handler answers it as expected:
+// the sample token lacks agents:manage, so the agent-version samples are
+// forbidden; with a token that holds it they reach their handlers, and
+// each exchange is one the OpenAPI document describes.
 func TestAPISamples(t *testing.T) {
 	api, _ := newAPI(t)
 	// The AG-UI sample's stream, with no worker here, ends at the wait.
@@ -115,8 +137,10 @@ func TestAPISamples(t *testing.T) {
 			// The sample run does not exist in a fresh store; list-runs
 			// and interrupt carry a custom domain's base path, which the
 			// handler routes through.
-			want := map[string]int{"start-run.json": 202, "list-runs.json": 200, "get-openapi.json": 200, "agui.json": 200, "a2a-card.json": 200, "a2a.json": 200}[filepath.Base(f)]
-			if want == 0 {
+			want, code := map[string]int{"start-run.json": 202, "list-runs.json": 200, "get-openapi.json": 200, "agui.json": 200, "a2a-card.json": 200, "a2a.json": 200}[filepath.Base(f)], "not_found"
+			if _, ok := manageSamples[filepath.Base(f)]; ok {
+				want, code = 403, "forbidden"
+			} else if want == 0 {
 				want = 404
 			}
 			if resp.StatusCode != want {
@@ -126,12 +150,46 @@ func TestAPISamples(t *testing.T) {
 				if err := errSchema.Validate(decode(t, []byte(resp.Body))); err != nil {
 					t.Fatalf("error body does not satisfy the error schema: %v", err)
 				}
-				if !strings.Contains(resp.Body, `"code":"not_found"`) {
+				if !strings.Contains(resp.Body, `"code":"`+code+`"`) {
 					t.Fatalf("the sample was not routed: %s", resp.Body)
 				}
 			}
+			want, ok := manageSamples[filepath.Base(f)]
+			if !ok {
+				return
+			}
+			doc := checker(t)
+			doc.Exchange(exchange(req, resp))
+			req.Headers["Authorization"] = "Bearer " + managerToken
+			req.MultiValueHeaders["Authorization"] = []string{"Bearer " + managerToken}
+			resp, _ = api.Handle(context.Background(), req)
+			if resp.StatusCode != want {
+				t.Fatalf("with agents:manage: status %d, want %d: %s", resp.StatusCode, want, resp.Body)
+			}
+			doc.Exchange(exchange(req, resp))
+			if p := doc.Problems(); len(p) > 0 {
+				t.Fatalf("the document does not describe the exchange: %v", p)
+			}
 		})
 	}
+}
+
+// exchange is a Lambda proxy request and its answer as the HTTP exchange
+// the OpenAPI checker reads.
+func exchange(req events.APIGatewayProxyRequest, resp events.APIGatewayProxyResponse) (*http.Request, []byte, *http.Response, []byte) {
+	q := url.Values{}
+	for k, v := range req.QueryStringParameters {
+		q.Set(k, v)
+	}
+	r, _ := http.NewRequest(req.HTTPMethod, "http://127.0.0.1:8080"+req.Path+"?"+q.Encode(), strings.NewReader(req.Body))
+	for k, v := range req.Headers {
+		r.Header.Set(k, v)
+	}
+	h := http.Header{}
+	for k, v := range resp.Headers {
+		h.Set(k, v)
+	}
+	return r, []byte(req.Body), &http.Response{StatusCode: resp.StatusCode, Header: h, Request: r}, []byte(resp.Body)
 }
 
 // TestBasePathRouting: behind a custom domain whose base-path mapping
@@ -183,6 +241,9 @@ func TestSchemasAgreeWithHandler(t *testing.T) {
 		`{"agent":"demo","messages":[{"role":"user","content":"x"}],"tools":[{"name":"ability/x","description":"d"}]}`,
 		`{"agent":"demo","messages":[{"role":"user","content":"x"}],"budgets":{"dollars":5}}`,
 		`{"agent":"demo","messages":[{"role":"user","content":"x"}],"max_turns":0}`,
+		`{"agent":"demo","messages":[{"role":"user","content":"x"}],"alias":"default","agent_version":"av_0123456789abcdef"}`,
+		`{"agent":"demo","messages":[{"role":"user","content":"x"}],"alias":"Prod!"}`,
+		`{"agent":"demo","messages":[{"role":"user","content":"x"}],"agent_version":"latest"}`,
 	}
 	s := schema(t, "start-run")
 	for _, body := range bad {
@@ -285,7 +346,8 @@ func TestStreamEventsSatisfySchema(t *testing.T) {
 		t.Fatalf("%d stream events", len(blocks))
 	}
 	for _, bad := range []string{`{"seq":0,"type":"run_started","turn":0,"at":"2026-01-01T00:00:00Z"}`,
-		`{"seq":1,"type":"run_started","turn":0}`, `{"seq":1,"type":"Run Started","turn":0,"at":"2026-01-01T00:00:00Z"}`} {
+		`{"seq":1,"type":"run_started","turn":0}`, `{"seq":1,"type":"Run Started","turn":0,"at":"2026-01-01T00:00:00Z"}`,
+		`{"seq":1,"type":"run_started","turn":0,"at":"2026-01-01T00:00:00Z","data":{"agent":"demo","agent_version":"latest","max_turns":8,"parallel_tool_calls":false,"tools":[]}}`} {
 		if err := s.Validate(decode(t, []byte(bad))); err == nil {
 			t.Errorf("stream-event schema accepts %s", bad)
 		}
