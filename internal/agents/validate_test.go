@@ -42,7 +42,7 @@ func TestValidateListsEveryProblem(t *testing.T) {
 	}
 	want := []string{
 		"agents[0]: additional properties 'colour' not allowed",
-		"agents[0].allow_overrides[0]: value must be one of 'model', 'max_turns', 'budgets', 'parallel_tool_calls', 'context_budget', 'callback'",
+		"agents[0].allow_overrides[0]: value must be one of 'model', 'max_turns', 'budgets', 'parallel_tool_calls', 'context_budget', 'callback', 'agent_version'",
 		"agents[0].max_turns: got string, want integer",
 		"agents[0].tools[0].executor.type: value must be one of 'http', 'lambda', 'go', 'agent', 'a2a'",
 		"agents[0].tools[1]: missing property 'description'",
