@@ -17,6 +17,7 @@ import (
 	"github.com/baton-agents/baton/internal/awsenv"
 	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/executors"
+	"github.com/baton-agents/baton/internal/guardrails"
 	"github.com/baton-agents/baton/internal/httpapi"
 	"github.com/baton-agents/baton/internal/intake"
 	"github.com/baton-agents/baton/internal/providers"
@@ -77,8 +78,8 @@ type Deps struct {
 // them: internal/features.All has them all (baton dev, the worker); the
 // API takes the span exporter alone, the sweeper the A2A client alone (to
 // cancel the remote tasks runs gave up on), and the intake function none,
-// so they link no model provider SDK, MCP client or OpenTelemetry
-// exporter.
+// so they link no model provider SDK, Bedrock runtime client, MCP client
+// or OpenTelemetry exporter.
 type Features struct {
 	// Models builds the model providers Config.Providers names; nil:
 	// the scripted provider only, and a model call to any other one is
@@ -96,6 +97,12 @@ type Features struct {
 	// Tracing builds the span exporter the OTEL_* variables choose; nil:
 	// no span is exported.
 	Tracing func(ctx context.Context, o telemetry.Options) (telemetry.Settings, func(context.Context) error, error)
+	// BedrockGuardrails builds the agents' Amazon Bedrock Guardrails rules
+	// (internal/guardrails/bedrock); nil: where steps run
+	// (Config.ExecuteTools), an agents file with such a rule is refused;
+	// elsewhere the rule is validated only, since guardrails are checked
+	// only while a step is planned or a model reply applied.
+	BedrockGuardrails guardrails.BedrockBuilder
 }
 
 // MCPTools are the tools of the agents' MCP servers: their listings and

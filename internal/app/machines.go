@@ -9,11 +9,13 @@ import (
 )
 
 // agentMachines builds the step machine of every agent that has hooks of
-// its own (today: guardrails), for durable.Options.AgentMachines. Every
-// process (the API, the worker, baton dev) builds the same machines
-// here, so a run's steps and outside inputs are planned and applied with
-// the same hooks wherever they run. A misconfigured block is an error
-// naming the agent and the field.
+// its own (today: guardrails), for an agent version's machines. Every
+// process (the API, the worker, baton dev) builds the machines here, so a
+// run's steps and outside inputs are planned and applied with the same
+// hooks wherever they run; a process that runs no steps builds them with
+// gd.ValidateOnly (its guardrails are never consulted: see
+// versionBuilder.build). A misconfigured block is an error naming the
+// agent and the field.
 func agentMachines(reg *agents.Registry, gd guardrails.Deps) (map[string]*core.Machine, error) {
 	out := map[string]*core.Machine{}
 	for _, slug := range reg.Slugs() {

@@ -52,7 +52,15 @@ func (b *versionBuilder) handlerNames() []string { return b.goHandlers().Names()
 func (b *versionBuilder) build(ctx context.Context, id string, reg *agents.Registry, strict bool) (*durable.Version, *executors.Router, error) {
 	v := &durable.Version{ID: id, Agents: reg}
 	var err error
-	if v.Machines, err = agentMachines(reg, guardrails.Deps{AWS: b.aws, Secrets: b.sec, Remote: b.remote, Log: b.log}); err != nil {
+	// Guardrails are consulted only while a step is planned (input and
+	// tool stages) or a model reply applied (output stage): only where
+	// steps run (executeTools: the worker, baton dev). The API, the
+	// sweeper and the intake function build the same machines to validate
+	// the agents file and to apply outside inputs (client results,
+	// approvals, expiry), which consult none; there a rule type the
+	// process does not link (Bedrock Guardrails) is validated only.
+	gd := guardrails.Deps{AWS: b.aws, Secrets: b.sec, Remote: b.remote, Log: b.log, Bedrock: b.features.BedrockGuardrails, ValidateOnly: !b.executeTools}
+	if v.Machines, err = agentMachines(reg, gd); err != nil {
 		return nil, nil, err
 	}
 	if err := addAgentHooks(ctx, reg, b.remote, b.log, v.Machines); err != nil {

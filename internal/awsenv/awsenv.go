@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
@@ -128,17 +127,6 @@ func SSM(cfg aws.Config) *ssm.Client { return ssm.NewFromConfig(cfg) }
 
 // SecretsManager builds the Secrets Manager client secrets are read with.
 func SecretsManager(cfg aws.Config) *secretsmanager.Client { return secretsmanager.NewFromConfig(cfg) }
-
-// BedrockRuntime builds the Bedrock runtime client in region, at endpoint
-// when it is set.
-func BedrockRuntime(cfg aws.Config, region, endpoint string) *bedrockruntime.Client {
-	return bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) {
-		o.Region = region
-		if endpoint != "" {
-			o.BaseEndpoint = aws.String(endpoint)
-		}
-	})
-}
 
 func isLoopback(endpoint string) bool {
 	if endpoint == "" {

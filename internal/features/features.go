@@ -1,9 +1,10 @@
 // Package features holds the heavy subsystems a Baton function links only
-// when it runs them (app.Features): the model providers' SDKs, the MCP
-// client, the A2A client and the OpenTelemetry exporter. baton dev and
-// the worker link All; the API only the exporter
-// (internal/features/spans); the sweeper and the intake function none of
-// them.
+// when it runs them (app.Features): the model providers' SDKs, Amazon
+// Bedrock Guardrails (the Bedrock runtime client), the MCP client, the
+// A2A client and the OpenTelemetry exporter. baton dev and the worker
+// link All; the API only the exporter (internal/features/spans); the
+// sweeper only the A2A client (internal/features/remote); the intake
+// function none of them.
 package features
 
 import (
@@ -18,6 +19,7 @@ import (
 	"github.com/baton-agents/baton/internal/app"
 	"github.com/baton-agents/baton/internal/awsenv"
 	"github.com/baton-agents/baton/internal/features/remote"
+	"github.com/baton-agents/baton/internal/guardrails/bedrock"
 	"github.com/baton-agents/baton/internal/mcptools"
 	"github.com/baton-agents/baton/internal/providers"
 	"github.com/baton-agents/baton/internal/providers/setup"
@@ -27,7 +29,7 @@ import (
 )
 
 // All is every feature.
-var All = app.Features{Models: Models, MCP: MCP, A2A: remote.A2A, Tracing: otelsetup.Setup}
+var All = app.Features{Models: Models, MCP: MCP, A2A: remote.A2A, Tracing: otelsetup.Setup, BedrockGuardrails: bedrock.Lazy}
 
 // Models builds the enabled model providers (internal/providers/setup).
 func Models(ctx context.Context, enabled []string, pc providers.Config, aws awsenv.Loader, sec *secrets.Resolver, log *slog.Logger) (core.ModelRouter, error) {

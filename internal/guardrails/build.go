@@ -36,6 +36,17 @@ type Deps struct {
 	Stage Stage
 	// AWS loads the AWS configuration (nil: AWS is not available).
 	AWS awsenv.Loader
+	// Bedrock builds Amazon Bedrock Guardrails rules
+	// (internal/guardrails/bedrock); nil: this process does not link
+	// them, and a bedrock rule is an error unless ValidateOnly.
+	Bedrock BedrockBuilder
+	// ValidateOnly says the process never consults the checks Build
+	// returns (it runs no steps: the API, the sweeper and the intake
+	// function build an agent's machine to validate its file and to apply
+	// outside inputs, which consult no guardrail). A rule type it does not
+	// link (bedrock without Bedrock) is then validated only, and denies if
+	// it is ever checked.
+	ValidateOnly bool
 	// Secrets resolves secret references (nil: none).
 	Secrets *secrets.Resolver
 	// Remote builds http and lambda endpoints (the guardrail hooks of
@@ -67,7 +78,7 @@ func Register(typ string, c Constructor) {
 
 // planned are rule types that builds without their implementation
 // reject with a clear message rather than as unknown.
-var planned = map[string]bool{"bedrock": true, "http": true, "lambda": true}
+var planned = map[string]bool{"http": true, "lambda": true}
 
 func constructor(typ string) (Constructor, error) {
 	regMu.RLock()

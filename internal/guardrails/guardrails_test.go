@@ -217,7 +217,7 @@ func TestConfigErrors(t *testing.T) {
 		`{"tool":[{"type":"json_schema","schema":{"type":"nope"}}]}`:               "guardrails.tool[0] (json_schema): schema:",
 		`{"tool":[{"type":"max_length","chars":3},{"type":"shout"}]}`:              "guardrails.tool[1]: type: unknown type \"shout\"",
 		`{"tool":[{"type":"bedrock","guardrail_id":"x"}]}`:                         "guardrails.tool[0] (bedrock): ",
-		`{"tool":[{"type":"bedrock","guardrail_id":"x","guardrail_version":"1"}]}`: "guardrails.tool[0] (bedrock): bedrock rules need the AWS configuration",
+		`{"tool":[{"type":"bedrock","guardrail_id":"x","guardrail_version":"1"}]}`: "guardrails.tool[0] (bedrock): this process runs steps but does not link Amazon Bedrock Guardrails",
 		`{"output":[{"pattern":"a"}]}`:                                             "guardrails.output[0]: type is required",
 		`{"output":[{"type":"regex","pattern":"a","extra":1}]}`:                    "guardrails.output[0] (regex): json: unknown field \"extra\"",
 		`{"on_error":"ignore","output":[{"type":"regex","pattern":"a"}]}`:          "guardrails.on_error: want \"deny\" or \"allow\", got \"ignore\"",

@@ -3,7 +3,15 @@
 // (regex, PII, maximum length, JSON Schema), Amazon Bedrock Guardrails,
 // and http or lambda hooks, each a Rule. Build turns an agent's rules
 // into the core.Guardrails of the step machine the durable runner uses
-// for that agent's runs (durable.Options.AgentMachines).
+// for that agent's runs (an agent version's machines).
+//
+// Every process validates every rule type here. The declarative rules
+// live in this package and the hook rules in internal/hooks, which every
+// process links; the rule that calls Amazon Bedrock's ApplyGuardrail is
+// internal/guardrails/bedrock, linked only where steps run (the worker
+// and baton dev, through app.Features) and passed to Build as
+// Deps.Bedrock, so that the API, the sweeper and the intake function do
+// not link the Bedrock runtime client.
 package guardrails
 
 import (

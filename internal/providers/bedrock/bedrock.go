@@ -52,7 +52,19 @@ type Provider struct {
 
 var _ core.ModelProvider = (*Provider)(nil)
 
-// New builds a Provider on client.
+// NewClient builds the Bedrock runtime client of the provider from the
+// process's AWS configuration (awsenv), in region, at endpoint when it is
+// set.
+func NewClient(cfg aws.Config, region, endpoint string) *bedrockruntime.Client {
+	return bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) {
+		o.Region = region
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})
+}
+
+// New builds a Provider on client (NewClient).
 func New(client *bedrockruntime.Client, cfg Config) (*Provider, error) {
 	if client == nil {
 		return nil, fmt.Errorf("bedrock: a bedrockruntime client is required")

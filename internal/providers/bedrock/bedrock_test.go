@@ -12,7 +12,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/baton-agents/baton/core"
@@ -39,8 +38,8 @@ func checkPath(model, op string) func(t *testing.T, r providertest.Request) {
 		if want := "/model/" + strings.ReplaceAll(url.PathEscape(model), ":", "%3A") + "/" + op; r.Path != want {
 			t.Errorf("path %s, want %s", r.Path, want)
 		}
-		if a := r.Header.Get("Authorization"); !strings.HasPrefix(a, "AWS4-HMAC-SHA256 Credential=AKIDTEST/") {
-			t.Errorf("request is not SigV4-signed with the test credentials: %q", a)
+		if a := r.Header.Get("Authorization"); !strings.HasPrefix(a, "AWS4-HMAC-SHA256 Credential=AKIDTEST/") || !strings.Contains(a, "/us-east-1/bedrock/aws4_request") {
+			t.Errorf("request is not SigV4-signed for bedrock in the provider's region (us-east-1) with the test credentials: %q", a)
 		}
 		if strings.Contains(r.Header.Get("Authorization"), testSecretAK) {
 			t.Error("the secret key was sent")
@@ -51,10 +50,10 @@ func checkPath(model, op string) func(t *testing.T, r providertest.Request) {
 // suite points the real SDK client at the replay server.
 var suite = providertest.Suite{
 	New: func(endpoint string, sleeps *providertest.Sleeps, log *slog.Logger) (core.ModelProvider, error) {
-		client := bedrockruntime.NewFromConfig(aws.Config{
-			Region:      "us-east-1",
+		client := NewClient(aws.Config{
+			Region:      "us-west-2",
 			Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", testSecretAK, ""),
-		}, func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(endpoint) })
+		}, "us-east-1", endpoint)
 		return New(client, Config{Retry: providertest.Policy(sleeps), Log: log})
 	},
 	Check: checker,

@@ -89,7 +89,7 @@ func Router(ctx context.Context, enabled []string, cfg providers.Config, deps De
 				if err != nil {
 					return nil, err
 				}
-				return bedrock.New(awsenv.BedrockRuntime(ac, cfg.Bedrock.Region, cfg.Bedrock.Endpoint), bedrock.Config{Retry: retry, Log: deps.Log})
+				return bedrock.New(bedrock.NewClient(ac, cfg.Bedrock.Region, cfg.Bedrock.Endpoint), bedrock.Config{Retry: retry, Log: deps.Log})
 			}
 		default:
 			return nil, fmt.Errorf("model provider %q is not available in this build (available: %s)", name, strings.Join(Available, ", "))
