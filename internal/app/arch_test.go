@@ -1,9 +1,12 @@
 package app
 
 import (
+	"bytes"
 	"go/build"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -100,7 +103,7 @@ func TestArchitecture(t *testing.T) {
 		pkgs = append(pkgs, p)
 	}
 	sort.Strings(pkgs)
-	driven := []string{"internal/dynamostore", "internal/sqsqueue", "internal/memstore", "internal/providers", "internal/executors", "internal/secrets", "internal/awsenv", "internal/toolspec", "internal/hooks", "internal/notify", "internal/mcptools", "internal/a2atool"}
+	driven := []string{"internal/dynamostore", "internal/sqsqueue", "internal/memstore", "internal/providers", "internal/executors", "internal/secrets", "internal/awsenv", "internal/toolspec", "internal/hooks", "internal/guardrails", "internal/notify", "internal/mcptools", "internal/a2atool"}
 	driving := []string{"internal/httpapi", "internal/worker", "internal/intake", "internal/runspec", "internal/durable", "internal/app", "internal/local", "internal/lambdastream", "cmd", "functions"}
 	for _, p := range pkgs {
 		for _, imp := range all[p] {
@@ -119,6 +122,10 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("%s imports %s: a driven adapter must not import the driving side", p, imp)
 			case under(p, "core"):
 				t.Errorf("%s imports %s: core imports no module package", p, imp)
+			case under(imp, "internal/guardrails/bedrock") && !under(p, "internal/features", "internal/guardrails/bedrock"):
+				// The Bedrock Guardrails rule is a feature: it reaches a
+				// function through app.Features only.
+				t.Errorf("%s imports %s: Bedrock Guardrails reach a function through app.Features (internal/features) only", p, imp)
 			case under(p, "internal/agents", "internal/toolspec") && imp != module+"/core" && imp != module+"/events" && !under(imp, "internal/agents", "internal/toolspec"):
 				// The agents file parses into declarations; only the
 				// composition root builds adapters from them.
@@ -127,9 +134,11 @@ func TestArchitecture(t *testing.T) {
 		}
 	}
 	// Each function links what it runs (app.Features): no model provider
-	// SDK or MCP client outside the worker, the A2A client in the worker
-	// and the sweeper (which cancels remote tasks runs gave up on), no
-	// span exporter in the sweeper or the intake function.
+	// SDK, Bedrock Guardrails or MCP client outside the worker, the A2A
+	// client in the worker and the sweeper (which cancels remote tasks
+	// runs gave up on), no span exporter in the sweeper or the intake
+	// function. TestFunctionsLinkedSDKs checks the same on the real import
+	// graph, SDKs included.
 	reach := func(from string) map[string]bool {
 		seen := map[string]bool{}
 		var walk func(string)
@@ -146,9 +155,9 @@ func TestArchitecture(t *testing.T) {
 		return seen
 	}
 	for fn, banned := range map[string][]string{
-		"functions/api":     {"internal/providers/setup", "internal/mcptools", "internal/a2atool"},
-		"functions/sweeper": {"internal/providers/setup", "internal/mcptools", "internal/telemetry/otelsetup"},
-		"functions/intake":  {"internal/providers/setup", "internal/mcptools", "internal/a2atool", "internal/telemetry/otelsetup"},
+		"functions/api":     {"internal/providers/setup", "internal/guardrails/bedrock", "internal/mcptools", "internal/a2atool"},
+		"functions/sweeper": {"internal/providers/setup", "internal/guardrails/bedrock", "internal/mcptools", "internal/telemetry/otelsetup"},
+		"functions/intake":  {"internal/providers/setup", "internal/guardrails/bedrock", "internal/mcptools", "internal/a2atool", "internal/telemetry/otelsetup"},
 	} {
 		deps := reach(fn)
 		for _, b := range banned {
@@ -157,8 +166,8 @@ func TestArchitecture(t *testing.T) {
 			}
 		}
 	}
-	if deps := reach("functions/worker"); !deps[module+"/internal/providers/setup"] || !deps[module+"/internal/mcptools"] || !deps[module+"/internal/a2atool"] {
-		t.Error("the worker does not link the model providers, the MCP client and the A2A client")
+	if deps := reach("functions/worker"); !deps[module+"/internal/providers/setup"] || !deps[module+"/internal/guardrails/bedrock"] || !deps[module+"/internal/mcptools"] || !deps[module+"/internal/a2atool"] {
+		t.Error("the worker does not link the model providers, Bedrock Guardrails, the MCP client and the A2A client")
 	}
 	if deps := reach("functions/sweeper"); !deps[module+"/internal/a2atool"] {
 		t.Error("the sweeper does not link the A2A client, with which it cancels remote tasks")
@@ -168,6 +177,77 @@ func TestArchitecture(t *testing.T) {
 			t.Errorf("package %s not found", want)
 		}
 	}
+}
+
+// TestFunctionsLinkedSDKs checks the real import graph of each Lambda
+// (go list, with the Makefile's Lambda build tags, for linux/arm64),
+// third-party packages included: the Bedrock runtime client (the model
+// provider and Bedrock Guardrails) is linked by the worker alone, which
+// runs steps; the API, the sweeper and the intake function never call
+// Bedrock.
+func TestFunctionsLinkedSDKs(t *testing.T) {
+	const bedrockRuntime = "github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	deps := lambdaDeps(t)
+	for fn, banned := range map[string][]string{
+		"functions/api":     {bedrockRuntime},
+		"functions/sweeper": {bedrockRuntime},
+		"functions/intake":  {bedrockRuntime},
+	} {
+		for _, b := range banned {
+			if deps[fn][b] {
+				t.Errorf("%s links %s, which it never uses", fn, b)
+			}
+		}
+	}
+	if !deps["functions/worker"][bedrockRuntime] {
+		t.Errorf("the worker does not link %s", bedrockRuntime)
+	}
+}
+
+// lambdaDeps maps each function (functions/<name>) to the packages it
+// links, as go list reports them for the Lambda build.
+func lambdaDeps(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^LAMBDA_FLAGS\s*:=.*-tags '([^']+)'`).FindSubmatch(mk)
+	if m == nil {
+		t.Fatal("the Makefile's LAMBDA_FLAGS name no -tags")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command (go test puts it on PATH): %v", err)
+	}
+	cmd := exec.Command(goTool, "list", "-tags", string(m[1]), "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}", "./functions/...")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	deps := map[string]map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		fn := strings.TrimPrefix(f[0], module+"/")
+		deps[fn] = map[string]bool{}
+		for _, d := range f[1:] {
+			deps[fn][d] = true
+		}
+	}
+	for _, fn := range []string{"functions/api", "functions/worker", "functions/sweeper", "functions/intake"} {
+		if len(deps[fn]) < 100 {
+			t.Fatalf("go list found %d packages linked by %s", len(deps[fn]), fn)
+		}
+	}
+	return deps
 }
 
 // TestCLIImportsStandardLibraryOnly: beside internal/sse, the CLI
