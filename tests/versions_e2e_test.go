@@ -249,6 +249,7 @@ func TestCanaryAliasAndRollback(t *testing.T) {
 	}{
 		{"POST", "/v1/agent-versions", `{"agents":[{"slug":"x","model":{"provider":"scripted"},"max_turns":"many"}]}`, "invalid_agents_file", 400},
 		{"POST", "/v1/agent-versions", `{"agents":[{"slug":"x","model":{"provider":"scripted"},"tools":[{"name":"ability/x","description":"x","parameters":{"type":"object"},"executor":{"type":"go","handler":"nope"}}]}]}`, "invalid_agents_file", 400},
+		{"POST", "/v1/agent-versions", `{"agents":[{"slug":"x","model":{"provider":"scripted"},"guardrails":{"input":[{"type":"regex","pattern":"[a-"}]}}]}`, "invalid_agents_file", 400},
 		{"POST", "/v1/agent-versions", `{"agents":[{"slug":"x","model":{"provider":"scripted"},"system":"` + strings.Repeat("a", 360<<10) + `"}]}`, "agents_file_too_large", 413},
 		{"PUT", "/v1/agent-aliases/prod", `{"version":"av_0123456789abcdef"}`, "unknown_agent_version", 400},
 		{"PUT", "/v1/agent-aliases/prod", `{"routes":[{"version":"` + v1 + `","weight":60},{"version":"` + v2 + `","weight":30}]}`, "invalid_request", 400},

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -113,19 +112,6 @@ type Registry struct {
 	agents map[string]*Agent
 	// first is the slug of the file's first agent.
 	first string
-}
-
-// LoadFile reads and validates an agents file.
-func LoadFile(path string) (*Registry, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read agents file: %w", err)
-	}
-	r, err := Parse(b)
-	if err != nil {
-		return nil, fmt.Errorf("agents file %s: %w", path, err)
-	}
-	return r, nil
 }
 
 // Parse validates an agents file's bytes. Unknown fields are errors.

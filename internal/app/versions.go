@@ -41,6 +41,14 @@ func (b *versionBuilder) goHandlers() *executors.GoRegistry {
 	return goh
 }
 
+// check validates what of reg only building checks (its guardrail
+// rules, as a process that runs no steps builds them): the API calls it
+// on a published file.
+func (b *versionBuilder) check(reg *agents.Registry) error {
+	_, err := agentMachines(reg, guardrails.Deps{AWS: b.aws, Secrets: b.sec, Remote: b.remote, Log: b.log, ValidateOnly: true})
+	return err
+}
+
 // handlerNames lists the Go tool handlers a version may name.
 func (b *versionBuilder) handlerNames() []string { return b.goHandlers().Names() }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/agents"
 	"github.com/baton-agents/baton/internal/auth"
 	"github.com/baton-agents/baton/internal/console"
 	"github.com/baton-agents/baton/internal/durable"
@@ -61,6 +62,10 @@ type Config struct {
 	// GoHandlers lists the Go tool handlers the deployment registers: a
 	// published agents file may name no other (versions.go).
 	GoHandlers []string
+	// CheckAgents, when set, checks what of a published agents file
+	// only the composition root can build (its guardrail rules), without
+	// building adapters or reaching anything.
+	CheckAgents func(*agents.Registry) error
 	// CORSOrigins are the browser origins (scheme://host[:port], or "*")
 	// allowed to call the API from a browser (cors.go).
 	CORSOrigins []string

@@ -68,7 +68,13 @@ func (a *API) publishVersion(ctx context.Context, r *request, _ []string) (int, 
 	if err != nil {
 		return 0, nil, problemsError([]agents.Problem{{Message: err.Error()}})
 	}
-	if problems := a.deployable(reg); len(problems) > 0 {
+	problems := a.deployable(reg)
+	if a.Config.CheckAgents != nil {
+		if err := a.Config.CheckAgents(reg); err != nil {
+			problems = append(problems, agents.Problem{Message: err.Error()})
+		}
+	}
+	if len(problems) > 0 {
 		return 0, nil, problemsError(problems)
 	}
 	if len(v.File) > core.MaxAgentVersionBytes {
