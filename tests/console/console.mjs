@@ -128,10 +128,16 @@ async function checkButtons(where) {
   }
 }
 
-// checkWidth fails when the page scrolls sideways at the viewport's width.
+// checkWidth fails when the page scrolls sideways at the viewport's
+// width, or a table scrolls inside its column (its last columns hidden).
 async function checkWidth(where) {
-  const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
+  const { scroll, width, inner } = await page.evaluate(() => ({
+    scroll: document.documentElement.scrollWidth,
+    width: window.innerWidth,
+    inner: [...document.querySelectorAll('.scroll')].filter((e) => e.scrollWidth > e.clientWidth).map((e) => `${e.scrollWidth} > ${e.clientWidth}`),
+  }));
   if (scroll > width) fail(`${where} is ${scroll} px wide at a ${width} px viewport`);
+  if (inner.length) fail(`on ${where}, a table is wider than its column: ${inner.join(', ')}`);
 }
 
 // listStatuses records the status of every read of the run list.
