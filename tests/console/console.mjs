@@ -372,8 +372,9 @@ try {
 
   // The list is read again with its ETag: unchanged, the API answers 304
   // without a body; a new run comes in with a 200.
-  await page.goto(`${base}/console/#/runs`);
+  await page.reload();
   await fanRow.waitFor();
+  await until('the list read again unchanged', async () => listStatuses.at(-1) === 304);
   listStatuses.length = 0;
   await page.waitForTimeout(4500);
   if (listStatuses.length < 2 || listStatuses.some((st) => st !== 304)) fail(`an unchanged list was read with statuses ${listStatuses.join(', ')}`);
