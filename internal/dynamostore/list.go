@@ -165,6 +165,10 @@ func (s *Store) ListRuns(ctx context.Context, tenant string, q core.RunListQuery
 				lastKey = sk
 			}
 		}
+		if len(page.Runs) == q.Limit && p.HasMorePages() {
+			page.Next = core.EncodeRunCursor(lastKey) // full: no index page more
+			return page, nil
+		}
 	}
 	return page, nil
 }
