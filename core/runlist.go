@@ -11,11 +11,13 @@ import (
 // RunSummary is a run as its tenant's run list shows it: what it was
 // asked, where it stands and why, and what it took so far.
 type RunSummary struct {
-	RunID     string    `json:"run_id"`
-	SessionID string    `json:"session_id"`
-	Agent     string    `json:"agent"`
-	Status    RunStatus `json:"status"`
-	CreatedAt time.Time `json:"created_at"`
+	RunID     string `json:"run_id"`
+	SessionID string `json:"session_id"`
+	Agent     string `json:"agent"`
+	// AgentVersion is the agents file version the run started on.
+	AgentVersion string    `json:"agent_version,omitempty"`
+	Status       RunStatus `json:"status"`
+	CreatedAt    time.Time `json:"created_at"`
 	// UpdatedAt is the run's last commit.
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 	// EndedAt is set once the run is terminal (its last commit).
@@ -131,7 +133,7 @@ func DecodeRunCursor(cursor string) (string, error) {
 
 // Summary is the run's list entry.
 func (st RunState) Summary() RunSummary {
-	sum := RunSummary{RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, Status: st.Status, CreatedAt: st.CreatedAt,
+	sum := RunSummary{RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, AgentVersion: st.Config.AgentVersion, Status: st.Status, CreatedAt: st.CreatedAt,
 		UpdatedAt: st.UpdatedAt, Title: st.Title, Reason: st.reason(), Turns: st.Turn, TotalTokens: int64(st.Usage.Number("total_tokens")),
 		Parent: st.Config.Parent, Children: len(st.Children)}
 	if IsTerminal(st.Status) {

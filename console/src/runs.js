@@ -158,7 +158,7 @@ function RunRow({ run: r, now, open, onToggle }) {
             ${open ? '▾' : '▸'} ${r.children} child run${r.children === 1 ? '' : 's'}
           </button>`}
       </td>
-      <td data-label="Agent">${r.agent}${r.agent_version && html`<div class="dim">version ${r.agent_version}</div>`}</td>
+      <td data-label="Agent">${r.agent}${r.agent_version && html`<div class="dim mono version" title="agent version"><span class="visually-hidden">version </span>${r.agent_version}</div>`}</td>
       <td data-label="Status">
         <span class=${`badge s-${r.status}`}>${r.status}</span>${waits && html` <span class="marker">waiting on you</span>`}
         ${r.reason && html`<div class="reason">${r.reason}</div>`}

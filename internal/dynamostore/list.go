@@ -23,12 +23,15 @@ import (
 // the run's status changes. The rest of a list entry (title, turns,
 // tokens, cost, reason, parent) comes from the run items themselves, read
 // in one BatchGetItem per page: nothing is written for the list beyond
-// the commit's own run item (a child run's item carries its parent).
+// the commit's own run item (which carries the run's agent version, and a
+// child run's its parent).
 const (
 	attrGSI2PK = "GSI2PK"
 	attrGSI2SK = "GSI2SK"
 	indexGSI2  = "GSI2"
 	attrParent = "parent"
+	// attrAgentVersion is the run's agent version (set once it has one).
+	attrAgentVersion = "agent_version"
 
 	// listPagesMax bounds the index pages one filtered list reads before
 	// it returns a short page with a cursor.
@@ -48,6 +51,9 @@ func listAttrs(run item, tenant string, st core.RunState) error {
 	run[attrGSI2SK] = avS(core.RunListKey(st.CreatedAt, st.RunID))
 	run["agent"] = avS(st.Config.Agent)
 	run["created_at"] = avS(st.CreatedAt.UTC().Format(time.RFC3339Nano))
+	if v := st.Config.AgentVersion; v != "" {
+		run[attrAgentVersion] = avS(v)
+	}
 	if p := st.Config.Parent; p != nil {
 		b, err := json.Marshal(p)
 		if err != nil {
@@ -196,12 +202,12 @@ func listEntry(it item) (listed, error) {
 	return listed{key, sum}, nil
 }
 
-// summaries completes the entries from their run items (state, agent
-// and parent; at most batchGetMax of them), read in one BatchGetItem.
+// summaries completes the entries from their run items (state, agent,
+// agent version and parent; at most batchGetMax of them), read in one BatchGetItem.
 // An entry whose item is gone keeps what the index had.
 func (s *Store) summaries(ctx context.Context, entries []listed) error {
 	e := newExpr()
-	proj := strings.Join([]string{e.n(attrPK), e.n("agent"), e.n(attrParent), e.n("state"), e.n("state_gz")}, ", ")
+	proj := strings.Join([]string{e.n(attrPK), e.n("agent"), e.n(attrAgentVersion), e.n(attrParent), e.n("state"), e.n("state_gz")}, ", ")
 	keys := make([]item, len(entries))
 	at := make(map[string]int, len(entries))
 	for i, l := range entries {
@@ -234,8 +240,8 @@ func (s *Store) summaries(ctx context.Context, entries []listed) error {
 	return nil
 }
 
-// fillSummary makes a list entry from a run item's state, agent and
-// parent.
+// fillSummary makes a list entry from a run item's state, agent, agent
+// version and parent.
 func fillSummary(sum *core.RunSummary, it item) error {
 	b, err := readBlob(it, "state")
 	if err != nil {
@@ -247,6 +253,7 @@ func fillSummary(sum *core.RunSummary, it item) error {
 	}
 	st.Config = core.RunConfig{}
 	st.Config.Agent, _ = getS(it, "agent")
+	st.Config.AgentVersion, _ = getS(it, attrAgentVersion)
 	if p, ok := getS(it, attrParent); ok {
 		st.Config.Parent = &core.ParentRef{}
 		if err := json.Unmarshal([]byte(p), st.Config.Parent); err != nil {

@@ -181,6 +181,9 @@ func TestListRunsEntries(t *testing.T) {
 	if ended["run_id"] != done || ended["title"] != "hi" || ended["turns"] != 1.0 || ended["ended_at"] == nil || ended["reason"] != nil || ended["parent"] != nil {
 		t.Fatalf("the completed run's entry %v", ended)
 	}
+	if v, _ := ended["agent_version"].(string); !strings.HasPrefix(v, "av_") {
+		t.Fatalf("no agent_version: %v", ended)
+	}
 	if _, ok := ended["total_tokens"].(float64); !ok {
 		t.Fatalf("no total_tokens: %v", ended)
 	}

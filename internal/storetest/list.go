@@ -118,14 +118,16 @@ func testListRuns(t *testing.T, newStore func(*testing.T) Store) {
 }
 
 // testListEntries: a list entry says what the run was asked (its first
-// user message, whitespace folded, cut at core.TitleRunes), where it
-// stands and what it took; the agent, time, top-level and parent filters
+// user message, whitespace folded, cut at core.TitleRunes), its agent
+// version, where it stands and what it took; the agent, time, top-level and parent filters
 // keep the runs they name, and a child run names its parent.
 func testListEntries(t *testing.T, newStore func(*testing.T) Store) {
 	s := newStore(t)
 	h := newHarness(t, s, "entries-tenant")
 	long := strings.Repeat("é", core.TitleRunes+10)
-	h.mustStart("r-plan", "s-plan", config(t, turn("Planned.")), nil, user("  Plan\n the   trip  ", "Second message")...)
+	planCfg := config(t, turn("Planned."))
+	planCfg.AgentVersion = "av_contract1"
+	h.mustStart("r-plan", "s-plan", planCfg, nil, user("  Plan\n the   trip  ", "Second message")...)
 	h.drive("r-plan")
 	h.clock.T = t0.Add(time.Minute)
 	child := config(t, turn("Researched."))
@@ -149,11 +151,11 @@ func testListEntries(t *testing.T, newStore func(*testing.T) Store) {
 		byID[r.RunID] = r
 	}
 	plan, kid := byID["r-plan"], byID["r-child"]
-	if plan.Title != "Plan the trip" || plan.Status != core.StatusCompleted || plan.Turns != 1 || plan.TotalTokens != 15 ||
+	if plan.Title != "Plan the trip" || plan.AgentVersion != "av_contract1" || plan.Status != core.StatusCompleted || plan.Turns != 1 || plan.TotalTokens != 15 ||
 		plan.EndedAt == nil || plan.Parent != nil || plan.Reason != "" || plan.UpdatedAt.IsZero() {
 		t.Fatalf("the completed run's entry %+v", plan)
 	}
-	if kid.Title != strings.Repeat("é", core.TitleRunes)+"…" || kid.Agent != "researcher" || kid.EndedAt != nil || kid.Turns != 0 ||
+	if kid.Title != strings.Repeat("é", core.TitleRunes)+"…" || kid.Agent != "researcher" || kid.AgentVersion != "" || kid.EndedAt != nil || kid.Turns != 0 ||
 		kid.Parent == nil || *kid.Parent != *child.Parent {
 		t.Fatalf("the child run's entry %+v", kid)
 	}

@@ -317,7 +317,10 @@ try {
   }
   const cell = async (row, name) => (await row.locator('td').nth(headers.indexOf(name)).textContent()).trim();
   if (!(await cell(fanRow, 'Run')).startsWith('Research alpha and beta')) fail(`the planner's row shows ${await cell(fanRow, 'Run')}`);
-  if ((await cell(fanRow, 'Agent')) !== 'planner' || (await cell(fanRow, 'Turns')) !== '2') fail(`the planner's row: ${await fanRow.textContent()}`);
+  const fanView = await api('GET', `/v1/runs/${fan.run_id}`);
+  if ((await cell(fanRow, 'Agent')) !== `plannerversion ${fanView.agent_version}` || !fanView.agent_version || (await cell(fanRow, 'Turns')) !== '2') {
+    fail(`the planner's row (agent version ${fanView.agent_version}): ${await fanRow.textContent()}`);
+  }
   if (!/^\d+(\.\d+)? (ms|s)$/.test(await cell(fanRow, 'Duration'))) fail(`the planner's duration ${await cell(fanRow, 'Duration')}`);
   if (!/^\$\d+\.\d{4}$/.test(await cell(fanRow, 'Cost')) || (await cell(fanRow, 'Cost')) === '$0.0000') fail(`the planner's cost ${await cell(fanRow, 'Cost')}`);
   if ((await cell(fanRow, 'Tokens')).replace(/\D/g, '') !== String(fanned.runs.reduce((n, r) => n + r.total_tokens, 3200))) fail(`the planner's tokens ${await cell(fanRow, 'Tokens')}`);
@@ -358,7 +361,7 @@ try {
   // Filters: agent (the planner's runs only), status, time.
   await page.getByLabel('Agent').selectOption('planner');
   await until('only planner runs', async () => {
-    const agents = await page.locator('table.runs tbody tr:not(.child)').evaluateAll((rows) => rows.map((r) => r.children[1] && r.children[1].textContent));
+    const agents = await page.locator('table.runs tbody tr:not(.child)').evaluateAll((rows) => rows.map((r) => r.children[1] && r.children[1].firstChild.textContent));
     return agents.length >= 2 && agents.every((a) => a === 'planner');
   });
   await page.getByLabel('Status').selectOption('approval_required');

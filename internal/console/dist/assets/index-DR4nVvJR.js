@@ -68,7 +68,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
             ${n?`▾`:`▸`} ${e.children} child run${e.children===1?``:`s`}
           </button>`}
       </td>
-      <td data-label="Agent">${e.agent}${e.agent_version&&q`<div class="dim">version ${e.agent_version}</div>`}</td>
+      <td data-label="Agent">${e.agent}${e.agent_version&&q`<div class="dim mono version" title="agent version"><span class="visually-hidden">version </span>${e.agent_version}</div>`}</td>
       <td data-label="Status">
         <span class=${`badge s-${e.status}`}>${e.status}</span>${a&&q` <span class="marker">waiting on you</span>`}
         ${e.reason&&q`<div class="reason">${e.reason}</div>`}
