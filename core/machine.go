@@ -171,6 +171,9 @@ func (m *Machine) Start(ctx context.Context, in StartInput) (Output, error) {
 		}
 	}
 	for _, msg := range in.Messages {
+		if msg.Role == RoleUser && st.Title == "" {
+			st.Title = truncateRunes(strings.Join(strings.Fields(msg.Content), " "), TitleRunes)
+		}
 		t.appendMessage(msg)
 	}
 	st.ModelStep = t.schedule(StepModelTurn, "")

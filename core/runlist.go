@@ -8,14 +8,39 @@ import (
 	"time"
 )
 
-// RunSummary is a run as its tenant's run list shows it.
+// RunSummary is a run as its tenant's run list shows it: what it was
+// asked, where it stands and why, and what it took so far.
 type RunSummary struct {
-	RunID     string    `json:"run_id"`
-	SessionID string    `json:"session_id"`
-	Agent     string    `json:"agent"`
-	Status    RunStatus `json:"status"`
-	CreatedAt time.Time `json:"created_at"`
+	RunID     string `json:"run_id"`
+	SessionID string `json:"session_id"`
+	Agent     string `json:"agent"`
+	// AgentVersion is the agents file version the run started on.
+	AgentVersion string    `json:"agent_version,omitempty"`
+	Status       RunStatus `json:"status"`
+	CreatedAt    time.Time `json:"created_at"`
+	// UpdatedAt is the run's last commit.
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	// EndedAt is set once the run is terminal (its last commit).
+	EndedAt *time.Time `json:"ended_at,omitempty"`
+	// Title is the run's first user message, shortened (RunState.Title).
+	Title string `json:"title,omitempty"`
+	// Reason says why a run that did not complete stopped: its error,
+	// the budget it reached, the interrupt's or the cancel's reason.
+	Reason string `json:"reason,omitempty"`
+	Turns  int    `json:"turns"`
+	// TotalTokens counts the run's tokens, its children's included.
+	TotalTokens int64 `json:"total_tokens"`
+	// CostUSD is what the run cost so far, its children's included (nil
+	// when the runtime prices nothing).
+	CostUSD *float64 `json:"cost_usd,omitempty"`
+	// Parent is set on a child run: the run and call it answers.
+	Parent *ParentRef `json:"parent,omitempty"`
+	// Children counts the child runs the run started.
+	Children int `json:"children,omitempty"`
 }
+
+// TitleRunes is how long a run's title (its first user message) may be.
+const TitleRunes = 200
 
 // RunListQuery asks for one page of a tenant's runs.
 type RunListQuery struct {
@@ -25,6 +50,30 @@ type RunListQuery struct {
 	Limit int
 	// Cursor is the Next of the previous page, or "" for the first page.
 	Cursor string
+	// Agent, when set, keeps only runs of that agent.
+	Agent string
+	// Since and Until, when set, keep only runs created at or after Since
+	// and before Until.
+	Since, Until time.Time
+	// TopLevel keeps only runs without a parent; Parent, when set, only
+	// the child runs of that run.
+	TopLevel bool
+	Parent   string
+}
+
+// Keeps says whether a run's entry passes the query's filters (the
+// cursor and Limit aside).
+func (q RunListQuery) Keeps(s RunSummary) bool {
+	switch {
+	case q.Status != "" && s.Status != q.Status,
+		q.Agent != "" && s.Agent != q.Agent,
+		!q.Since.IsZero() && s.CreatedAt.Before(q.Since),
+		!q.Until.IsZero() && !s.CreatedAt.Before(q.Until),
+		q.TopLevel && s.Parent != nil,
+		q.Parent != "" && (s.Parent == nil || s.Parent.RunID != q.Parent):
+		return false
+	}
+	return true
 }
 
 // RunPage is one page of a tenant's runs.
@@ -40,7 +89,8 @@ type RunPage struct {
 // before the cursor). With a Status filter a page may hold fewer than
 // Limit runs and still have a Next. An invalid cursor is ErrInvalidInput.
 // A store may list a run's status a moment late (an eventually consistent
-// index); LoadRun is the authority.
+// index); LoadRun is the authority. Agent, Since, Until, TopLevel and
+// Parent filter like Status (RunListQuery.Keeps).
 type RunLister interface {
 	ListRuns(ctx context.Context, tenant string, q RunListQuery) (RunPage, error)
 }
@@ -83,7 +133,37 @@ func DecodeRunCursor(cursor string) (string, error) {
 
 // Summary is the run's list entry.
 func (st RunState) Summary() RunSummary {
-	return RunSummary{RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, Status: st.Status, CreatedAt: st.CreatedAt}
+	sum := RunSummary{RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, AgentVersion: st.Config.AgentVersion, Status: st.Status, CreatedAt: st.CreatedAt,
+		UpdatedAt: st.UpdatedAt, Title: st.Title, Reason: st.reason(), Turns: st.Turn, TotalTokens: int64(st.Usage.Number("total_tokens")),
+		Parent: st.Config.Parent, Children: len(st.Children)}
+	if IsTerminal(st.Status) {
+		end := st.UpdatedAt
+		sum.EndedAt = &end
+	}
+	if st.Cost != nil {
+		c := st.Cost.TotalUSD
+		sum.CostUSD = &c
+	}
+	return sum
+}
+
+// reason says why the run stopped where it did ("" while it goes on, or
+// when it completed).
+func (st RunState) reason() string {
+	switch {
+	case st.Status == StatusCompleted:
+		return ""
+	case st.Error != nil && st.Error.Message != "":
+		return st.Error.Message
+	case st.Status == StatusBudgetExceeded && st.Budget != "":
+		return "budget " + st.Budget + " reached"
+	case st.Status == StatusInterrupted:
+		r, _ := st.Interrupted["reason"].(string)
+		return r
+	case st.Stop != nil && IsTerminal(st.Status):
+		return st.Stop.Reason
+	}
+	return ""
 }
 
 // RunStatuses lists every run status.

@@ -347,6 +347,9 @@ type RunState struct {
 	// Children are the child runs the run's agent tools started, in the
 	// order they started (children.go).
 	Children []ChildSummary `json:"children,omitempty"`
+	// Title is the run's first user message, shortened to TitleRunes
+	// (the run list shows it); set when the run starts.
+	Title string `json:"title,omitempty"`
 	// Trace is the W3C traceparent of the run's root span (the API
 	// request that started it), which every step message carries; core
 	// never reads it.

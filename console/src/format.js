@@ -21,12 +21,29 @@ export function when(iso) {
 export function ms(n) {
   if (n === null || n === undefined || Number.isNaN(n)) return '';
   if (n < 1000) return `${Math.round(n)} ms`;
-  return `${(n / 1000).toFixed(n < 10000 ? 2 : 1)} s`;
+  if (n < 60000) return `${(n / 1000).toFixed(n < 10000 ? 2 : 1)} s`;
+  const s = Math.round(n / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
 }
 
+// usd is the one way the console writes an amount of US dollars: four
+// decimals (a run's cost is often a fraction of a cent).
 export function usd(n) {
   if (typeof n !== 'number') return '';
-  return `$${n < 0.01 ? n.toFixed(6) : n.toFixed(4)}`;
+  return `$${n.toFixed(4)}`;
+}
+
+// tokens writes a token count with the locale's digit grouping.
+export function tokens(n) {
+  return typeof n === 'number' ? n.toLocaleString() : '';
+}
+
+// took is how long a run has taken: until it ended, or until now.
+export function took(run, now = Date.now()) {
+  const start = Date.parse(run.created_at);
+  const end = run.ended_at ? Date.parse(run.ended_at) : now;
+  return Number.isNaN(start) || Number.isNaN(end) ? '' : ms(Math.max(0, end - start));
 }
 
 // pretty renders a JSON value for a <pre>, as text.

@@ -109,7 +109,7 @@ export function RunPage({ id }) {
         <${Steps} events=${r.events || []} deliveries=${view.deliveries || []} />
         ${view.children && view.children.length > 0 && html`
           <h2 id="children-h">Child runs</h2>
-          <${Children} children=${view.children} />`}
+          <${Children} children=${view.children} events=${r.events || []} deliveries=${view.deliveries || []} />`}
         <h2>Usage and cost</h2>
         <${Usage} view=${view} />
       </section>
@@ -260,39 +260,56 @@ function ToolCall({ call, result, audit }) {
     </li>`;
 }
 
+// deliveriesOf says how a step was delivered beyond its first delivery:
+// model retries, deliveries by the queue again, stale deliveries dropped.
+function deliveriesOf(s) {
+  const parts = [];
+  if (s.retries) parts.push(`${s.retries} ${s.retries === 1 ? 'retry' : 'retries'}`);
+  if (s.redeliveries) parts.push(`delivered again ${s.redeliveries}×`);
+  if (s.stale) parts.push(`${s.stale} stale`);
+  return parts.join(', ');
+}
+
 function Steps({ events, deliveries }) {
   const steps = timeline(events, deliveries);
   if (steps.length === 0) return html`<p>No steps yet.</p>`;
   return html`
+    <div class="scroll">
     <table class="timeline">
       <caption class="visually-hidden">Durable steps of the run</caption>
-      <thead><tr><th scope="col">Step</th><th scope="col">Started</th><th scope="col">Took</th><th scope="col">Retries</th><th scope="col">Redeliveries</th><th scope="col">Stale deliveries</th><th scope="col">Outcome</th></tr></thead>
+      <thead><tr><th scope="col">Step</th><th scope="col">Started</th><th scope="col">Took</th><th scope="col">Deliveries</th><th scope="col">Outcome</th></tr></thead>
       <tbody>
         ${steps.map((s, i) => html`
-          <tr key=${i} class=${s.inDoubt ? 'in-doubt' : ''}>
+          <tr key=${i} class=${s.inDoubt ? 'in-doubt' : ''} data-call-id=${s.callId}>
             <td>${s.kind}${s.detail ? html` <span class="dim">${s.detail}</span>` : ''}</td>
             <td><time datetime=${s.start}>${new Date(s.start).toLocaleTimeString()}</time></td>
             <td>${s.end ? ms(new Date(s.end) - new Date(s.start)) : 'in flight'}</td>
-            <td>${s.retries || ''}</td>
-            <td>${s.redeliveries || ''}</td>
-            <td>${s.stale || ''}</td>
+            <td>${deliveriesOf(s)}</td>
             <td>${s.outcome}${s.inDoubt ? html` <strong>in_doubt</strong>` : ''}</td>
           </tr>`)}
       </tbody>
-    </table>`;
+    </table>
+    </div>`;
 }
 
 // Children lists the child runs the run's agent tools started (sub-agents),
-// each linked to its own page, with what it cost once it ended.
-function Children({ children }) {
+// each linked to its own page, with how long its call took (until the
+// child ended, not its slowest sibling) and what it cost once it ended.
+function Children({ children, events, deliveries }) {
+  const steps = timeline(events, deliveries);
   return html`
     <ul class="children" aria-labelledby="children-h">
-      ${children.map((c) => html`
-        <li key=${c.run_id}>
+      ${children.map((c) => {
+        // The call's own step: from its start to its child's end.
+        const t = steps.find((s) => s.callId === c.tool_call_id) || {};
+        const took = t.start && t.end ? ms(new Date(t.end) - new Date(t.start)) : '';
+        return html`
+        <li key=${c.run_id} data-run-id=${c.run_id}>
           <a class="mono" href=${`#/runs/${c.run_id}`}>${c.run_id}</a>
           <span class=${`badge s-${c.status}`}>${c.status}</span>
-          <span class="dim">${c.agent}, call ${c.tool_call_id}${c.cost ? `, ${usd(c.cost.total_usd)}` : ''}</span>
-        </li>`)}
+          <span class="dim">${c.agent}, call ${c.tool_call_id}${took ? `, took ${took}` : ''}${c.cost ? `, ${usd(c.cost.total_usd)}` : ''}</span>
+        </li>`;
+      })}
     </ul>`;
 }
 

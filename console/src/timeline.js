@@ -3,7 +3,8 @@
 // (with its model_retry attempts), a tool step from tool_call_start to
 // its tool_result (in_doubt when a crash left a non-retry-safe call's
 // outcome unknown), and a wait for a person from approval_required or
-// runtime_tool_pending to the decision or the submitted result. The run
+// runtime_tool_pending to the decision or the submitted result; an agent
+// tool's call (a child run) ends at its child_run_finished. The run
 // view's deliveries (steps the queue delivered again, or whose delivery
 // was dropped as stale) are added to their model turn (by turn) or tool
 // call (by call id); one that matches no step (a stale delivery of a
@@ -61,6 +62,17 @@ export function timeline(events, deliveries = []) {
         if (w && !w.end) {
           w.end = e.at;
           w.outcome = e.type === 'approval_decided' ? d.decision || 'decided' : 'submitted';
+        }
+        break;
+      }
+      case 'child_run_finished': {
+        // An agent tool's call ends when its child run does: its
+        // tool_result comes once every call of the turn is in, at the
+        // slowest sibling's end.
+        const s = tools.get(d.tool_call_id);
+        if (s && !s.end) {
+          s.end = e.at;
+          s.outcome = d.status === 'completed' ? 'succeeded' : `failed (child ${d.status})`;
         }
         break;
       }

@@ -177,8 +177,19 @@ func (e *Runner) apply(ctx context.Context, first core.RunRecord, in core.Input)
 	return snap, err
 }
 
-// List returns one page of the tenant's runs, newest first.
+// List returns one page of the tenant's runs, newest first. The children
+// of a run (q.Parent) are listed for the run's tenant only (another's run
+// is not found), and only among the runs created since it.
 func (e *Runner) List(ctx context.Context, tenant string, q core.RunListQuery) (core.RunPage, error) {
+	if q.Parent != "" {
+		rec, err := e.loadOwned(ctx, tenant, q.Parent)
+		if err != nil {
+			return core.RunPage{}, err
+		}
+		if q.Since.Before(rec.State.CreatedAt) {
+			q.Since = rec.State.CreatedAt
+		}
+	}
 	page, err := e.Store.ListRuns(ctx, tenant, q)
 	if err != nil {
 		return core.RunPage{}, fmt.Errorf("list runs of tenant %s: %w", tenant, err)

@@ -76,7 +76,9 @@ func (s *Store) plan(w core.Write) (*writePlan, error) {
 	p.run["cfg_h"] = avS(cfgHash)
 	p.run[attrSteps] = avN(1)
 	p.run["updated_at"] = avS(st.UpdatedAt.UTC().Format(time.RFC3339Nano))
-	listAttrs(p.run, w.Tenant, st)
+	if err := listAttrs(p.run, w.Tenant, st); err != nil {
+		return nil, err
+	}
 	if err := blobAttrs(p.run, "state", state); err != nil {
 		return nil, fmt.Errorf("run state: %w", err)
 	}

@@ -92,6 +92,9 @@ func (e *env) handle(t *testing.T, req events.APIGatewayProxyRequest) (int, map[
 		t.Fatal(err)
 	}
 	var out map[string]any
+	if resp.StatusCode == http.StatusNotModified && resp.Body == "" {
+		return resp.StatusCode, nil, resp
+	}
 	if err := json.Unmarshal([]byte(resp.Body), &out); err != nil {
 		t.Fatalf("%s %s: body is not JSON: %q", req.HTTPMethod, req.Path, resp.Body)
 	}

@@ -18,11 +18,15 @@ import (
 // cookies). Other origins get no CORS headers (a browser then refuses the
 // response); requests without an Origin are unaffected.
 
-// corsRequestHeaders are the request headers a page may send.
-const corsRequestHeaders = "Authorization, Content-Type, Accept, Idempotency-Key, Last-Event-ID"
+// corsRequestHeaders are the request headers a page may send: Baton's
+// own, A2A's (the official A2A JS client sends A2A-Version on every
+// request, the agent card's included), W3C trace context (browser
+// OpenTelemetry instrumentation adds it to every fetch) and
+// If-None-Match (a conditional read of the run list).
+const corsRequestHeaders = "Authorization, Content-Type, Accept, Idempotency-Key, Last-Event-ID, A2A-Version, A2A-Extensions, traceparent, tracestate, If-None-Match"
 
 // corsExposedHeaders are the response headers a page may read.
-const corsExposedHeaders = "Retry-After, Location, Idempotent-Replayed, X-Request-Id"
+const corsExposedHeaders = "Retry-After, Location, Idempotent-Replayed, X-Request-Id, ETag, A2A-Extensions"
 
 // corsMethods returns the methods of the routes path matches (none: not
 // a route CORS applies to).

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,18 @@ func TestCORS(t *testing.T) {
 	if r.StatusCode != 204 || r.Headers["Access-Control-Allow-Origin"] != "https://app.example.com" || r.Headers["Access-Control-Allow-Methods"] != "POST, OPTIONS" ||
 		r.Headers["Access-Control-Allow-Headers"] == "" || r.Headers["Vary"] != "Origin" {
 		t.Fatalf("preflight: %d %v", r.StatusCode, r.Headers)
+	}
+	// The headers browser clients add on their own: the A2A JS client's
+	// A2A-Version (the agent card's GET included), OpenTelemetry's trace
+	// context, a conditional read's If-None-Match.
+	for _, h := range []string{"A2A-Version", "A2A-Extensions", "traceparent", "tracestate", "If-None-Match"} {
+		if !slices.Contains(strings.Split(r.Headers["Access-Control-Allow-Headers"], ", "), h) {
+			t.Errorf("preflight allows %q, not %s", r.Headers["Access-Control-Allow-Headers"], h)
+		}
+	}
+	r = handle("OPTIONS", "/a2a/demo/.well-known/agent-card.json", "https://app.example.com", map[string]string{"Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "a2a-version"})
+	if r.StatusCode != 204 || r.Headers["Access-Control-Allow-Origin"] != "https://app.example.com" || !strings.Contains(r.Headers["Access-Control-Allow-Headers"], "A2A-Version") {
+		t.Fatalf("agent card preflight: %d %v", r.StatusCode, r.Headers)
 	}
 	r = handle("OPTIONS", "/v1/runs/r-1/stream", "https://app.example.com", pre)
 	if r.StatusCode != 204 || r.Headers["Access-Control-Allow-Methods"] != "GET, OPTIONS" {

@@ -152,3 +152,85 @@ func TestRoutePath(t *testing.T) {
 		})
 	}
 }
+
+// TestListRunsEntries: a list entry carries the run's title, turns,
+// tokens, end and reason; agent, time, top-level and parent filter it;
+// the answer's ETag makes an unchanged page a 304 without a body, and a
+// changed one a 200 with another ETag.
+func TestListRunsEntries(t *testing.T) {
+	e := newEnv(t)
+	body := `{"agent":"demo","messages":[{"role":"user","content":"Find  the\nrecords"}],"tools":[{"name":"client/ask","description":"Ask.","parameters":{"type":"object"}}],
+	 "model":{"provider":"scripted","turns":[{"tool_calls":[{"id":"c1","name":"client/ask","parameters":{}}]},{"content":"unreachable"}]}}`
+	_, v, _ := e.do(t, "POST", "/v1/runs", "tok-acme-123", body, nil)
+	paused := v["run_id"].(string)
+	e.pump(t)
+	if st, v, _ := e.do(t, "POST", "/v1/runs/"+paused+"/interrupt", "tok-acme-123", `{"action":"handoff","reason":"a person takes over"}`, nil); st != 202 {
+		t.Fatalf("interrupt: %d %v", st, v)
+	}
+	e.clock.T = e.clock.T.Add(time.Minute)
+	_, v, _ = e.do(t, "POST", "/v1/runs", "tok-acme-123", startBody, nil)
+	done := v["run_id"].(string)
+	e.pump(t)
+
+	st, v, first := e.do(t, "GET", "/v1/runs", "tok-acme-123", "", nil)
+	runs := v["runs"].([]any)
+	if st != 200 || len(runs) != 2 {
+		t.Fatalf("list: %d %v", st, v)
+	}
+	ended, intr := runs[0].(map[string]any), runs[1].(map[string]any)
+	if ended["run_id"] != done || ended["title"] != "hi" || ended["turns"] != 1.0 || ended["ended_at"] == nil || ended["reason"] != nil || ended["parent"] != nil {
+		t.Fatalf("the completed run's entry %v", ended)
+	}
+	if v, _ := ended["agent_version"].(string); !strings.HasPrefix(v, "av_") {
+		t.Fatalf("no agent_version: %v", ended)
+	}
+	if _, ok := ended["total_tokens"].(float64); !ok {
+		t.Fatalf("no total_tokens: %v", ended)
+	}
+	if intr["run_id"] != paused || intr["title"] != "Find the records" || intr["status"] != "interrupted" || intr["reason"] != "a person takes over" {
+		t.Fatalf("the interrupted run's entry %v", intr)
+	}
+
+	// Conditional reads.
+	etag := first.Headers["ETag"]
+	if !strings.HasPrefix(etag, `"`) || len(etag) < 10 {
+		t.Fatalf("ETag %q", etag)
+	}
+	st, _, again := e.do(t, "GET", "/v1/runs", "tok-acme-123", "", map[string]string{"If-None-Match": etag})
+	if st != 304 || again.Body != "" || again.Headers["ETag"] != etag {
+		t.Fatalf("unchanged page: %d %q %v", st, again.Body, again.Headers)
+	}
+	if st, _, _ := e.do(t, "GET", "/v1/runs", "tok-acme-123", "", map[string]string{"If-None-Match": `W/"other", ` + etag}); st != 304 {
+		t.Fatalf("a list of tags naming it: %d", st)
+	}
+	if st, _, _ := e.do(t, "GET", "/v1/runs?limit=1", "tok-acme-123", "", map[string]string{"If-None-Match": etag}); st != 200 {
+		t.Fatalf("another page with the first page's tag: %d", st)
+	}
+	e.do(t, "POST", "/v1/runs", "tok-acme-123", startBody, nil)
+	st, _, changed := e.do(t, "GET", "/v1/runs", "tok-acme-123", "", map[string]string{"If-None-Match": etag})
+	if st != 200 || changed.Headers["ETag"] == etag || changed.Body == first.Body {
+		t.Fatalf("changed page: %d %v", st, changed.Headers)
+	}
+
+	// Filters.
+	since := e.clock.T.Format(time.RFC3339)
+	for query, want := range map[string]int{
+		"agent=demo": 3, "agent=locked": 0, "since=" + since: 2, "until=" + since: 1, "top_level=true": 3, "top_level=false": 3, "parent=" + done: 0,
+	} {
+		st, v, _ := e.do(t, "GET", "/v1/runs?"+query, "tok-acme-123", "", nil)
+		if st != 200 || len(v["runs"].([]any)) != want {
+			t.Errorf("%s: %d %v, want %d runs", query, st, v, want)
+		}
+	}
+	for query, want := range map[string]int{
+		"since=yesterday": 400, "until=2026-13-01T00:00:00Z": 400, "top_level=yes": 400, "top_level=true&parent=" + done: 400,
+		"parent=r-nope": 404,
+	} {
+		if st, v, _ := e.do(t, "GET", "/v1/runs?"+query, "tok-acme-123", "", nil); st != want {
+			t.Errorf("%s: %d %v, want %d", query, st, v, want)
+		}
+	}
+	if st, v, _ := e.do(t, "GET", "/v1/runs?parent="+done, "tok-globex-1", "", nil); st != 404 {
+		t.Errorf("another tenant's run as parent: %d %v", st, v)
+	}
+}

@@ -40,10 +40,11 @@ func (s *Store) ListRuns(_ context.Context, tenant string, q core.RunListQuery) 
 			return core.RunPage{}, err
 		}
 		key := core.RunListKey(st.CreatedAt, st.RunID)
-		if (after != "" && key >= after) || (q.Status != "" && st.Status != q.Status) {
+		sum := st.Summary()
+		if (after != "" && key >= after) || !q.Keeps(sum) {
 			continue
 		}
-		all = append(all, entry{key, st.Summary()})
+		all = append(all, entry{key, sum})
 	}
 	s.mu.Unlock()
 	sort.Slice(all, func(i, j int) bool { return all[i].key > all[j].key })

@@ -58,6 +58,7 @@ func RunContract(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Numbers/exact", testNumbers},
 		{"LargeMessage/round_trip", testLargeMessage},
 		{"ListRuns/newest_first_paged", testListRuns},
+		{"ListRuns/entries_and_filters", testListEntries},
 		{"Limits/active_runs", testActiveRuns},
 		{"Limits/token_bucket", testTokenBucket},
 		{"Limits/token_bucket_concurrent", testTokenBucketConcurrent},

@@ -116,3 +116,82 @@ func testListRuns(t *testing.T, newStore func(*testing.T) Store) {
 		}
 	}
 }
+
+// testListEntries: a list entry says what the run was asked (its first
+// user message, whitespace folded, cut at core.TitleRunes), its agent
+// version, where it stands and what it took; the agent, time, top-level and parent filters
+// keep the runs they name, and a child run names its parent.
+func testListEntries(t *testing.T, newStore func(*testing.T) Store) {
+	s := newStore(t)
+	h := newHarness(t, s, "entries-tenant")
+	long := strings.Repeat("é", core.TitleRunes+10)
+	planCfg := config(t, turn("Planned."))
+	planCfg.AgentVersion = "av_contract1"
+	h.mustStart("r-plan", "s-plan", planCfg, nil, user("  Plan\n the   trip  ", "Second message")...)
+	h.drive("r-plan")
+	h.clock.T = t0.Add(time.Minute)
+	child := config(t, turn("Researched."))
+	child.Agent = "researcher"
+	child.Parent = &core.ParentRef{RunID: "r-plan", ToolCallID: "call-1", RootRunID: "r-plan", Depth: 1}
+	h.mustStart("r-child", "s-child", child, nil, user(long)...)
+	h.clock.T = t0.Add(2 * time.Minute)
+	h.mustStart("r-late", "s-late", config(t, turn("Later.")), nil, user("Later")...)
+
+	list := func(q core.RunListQuery) []core.RunSummary {
+		t.Helper()
+		q.Limit = 10
+		p, err := s.ListRuns(h.ctx, h.tenant, q)
+		if err != nil {
+			t.Fatalf("list %+v: %v", q, err)
+		}
+		return p.Runs
+	}
+	byID := map[string]core.RunSummary{}
+	for _, r := range list(core.RunListQuery{}) {
+		byID[r.RunID] = r
+	}
+	plan, kid := byID["r-plan"], byID["r-child"]
+	if plan.Title != "Plan the trip" || plan.AgentVersion != "av_contract1" || plan.Status != core.StatusCompleted || plan.Turns != 1 || plan.TotalTokens != 15 ||
+		plan.EndedAt == nil || plan.Parent != nil || plan.Reason != "" || plan.UpdatedAt.IsZero() {
+		t.Fatalf("the completed run's entry %+v", plan)
+	}
+	if kid.Title != strings.Repeat("é", core.TitleRunes)+"…" || kid.Agent != "researcher" || kid.AgentVersion != "" || kid.EndedAt != nil || kid.Turns != 0 ||
+		kid.Parent == nil || *kid.Parent != *child.Parent {
+		t.Fatalf("the child run's entry %+v", kid)
+	}
+	for _, tc := range []struct {
+		q    core.RunListQuery
+		want string
+	}{
+		{core.RunListQuery{Agent: "researcher"}, "[r-child]"},
+		{core.RunListQuery{Agent: "contract"}, "[r-late r-plan]"},
+		{core.RunListQuery{TopLevel: true}, "[r-late r-plan]"},
+		{core.RunListQuery{Parent: "r-plan"}, "[r-child]"},
+		{core.RunListQuery{Parent: "r-late"}, "[]"},
+		{core.RunListQuery{Since: t0.Add(time.Minute)}, "[r-late r-child]"},
+		{core.RunListQuery{Until: t0.Add(time.Minute)}, "[r-plan]"},
+		{core.RunListQuery{Since: t0.Add(time.Minute), Until: t0.Add(2 * time.Minute)}, "[r-child]"},
+		{core.RunListQuery{Since: t0.Add(time.Hour)}, "[]"},
+		{core.RunListQuery{TopLevel: true, Status: core.StatusQueued}, "[r-late]"},
+	} {
+		if got := fmt.Sprint(runIDs(list(tc.q))); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.q, got, tc.want)
+		}
+	}
+	// A filter that keeps few runs still pages without repeats.
+	var paged []string
+	cursor := ""
+	for page := 0; page < 10; page++ {
+		p, err := s.ListRuns(h.ctx, h.tenant, core.RunListQuery{TopLevel: true, Limit: 1, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		paged = append(paged, runIDs(p.Runs)...)
+		if cursor = p.Next; cursor == "" {
+			break
+		}
+	}
+	if fmt.Sprint(paged) != "[r-late r-plan]" {
+		t.Fatalf("top-level runs one per page: %v", paged)
+	}
+}

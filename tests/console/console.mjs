@@ -65,7 +65,7 @@ const browser = await chromium.launch({
 const passed = [];
 const dialogs = [];
 const cspViolations = [];
-const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
 const page = await context.newPage();
 page.on('dialog', async (d) => {
   dialogs.push(d.message());
@@ -77,6 +77,74 @@ page.on('console', (m) => {
 page.on('pageerror', (e) => cspViolations.push(`page error: ${e.message}`));
 
 const statusText = () => page.getByRole('status', { name: 'Status' }).textContent();
+
+// buttonContrasts measures each visible button's label against what is
+// behind it: the computed colours, the backgrounds of the button and its
+// ancestors composited over white, and the opacity of each, as WCAG's
+// contrast ratio. (Accessible names and axe do not see a label painted
+// in its own background's colour.)
+const buttonContrasts = () => page.evaluate(() => {
+  const parse = (c) => {
+    const m = /rgba?\(([^)]+)\)/.exec(c || '');
+    if (!m) return null;
+    const p = m[1].split(/[\s,/]+/).filter(Boolean).map(Number);
+    return { r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1 };
+  };
+  const over = (top, bottom) => ({
+    r: top.r * top.a + bottom.r * (1 - top.a), g: top.g * top.a + bottom.g * (1 - top.a), b: top.b * top.a + bottom.b * (1 - top.a), a: 1,
+  });
+  const white = { r: 255, g: 255, b: 255, a: 1 };
+  const backdrop = (el) => {
+    const chain = [];
+    for (let n = el; n; n = n.parentElement) chain.push(parse(getComputedStyle(n).backgroundColor));
+    return chain.reverse().reduce((c, bg) => (bg ? over(bg, c) : c), white);
+  };
+  const lum = (c) => {
+    const f = (v) => {
+      const x = v / 255;
+      return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;
+    };
+    return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b);
+  };
+  return [...document.querySelectorAll('button')].filter((b) => b.getClientRects().length > 0).map((b) => {
+    const cs = getComputedStyle(b);
+    const bg = backdrop(b);
+    const fg = over(parse(cs.color), bg);
+    let opacity = 1;
+    for (let n = b; n; n = n.parentElement) opacity *= Number(getComputedStyle(n).opacity);
+    const behind = b.parentElement ? backdrop(b.parentElement) : white;
+    const seen = (c) => over({ ...c, a: opacity }, behind);
+    const [l1, l2] = [lum(seen(fg)), lum(seen(bg))];
+    return { label: b.textContent.trim().replace(/\s+/g, ' '), color: cs.color, background: cs.backgroundColor, ratio: (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05) };
+  });
+});
+const contrastChecked = new Set();
+async function checkButtons(where) {
+  const buttons = await buttonContrasts();
+  if (buttons.length === 0) fail(`no button on ${where}`);
+  for (const b of buttons) {
+    if (!(b.ratio >= 4.5)) fail(`on ${where}, the label of button "${b.label}" has contrast ${b.ratio.toFixed(2)}:1 (${b.color} on ${b.background}), below 4.5:1`);
+    contrastChecked.add(b.label.replace(/^[▸▾] \d+ /, '▸ N '));
+  }
+}
+
+// checkWidth fails when the page scrolls sideways at the viewport's
+// width, or a table scrolls inside its column (its last columns hidden).
+async function checkWidth(where) {
+  const { scroll, width, inner } = await page.evaluate(() => ({
+    scroll: document.documentElement.scrollWidth,
+    width: window.innerWidth,
+    inner: [...document.querySelectorAll('.scroll')].filter((e) => e.scrollWidth > e.clientWidth).map((e) => `${e.scrollWidth} > ${e.clientWidth}`),
+  }));
+  if (scroll > width) fail(`${where} is ${scroll} px wide at a ${width} px viewport`);
+  if (inner.length) fail(`on ${where}, a table is wider than its column: ${inner.join(', ')}`);
+}
+
+// listStatuses records the status of every read of the run list.
+const listStatuses = [];
+page.on('response', (r) => {
+  if (/\/v1\/runs(\?|$)/.test(new URL(r.url()).pathname + new URL(r.url()).search.slice(0, 1))) listStatuses.push(r.status());
+});
 const openRun = async (id) => {
   await page.goto(`${base}/console/#/runs/${encodeURIComponent(id)}`);
   await page.getByRole('heading', { name: `Run ${id}` }).waitFor();
@@ -104,7 +172,7 @@ try {
   });
   await until('the tool run to complete', async () => (await statusOf(tool.run_id)) === 'completed');
   await page.goto(`${base}/console/#/runs`);
-  await page.getByRole('link', { name: tool.run_id }).click();
+  await page.locator(`tr[data-run-id="${tool.run_id}"]`).getByRole('link', { name: 'Console test' }).click();
   await page.getByRole('heading', { name: `Run ${tool.run_id}` }).waitFor();
   await until('status completed', async () => (await statusText()) === 'completed');
   const call = page.locator('li.msg.tool[data-tool-call-id="call_echo"]');
@@ -141,15 +209,17 @@ try {
   });
   await until('the run to wait for approval', async () => (await statusOf(approval.run_id)) === 'approval_required');
   await page.goto(`${base}/console/#/runs`);
-  const row = page.locator('tr', { has: page.getByRole('link', { name: approval.run_id }) });
+  const row = page.locator(`tr[data-run-id="${approval.run_id}"]`);
   await until('the waiting marker', async () => (await row.textContent()).includes('waiting on you'));
   await page.screenshot({ path: join(artifacts, 'runs.png'), fullPage: true });
-  await row.getByRole('link', { name: approval.run_id }).click();
+  await row.getByRole('link', { name: 'Console test' }).click();
   await page.getByRole('heading', { name: `Run ${approval.run_id}` }).waitFor();
   await until('status approval_required', async () => (await statusText()) === 'approval_required');
   const card = page.locator('article.card', { hasText: 'ability/send_email' });
   await card.waitFor();
   if (!(await card.textContent()).includes('ann@example.com')) fail('the approval card lacks the preview');
+  await checkButtons('a run waiting for approval');
+  await card.screenshot({ path: join(artifacts, 'approval-card.png') });
   await page.evaluate(() => {
     window.__notReloaded = true;
   });
@@ -167,6 +237,8 @@ try {
   await until('the run to wait for its client tool', async () => (await statusOf(client.run_id)) === 'runtime_tool_pending');
   await openRun(client.run_id);
   const form = page.locator('article.card', { hasText: 'client/get_calendar' });
+  await form.getByRole('button', { name: 'Submit result' }).waitFor();
+  await checkButtons('a run waiting for a client tool');
   await form.getByLabel('Result (JSON)').fill('{"free": tru');
   await form.getByRole('button', { name: 'Submit result' }).click();
   await form.getByRole('alert').filter({ hasText: 'Not valid JSON' }).waitFor();
@@ -209,6 +281,131 @@ try {
   await until('the child shown completed', async () => (await statusText()) === 'completed');
   passed.push('child run approved on its parent');
 
+  // An operator's runs list. A planner fans out to two researchers in
+  // parallel: alpha ends at once, beta waits for an approval a while.
+  const fan = await api('POST', '/v1/runs', {
+    agent: 'planner', parallel_tool_calls: true,
+    messages: [{ role: 'user', content: 'Research alpha and beta for the quarterly review, then compare what the two researchers found in a short table.' }],
+    model: {
+      provider: 'scripted', model: 'demo',
+      turns: [
+        { content: 'Asking two researchers.', usage: { prompt_tokens: 1200, completion_tokens: 300 },
+          tool_calls: [{ id: 'fast', name: 'agent/researcher', parameters: { task: 'Research alpha.' } }, { id: 'slow', name: 'agent/researcher', parameters: { task: 'Research beta.' } }] },
+        { content: 'Alpha and beta are both researched.', usage: { prompt_tokens: 1500, completion_tokens: 200 } },
+      ],
+    },
+  });
+  const waiting = await until('the beta child to wait for its approval', async () => {
+    const v = await api('GET', `/v1/runs/${fan.run_id}`);
+    const acts = (v.pending && v.pending.actions) || [];
+    const alpha = (v.children || []).find((c) => c.tool_call_id === 'fast');
+    return acts.length === 1 && alpha && alpha.status === 'completed' ? acts[0] : null;
+  });
+  await new Promise((r) => setTimeout(r, 1500));
+  await api('POST', `/v1/runs/${waiting.run_id}/approvals/${waiting.action_id}`, { decision: 'accept' });
+  await until('the planner to complete', async () => (await statusOf(fan.run_id)) === 'completed');
+  const fanned = await api('GET', `/v1/runs?parent=${fan.run_id}`);
+  if (fanned.runs.length !== 2) fail(`the planner's children: ${JSON.stringify(fanned)}`);
+
+  await page.goto(`${base}/console/#/runs`);
+  const fanRow = page.locator(`tr[data-run-id="${fan.run_id}"]`);
+  await fanRow.waitFor();
+  await until('the planner completed on the list', async () => (await fanRow.textContent()).includes('completed'));
+  const headers = await page.locator('table.runs thead th').allTextContents();
+  for (const h of ['Run', 'Agent', 'Status', 'Started', 'Duration', 'Turns', 'Tokens', 'Cost']) {
+    if (!headers.includes(h)) fail(`the runs list has no ${h} column: ${headers.join('|')}`);
+  }
+  const cell = async (row, name) => (await row.locator('td').nth(headers.indexOf(name)).textContent()).trim();
+  if (!(await cell(fanRow, 'Run')).startsWith('Research alpha and beta')) fail(`the planner's row shows ${await cell(fanRow, 'Run')}`);
+  const fanView = await api('GET', `/v1/runs/${fan.run_id}`);
+  if ((await cell(fanRow, 'Agent')) !== `plannerversion ${fanView.agent_version}` || !fanView.agent_version || (await cell(fanRow, 'Turns')) !== '2') {
+    fail(`the planner's row (agent version ${fanView.agent_version}): ${await fanRow.textContent()}`);
+  }
+  if (!/^\d+(\.\d+)? (ms|s)$/.test(await cell(fanRow, 'Duration'))) fail(`the planner's duration ${await cell(fanRow, 'Duration')}`);
+  if (!/^\$\d+\.\d{4}$/.test(await cell(fanRow, 'Cost')) || (await cell(fanRow, 'Cost')) === '$0.0000') fail(`the planner's cost ${await cell(fanRow, 'Cost')}`);
+  if ((await cell(fanRow, 'Tokens')).replace(/\D/g, '') !== String(fanned.runs.reduce((n, r) => n + r.total_tokens, 3200))) fail(`the planner's tokens ${await cell(fanRow, 'Tokens')}`);
+  // The children are nested under their parent, collapsed: no row of
+  // their own until the parent's button opens them.
+  for (const c of fanned.runs) {
+    if (await page.locator(`tr[data-run-id="${c.run_id}"]`).count()) fail(`child run ${c.run_id} is a row of the list before its parent is opened`);
+  }
+  const toggle = fanRow.getByRole('button', { name: '2 child runs' });
+  if ((await toggle.getAttribute('aria-expanded')) !== 'false') fail('the children are not collapsed');
+  await checkButtons('the runs list');
+  await checkWidth('the runs list');
+  await toggle.click();
+  const kids = page.locator('tr.child');
+  await until('the child rows', async () => (await kids.count()) === 2);
+  const rowIDs = await page.locator('table.runs tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.runId));
+  const at = rowIDs.indexOf(fan.run_id);
+  const under = rowIDs.slice(at + 1, at + 3).sort().join(' ');
+  if (under !== fanned.runs.map((r) => r.run_id).sort().join(' ')) fail(`the children are not under their parent: ${rowIDs.join(' ')}`);
+  for (let i = 0; i < 2; i++) {
+    const k = kids.nth(i);
+    const text = await k.textContent();
+    if (!text.includes('child run') || !text.includes('researcher')) fail(`a child row lacks its marker or agent: ${text}`);
+  }
+  const [alphaRow, betaRow] = [kids.filter({ hasText: 'Research alpha.' }), kids.filter({ hasText: 'Research beta.' })];
+  if (!(await cell(alphaRow, 'Run')).startsWith('↳ child run Research alpha.') || !(await cell(betaRow, 'Run')).startsWith('↳ child run Research beta.')) {
+    fail(`child rows ${await cell(alphaRow, 'Run')} / ${await cell(betaRow, 'Run')}`);
+  }
+  const seconds = (t) => (t.endsWith(' ms') ? parseFloat(t) / 1000 : parseFloat(t));
+  if (!(seconds(await cell(alphaRow, 'Duration')) < 1.2 && seconds(await cell(betaRow, 'Duration')) >= 1.5)) {
+    fail(`child durations alpha ${await cell(alphaRow, 'Duration')}, beta ${await cell(betaRow, 'Duration')}`);
+  }
+  await checkButtons('the runs list with children open');
+  await checkWidth('the runs list with children open');
+  await page.screenshot({ path: join(artifacts, 'runs-children.png'), fullPage: true });
+  passed.push('runs list: entries, children nested and collapsed');
+
+  // Filters: agent (the planner's runs only), status, time.
+  await page.getByLabel('Agent').selectOption('planner');
+  await until('only planner runs', async () => {
+    const agents = await page.locator('table.runs tbody tr:not(.child)').evaluateAll((rows) => rows.map((r) => r.children[1] && r.children[1].firstChild.textContent));
+    return agents.length >= 2 && agents.every((a) => a === 'planner');
+  });
+  await page.getByLabel('Status').selectOption('approval_required');
+  await page.getByText('No runs match these filters.').waitFor();
+  await page.getByLabel('Status').selectOption('');
+  await page.getByLabel('Agent').selectOption('');
+  await page.getByLabel('Started').selectOption({ label: 'last hour' });
+  await fanRow.waitFor();
+  await page.getByLabel('Started').selectOption({ label: 'any time' });
+  passed.push('runs list filters');
+
+  // The list is read again with its ETag: unchanged, the API answers 304
+  // without a body; a new run comes in with a 200.
+  await page.reload();
+  await fanRow.waitFor();
+  await until('the list read again unchanged', async () => listStatuses.at(-1) === 304);
+  listStatuses.length = 0;
+  await page.waitForTimeout(4500);
+  if (listStatuses.length < 2 || listStatuses.some((st) => st !== 304)) fail(`an unchanged list was read with statuses ${listStatuses.join(', ')}`);
+  const fresh = await startRun({ turns: [{ content: 'New.' }] });
+  await page.locator(`tr[data-run-id="${fresh.run_id}"]`).waitFor();
+  if (!listStatuses.includes(200)) fail(`the new run came without a 200: ${listStatuses.join(', ')}`);
+  passed.push('runs list updates by conditional reads');
+
+  // A narrow window: the list is a column of runs, no sideways scroll.
+  await page.setViewportSize({ width: 420, height: 800 });
+  await checkWidth('the runs list at 420 px');
+  await page.screenshot({ path: join(artifacts, 'runs-narrow.png'), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  // The planner's page: each child's call took its own time (alpha's is
+  // not beta's), the children are listed with theirs, and the page fits.
+  await openRun(fan.run_id);
+  await until('status completed', async () => (await statusText()) === 'completed');
+  const stepHeaders = await page.locator('table.timeline thead th').allTextContents();
+  const took = async (id) => (await page.locator(`table.timeline tr[data-call-id="${id}"] td`).nth(stepHeaders.indexOf('Took')).textContent()).trim();
+  if (!(seconds(await took('fast')) < 1.2 && seconds(await took('slow')) >= 1.5)) fail(`the calls took: fast ${await took('fast')}, slow ${await took('slow')}`);
+  const kidsList = page.getByRole('list', { name: 'Child runs' });
+  if (!(await kidsList.locator('li').first().textContent()).includes('took')) fail('the child runs list has no durations');
+  await checkButtons('a run with children');
+  await checkWidth('a run with children');
+  await page.screenshot({ path: join(artifacts, 'run-children.png'), fullPage: true });
+  passed.push('a run with parallel children');
+
   // The step timeline shows a model turn the queue delivered again after
   // baton dev was killed while it ran (given only on the emulators).
   if (input.redelivered) {
@@ -218,11 +415,17 @@ try {
     const headers = await page.locator('table.timeline thead th').allTextContents();
     const cells = await row.locator('td').allTextContents();
     const col = (name) => cells[headers.indexOf(name)];
-    if (!(Number(col('Redeliveries')) >= 1)) fail(`the redelivered turn's row shows no redelivery: ${headers.join('|')} / ${cells.join('|')}`);
+    if (!/delivered again [1-9]/.test(col('Deliveries'))) fail(`the redelivered turn's row shows no redelivery: ${headers.join('|')} / ${cells.join('|')}`);
     if (col('Outcome') !== 'replied') fail(`the redelivered turn's outcome is ${col('Outcome')}`);
+    await checkWidth('a run with deliveries');
     await page.screenshot({ path: join(artifacts, 'redelivered.png'), fullPage: true });
     passed.push('redelivery in the step timeline');
   }
+
+  for (const label of ['Sign out', 'Approve', 'Reject', 'Send message', 'Cancel run', 'Interrupt', 'Submit result', 'Newer runs', 'Older runs', '▸ N child runs']) {
+    if (!contrastChecked.has(label)) fail(`the contrast of button "${label}" was never checked (checked: ${[...contrastChecked].join(', ')})`);
+  }
+  passed.push('every button label ≥ 4.5:1');
 
   if (cspViolations.length) fail(`the page broke its Content Security Policy or threw: ${cspViolations.join(' | ')}`);
   passed.push('no CSP violation');
