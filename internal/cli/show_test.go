@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestShowToolResults: a failed tool's line carries its reason (the
+// result text its tool_result event has), and an agent tool's call that
+// finished before a slower parallel sibling shows its own duration (its
+// child_run_finished), not the sibling's, whose results were recorded
+// together.
+func TestShowToolResults(t *testing.T) {
+	env, out, _ := testEnv(nil)
+	st := newStreamState(newPrinter(env, false))
+	ev := func(typ, at string, data map[string]any) event {
+		return event{Type: typ, At: "2026-01-01T00:00:" + at + "Z", Data: data}
+	}
+	for _, e := range []event{
+		ev("tool_call_start", "00", map[string]any{"tool_call_id": "fast", "tool_name": "agent/researcher"}),
+		ev("tool_call_start", "00", map[string]any{"tool_call_id": "slow", "tool_name": "agent/researcher"}),
+		ev("child_run_finished", "02", map[string]any{"tool_call_id": "fast", "tool_name": "agent/researcher"}),
+		ev("child_run_finished", "09", map[string]any{"tool_call_id": "slow", "tool_name": "agent/researcher"}),
+		ev("tool_result", "09", map[string]any{"tool_call_id": "fast", "tool_name": "agent/researcher", "success": true}),
+		ev("tool_result", "09", map[string]any{"tool_call_id": "slow", "tool_name": "agent/researcher", "success": true}),
+		ev("tool_call_start", "10", map[string]any{"tool_call_id": "c1", "tool_name": "client/ask"}),
+		ev("tool_result", "11", map[string]any{"tool_call_id": "c1", "tool_name": "client/ask", "success": false, "error_type": "client_error",
+			"result": "the calendar\nservice is down"}),
+	} {
+		st.show(e)
+	}
+	want := "  ✓ agent/researcher ok 2s\n  ✓ agent/researcher ok 9s\n  ✗ client/ask failed client_error: the calendar service is down 1s\n"
+	if out.String() != want {
+		t.Fatalf("shown:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
+// TestRejectWithoutReason: "n" at accept? then the end of input at the
+// optional reason rejects (without a reason) rather than leaving the
+// run paused; the end of input at accept? decides nothing.
+func TestRejectWithoutReason(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+		ok   bool
+	}{
+		{"n\n", "map[decision:reject]", true},
+		{"n\ntoo pricey\n", "map[decision:reject reason:too pricey]", true},
+		{"maybe\ny\n", "map[decision:accept]", true},
+		{"", "map[]", false},
+	} {
+		env, _, _ := testEnv(nil)
+		env.in = bufio.NewReader(strings.NewReader(tc.in))
+		body, ok := promptDecision(env)
+		if got := fmt.Sprint(body); ok != tc.ok || got != tc.want {
+			t.Errorf("input %q: %s %v, want %s %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
