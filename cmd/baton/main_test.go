@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/baton-agents/baton/internal/app"
 )
 
 // envelope is the part of the result envelope (core.Envelope) the demo
@@ -204,6 +206,34 @@ func TestDevLimitFlags(t *testing.T) {
 	} {
 		if _, err := parseDevFlags(strings.Fields(args), io.Discard); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want %q", args, err, want)
+		}
+	}
+}
+
+// TestBanner: baton dev's banner gives every tenant's token (not only
+// the first's), says which tenant the export line is for, and names the
+// JWT issuer and the browsers' origins it accepts.
+func TestBanner(t *testing.T) {
+	a, err := app.Build(context.Background(), app.Config{Stores: app.Stores{Memory: true}, Providers: []string{app.ProviderScripted},
+		Agents: app.Agents{JSON: `{"agents":[{"slug":"a","model":{"provider":"scripted"}}]}`}, CORSOrigins: []string{"http://localhost:5173"}},
+		app.Deps{LogOutput: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Config.JWT.Issuer, a.Config.JWT.Audience = "https://idp.example.com", "api"
+	var out bytes.Buffer
+	banner(&out, a, "http://127.0.0.1:8080", []app.Token{{Tenant: "acme", Token: "tok-acme-123"}, {Tenant: "globex", Token: "tok-globex-456"}}, "")
+	for _, want := range []string{
+		"baton dev: token for tenant acme: tok-acme-123\n",
+		"baton dev: token for tenant globex: tok-globex-456\n",
+		"(agent a, tenant acme)",
+		"export BATON_URL=http://127.0.0.1:8080 BATON_TOKEN=tok-acme-123",
+		"baton dev: JWTs of issuer https://idp.example.com are accepted too (audience api",
+		"baton dev: browsers on http://localhost:5173 may call the API (CORS)\n",
+		"baton dev: ready\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the banner does not say %q:\n%s", want, out.String())
 		}
 	}
 }
