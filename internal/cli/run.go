@@ -329,6 +329,15 @@ func (st *streamState) show(e event) {
 		if _, ok := st.starts[str("tool_call_id")]; !ok {
 			st.starts[str("tool_call_id")] = at
 		}
+	case "tool_retry":
+		again := "trying again"
+		if w := str("wait"); w != "" {
+			again += " in " + w
+		}
+		attempt, _ := e.Data["attempt"].(float64)
+		attempts, _ := e.Data["attempts"].(float64)
+		p.line("  %s %s %s: %s", p.paint(cYellow, "↻"), p.paint(cCyan, str("tool_name")),
+			p.paint(cYellow, fmt.Sprintf("attempt %d of %d failed, %s", int(attempt), int(attempts), again)), truncate(strings.Join(strings.Fields(str("reason")), " "), 200))
 	case "child_run_finished":
 		if !at.IsZero() {
 			st.ends[str("tool_call_id")] = at

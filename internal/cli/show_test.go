@@ -8,7 +8,8 @@ import (
 )
 
 // TestShowToolResults: a failed tool's line carries its reason (the
-// result text its tool_result event has), and an agent tool's call that
+// result text its tool_result event has), a tool_retry says at once that
+// an attempt failed and when the next comes, and an agent tool's call that
 // finished before a slower parallel sibling shows its own duration (its
 // child_run_finished), not the sibling's, whose results were recorded
 // together.
@@ -25,13 +26,18 @@ func TestShowToolResults(t *testing.T) {
 		ev("child_run_finished", "09", map[string]any{"tool_call_id": "slow", "tool_name": "agent/researcher"}),
 		ev("tool_result", "09", map[string]any{"tool_call_id": "fast", "tool_name": "agent/researcher", "success": true}),
 		ev("tool_result", "09", map[string]any{"tool_call_id": "slow", "tool_name": "agent/researcher", "success": true}),
+		ev("tool_call_start", "10", map[string]any{"tool_call_id": "r1", "tool_name": "a2a/remote"}),
+		ev("tool_retry", "10", map[string]any{"tool_call_id": "r1", "tool_name": "a2a/remote", "attempt": 1.0, "attempts": 5.0, "wait": "20s",
+			"reason": "read the agent card: connection refused"}),
 		ev("tool_call_start", "10", map[string]any{"tool_call_id": "c1", "tool_name": "client/ask"}),
 		ev("tool_result", "11", map[string]any{"tool_call_id": "c1", "tool_name": "client/ask", "success": false, "error_type": "client_error",
 			"result": "the calendar\nservice is down"}),
 	} {
 		st.show(e)
 	}
-	want := "  ✓ agent/researcher ok 2s\n  ✓ agent/researcher ok 9s\n  ✗ client/ask failed client_error: the calendar service is down 1s\n"
+	want := "  ✓ agent/researcher ok 2s\n  ✓ agent/researcher ok 9s\n" +
+		"  ↻ a2a/remote attempt 1 of 5 failed, trying again in 20s: read the agent card: connection refused\n" +
+		"  ✗ client/ask failed client_error: the calendar service is down 1s\n"
 	if out.String() != want {
 		t.Fatalf("shown:\n%s\nwant:\n%s", out.String(), want)
 	}
