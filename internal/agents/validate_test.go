@@ -224,11 +224,12 @@ func TestPositions(t *testing.T) {
 	}
 }
 
-// TestSchemaStrictTypes: the schema passes ajv's strict mode
-// (strictTypes), which editors and JavaScript CI use: every keyword that
-// applies to one JSON type sits in a subschema that names that type, or
-// under one at the same level of the data (allOf, if, then…), and no
-// subschema names a union of types.
+// TestSchemaStrictTypes: the schema passes ajv's strict mode, which
+// editors and JavaScript CI use: every keyword that applies to one JSON
+// type sits in a subschema that names that type, or under one at the
+// same level of the data (allOf, if, then…; strictTypes), no subschema
+// names a union of types, and every required property is declared in
+// the same subschema's properties (strictRequired).
 func TestSchemaStrictTypes(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "events", "schemas", "agents-file.schema.json"))
 	if err != nil {
@@ -269,6 +270,13 @@ func strictTypeProblems(node any, at, known string) []string {
 		known = ty
 	case []any:
 		out = append(out, at+": a union of types ("+fmt.Sprint(ty)+")")
+	}
+	props, _ := m["properties"].(map[string]any)
+	required, _ := m["required"].([]any)
+	for _, name := range required {
+		if _, ok := props[fmt.Sprint(name)]; !ok {
+			out = append(out, fmt.Sprintf("%s: required %q is not in its properties", at, name))
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if want, ok := typedKeywords[k]; ok && want != known && !(want == "number" && known == "integer") {
