@@ -509,7 +509,7 @@ func finish(env *Env, p *printer, v runView, st *streamState, opts followOptions
 			p.line("%s", r.FinalContent)
 		}
 		p.line("")
-		p.line("%s %s · %d turns · usage: %s%s", p.paint(cDim, "status"), v.statusText(p), r.TurnCount, usageLine(r.Usage), costLine(r.Cost))
+		p.line("%s %s · %s · usage: %s%s", p.paint(cDim, "status"), v.statusText(p), count(r.TurnCount, "turn"), usageLine(r.Usage), costLine(r.Cost))
 		if len(r.Interrupted) > 0 {
 			p.line("%s %s", p.paint(cDim, "interrupted:"), compact(r.Interrupted))
 		}

@@ -65,3 +65,12 @@ func TestRejectWithoutReason(t *testing.T) {
 		}
 	}
 }
+
+// TestCount: one turn is "1 turn", not "1 turns".
+func TestCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0 turns", 1: "1 turn", 2: "2 turns"} {
+		if got := count(n, "turn"); got != want {
+			t.Errorf("count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
