@@ -139,8 +139,9 @@ func ValidateIn(b []byte, env Environment) ([]string, []Problem) {
 		return nil, []Problem{p}
 	}
 	if dec.More() {
-		v.add("", false, "unexpected data after the top-level JSON object")
-		return nil, v.problems
+		p := Problem{Message: "unexpected data after the top-level JSON object"}
+		p.Line, p.Column = lineCol(b, v.pos.start(dec.InputOffset()))
+		return nil, []Problem{p}
 	}
 	s, err := agentsSchema()
 	if err != nil {

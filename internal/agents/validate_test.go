@@ -67,6 +67,9 @@ func TestValidateListsEveryProblem(t *testing.T) {
 		if len(problems) != 1 || problems[0].String() != tc.want {
 			t.Errorf("%s: %v, want %q", tc.name, problems, tc.want)
 		}
+		if tc.name == "trailing data" && (problems[0].Line != 1 || problems[0].Column != 52) {
+			t.Errorf("trailing data at %d:%d, want 1:52 (the second object)", problems[0].Line, problems[0].Column)
+		}
 	}
 }
 
