@@ -105,8 +105,12 @@ destroy: node-tools ## delete the deployed stack
 check-build: ## the four Lambda zips: static arm64 binaries, each zip under 16 MB, identical bytes when built twice
 	scripts/check-build.sh
 
-run: ## run Baton: baton dev on embedded stores with the bundled demo agent, on 127.0.0.1:8080
-	$(GO) run ./cmd/baton dev
+ADDR ?= 127.0.0.1:8080
+
+run: ## run Baton: build build/baton, then build/baton dev on embedded stores with the bundled demo agent, on 127.0.0.1:8080 or ADDR (make run ADDR=127.0.0.1:9090)
+	@test -x build/baton || echo "make run: building build/baton; the first build compiles every dependency and takes a few minutes on 2 cores (later builds take seconds)"
+	$(GO) build -trimpath -o build/baton ./cmd/baton
+	build/baton dev --addr $(ADDR)
 
 demo: ## run a scripted agent in process and print its result envelope
 	$(GO) run ./cmd/baton demo

@@ -160,6 +160,15 @@ type (
 		Status   int    `json:"status"`
 		Wait     string `json:"wait"`
 	}
+	// ToolRetryData: tool_retry.
+	ToolRetryData struct {
+		Attempt    int    `json:"attempt"`
+		Attempts   int    `json:"attempts"`
+		Reason     string `json:"reason"`
+		ToolCallID string `json:"tool_call_id"`
+		ToolName   string `json:"tool_name"`
+		Wait       string `json:"wait,omitempty"`
+	}
 	// ErrorData: error (Guardrail for a denial, the tool for a panic).
 	ErrorData struct {
 		Guardrail  string `json:"guardrail,omitempty"`
@@ -344,6 +353,7 @@ func (*StatusData) eventData()                   {}
 func (*GuardrailRedactedData) eventData()        {}
 func (*ToolCallData) eventData()                 {}
 func (*ModelRetryData) eventData()               {}
+func (*ToolRetryData) eventData()                {}
 func (*ErrorData) eventData()                    {}
 func (*CompactionStartedData) eventData()        {}
 func (*CompactionCompletedData) eventData()      {}

@@ -110,6 +110,14 @@ const (
 	// before the next attempt, a Go duration string such as "1.5s").
 	// Turn is the turn the call is for.
 	EventModelRetry = "model_retry"
+	// EventToolRetry: a tool call's execution failed transiently (a
+	// remote agent that cannot be reached) and its step runs again when
+	// the queue delivers it again. Data: tool_call_id, tool_name, attempt
+	// (the delivery that failed, 1 for the first), attempts (the
+	// deliveries in all before the failure is the call's result), reason
+	// (the error, cut to 500 bytes) and wait (the time before the next
+	// attempt, a Go duration string; "" when not known).
+	EventToolRetry = "tool_retry"
 	// EventCallbackFailed: Baton gave up delivering a notification to the
 	// run's callback (webhook). Data: event_id (the notification's),
 	// event (paused, finished or expired), attempts, last_status (the

@@ -165,6 +165,17 @@ type ModelRetrying struct {
 	Retry ModelRetry
 }
 
+// ToolRetrying reports that the execution of the current tool_call
+// step's call failed transiently and that the step runs again when the
+// queue delivers it again (Retry.Wait from now). Applying it emits a
+// tool_retry event, so a follower hears of the failure at once rather
+// than after the last attempt; the step stays current. A step that is no
+// longer current is ErrStaleStep, a finished run ErrTerminal.
+type ToolRetrying struct {
+	Step  Step
+	Retry ToolRetry
+}
+
 // Heartbeat reports that the I/O of a current model_turn or tool_call
 // step is still running. Applying it changes nothing but the run's
 // version and UpdatedAt, so a sweeper does not send a step again whose
@@ -201,6 +212,8 @@ func (ToolsDiscovered) isInput() {}
 func (ModelReplied) isInput() {}
 
 func (ModelRetrying) isInput() {}
+
+func (ToolRetrying) isInput() {}
 
 func (Heartbeat) isInput() {}
 

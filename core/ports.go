@@ -61,8 +61,12 @@ type ModelRetry struct {
 	Wait     time.Duration
 }
 
-// modelRetryKey is the context key of a model retry observer.
-type modelRetryKey struct{}
+// modelRetryKey and toolRetryKey are the context keys of the retry
+// observers.
+type (
+	modelRetryKey struct{}
+	toolRetryKey  struct{}
+)
 
 // WithModelRetryObserver returns a context that carries observe: a
 // provider's retry loop calls it (through NotifyModelRetry) before each
@@ -71,21 +75,48 @@ type modelRetryKey struct{}
 // sees only that context. observe runs synchronously on the caller's
 // goroutine and must not block for long.
 func WithModelRetryObserver(ctx context.Context, observe func(ModelRetry)) context.Context {
-	if observe == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, modelRetryKey{}, observe)
+	return withObserver(ctx, modelRetryKey{}, observe)
 }
 
 // NotifyModelRetry calls the observer ctx carries, if any, swallowing
 // its panics: observers never change a model call.
-func NotifyModelRetry(ctx context.Context, r ModelRetry) {
-	observe, _ := ctx.Value(modelRetryKey{}).(func(ModelRetry))
+func NotifyModelRetry(ctx context.Context, r ModelRetry) { notify(ctx, modelRetryKey{}, r) }
+
+// ToolRetry describes a tool call's execution that failed transiently
+// and is tried again by a later delivery of its step: the delivery that
+// failed (1 for the first) of Attempts, why, and the wait before the
+// next one (0 when not known).
+type ToolRetry struct {
+	Attempt, Attempts int
+	Reason            string
+	Wait              time.Duration
+}
+
+// WithToolRetryObserver returns a context that carries observe: a tool
+// executor that gives a call up to a later delivery of its step calls
+// it (through NotifyToolRetry) first, as WithModelRetryObserver.
+func WithToolRetryObserver(ctx context.Context, observe func(ToolRetry)) context.Context {
+	return withObserver(ctx, toolRetryKey{}, observe)
+}
+
+// NotifyToolRetry calls the tool retry observer ctx carries, if any,
+// swallowing its panics.
+func NotifyToolRetry(ctx context.Context, r ToolRetry) { notify(ctx, toolRetryKey{}, r) }
+
+func withObserver[T any](ctx context.Context, key any, observe func(T)) context.Context {
+	if observe == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, key, observe)
+}
+
+func notify[T any](ctx context.Context, key any, v T) {
+	observe, _ := ctx.Value(key).(func(T))
 	if observe == nil {
 		return
 	}
 	defer func() { _ = recover() }()
-	observe(r)
+	observe(v)
 }
 
 // ModelReply is the outcome of one model turn. The run keeps its maps

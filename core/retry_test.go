@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -42,6 +43,7 @@ func TestModelRetryingAndHeartbeat(t *testing.T) {
 			return Heartbeat{Step: Step{Kind: StepToolCall, RunID: s.RunID, Seq: s.Seq, CallID: "c9"}}
 		}, wantErr: ErrStaleStep},
 		{name: "model_retry on a tool step", input: func(s Step) Input { s.Kind = StepToolCall; return ModelRetrying{Step: s, Retry: retry} }, wantErr: ErrInvalidInput},
+		{name: "tool_retry on a model step", input: func(s Step) Input { return ToolRetrying{Step: s, Retry: ToolRetry{Attempt: 1}} }, wantErr: ErrInvalidInput},
 		{name: "model_retry on a finished run", input: func(s Step) Input { return ModelRetrying{Step: s, Retry: retry} }, cancel: true, wantErr: ErrTerminal},
 		{name: "heartbeat on a finished run", input: func(s Step) Input { return Heartbeat{Step: s} }, cancel: true, wantErr: ErrTerminal},
 	}
@@ -98,6 +100,46 @@ func TestModelRetryingAndHeartbeat(t *testing.T) {
 				t.Fatalf("reply after %s: %v %s", tc.name, err, done.State.Status)
 			}
 		})
+	}
+}
+
+// TestToolRetrying: a tool_retry on the current tool step emits its event
+// (the call's tool, the attempt, the reason cut to 500 bytes, the wait)
+// and leaves the step current, so the call's result still applies; on a
+// step that moved on it is ErrStaleStep.
+func TestToolRetrying(t *testing.T) {
+	ctx := context.Background()
+	m := NewMachine(&FixedClock{T: t0})
+	out, err := m.Start(ctx, StartInput{RunID: "r-1", SessionID: "s-1", FirstSeq: 1, Messages: user("hi"),
+		Config: RunConfig{Model: scripted(turn("Asking.", call("c1", "a2a/remote", nil)), turn("done")), Tools: []ToolDeclaration{serverTool("a2a/remote", nil)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := out.Messages
+	out, err = m.Apply(ctx, out.State, tr, ModelReplied{Step: out.Next[0], Reply: ModelReply{Content: "Asking.", ToolCalls: []ToolCallRequest{call("c1", "a2a/remote", nil)}}})
+	if err != nil || len(out.Next) != 1 || out.Next[0].Kind != StepToolCall {
+		t.Fatalf("%v %+v", err, out.Next)
+	}
+	tr = append(tr, out.Messages...)
+	step := out.Next[0]
+	retried, err := m.Apply(ctx, out.State, tr, ToolRetrying{Step: step, Retry: ToolRetry{Attempt: 2, Attempts: 5, Reason: strings.Repeat("x", 600), Wait: 20 * time.Second}})
+	if err != nil || len(retried.Events) != 1 || retried.Events[0].Type != EventToolRetry {
+		t.Fatalf("%v %+v", err, retried.Events)
+	}
+	if d := *retried.Events[0].Data.(*ToolRetryData); d != (ToolRetryData{ToolCallID: "c1", ToolName: "a2a/remote", Attempt: 2, Attempts: 5, Reason: strings.Repeat("x", 500), Wait: "20s"}) {
+		t.Fatalf("event data %+v", d)
+	}
+	if len(retried.Next) != 0 || len(retried.Messages) != 0 || retried.State.Status != out.State.Status {
+		t.Fatalf("a tool_retry scheduled or wrote something: %+v", retried)
+	}
+	done, err := m.Apply(ctx, retried.State, tr, ToolExecuted{Step: step, Output: map[string]any{"ok": true}})
+	if err != nil || len(done.Messages) == 0 {
+		t.Fatalf("the result after a tool_retry: %v %+v", err, done.Messages)
+	}
+	stale := step
+	stale.Seq++
+	if _, err := m.Apply(ctx, retried.State, tr, ToolRetrying{Step: stale, Retry: ToolRetry{Attempt: 1}}); !errors.Is(err, ErrStaleStep) {
+		t.Fatalf("a stale step: %v", err)
 	}
 }
 

@@ -34,6 +34,8 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 		err = t.toolExecuted(ctx, *in)
 	case ModelRetrying:
 		err = t.modelRetrying(in)
+	case ToolRetrying:
+		err = t.toolRetrying(in)
 	case Heartbeat:
 		err = t.heartbeat(in)
 	case StallResend:
@@ -427,6 +429,28 @@ func (t *transition) modelRetrying(in ModelRetrying) error {
 	// The event belongs to the turn the call is for, which beginTurn
 	// counts only when the reply is applied.
 	t.out.Events[len(t.out.Events)-1].Turn = t.st.Turn + 1
+	return nil
+}
+
+// toolRetrying records that the current tool step's call failed
+// transiently and runs again on the step's next delivery.
+func (t *transition) toolRetrying(in ToolRetrying) error {
+	if in.Step.Kind != StepToolCall {
+		return invalid("tool_retry for a %s step", in.Step.Kind)
+	}
+	if err := t.currentStep(in.Step); err != nil {
+		return err
+	}
+	_, c := t.st.call(in.Step.CallID)
+	if c == nil {
+		return fmt.Errorf("%w: no call %q", ErrNothingToApply, in.Step.CallID)
+	}
+	r := in.Retry
+	d := &ToolRetryData{ToolCallID: c.ID, ToolName: c.Name, Attempt: r.Attempt, Attempts: r.Attempts, Reason: truncateUTF8(r.Reason, 500)}
+	if r.Wait > 0 {
+		d.Wait = r.Wait.String()
+	}
+	t.emit(EventToolRetry, d)
 	return nil
 }
 

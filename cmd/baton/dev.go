@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"flag"
@@ -206,31 +207,43 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer func() { _ = a.FlushTelemetry(context.Background()) }()
 	err = a.Serve(ctx, app.ServeOptions{Addr: o.addr, Pollers: o.pollers, IntakeDir: o.intakeDir, IAMKeys: o.iamKeys, Ready: func(base string) {
-		fmt.Fprintf(stdout, "baton dev: serving %s on %s (%s)\n", strings.Join(a.AgentSlugs(), ", "), base, a.Stores.Describe)
-		if os.Getenv("BATON_DEV_TOKENS") == "" {
-			for _, t := range tokens {
-				fmt.Fprintf(stdout, "baton dev: token for tenant %s: %s\n", t.Tenant, t.Token)
-			}
-		}
-		agent, body := a.StartHint()
-		fmt.Fprintf(stdout, `baton dev: try it from another terminal (agent %s):
-  export BATON_URL=%s BATON_TOKEN=%s TOKEN=%s
-  baton run --agent %s "hi"
-  curl -s -X POST $BATON_URL/v1/runs -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
-    -d '%s'
-`, agent, base, tokens[0].Token, tokens[0].Token, agent, body)
-		fmt.Fprintf(stdout, "baton dev: web console at %s/console/ (sign in with the token)\n", base)
-		if u := a.Config.Intake.QueueURL; u != "" {
-			fmt.Fprintf(stdout, "baton dev: intake queue %s (dead letters: %s)\n", u, a.Config.Intake.DeadLetterURL)
-		}
-		if o.intakeDir != "" {
-			fmt.Fprintf(stdout, "baton dev: intake folder %s: drop *.json intake messages there\n", o.intakeDir)
-		}
-		fmt.Fprintln(stdout, "baton dev: ready")
+		banner(stdout, a, base, tokens, o.intakeDir)
 	}})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, "baton dev: stopped")
 	return nil
+}
+
+// banner is what baton dev prints once it listens on base: the agents
+// and stores, every tenant's token, how to start a run (with the first
+// tenant's), the console, who else may call (JWT issuer, IAM keys,
+// browsers' origins) and the intake, then "ready".
+func banner(w io.Writer, a *app.App, base string, tokens []app.Token, intakeDir string) {
+	fmt.Fprintf(w, "baton dev: serving %s on %s (%s)\n", strings.Join(a.AgentSlugs(), ", "), base, a.Stores.Describe)
+	for _, t := range tokens {
+		fmt.Fprintf(w, "baton dev: token for tenant %s: %s\n", t.Tenant, t.Token)
+	}
+	agent, body := a.StartHint()
+	fmt.Fprintf(w, `baton dev: try it from another terminal (agent %s, tenant %s):
+  export BATON_URL=%s BATON_TOKEN=%s TOKEN=%s
+  baton run --agent %s "hi"
+  curl -s -X POST $BATON_URL/v1/runs -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+    -d '%s'
+`, agent, tokens[0].Tenant, base, tokens[0].Token, tokens[0].Token, agent, body)
+	fmt.Fprintf(w, "baton dev: web console at %s/console/ (sign in with the token)\n", base)
+	if j := a.Config.JWT; j.Enabled() {
+		fmt.Fprintf(w, "baton dev: JWTs of issuer %s are accepted too (audience %s, tenant claim %s)\n", j.Issuer, cmp.Or(j.Audience, "any"), cmp.Or(j.TenantClaim, "the default"))
+	}
+	if len(a.Config.CORSOrigins) > 0 {
+		fmt.Fprintf(w, "baton dev: browsers on %s may call the API (CORS)\n", strings.Join(a.Config.CORSOrigins, ", "))
+	}
+	if u := a.Config.Intake.QueueURL; u != "" {
+		fmt.Fprintf(w, "baton dev: intake queue %s (dead letters: %s)\n", u, a.Config.Intake.DeadLetterURL)
+	}
+	if intakeDir != "" {
+		fmt.Fprintf(w, "baton dev: intake folder %s: drop *.json intake messages there\n", intakeDir)
+	}
+	fmt.Fprintln(w, "baton dev: ready")
 }

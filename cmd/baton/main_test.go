@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/baton-agents/baton/internal/app"
 )
 
 // envelope is the part of the result envelope (core.Envelope) the demo
@@ -58,13 +60,13 @@ func TestUnknownCommand(t *testing.T) {
 // tool and the field.
 func TestDevRejectsBadAccessBlock(t *testing.T) {
 	for _, tc := range []struct{ access, want string }{
-		{`{"scopes":"crm:write"}`, `agents[0] (crm): tools[0]: invalid tool declaration "crm/update_contact": access.scopes must be an array`},
-		{`{"scopes":[]}`, `agents[0] (crm): tools[0]: invalid tool declaration "crm/update_contact": access.scopes must list at least one scope`},
-		{`{"roles":["admin"]}`, `agents[0] (crm): tools[0]: invalid tool declaration "crm/update_contact": access.roles: unknown field`},
+		{`{"scopes":"crm:write"}`, `agents.json:2:106: agents[0].tools[0].access.scopes: got string, want array`},
+		{`{"scopes":[]}`, `agents.json:1:67: agents[0].tools[0]: invalid tool declaration "crm/update_contact": access.scopes must list at least one scope`},
+		{`{"roles":["admin"]}`, `agents.json:2:97: agents[0].tools[0].access.roles: unknown field "roles"`},
 	} {
 		path := filepath.Join(t.TempDir(), "agents.json")
 		file := `{"agents":[{"slug":"crm","model":{"provider":"scripted"},"tools":[{"name":"crm/update_contact","source":"crm","description":"Update.",
-		  "executor":{"type":"http","url":"http://127.0.0.1:9/x"},"access":` + tc.access + `}]}]}`
+		  "executor":{"type":"http","url":"http://127.0.0.1:9/x","secret_env":"CRM_SECRET"},"access":` + tc.access + `}]}]}`
 		if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -116,8 +118,22 @@ func TestAgentsValidate(t *testing.T) {
 	}
 	var out, errOut bytes.Buffer
 	broken := "../../internal/agents/testdata/broken-agents.json"
-	if code := run(context.Background(), []string{"agents", "validate", broken}, &out, &errOut); code != 1 || strings.Count(out.String(), "\n") != 10 || !strings.Contains(out.String(), broken+": agents[0].max_turns: got string, want integer\n") {
+	if code := run(context.Background(), []string{"agents", "validate", broken}, &out, &errOut); code != 1 || strings.Count(out.String(), "\n") != 10 || !strings.Contains(out.String(), broken+":7:20: agents[0].max_turns: got string, want integer\n") {
 		t.Errorf("broken: exit %d, %q %q", code, out.String(), errOut.String())
+	}
+	// A bundle's own Go handler, named with --go-handlers, is one this
+	// build provides.
+	out.Reset()
+	custom := filepath.Join(t.TempDir(), "agents.json")
+	if err := os.WriteFile(custom, []byte(`{"agents":[{"slug":"a","model":{"provider":"scripted"},"tools":[{"name":"a/b","source":"a","description":"B.","executor":{"type":"go","handler":"lookup"}}]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code := run(context.Background(), []string{"agents", "validate", custom}, &out, &errOut); code != 1 || !strings.Contains(out.String(), `:1:145: agents[0].tools[0].executor.handler: no Go handler named "lookup" is registered in this build (it has echo)`) {
+		t.Errorf("unknown handler: exit %d, %q", code, out.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"agents", "validate", "--go-handlers", "lookup,charge", custom}, &out, &errOut); code != 0 || out.String() != custom+": ok (1 agent: a)\n" {
+		t.Errorf("--go-handlers: exit %d, %q", code, out.String())
 	}
 	if code := run(context.Background(), []string{"agents", "validate"}, &out, &errOut); code != 2 {
 		t.Errorf("no file: exit %d", code)
@@ -125,6 +141,33 @@ func TestAgentsValidate(t *testing.T) {
 	errOut.Reset()
 	if code := run(context.Background(), []string{"agents", "validate", "nope.json"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "nope.json") {
 		t.Errorf("a missing file: exit %d, %q", code, errOut.String())
+	}
+}
+
+// TestSixProblemsInOnePass: baton agents validate prints every problem
+// of a file with six different ones — two the schema finds (an unknown
+// field, an executor type), a misspelt provider, an unknown Go handler,
+// a handoff to no agent, a loader rule — in one run, each with its line
+// and column and, for a misspelt name, the nearest valid one; baton dev
+// refuses the file with the same six and names the command.
+func TestSixProblemsInOnePass(t *testing.T) {
+	f := "../../internal/agents/testdata/six-problems.json"
+	want := []string{
+		f + `:5:29: agents[0].model.provider: unknown provider "scriptd" (this build has scripted, openai, anthropic, bedrock); did you mean "scripted"?`,
+		f + `:6:7: agents[0].max_turn: unknown field "max_turn"; did you mean "max_turns"?`,
+		f + `:7:20: agents[0].handoffs[0]: "biling" is not an agent of this file (it has support, billing); did you mean "billing"?`,
+		f + `:10:48: agents[0].tools[0].executor.handler: no Go handler named "ecko" is registered in this build (it has echo); did you mean "echo"?`,
+		f + `:12:31: agents[0].tools[1].executor.type: value must be one of 'http', 'lambda', 'go', 'agent', 'a2a'; did you mean "http"?`,
+		f + `:18:77: agents[1].compaction.recent_messages: compaction.recent_messages (9) must be below compaction.max_messages (4)`,
+	}
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"agents", "validate", f}, &out, &errOut); code != 1 || out.String() != strings.Join(want, "\n")+"\n" {
+		t.Fatalf("exit %d:\n%s\nwant:\n%s", code, out.String(), strings.Join(want, "\n"))
+	}
+	out.Reset()
+	code := run(context.Background(), []string{"dev", "--agents", f, "--addr", "127.0.0.1:0"}, &out, &errOut)
+	if code != 1 || !strings.Contains(errOut.String(), "6 problems (baton agents validate "+f+" lists them too)\n  "+strings.Join(want, "\n  ")+"\n") {
+		t.Fatalf("baton dev: exit %d, stderr:\n%s", code, errOut.String())
 	}
 }
 
@@ -163,6 +206,34 @@ func TestDevLimitFlags(t *testing.T) {
 	} {
 		if _, err := parseDevFlags(strings.Fields(args), io.Discard); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want %q", args, err, want)
+		}
+	}
+}
+
+// TestBanner: baton dev's banner gives every tenant's token (not only
+// the first's), says which tenant the export line is for, and names the
+// JWT issuer and the browsers' origins it accepts.
+func TestBanner(t *testing.T) {
+	a, err := app.Build(context.Background(), app.Config{Stores: app.Stores{Memory: true}, Providers: []string{app.ProviderScripted},
+		Agents: app.Agents{JSON: `{"agents":[{"slug":"a","model":{"provider":"scripted"}}]}`}, CORSOrigins: []string{"http://localhost:5173"}},
+		app.Deps{LogOutput: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Config.JWT.Issuer, a.Config.JWT.Audience = "https://idp.example.com", "api"
+	var out bytes.Buffer
+	banner(&out, a, "http://127.0.0.1:8080", []app.Token{{Tenant: "acme", Token: "tok-acme-123"}, {Tenant: "globex", Token: "tok-globex-456"}}, "")
+	for _, want := range []string{
+		"baton dev: token for tenant acme: tok-acme-123\n",
+		"baton dev: token for tenant globex: tok-globex-456\n",
+		"(agent a, tenant acme)",
+		"export BATON_URL=http://127.0.0.1:8080 BATON_TOKEN=tok-acme-123",
+		"baton dev: JWTs of issuer https://idp.example.com are accepted too (audience api",
+		"baton dev: browsers on http://localhost:5173 may call the API (CORS)\n",
+		"baton dev: ready\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the banner does not say %q:\n%s", want, out.String())
 		}
 	}
 }

@@ -361,6 +361,48 @@ func TestBadRequests(t *testing.T) {
 	}
 }
 
+// TestRefusedRequestShapes: an A2A 0.3 method, without the version
+// header, gets -32009 naming the 1.0 method; a batch gets -32600
+// (invalid request), not invalid params; an error about an unknown task
+// quotes a huge task id cut short, not whole.
+func TestRefusedRequestShapes(t *testing.T) {
+	_, srv := server(t)
+	post := func(body string) (map[string]any, int) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/demo", strings.NewReader(body))
+		req.Header.Set("X-Tenant", "acme")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var out map[string]any
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatalf("%.200s: %v", b, err)
+		}
+		return out, len(b)
+	}
+	errOf := func(out map[string]any) (float64, string) {
+		e, _ := out["error"].(map[string]any)
+		code, _ := e["code"].(float64)
+		msg, _ := e["message"].(string)
+		return code, msg
+	}
+	out, _ := post(`{"jsonrpc":"2.0","id":"a","method":"message/send","params":{"message":{"messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]}}}`)
+	if code, msg := errOf(out); code != -32009 || out["id"] != "a" || !strings.Contains(msg, "message/send is an A2A 0.3 method; this server speaks A2A 1.0: call SendMessage") {
+		t.Fatalf("0.3 method: %v", out)
+	}
+	out, _ = post(`[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"r-x"}}]`)
+	if code, _ := errOf(out); code != -32600 || out["id"] != nil {
+		t.Fatalf("batch: %v", out)
+	}
+	huge := strings.Repeat("x", 4<<20)
+	out, n := post(`{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"` + huge + `"}}`)
+	if code, msg := errOf(out); code != -32001 || n > 4096 || !strings.Contains(msg, "(4194304 bytes)") {
+		t.Fatalf("a huge task id: %d bytes, %.300v", n, out)
+	}
+}
+
 // receiver records the push notifications POSTed to it.
 type receiver struct {
 	mu    sync.Mutex

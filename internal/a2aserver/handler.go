@@ -126,7 +126,7 @@ func (h Handler) load(ctx context.Context, id a2a.TaskID) (durable.Snapshot, err
 	}
 	snap, err := h.Runner.Get(ctx, c.Tenant, string(id))
 	if errors.Is(err, core.ErrNotFound) || err == nil && snap.State.Config.Agent != c.Agent {
-		return durable.Snapshot{}, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s not found", id))
+		return durable.Snapshot{}, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s not found", shortID(id)))
 	}
 	if err != nil {
 		return durable.Snapshot{}, h.rpcError(ctx, err)

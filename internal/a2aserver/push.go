@@ -123,7 +123,7 @@ func (r requestHandler) GetTaskPushConfig(ctx context.Context, req *a2a.GetTaskP
 	if c := pushConfig(snap.State); c != nil && (req.ID == "" || req.ID == c.ID) {
 		return c, nil
 	}
-	return nil, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("task %s has no push notification config %q", req.TaskID, req.ID))
+	return nil, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("task %s has no push notification config %q", req.TaskID, shortID(req.ID)))
 }
 
 func (r requestHandler) ListTaskPushConfigs(ctx context.Context, req *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
@@ -151,7 +151,7 @@ func (r requestHandler) DeleteTaskPushConfig(ctx context.Context, req *a2a.Delet
 	}
 	c := pushConfig(snap.State)
 	if c == nil || req.ID != "" && req.ID != c.ID {
-		return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("task %s has no push notification config %q", req.TaskID, req.ID))
+		return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("task %s has no push notification config %q", req.TaskID, shortID(req.ID)))
 	}
 	if _, err := r.h.Runner.Apply(ctx, callerOf(ctx).Tenant, snap.State.RunID, core.SetCallback{}); err != nil {
 		return r.h.rpcError(ctx, err)

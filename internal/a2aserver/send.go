@@ -226,7 +226,7 @@ func (h Handler) answer(ctx context.Context, m *a2a.Message) (durable.Snapshot, 
 	}
 	st := snap.State
 	if m.ContextID != "" && m.ContextID != st.SessionID {
-		return durable.Snapshot{}, 0, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("contextId %s is not the context of task %s (%s)", m.ContextID, st.RunID, st.SessionID))
+		return durable.Snapshot{}, 0, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("contextId %s is not the context of task %s (%s)", shortID(m.ContextID), st.RunID, st.SessionID))
 	}
 	if core.IsTerminal(st.Status) {
 		return durable.Snapshot{}, 0, a2a.NewError(a2a.ErrUnsupportedOperation,

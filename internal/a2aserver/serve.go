@@ -5,8 +5,10 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
@@ -43,11 +45,68 @@ func ReadMethod(method string) bool {
 // binding, writing the response to rw: a JSON response, or for a
 // streaming method an SSE stream (a keep-alive comment every
 // runstream.KeepAliveEvery while nothing else is sent).
+//
+// Before the SDK, it refuses what the SDK would answer unhelpfully: a
+// batch (an array; -32600, batches are not served), and a method of A2A
+// 0.3 (message/send…; -32009 naming the 1.0 method, whatever the
+// A2A-Version header says).
 func (h Handler) Serve(ctx context.Context, c Caller, header http.Header, body []byte, rw http.ResponseWriter) {
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
+		writeRPCError(rw, nil, -32600, "batch requests are not served: send one JSON-RPC request per HTTP request")
+		return
+	}
+	if m := Method(body); v03Methods[m] != "" {
+		writeRPCError(rw, requestID(body), -32009, fmt.Sprintf("%s is an A2A 0.3 method; this server speaks A2A %s: call %s", m, strings.Join(Versions, ", "), v03Methods[m]))
+		return
+	}
 	ctx = context.WithValue(ctx, callerKey{}, c)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "/", bytes.NewReader(body))
 	req.Header = header
 	a2asrv.NewJSONRPCHandler(requestHandler{h: h}, a2asrv.WithTransportKeepAlive(runstream.KeepAliveEvery)).ServeHTTP(rw, req)
+}
+
+// v03Methods are the JSON-RPC methods of A2A 0.3, each with its 1.0
+// name.
+var v03Methods = map[string]string{
+	"message/send": "SendMessage", "message/stream": "SendStreamingMessage",
+	"tasks/get": "GetTask", "tasks/list": "ListTasks", "tasks/cancel": "CancelTask", "tasks/resubscribe": "SubscribeToTask",
+	"tasks/pushNotificationConfig/set": "CreateTaskPushNotificationConfig", "tasks/pushNotificationConfig/get": "GetTaskPushNotificationConfig",
+	"tasks/pushNotificationConfig/list": "ListTaskPushNotificationConfigs", "tasks/pushNotificationConfig/delete": "DeleteTaskPushNotificationConfig",
+	"agent/getAuthenticatedExtendedCard": "GetExtendedAgentCard",
+}
+
+// requestID is a request body's JSON-RPC id when it is a string or a
+// number of sensible size (null otherwise).
+func requestID(body []byte) json.RawMessage {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	_ = json.Unmarshal(body, &m)
+	if len(m.ID) == 0 || len(m.ID) > 256 || m.ID[0] == '{' || m.ID[0] == '[' {
+		return nil
+	}
+	return m.ID
+}
+
+// writeRPCError answers a JSON-RPC request with an error.
+func writeRPCError(rw http.ResponseWriter, id json.RawMessage, code int, msg string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+	rw.Header().Set("Content-Type", "application/json")
+	rw.WriteHeader(http.StatusOK)
+	_, _ = rw.Write(b)
+}
+
+// shortID is an id as an error message quotes it: a long one cut to its
+// first 64 bytes and its length.
+func shortID[T ~string](id T) string {
+	const max = 64
+	if len(id) <= max {
+		return string(id)
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strings.ToValidUTF8(string(id[:max]), ""), len(id))
 }
 
 // Response is an http.ResponseWriter (and Flusher) over a writer: the

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -190,9 +191,10 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	env := agentsEnvironment(cfg.ExecuteTools, deps)
 	bootVersion, reg, err := agents.NewVersion(file, clock.Now(), "deploy")
-	if err != nil {
-		return nil, agentsFileError(cfg.Agents, err)
+	if err != nil || reg.Lacks(env) {
+		return nil, agentsFileError(cfg.Agents, file, env, err)
 	}
 	if err := reg.CheckCompactionModels(cfg.Providers); err != nil {
 		return nil, err
@@ -261,7 +263,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	a := &App{Config: cfg, Steps: st.queue, Store: st.store, Tokens: st.tokens, Agents: reg, AgentVersion: bootVersion.ID, Tools: boot.Tools, Stores: st.info, Log: log, cleanup: st.cleanup, stopTelemetry: stopTelemetry}
 	a.opts = durable.Options{Notifier: cfg.Notify.notifier(loadAWS, log), Callbacks: callbacks, RemoteTasks: remoteTasks, Versions: versions, Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log,
 		Pricer: prices, Metering: metering, Telemetry: tel, Metrics: emf,
-		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives, MaxActiveRuns: cfg.Limits.MaxActiveRuns}}
+		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives, MaxActiveRuns: cfg.Limits.MaxActiveRuns, Redelivery: cfg.stepVisibility()}}
 	a.Runner = a.NewRunner()
 	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers, GoHandlers: builder.handlerNames(), CheckAgents: builder.check, CORSOrigins: cfg.CORSOrigins,
 		TenantRate: cfg.Limits.TenantRate, CallerRate: cfg.Limits.CallerRate})
@@ -332,7 +334,7 @@ func LoadAgents(c Agents) (*agents.Registry, error) {
 	}
 	reg, err := agents.Parse(b)
 	if err != nil {
-		return nil, agentsFileError(c, err)
+		return nil, agentsFileError(c, b, agents.Environment{}, err)
 	}
 	return reg, nil
 }
@@ -352,12 +354,55 @@ func agentsBytes(c Agents) ([]byte, error) {
 	return b, nil
 }
 
-// agentsFileError names the file a parse error is in.
-func agentsFileError(c Agents, err error) error {
-	if len(c.Bytes) == 0 && strings.TrimSpace(c.JSON) == "" {
-		return fmt.Errorf("agents file %s: %w", c.File, err)
+// agentsFileError is the error of an agents file b the loader refused
+// (err) or that needs what the build lacks (env): every problem
+// agents.ValidateIn finds, each with its line and column, and the
+// command that lists them; the loader's error, naming the file, when it
+// finds none.
+func agentsFileError(c Agents, b []byte, env agents.Environment, err error) error {
+	name, isFile := "BATON_AGENTS_JSON", false
+	switch {
+	case len(c.Bytes) > 0:
+		name = "the embedded agents file"
+	case strings.TrimSpace(c.JSON) == "":
+		name, isFile = c.File, true
+	}
+	if _, problems := agents.ValidateIn(b, env); len(problems) > 0 {
+		return &agents.FileError{Name: name, Problems: problems, File: isFile}
+	}
+	if err == nil {
+		err = errors.New("it needs a provider or a Go handler this build lacks")
+	}
+	if isFile {
+		return fmt.Errorf("agents file %s: %w", name, err)
 	}
 	return err
+}
+
+// agentsEnvironment is what this build provides an agents file: the
+// providers Baton knows (unless deps.Model replaces them), and where
+// tools execute the Go handlers (the built-in ones and deps').
+func agentsEnvironment(executeTools bool, deps Deps) agents.Environment {
+	var env agents.Environment
+	if deps.Model == nil {
+		env.Providers = providers.Known
+	}
+	if executeTools {
+		env.GoHandlers = GoHandlers(deps.ToolHandlers)
+	}
+	return env
+}
+
+// GoHandlers lists the built-in Go tool handlers and those of extra.
+func GoHandlers(extra map[string]ToolHandler) []string { return goRegistry(extra).Names() }
+
+// goRegistry is the registry of the built-in Go tool handlers and extra.
+func goRegistry(extra map[string]ToolHandler) *executors.GoRegistry {
+	goh := executors.NewGoRegistry()
+	for name, h := range extra {
+		goh.Register(name, h)
+	}
+	return goh
 }
 
 // models returns the model providers cfg enables, configured from the

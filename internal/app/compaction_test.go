@@ -21,11 +21,11 @@ func TestBuildRefusesMisconfiguredCompaction(t *testing.T) {
 	for _, tc := range []struct{ name, compaction, want string }{
 		{"disabled provider", `{"enabled":true,"max_messages":20,"model":{"provider":"openai","model":"gpt-4o-mini"}}`,
 			`agent c: compaction.model.provider "openai" is not enabled in this deployment (enabled: scripted)`},
-		{"unknown provider", `{"enabled":true,"max_messages":20,"model":{"provider":"gpt"}}`, `agent c: compaction.model.provider "gpt" is not enabled`},
-		{"no threshold", `{"enabled":true}`, "agents[0] (c): invalid input: compaction.max_messages must be at least 2"},
-		{"recent above max", `{"enabled":true,"max_messages":10,"recent_messages":12}`, "agents[0] (c): invalid input: compaction.recent_messages (12) must be below compaction.max_messages (10)"},
+		{"unknown provider", `{"enabled":true,"max_messages":20,"model":{"provider":"gpt"}}`, `agents[0].compaction.model.provider: unknown provider "gpt" (this build has scripted, openai, anthropic, bedrock)`},
+		{"no threshold", `{"enabled":true}`, "BATON_AGENTS_JSON:1:97: agents[0].compaction.max_messages: compaction.max_messages must be at least 2"},
+		{"recent above max", `{"enabled":true,"max_messages":10,"recent_messages":12}`, "agents[0].compaction.recent_messages: compaction.recent_messages (12) must be below compaction.max_messages (10)"},
 		{"unknown field", `{"enabled":true,"max_messages":10,"keep":3}`, `unknown field "keep"`},
-		{"bad scripted option", `{"enabled":true,"max_messages":10,"model":{"provider":"scripted","options":{"summary_usage":7}}}`, "agents[0] (c): invalid input: compaction.model.options: scripted model: summary_usage must be an object"},
+		{"bad scripted option", `{"enabled":true,"max_messages":10,"model":{"provider":"scripted","options":{"summary_usage":7}}}`, "agents[0].compaction.model.options: scripted model: summary_usage must be an object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Build(context.Background(), Config{Stores: Stores{Memory: true}, Agents: Agents{JSON: compactingAgent(tc.compaction)}, Providers: []string{ProviderScripted}}, Deps{Log: quiet})

@@ -12,6 +12,7 @@ import (
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
 	"github.com/baton-agents/baton/internal/auth"
+	"github.com/baton-agents/baton/internal/providers"
 )
 
 // Config is everything a Baton process is built from: the Lambdas read it
@@ -410,23 +411,37 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// ValidateAgentsFile checks the agents file at path (agents.Validate:
-// its JSON Schema and the loader's checks, never secrets or servers) and
-// writes "path: ok (N agents: …)" to out, or each problem on a line of
-// its own; valid is false when there are problems, err is set when the
-// file cannot be read.
-func ValidateAgentsFile(path string, out io.Writer) (valid bool, err error) {
+// ValidateAgentsFile checks the agents file at path (agents.ValidateIn:
+// its JSON Schema, the loader's checks and what this build provides —
+// Baton's providers, the built-in Go handlers and goHandlers —, never
+// secrets or servers) and writes "path: ok (N agents: …)" to out, or
+// each problem on a line of its own as path:line:column: …; valid is
+// false when there are problems, err is set when the file cannot be
+// read.
+func ValidateAgentsFile(path string, goHandlers []string, out io.Writer) (valid bool, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return false, err
 	}
-	slugs, problems := agents.Validate(b)
+	extra := map[string]ToolHandler{}
+	for _, h := range goHandlers {
+		extra[h] = nil
+	}
+	slugs, problems := agents.ValidateIn(b, agents.Environment{Providers: providers.Known, GoHandlers: GoHandlers(extra)})
 	if len(problems) == 0 {
-		fmt.Fprintf(out, "%s: ok (%d agents: %s)\n", path, len(slugs), strings.Join(slugs, ", "))
+		fmt.Fprintf(out, "%s: ok (%s: %s)\n", path, plural(len(slugs), "agent"), strings.Join(slugs, ", "))
 		return true, nil
 	}
 	for _, p := range problems {
-		fmt.Fprintf(out, "%s: %s\n", path, p)
+		fmt.Fprintln(out, agents.At(path, p))
 	}
 	return false, nil
+}
+
+// plural is "1 agent", "2 agents".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -36,8 +36,8 @@ func TestBuildRefusesMisconfiguredHooks(t *testing.T) {
 	for _, tc := range []struct{ name, mediator, completion, want string }{
 		{"unset secret", `{"type":"http","url":"http://127.0.0.1:9/m","secret_env":"NOT_SET"}`, ok, "agent h: pre_tool_mediator: http executor: secret_env: "},
 		{"no secret", ok, `{"type":"http","url":"http://127.0.0.1:9/c"}`, "agent h: completion_policy: http executor: a signing secret is required"},
-		{"go type", `{"type":"go","handler":"echo"}`, ok, "agents[0] (h): pre_tool_mediator: executor.type must be http or lambda for a hook"},
-		{"bad on_error", `{"type":"lambda","function":"f","on_error":"ignore"}`, ok, "agents[0] (h): pre_tool_mediator: on_error must be reject or proceed"},
+		{"go type", `{"type":"go","handler":"echo"}`, ok, "agents[0].pre_tool_mediator.type: value must be one of 'http', 'lambda'"},
+		{"bad on_error", `{"type":"lambda","function":"f","on_error":"ignore"}`, ok, "agents[0].pre_tool_mediator.on_error: value must be one of 'reject', 'proceed', 'continue'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Build(context.Background(), Config{Stores: Stores{Memory: true}, Agents: Agents{JSON: hookedAgent(tc.mediator, tc.completion)},

@@ -53,7 +53,7 @@ func ParseIAMKeys(s string) ([]IAMKey, error) {
 func (a *App) Serve(ctx context.Context, o ServeOptions) error {
 	var iam *local.SigV4
 	if len(o.IAMKeys) > 0 {
-		iam = &local.SigV4{Keys: map[string]local.IAMKey{}}
+		iam = &local.SigV4{Keys: map[string]local.IAMKey{}, Region: a.Config.Region}
 		for _, k := range o.IAMKeys {
 			iam.Keys[k.AccessKeyID] = local.IAMKey{Secret: k.Secret, ARN: k.ARN}
 		}

@@ -33,13 +33,7 @@ type versionBuilder struct {
 
 // goHandlers is the registry of the built-in Go tool handlers and the
 // process's own.
-func (b *versionBuilder) goHandlers() *executors.GoRegistry {
-	goh := executors.NewGoRegistry()
-	for name, h := range b.handlers {
-		goh.Register(name, h)
-	}
-	return goh
-}
+func (b *versionBuilder) goHandlers() *executors.GoRegistry { return goRegistry(b.handlers) }
 
 // check validates what of reg only building checks (its guardrail
 // rules, as a process that runs no steps builds them): the API calls it

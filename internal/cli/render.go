@@ -183,6 +183,14 @@ func exitCode(status string) int {
 	return ExitFailed
 }
 
+// count is "1 turn", "2 turns".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 func truncate(s string, n int) string {
 	if len([]rune(s)) <= n {
 		return s

@@ -140,7 +140,7 @@ func follow(ctx context.Context, c *client, env *Env, v runView, opts followOpti
 	stop := p.startProgress("waiting for the run")
 	defer stop()
 	p.line("%s %s %s", p.paint(cDim, "run"), p.paint(cBold, v.RunID), p.paint(cDim, "(agent "+v.Agent+", session "+v.SessionID+")"))
-	st := &streamState{p: p, starts: map[string]time.Time{}}
+	st := newStreamState(p)
 	empty := 0 // reconnects in a row that brought nothing new
 	for {
 		seen := st.lastSeq
@@ -206,7 +206,15 @@ type streamState struct {
 	// streamed is the text streamed for the current turn.
 	streamed strings.Builder
 	turn     int
-	starts   map[string]time.Time
+	// starts and ends are when each tool call started and, for an agent
+	// tool's call, when its child run finished: its result may be
+	// recorded later, with its slower parallel siblings' (results are
+	// recorded in call order).
+	starts, ends map[string]time.Time
+}
+
+func newStreamState(p *printer) *streamState {
+	return &streamState{p: p, starts: map[string]time.Time{}, ends: map[string]time.Time{}}
 }
 
 // stream reads the run's stream from the last event seen, printing as it
@@ -321,16 +329,37 @@ func (st *streamState) show(e event) {
 		if _, ok := st.starts[str("tool_call_id")]; !ok {
 			st.starts[str("tool_call_id")] = at
 		}
+	case "tool_retry":
+		again := "trying again"
+		if w := str("wait"); w != "" {
+			again += " in " + w
+		}
+		attempt, _ := e.Data["attempt"].(float64)
+		attempts, _ := e.Data["attempts"].(float64)
+		p.line("  %s %s %s: %s", p.paint(cYellow, "↻"), p.paint(cCyan, str("tool_name")),
+			p.paint(cYellow, fmt.Sprintf("attempt %d of %d failed, %s", int(attempt), int(attempts), again)), truncate(strings.Join(strings.Fields(str("reason")), " "), 200))
+	case "child_run_finished":
+		if !at.IsZero() {
+			st.ends[str("tool_call_id")] = at
+		}
 	case "tool_result":
 		name := first(str("tool_name"), str("name"))
 		took := ""
-		if t0, ok := st.starts[str("tool_call_id")]; ok && !at.IsZero() {
-			took = " " + p.paint(cDim, at.Sub(t0).Round(time.Millisecond).String())
+		end, ok := st.ends[str("tool_call_id")]
+		if !ok || at.Before(end) {
+			end = at
+		}
+		if t0, ok := st.starts[str("tool_call_id")]; ok && !end.IsZero() {
+			took = " " + p.paint(cDim, end.Sub(t0).Round(time.Millisecond).String())
 		}
 		if ok, _ := e.Data["success"].(bool); ok {
 			p.line("  %s %s %s%s", p.paint(cGreen, "✓"), p.paint(cCyan, name), "ok", took)
 		} else {
-			p.line("  %s %s %s%s", p.paint(cRed, "✗"), p.paint(cCyan, name), p.paint(cRed, "failed "+first(str("error_type"), "error")), took)
+			why := ""
+			if r := strings.Join(strings.Fields(str("result")), " "); r != "" {
+				why = ": " + truncate(r, 200)
+			}
+			p.line("  %s %s %s%s%s", p.paint(cRed, "✗"), p.paint(cCyan, name), p.paint(cRed, "failed "+first(str("error_type"), "error")), why, took)
 		}
 	case "tool_result_truncated":
 		p.line("  %s", p.paint(cDim, "(a tool result was truncated)"))
@@ -412,10 +441,9 @@ func promptDecision(env *Env) (map[string]any, bool) {
 		case "y", "yes", "a", "accept":
 			return map[string]any{"decision": "accept"}, true
 		case "n", "no", "r", "reject":
-			reason, ok := prompt(env, "  reason (optional): ")
-			if !ok {
-				return nil, false
-			}
+			// The reason is optional: the end of input here rejects
+			// without one (the decision was made).
+			reason, _ := prompt(env, "  reason (optional): ")
 			body := map[string]any{"decision": "reject"}
 			if reason != "" {
 				body["reason"] = reason
@@ -481,7 +509,7 @@ func finish(env *Env, p *printer, v runView, st *streamState, opts followOptions
 			p.line("%s", r.FinalContent)
 		}
 		p.line("")
-		p.line("%s %s · %d turns · usage: %s%s", p.paint(cDim, "status"), v.statusText(p), r.TurnCount, usageLine(r.Usage), costLine(r.Cost))
+		p.line("%s %s · %s · usage: %s%s", p.paint(cDim, "status"), v.statusText(p), count(r.TurnCount, "turn"), usageLine(r.Usage), costLine(r.Cost))
 		if len(r.Interrupted) > 0 {
 			p.line("%s %s", p.paint(cDim, "interrupted:"), compact(r.Interrupted))
 		}

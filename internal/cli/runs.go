@@ -111,7 +111,7 @@ func cmdRunsShow(ctx context.Context, args []string, env *Env) error {
 		p.line("%s approval of %s%s, action %s: %s; preview %s (expires %s)", p.paint(cYellow, "pending:"), a.ToolName, of(a.RunID), a.ActionID, a.Summary, compact(a.Preview), a.ExpiresAt)
 	}
 	if r := v.Result; r != nil {
-		p.line("%s %d turns · usage: %s%s", p.paint(cDim, "totals:"), r.TurnCount, usageLine(r.Usage), costLine(r.Cost))
+		p.line("%s %s · usage: %s%s", p.paint(cDim, "totals:"), count(r.TurnCount, "turn"), usageLine(r.Usage), costLine(r.Cost))
 		if len(r.Interrupted) > 0 {
 			p.line("%s %s", p.paint(cDim, "interrupted:"), compact(r.Interrupted))
 		}

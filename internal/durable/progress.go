@@ -17,6 +17,10 @@ import (
 //   - Each in-process retry of a model call (the provider's retry loop
 //     calls the observer in the call's context before its wait) commits a
 //     core.ModelRetrying input: a model_retry event, and a new UpdatedAt.
+//   - A tool call given up to a later delivery of its step (a remote agent
+//     that cannot be reached: the executor calls the observer through
+//     core.NotifyToolRetry) commits a core.ToolRetrying input: a
+//     tool_retry event, so followers hear of it at once.
 //   - When StallAfter/2 passes without such a commit, a core.Heartbeat
 //     input is committed: no event, a new UpdatedAt.
 //
@@ -54,12 +58,20 @@ func (e *Runner) watch(ctx context.Context, rec core.RunRecord, tr []core.Messag
 
 // observe returns the model retry observer of the step.
 func (p *progress) observe(ctx context.Context) func(core.ModelRetry) {
-	return func(r core.ModelRetry) {
-		p.apply(ctx, core.ModelRetrying{Step: p.step, Retry: r})
-		select {
-		case p.reset <- struct{}{}:
-		default:
-		}
+	return func(r core.ModelRetry) { p.retried(ctx, core.ModelRetrying{Step: p.step, Retry: r}) }
+}
+
+// observeTool returns the tool retry observer of the step.
+func (p *progress) observeTool(ctx context.Context) func(core.ToolRetry) {
+	return func(r core.ToolRetry) { p.retried(ctx, core.ToolRetrying{Step: p.step, Retry: r}) }
+}
+
+// retried commits a retry and restarts the heartbeat period.
+func (p *progress) retried(ctx context.Context, in core.Input) {
+	p.apply(ctx, in)
+	select {
+	case p.reset <- struct{}{}:
+	default:
 	}
 }
 
@@ -112,8 +124,11 @@ func (p *progress) stop() core.RunRecord {
 }
 
 func inputName(in core.Input) string {
-	if _, ok := in.(core.ModelRetrying); ok {
+	switch in.(type) {
+	case core.ModelRetrying:
 		return "model_retry"
+	case core.ToolRetrying:
+		return "tool_retry"
 	}
 	return "heartbeat"
 }

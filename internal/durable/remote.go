@@ -74,6 +74,7 @@ func (e *Runner) executeRemote(ctx context.Context, v *Version, rec core.RunReco
 		}
 		if core.IsRetryable(err) && d.ReceiveCount < e.Limits.MaxReceives {
 			e.Log.WarnContext(ctx, "remote agent call failed; retrying the step", "run_id", st.RunID, "tool_call_id", call.ToolCallID, "err", err, "receive_count", d.ReceiveCount)
+			core.NotifyToolRetry(ctx, core.ToolRetry{Attempt: max(d.ReceiveCount, 1), Attempts: e.Limits.MaxReceives, Reason: err.Error(), Wait: e.Limits.Redelivery})
 			return nil, err
 		}
 		return core.ToolExecuted{Step: step, Err: err}, nil

@@ -2,6 +2,7 @@ package durable_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"math"
@@ -396,10 +397,14 @@ func TestRemoteAgentFailedTask(t *testing.T) {
 
 // TestRemoteAgentUnreachable: an agent card that cannot be read is a
 // retryable step error that sends nothing, and the call's next attempt
-// is a first one (not in doubt).
+// is a first one (not in doubt); the run's stream hears of each failed
+// attempt at once (a tool_retry event naming the tool, the attempt, the
+// reason and the wait before the next), not only after the last one.
 func TestRemoteAgentUnreachable(t *testing.T) {
 	ra := newRemoteAgent(t)
 	h := newRemoteHarness(t, ra, nil)
+	h.opts.Limits.Redelivery = 20 * time.Second
+	h.eng = durable.New(h.opts)
 	id := h.askRemote(t, "quick")
 	ra.srv.Close()
 	err := h.q.Drain(context.Background(), 100, func(step core.Step, m core.ReceivedMessage) error {
@@ -407,6 +412,28 @@ func TestRemoteAgentUnreachable(t *testing.T) {
 		if step.Kind == core.StepToolCall {
 			if err == nil || !core.IsRetryable(err) || !strings.Contains(err.Error(), "agent card") {
 				t.Fatalf("step error %v, want a retryable error naming the agent card", err)
+			}
+			evs, eerr := h.store.Events(context.Background(), id, 0, math.MaxInt64, 100)
+			if eerr != nil {
+				t.Fatal(eerr)
+			}
+			var retries []core.Event
+			for _, e := range evs {
+				if e.Type == core.EventToolRetry {
+					retries = append(retries, e)
+				}
+			}
+			if len(retries) != 1 {
+				t.Fatalf("%d tool_retry events after the failed attempt, want 1", len(retries))
+			}
+			var d core.ToolRetryData
+			b, _ := json.Marshal(retries[0].Data)
+			if json.Unmarshal(b, &d) != nil || d.ToolName != "a2a/remote" || d.ToolCallID != "c1" || d.Attempt != 1 || d.Attempts != 5 /* the default MaxReceives */ ||
+				d.Wait != "20s" || !strings.Contains(d.Reason, "agent card") {
+				t.Fatalf("tool_retry %s", b)
+			}
+			if st := h.run(t, id); st.Status != core.StatusRunning || len(st.ScheduledSteps()) != 1 {
+				t.Fatalf("after the event: status %s, steps %v (the step stays current)", st.Status, st.ScheduledSteps())
 			}
 			c, cerr := h.store.ClaimIntent(context.Background(), id, "c1", "b", h.clock.T, time.Minute)
 			if cerr != nil || !c.Claimed || c.Previous {

@@ -100,6 +100,10 @@ type Limits struct {
 	// the last receive a step that keeps failing fails its run instead
 	// (default 5).
 	MaxReceives int
+	// Redelivery is how long the queue waits before it delivers a failed
+	// step again (its visibility timeout), for the tool_retry events that
+	// say when a call is tried again; 0 when not known.
+	Redelivery time.Duration
 	// MaxActiveRuns, when positive, caps each tenant's unfinished runs
 	// (core.Write.ActiveLimit): Start refuses the next run with
 	// core.ErrTooManyActive. Every function of a deployment (API, worker,

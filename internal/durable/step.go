@@ -86,9 +86,9 @@ func (e *Runner) handleStep(ctx context.Context, step core.Step, d Attempt) erro
 		// The I/O may take minutes (a throttled model call, a slow tool):
 		// its retries and heartbeats keep the run from looking stalled.
 		p := e.watch(ctx, rec, tr, step, log)
-		ioctx, published := ctx, func() {}
+		ioctx, published := core.WithToolRetryObserver(ctx, p.observeTool(ctx)), func() {}
 		if plan.Kind == core.PlanModel || plan.Kind == core.PlanCompact {
-			ioctx = core.WithModelRetryObserver(ctx, p.observe(ctx))
+			ioctx = core.WithModelRetryObserver(ioctx, p.observe(ctx))
 		}
 		if plan.Kind == core.PlanModel {
 			// A turn's tokens are streamed; a compaction summary's never.

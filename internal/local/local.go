@@ -35,6 +35,10 @@ type Streams struct {
 	Handler StreamHandler
 }
 
+// bodyTimeout bounds how long a request's body may take to arrive
+// (API Gateway gives up on a client that stops sending as well).
+var bodyTimeout = 30 * time.Second
+
 // WorkerHandler is the worker Lambda's handler.
 type WorkerHandler func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 
@@ -48,9 +52,23 @@ type WorkerHandler func(context.Context, events.SQSEvent) (events.SQSEventRespon
 // with iam set, a request there must carry a valid SigV4 signature (else
 // 403, as API Gateway answers) and reaches the handler with the caller in
 // its request context.
+//
+// A body not received within bodyTimeout is answered 408 and its
+// connection closed, so stalled uploads do not hold connections (and
+// file descriptors) open; the deadline is lifted once the body is in, so
+// a response streams as long as it needs.
 func Proxy(api APIHandler, streams Streams, maxBody int, iam *SigV4) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(bodyTimeout))
 		body, err := io.ReadAll(io.LimitReader(r.Body, int64(maxBody)+1))
+		_ = rc.SetReadDeadline(time.Time{})
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			w.Header().Set("Connection", "close")
+			http.Error(w, fmt.Sprintf("the request body did not arrive within %s", bodyTimeout), http.StatusRequestTimeout)
+			return
+		}
 		if err != nil {
 			http.Error(w, "read body", http.StatusBadRequest)
 			return
@@ -210,7 +228,7 @@ func Serve(ctx context.Context, o Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Streams end when Serve does: their requests' context is ctx's.
-	srv := &http.Server{Handler: Proxy(o.API, o.Streams, o.MaxBody, o.IAM), ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: Proxy(o.API, o.Streams, o.MaxBody, o.IAM), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	var wg sync.WaitGroup
 	for i := 0; i < o.Pollers; i++ {

@@ -1,10 +1,13 @@
 package local
 
 import (
+	"bufio"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -112,5 +115,51 @@ func TestPollDeletesAllButTheFailedMessages(t *testing.T) {
 	}
 	if len(rcv.deleted) != 1 || rcv.deleted[0] != "h1" {
 		t.Fatalf("deleted %v, want [h1]", rcv.deleted)
+	}
+}
+
+// TestStalledBodyTimesOut: a request whose body stops arriving is
+// answered 408 and its connection closed once bodyTimeout passes,
+// instead of holding the connection open; a stream served after a
+// whole body is not cut by that deadline.
+func TestStalledBodyTimesOut(t *testing.T) {
+	defer func(d time.Duration) { bodyTimeout = d }(bodyTimeout)
+	bodyTimeout = 200 * time.Millisecond
+	api := func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+		return events.APIGatewayProxyResponse{StatusCode: 200, Body: "{}"}, nil
+	}
+	streams := Streams{Match: func(_, path string) bool { return path == "/stream" }, Handler: func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, func(context.Context, io.Writer, func()) error) {
+		return events.APIGatewayProxyResponse{StatusCode: 200}, func(_ context.Context, w io.Writer, flush func()) error {
+			for i := range 3 {
+				time.Sleep(bodyTimeout)
+				fmt.Fprintf(w, "data: %d\n\n", i)
+				flush()
+			}
+			return nil
+		}
+	}}
+	srv := httptest.NewServer(Proxy(api, streams, 1<<10, nil))
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"agent\"")
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusRequestTimeout || !resp.Close {
+		t.Fatalf("a stalled body: %d, close %v", resp.StatusCode, resp.Close)
+	}
+	r, err := http.Post(srv.URL+"/stream", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	if b, _ := io.ReadAll(r.Body); strings.Count(string(b), "data:") != 3 {
+		t.Fatalf("a stream longer than the body deadline: %q", b)
 	}
 }

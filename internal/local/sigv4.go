@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -25,11 +26,15 @@ type IAMKey struct {
 // authorization does, with access keys configured locally (baton dev
 // --iam-key) instead of IAM's: the canonical request of the headers the
 // caller signed, its payload hash, a credential scope for the
-// execute-api service, and a date within five minutes. Temporary
-// credentials (X-Amz-Security-Token) are not known locally.
+// execute-api service in the API's region, and a date within five
+// minutes. Temporary credentials (X-Amz-Security-Token) are not known
+// locally.
 type SigV4 struct {
 	Keys map[string]IAMKey // by access key id
-	Now  func() time.Time
+	// Region is the API's region (default us-east-1): a signature scoped
+	// to another is refused, as API Gateway refuses it.
+	Region string
+	Now    func() time.Time
 }
 
 // sigV4MaxSkew is how far a request's X-Amz-Date may be from now.
@@ -55,6 +60,9 @@ func (v *SigV4) Verify(r *http.Request, body []byte) (accessKey, arn string, err
 	}
 	if scope[3] != "execute-api" {
 		return "", "", fmt.Errorf("Credential should be scoped to correct service: 'execute-api'")
+	}
+	if region := cmp.Or(v.Region, "us-east-1"); scope[2] != region {
+		return "", "", fmt.Errorf("Credential should be scoped to a valid region, not '%s'. (this API is in %s)", scope[2], region)
 	}
 	key, ok := v.Keys[scope[0]]
 	if !ok {

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -36,8 +37,9 @@ func TestSigV4(t *testing.T) {
 		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		sum := sha256.Sum256([]byte(body))
+		service, region, _ := strings.Cut(service, "@") // "execute-api@eu-west-1": signed for another region
 		if creds.AccessKeyID != "" {
-			if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, hex.EncodeToString(sum[:]), service, "us-east-1", at); err != nil {
+			if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, hex.EncodeToString(sum[:]), service, cmp.Or(region, "us-east-1"), at); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -81,6 +83,7 @@ func TestSigV4(t *testing.T) {
 		"wrong secret":   {aws.Credentials{AccessKeyID: "AKIDLOCAL", SecretAccessKey: "guess"}, "execute-api", now, nil, "signature we calculated does not match"},
 		"unknown key":    {aws.Credentials{AccessKeyID: "AKIDOTHER", SecretAccessKey: "s3cret"}, "execute-api", now, nil, "security token included in the request is invalid"},
 		"other service":  {good, "lambda", now, nil, "execute-api"},
+		"other region":   {good, "execute-api@eu-west-1", now, nil, "Credential should be scoped to a valid region, not 'eu-west-1'."},
 		"an hour old":    {good, "execute-api", now.Add(-time.Hour), nil, "Signature expired"},
 		"session token":  {aws.Credentials{AccessKeyID: "AKIDLOCAL", SecretAccessKey: "s3cret", SessionToken: "tok"}, "execute-api", now, nil, "temporary credentials"},
 		"path changed":   {good, "execute-api", now, func(r *http.Request) { r.URL.Path = "/iam/v1/runs/r-2" }, "does not match"},

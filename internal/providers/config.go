@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/baton-agents/baton/core"
 )
 
 // Provider names.
@@ -16,6 +18,10 @@ const (
 	Anthropic = "anthropic"
 	Bedrock   = "bedrock"
 )
+
+// Known lists the providers Baton knows (an agents file naming another
+// is refused when it loads); BATON_PROVIDERS enables some of them.
+var Known = []string{core.ProviderScripted, OpenAI, Anthropic, Bedrock}
 
 // Default endpoints.
 const (

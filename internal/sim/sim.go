@@ -55,13 +55,14 @@ const (
 	FaultNoAck      = "handled_not_acked"   // delivered again after the visibility timeout
 	FaultFreeze     = "frozen_past_lease"   // the worker stops before its commit, another handles the step, then it commits
 	FaultSlow       = "slow_model_turn"     // a live worker's model call outlasts the visibility timeout three times
+	FaultInTool     = "redelivered_in_tool" // a second worker gets the step while the first is inside its tool
 	FaultDupInput   = "duplicate_input"     // an outside input sent twice
 	FaultReconnect  = "stream_reconnect"    // a stream reader disconnects and resumes with Last-Event-ID
 	FaultCallFailed = "store_call_failed"   // a store call fails at Options.CallFailRate
 )
 
 // deliveryFaults are the faults drawn for a delivery.
-var deliveryFaults = []string{FaultLoad, FaultClaim, FaultRecord, FaultAmbiguous, FaultSend, FaultNoAck, FaultFreeze, FaultSlow}
+var deliveryFaults = []string{FaultLoad, FaultClaim, FaultRecord, FaultAmbiguous, FaultSend, FaultNoAck, FaultFreeze, FaultSlow, FaultInTool}
 
 // FaultKinds lists the faults in the order the battery's table prints them.
 var FaultKinds = append(append(append([]string{}, deliveryFaults...), FaultDupInput, FaultReconnect, FaultCallFailed), sdkFaults...)
@@ -80,6 +81,9 @@ const (
 	// MutVersionFollowsDefault: a step runs on the version the default
 	// alias names now, not the one its run started on.
 	MutVersionFollowsDefault = "version_follows_default"
+	// MutIgnoreClaimRefusal executes a tool call whose intent a live
+	// worker holds: the store's refusal of the claim is ignored.
+	MutIgnoreClaimRefusal = "ignore_claim_refusal"
 )
 
 // stallAfter is the runner's stall period (its default).
@@ -304,7 +308,7 @@ func Run(seed uint64, o Options, faults bool) (Result, error) {
 	s := &sim{rng: rand.New(rand.NewPCG(seed, 2)), faults: faults, rate: o.FaultRate, mutation: o.Mutation, callFailRate: o.CallFailRate,
 		res:   Result{Runs: map[string]RunOutcome{}, Faults: map[string]int{}, Executions: map[string]int{}, Keys: map[string]map[string]bool{}, Seen: map[string][]int64{}, Kinds: map[string]string{}, Turns: map[string]map[string]usage{}},
 		clock: &core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, index: map[string]string{}, kinds: map[string]string{}, disrupted: map[string]bool{}, versions: map[string]int64{},
-		slowIn: make(chan struct{}), slowOut: make(chan struct{}), extended: make(chan struct{}), resent: map[string]time.Time{}, unacked: map[string]string{}}
+		slowIn: make(chan struct{}), slowOut: make(chan struct{}), toolIn: make(chan struct{}), toolOut: make(chan struct{}), inside: map[string]bool{}, extended: make(chan struct{}), resent: map[string]time.Time{}, unacked: map[string]string{}}
 	s.publishAt, s.systems = publishAt(seed), map[string]map[string]bool{}
 	if err := s.build(o); err != nil {
 		return Result{}, err
@@ -357,6 +361,13 @@ type sim struct {
 	// (FaultSlow): slowIn receives when it starts, slowOut lets it end.
 	slow            bool
 	slowIn, slowOut chan struct{}
+	// inTool: the go tool of the delivery in progress blocks
+	// (FaultInTool): toolIn receives when it is inside, toolOut lets it
+	// return.
+	inTool          bool
+	toolIn, toolOut chan struct{}
+	// inside are the go tool calls executing (run id/call id).
+	inside map[string]bool
 	// tickCh paces the visibility extensions of the delivery in
 	// progress; extended receives after each.
 	tickCh   chan time.Time
@@ -488,17 +499,38 @@ func (s *sim) ticks(time.Duration) (<-chan time.Time, func()) {
 }
 
 // tool is the go handler of the workload's server tools: it counts each
-// call's executions and idempotency keys; toolV2 is the second agent
-// version's, which notes that a call ran on it (versions.go).
+// call's executions and idempotency keys (ran); toolV2 is the second
+// agent version's, which notes that a call ran on it (versions.go).
 func (s *sim) tool(_ context.Context, c core.ToolCall) (any, error) {
 	s.seenSystem(c.RunID, systemV1)
-	s.executed(c.RunID, c.ToolCallID, c.IdempotencyKey)
-	return map[string]any{"ok": c.ToolName}, nil
+	return s.ran(c)
 }
 
-func (s *sim) toolV2(ctx context.Context, c core.ToolCall) (any, error) {
+func (s *sim) toolV2(_ context.Context, c core.ToolCall) (any, error) {
 	s.seenSystem(c.RunID, systemV2)
+	return s.ran(c)
+}
+
+// ran counts a go tool's execution and stays inside while a FaultInTool
+// delivery holds it.
+func (s *sim) ran(c core.ToolCall) (any, error) {
 	s.executed(c.RunID, c.ToolCallID, c.IdempotencyKey)
+	k := c.RunID + "/" + c.ToolCallID
+	s.mu.Lock()
+	hold := s.inTool
+	s.inTool = false
+	if s.inside[k] {
+		s.res.Violations = append(s.res.Violations, fmt.Sprintf("%s/%s: %s ran twice at once (a second worker executed it while the first was inside)", s.index[c.RunID], c.ToolCallID, c.ToolName))
+	}
+	s.inside[k] = true
+	s.mu.Unlock()
+	if hold {
+		s.toolIn <- struct{}{}
+		<-s.toolOut
+	}
+	s.mu.Lock()
+	delete(s.inside, k)
+	s.mu.Unlock()
 	return map[string]any{"ok": c.ToolName}, nil
 }
 
@@ -794,6 +826,7 @@ func (s *sim) deliverOne(ctx context.Context) bool {
 	}
 	s.mu.Lock()
 	s.slow = fault == FaultSlow
+	s.inTool = fault == FaultInTool
 	s.mu.Unlock()
 	s.store.arm(fault)
 	s.store.failing(s.callFailRate)
@@ -801,8 +834,7 @@ func (s *sim) deliverOne(ctx context.Context) bool {
 	if s.aws != nil {
 		s.aws.arm(fault)
 	}
-	ev := events.SQSEvent{Records: []events.SQSMessage{{MessageId: d.MessageID, ReceiptHandle: d.ReceiptHandle, Body: string(d.Body),
-		Attributes: map[string]string{"ApproximateReceiveCount": strconv.Itoa(d.ReceiveCount), "MessageGroupId": d.Group}}}}
+	ev := events.SQSEvent{Records: []events.SQSMessage{sqsRecord(d)}}
 	s.checkStepSent(ctx, d)
 	handled := make(chan events.SQSEventResponse, 1)
 	go func() {
@@ -850,14 +882,57 @@ func (s *sim) deliverOne(ctx context.Context) bool {
 		}
 		s.slowOut <- struct{}{}
 		ack(<-handled)
+	case <-s.toolIn:
+		// The worker is inside the tool when its message is delivered
+		// again (its visibility lapsed: an extension failed): a second
+		// worker must find the claim live and leave the call alone.
+		s.fired(FaultInTool)
+		s.redeliver(ctx, d)
+		s.toolOut <- struct{}{}
+		ack(<-handled)
 	}
 	s.mu.Lock()
-	s.slow = false
+	s.slow, s.inTool = false, false
 	s.mu.Unlock()
 	s.store.arm("")
 	s.store.failing(0)
 	s.a.Steps.(*faultQueue).arm("")
 	return true
+}
+
+// redeliver hands message d, in flight, to a second worker at once: its
+// visibility lapses, it is received again and handled to the end (the
+// first worker is still inside its tool). Other messages received with
+// it are made visible again.
+func (s *sim) redeliver(ctx context.Context, d core.ReceivedMessage) {
+	if err := s.raw.ExtendVisibility(ctx, d.ReceiptHandle, 0); err != nil {
+		return
+	}
+	got, _ := s.raw.Receive(ctx, 10, 0)
+	for _, o := range got {
+		if o.MessageID != d.MessageID {
+			_ = s.raw.ExtendVisibility(ctx, o.ReceiptHandle, 0)
+			continue
+		}
+		s.unacked[o.MessageID] = o.ReceiptHandle
+		run := stepRun(o.Body)
+		before, _ := s.store.Store.LoadRun(ctx, run)
+		resp, _ := s.a.Worker.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{sqsRecord(o)}})
+		if after, err := s.store.Store.LoadRun(ctx, run); err == nil && after.State.Version != before.State.Version {
+			s.violation("%s: a second worker committed step %s while the first was inside its tool", s.index[run], stepName(o.Body))
+		}
+		if len(resp.BatchItemFailures) == 0 {
+			if err := s.raw.Delete(ctx, o.ReceiptHandle); err == nil {
+				delete(s.unacked, o.MessageID)
+			}
+		}
+	}
+}
+
+// sqsRecord is a received message as the worker gets it.
+func sqsRecord(d core.ReceivedMessage) events.SQSMessage {
+	return events.SQSMessage{MessageId: d.MessageID, ReceiptHandle: d.ReceiptHandle, Body: string(d.Body),
+		Attributes: map[string]string{"ApproximateReceiveCount": strconv.Itoa(d.ReceiveCount), "MessageGroupId": d.Group}}
 }
 
 // checkStepSent records a step message that names a step its run has
@@ -1118,6 +1193,9 @@ func (f *faultStore) ClaimIntent(ctx context.Context, runID, callID, owner strin
 		return core.Claim{}, core.Retryable(errCrash)
 	}
 	c, err := f.Store.ClaimIntent(ctx, runID, callID, owner, now, lease)
+	if err == nil && !c.Claimed && f.sim.mutation == MutIgnoreClaimRefusal {
+		c.Claimed = true
+	}
 	if err == nil && (fail || f.fire(FaultClaim)) {
 		return core.Claim{}, core.Retryable(errCrash)
 	}
@@ -1241,6 +1319,20 @@ func Keys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// violation records what the execution saw break.
+func (s *sim) violation(format string, args ...any) {
+	s.mu.Lock()
+	s.res.Violations = append(s.res.Violations, fmt.Sprintf(format, args...))
+	s.mu.Unlock()
+}
+
+// stepName names a step message's step: its sequence and call.
+func stepName(body []byte) string {
+	var st core.Step
+	_ = json.Unmarshal(body, &st)
+	return fmt.Sprintf("%d (%s %s)", st.Seq, st.Kind, st.CallID)
 }
 
 // stepRun is the run id of a step message.

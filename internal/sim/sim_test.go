@@ -16,7 +16,7 @@ var (
 	runs  = flag.Int("runs", 0, "runs per seed (0: the default)")
 	rate  = flag.Float64("rate", 0, "the chance of a fault per delivery (0: the default)")
 	fail  = flag.Float64("callfail", 0, "the chance each store and queue call of a delivery fails, half the time after it took effect")
-	mut   = flag.String("mutation", "", "break one guarantee on purpose (skip_intent_claim, no_version_fence, drop_event_on_resume, no_visibility_extension): the battery must fail")
+	mut   = flag.String("mutation", "", "break one guarantee on purpose (skip_intent_claim, ignore_claim_refusal, no_version_fence, send_before_commit, drop_event_on_resume, no_visibility_extension): the battery must fail")
 )
 
 // seedOutcome is one seed's check.
@@ -182,7 +182,7 @@ func battery(t *testing.T, n int, o Options) {
 // TestBatteryCatchesEachMutation: with each guarantee broken on purpose,
 // the battery's default seeds find a violation.
 func TestBatteryCatchesEachMutation(t *testing.T) {
-	for _, m := range []string{MutSkipIntentClaim, MutNoVersionFence, MutSendBeforeCommit, MutDropEventOnResume, MutNoVisibilityExtension, MutVersionFollowsDefault} {
+	for _, m := range []string{MutSkipIntentClaim, MutIgnoreClaimRefusal, MutNoVersionFence, MutSendBeforeCommit, MutDropEventOnResume, MutNoVisibilityExtension, MutVersionFollowsDefault} {
 		t.Run(m, func(t *testing.T) {
 			for seed := uint64(1); seed <= uint64(*seeds); seed++ {
 				clean, err := Run(seed, Options{}, false)

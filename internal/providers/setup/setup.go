@@ -19,7 +19,7 @@ import (
 )
 
 // Available lists the providers this build includes.
-var Available = []string{core.ProviderScripted, providers.OpenAI, providers.Anthropic, providers.Bedrock}
+var Available = providers.Known
 
 // Deps are what Router needs from outside; every field is optional.
 type Deps struct {
