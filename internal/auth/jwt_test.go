@@ -338,3 +338,75 @@ func TestJWTFetchesTheIssuersKeys(t *testing.T) {
 		t.Fatalf("%d fetches through the configured client, %d in all", transport.n.Load(), len(paths))
 	}
 }
+
+// TestJWTScopes: the scope claim (a string or a list) mapped through the
+// scope map, without duplicates, dropping what is not a valid scope name.
+func TestJWTScopes(t *testing.T) {
+	ik := authtest.NewIssuer(t, issuer, audience)
+	key, _ := ik.RSAKey(t, "k1", true)
+	j := newVerifier(t, JWTConfig{Issuer: issuer, Audience: audience, JWKSURL: ik.URL,
+		ScopeMap: map[string][]string{"baton/user": {"runs:read", "runs:write"}, "baton/none": {}}})
+	cases := []struct {
+		name   string
+		claims map[string]any
+		want   []string
+	}{
+		{"a string", map[string]any{"scope": "runs:read results:submit"}, []string{"runs:read", "results:submit"}},
+		{"a list in scp", map[string]any{"scope": nil, "scp": []string{"runs:read"}}, []string{"runs:read"}},
+		{"mapped", map[string]any{"scope": "baton/user"}, []string{"runs:read", "runs:write"}},
+		{"mapped to nothing", map[string]any{"scope": "baton/none runs:read"}, []string{"runs:read"}},
+		{"duplicates once", map[string]any{"scope": "runs:read baton/user runs:read"}, []string{"runs:read", "runs:write"}},
+		{"invalid names dropped", map[string]any{"scope": nil, "scp": []any{"runs:read", "not a scope", "", 7}}, []string{"runs:read"}},
+		{"none", map[string]any{"scope": nil}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			id, err := j.Verify(context.Background(), ik.Token(t, jwt.SigningMethodRS256, "k1", key, tc.claims))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(id.Scopes, tc.want) {
+				t.Fatalf("scopes %q, want %q", id.Scopes, tc.want)
+			}
+		})
+	}
+}
+
+// deadlineTransport records how far off each request's deadline is.
+type deadlineTransport struct {
+	mu   sync.Mutex
+	left []time.Duration // -1: no deadline
+}
+
+func (d *deadlineTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	left := time.Duration(-1)
+	if dl, ok := r.Context().Deadline(); ok {
+		left = time.Until(dl)
+	}
+	d.mu.Lock()
+	d.left = append(d.left, left)
+	d.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestJWTFetchIsBounded: a JWKS fetch, even with a client of no timeout,
+// gives up after 10 seconds (a hanging issuer does not hold requests).
+func TestJWTFetchIsBounded(t *testing.T) {
+	ik := authtest.NewIssuer(t, issuer, audience)
+	key, _ := ik.RSAKey(t, "k1", true)
+	dt := &deadlineTransport{}
+	j := newVerifier(t, JWTConfig{Issuer: issuer, Audience: audience, JWKSURL: ik.URL, Client: &http.Client{Transport: dt}})
+	if _, err := j.Verify(context.Background(), ik.Token(t, jwt.SigningMethodRS256, "k1", key, nil)); err != nil {
+		t.Fatal(err)
+	}
+	dt.mu.Lock()
+	defer dt.mu.Unlock()
+	if len(dt.left) == 0 {
+		t.Fatal("no fetch through the client")
+	}
+	for _, left := range dt.left {
+		if left <= 0 || left > 10*time.Second {
+			t.Fatalf("a fetch's deadline is %v away, want at most 10s", left)
+		}
+	}
+}
