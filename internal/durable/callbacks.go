@@ -99,7 +99,7 @@ func (e *Runner) deliver(ctx context.Context, n core.Notification) {
 // a negative backoff however many attempts are allowed.)
 func (e *Runner) retryAt(attempts int) (time.Time, time.Duration) {
 	backoff := min(e.Limits.CallbackBackoff, time.Hour)
-	for i := 1; i < attempts; i++ {
+	for range attempts - 1 {
 		backoff = min(2*backoff, time.Hour)
 	}
 	return e.Clock.Now().Add(backoff - e.Limits.NotifyAfter), backoff
