@@ -51,6 +51,11 @@ done
 bin="$root/build/gremlins"
 go build -C tools -o "$bin" github.com/go-gremlins/gremlins/cmd/gremlins
 
+# The commit the CI run compares with, resolved before the snapshot.
+since="${MUTATE_SINCE:-HEAD~1}"
+prev=""
+$ci && prev="$(git rev-parse -q --verify "$since^{commit}" || true)"
+
 snap="$(mktemp -d)/baton"
 cleanup() { git worktree remove --force "$snap" >/dev/null 2>&1 || true; rm -rf "$(dirname "$snap")"; }
 trap cleanup EXIT
@@ -113,15 +118,14 @@ mutate() {
 
 if $ci; then
   mutate internal/auth
-  since="${MUTATE_SINCE:-HEAD~1}"
-  if ! prev="$(git rev-parse -q --verify "$since^{commit}")"; then
+  if [ -z "$prev" ]; then
     echo "mutate: no commit $since here (a shallow clone?): the --diff runs are skipped"
   else
     for pkg in "${GUARANTEES[@]}"; do
       [ "$pkg" = internal/auth ] && continue
-      # Only packages whose non-test sources the last commit changed: a
-      # diff run over no change would mutate the whole package.
-      if git diff --name-only "$prev" -- "$pkg/*.go" | grep -v '_test\.go$' | grep -q .; then
+      # Only packages whose non-test sources the snapshot changed: gremlins
+      # takes a diff without a change as leave to mutate the whole package.
+      if git -C "$snap" diff --name-only "$prev" -- "$pkg/*.go" | grep -v '_test\.go$' | grep -q .; then
         mutate "$pkg" "$prev"
       fi
     done
