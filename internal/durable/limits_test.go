@@ -50,3 +50,19 @@ func TestLimitsDefaults(t *testing.T) {
 		})
 	}
 }
+
+// TestRemoteWait: the wait before a parked remote task's next follow-up:
+// RemoteFollow, doubling per follow-up, at most RemoteFollowMax.
+func TestRemoteWait(t *testing.T) {
+	l := Limits{}.withDefaults() // 2s, at most 1m
+	for follows, want := range map[int]time.Duration{0: 2 * time.Second, 1: 4 * time.Second, 2: 8 * time.Second,
+		4: 32 * time.Second, 5: time.Minute, 6: time.Minute, 100: time.Minute} {
+		if got := l.remoteWait(follows); got != want {
+			t.Errorf("after %d follow-ups: %v, want %v", follows, got, want)
+		}
+	}
+	l = Limits{RemoteFollow: 3 * time.Second, RemoteFollowMax: 3 * time.Second}.withDefaults()
+	if got := l.remoteWait(3); got != 3*time.Second {
+		t.Errorf("a follow at its max: %v", got)
+	}
+}
