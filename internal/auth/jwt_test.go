@@ -1,14 +1,21 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -168,5 +175,238 @@ func TestJWTFromAFileAndConfigErrors(t *testing.T) {
 	}
 	if !LooksLikeJWT("a.b.c") || LooksLikeJWT("bt_0123456789") {
 		t.Fatal("LooksLikeJWT")
+	}
+	if !(JWTConfig{Issuer: issuer}).Enabled() || (JWTConfig{Audience: audience}).Enabled() {
+		t.Fatal("Enabled")
+	}
+}
+
+// TestJWTAudience: aud must name the API; only a Cognito access token
+// (token_use "access" and no aud) may name it in client_id instead.
+func TestJWTAudience(t *testing.T) {
+	ik := authtest.NewIssuer(t, issuer, audience)
+	key, _ := ik.RSAKey(t, "k1", true)
+	j := newVerifier(t, JWTConfig{Issuer: issuer, Audience: audience, JWKSURL: ik.URL})
+	cases := []struct {
+		name   string
+		claims map[string]any
+		accept bool
+	}{
+		{"aud is the API", nil, true},
+		{"aud lists the API", map[string]any{"aud": []string{"other", audience}}, true},
+		{"aud names someone else", map[string]any{"aud": "someone-else"}, false},
+		{"aud lists others only", map[string]any{"aud": []string{"a", "b"}}, false},
+		{"no aud", map[string]any{"aud": nil}, false},
+		{"access token: no aud, client_id is the API", map[string]any{"aud": nil, "token_use": "access", "client_id": audience}, true},
+		{"access token whose aud names someone else, client_id the API", map[string]any{"aud": "someone-else", "token_use": "access", "client_id": audience}, false},
+		{"no aud, client_id the API, no token_use", map[string]any{"aud": nil, "client_id": audience}, false},
+		{"no aud, client_id the API, an ID token", map[string]any{"aud": nil, "token_use": "id", "client_id": audience}, false},
+		{"access token: no aud, client_id someone else", map[string]any{"aud": nil, "token_use": "access", "client_id": "someone-else"}, false},
+		{"access token: no aud, no client_id", map[string]any{"aud": nil, "token_use": "access"}, false},
+		{"access token: no aud, client_id not a string", map[string]any{"aud": nil, "token_use": "access", "client_id": 7}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := j.Verify(context.Background(), ik.Token(t, jwt.SigningMethodRS256, "k1", key, tc.claims))
+			switch {
+			case tc.accept && err != nil:
+				t.Fatalf("refused: %v", err)
+			case !tc.accept && (err == nil || !strings.Contains(err.Error(), "audience is not "+audience)):
+				t.Fatalf("got %v, want a refusal for the audience", err)
+			}
+		})
+	}
+}
+
+// TestJWTLeeway: the clock skew allowed on exp is 30s by default, none
+// when negative, else as configured.
+func TestJWTLeeway(t *testing.T) {
+	ik := authtest.NewIssuer(t, issuer, audience)
+	key, _ := ik.RSAKey(t, "k1", true)
+	cases := []struct {
+		leeway, expiredAgo time.Duration
+		accept             bool
+	}{
+		{0, 10 * time.Second, true},
+		{0, 90 * time.Second, false},
+		{-1, 10 * time.Second, false},
+		{2 * time.Minute, 90 * time.Second, true},
+		{2 * time.Minute, 5 * time.Minute, false},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("leeway %v, expired %v ago", tc.leeway, tc.expiredAgo), func(t *testing.T) {
+			j := newVerifier(t, JWTConfig{Issuer: issuer, Audience: audience, JWKSURL: ik.URL, Leeway: tc.leeway})
+			now := time.Now()
+			tok := ik.Token(t, jwt.SigningMethodRS256, "k1", key, map[string]any{"iat": now.Add(-time.Hour).Unix(), "exp": now.Add(-tc.expiredAgo).Unix()})
+			_, err := j.Verify(context.Background(), tok)
+			if tc.accept && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if !tc.accept && (err == nil || !strings.Contains(err.Error(), "expired")) {
+				t.Fatalf("got %v, want a refusal for expiry", err)
+			}
+		})
+	}
+}
+
+// TestJWTTokenID: a token is named by its jti when it has one of at most
+// 128 characters, else by the first 16 characters of its signature.
+func TestJWTTokenID(t *testing.T) {
+	ik := authtest.NewIssuer(t, issuer, audience)
+	key, _ := ik.RSAKey(t, "k1", true)
+	j := newVerifier(t, JWTConfig{Issuer: issuer, Audience: audience, JWKSURL: ik.URL})
+	long := strings.Repeat("j", 128)
+	cases := []struct {
+		name string
+		jti  any
+		byID bool
+	}{
+		{"a jti", "t-1", true},
+		{"a jti of 128 characters", long, true},
+		{"a jti of 129 characters", long + "j", false},
+		{"no jti", nil, false},
+		{"an empty jti", "", false},
+		{"a jti not a string", 7, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := ik.Token(t, jwt.SigningMethodRS256, "k1", key, map[string]any{"jti": tc.jti})
+			id, err := j.Verify(context.Background(), raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "sig:" + raw[strings.LastIndex(raw, ".")+1:][:16]
+			if tc.byID {
+				want = "jti:" + tc.jti.(string)
+			}
+			if id.TokenID != want {
+				t.Fatalf("TokenID %q, want %q", id.TokenID, want)
+			}
+		})
+	}
+}
+
+type countingTransport struct{ n atomic.Int32 }
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestJWTFetchesTheIssuersKeys: without a JWKS URL the keys are at the
+// issuer's /.well-known/jwks.json, fetched with the configured client; a
+// failed fetch is logged and tried again when a token needs the keys.
+func TestJWTFetchesTheIssuersKeys(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		paths []string
+		jwks  []byte // nil: the issuer fails
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		paths = append(paths, r.URL.Path)
+		if jwks == nil {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write(jwks)
+	}))
+	t.Cleanup(srv.Close)
+	iss := srv.URL + "/pool/"
+	ik := authtest.NewIssuer(t, iss, audience)
+	key, jwk := ik.RSAKey(t, "k1", false)
+	var logs bytes.Buffer
+	transport := &countingTransport{}
+	j := newVerifier(t, JWTConfig{Issuer: iss, Audience: audience, Client: &http.Client{Transport: transport},
+		Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	if !strings.Contains(logs.String(), "could not fetch the issuer's keys") {
+		t.Fatalf("the failed fetch is not logged: %q", logs.String())
+	}
+	mu.Lock()
+	jwks, _ = json.Marshal(map[string]any{"keys": []any{jwk}})
+	mu.Unlock()
+	if _, err := j.Verify(context.Background(), ik.Token(t, jwt.SigningMethodRS256, "k1", key, nil)); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(paths) < 2 || slices.ContainsFunc(paths, func(p string) bool { return p != "/pool/.well-known/jwks.json" }) {
+		t.Fatalf("fetched %v", paths)
+	}
+	if int(transport.n.Load()) != len(paths) {
+		t.Fatalf("%d fetches through the configured client, %d in all", transport.n.Load(), len(paths))
+	}
+}
+
+// TestJWTScopes: the scope claim (a string or a list) mapped through the
+// scope map, without duplicates, dropping what is not a valid scope name.
+func TestJWTScopes(t *testing.T) {
+	ik := authtest.NewIssuer(t, issuer, audience)
+	key, _ := ik.RSAKey(t, "k1", true)
+	j := newVerifier(t, JWTConfig{Issuer: issuer, Audience: audience, JWKSURL: ik.URL,
+		ScopeMap: map[string][]string{"baton/user": {"runs:read", "runs:write"}, "baton/none": {}}})
+	cases := []struct {
+		name   string
+		claims map[string]any
+		want   []string
+	}{
+		{"a string", map[string]any{"scope": "runs:read results:submit"}, []string{"runs:read", "results:submit"}},
+		{"a list in scp", map[string]any{"scope": nil, "scp": []string{"runs:read"}}, []string{"runs:read"}},
+		{"mapped", map[string]any{"scope": "baton/user"}, []string{"runs:read", "runs:write"}},
+		{"mapped to nothing", map[string]any{"scope": "baton/none runs:read"}, []string{"runs:read"}},
+		{"duplicates once", map[string]any{"scope": "runs:read baton/user runs:read"}, []string{"runs:read", "runs:write"}},
+		{"invalid names dropped", map[string]any{"scope": nil, "scp": []any{"runs:read", "not a scope", "", 7}}, []string{"runs:read"}},
+		{"none", map[string]any{"scope": nil}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			id, err := j.Verify(context.Background(), ik.Token(t, jwt.SigningMethodRS256, "k1", key, tc.claims))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(id.Scopes, tc.want) {
+				t.Fatalf("scopes %q, want %q", id.Scopes, tc.want)
+			}
+		})
+	}
+}
+
+// deadlineTransport records how far off each request's deadline is.
+type deadlineTransport struct {
+	mu   sync.Mutex
+	left []time.Duration // -1: no deadline
+}
+
+func (d *deadlineTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	left := time.Duration(-1)
+	if dl, ok := r.Context().Deadline(); ok {
+		left = time.Until(dl)
+	}
+	d.mu.Lock()
+	d.left = append(d.left, left)
+	d.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestJWTFetchIsBounded: a JWKS fetch, even with a client of no timeout,
+// gives up after 10 seconds (a hanging issuer does not hold requests).
+func TestJWTFetchIsBounded(t *testing.T) {
+	ik := authtest.NewIssuer(t, issuer, audience)
+	key, _ := ik.RSAKey(t, "k1", true)
+	dt := &deadlineTransport{}
+	j := newVerifier(t, JWTConfig{Issuer: issuer, Audience: audience, JWKSURL: ik.URL, Client: &http.Client{Transport: dt}})
+	if _, err := j.Verify(context.Background(), ik.Token(t, jwt.SigningMethodRS256, "k1", key, nil)); err != nil {
+		t.Fatal(err)
+	}
+	dt.mu.Lock()
+	defer dt.mu.Unlock()
+	if len(dt.left) == 0 {
+		t.Fatal("no fetch through the client")
+	}
+	for _, left := range dt.left {
+		if left <= 0 || left > 10*time.Second {
+			t.Fatalf("a fetch's deadline is %v away, want at most 10s", left)
+		}
 	}
 }

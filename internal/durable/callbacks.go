@@ -94,9 +94,14 @@ func (e *Runner) deliver(ctx context.Context, n core.Notification) {
 // retryAt is the time to give an outbox record that failed attempts
 // times so that the sweeper lists it again after the backoff (returned
 // too): CallbackBackoff doubling per attempt, at most an hour. The
-// sweeper lists a record NotifyAfter after its time.
+// sweeper lists a record NotifyAfter after its time. (Doubling step by
+// step under the cap, not shifting by attempts-1, cannot overflow into
+// a negative backoff however many attempts are allowed.)
 func (e *Runner) retryAt(attempts int) (time.Time, time.Duration) {
-	backoff := min(e.Limits.CallbackBackoff<<(attempts-1), time.Hour)
+	backoff := min(e.Limits.CallbackBackoff, time.Hour)
+	for range attempts - 1 {
+		backoff = min(2*backoff, time.Hour)
+	}
 	return e.Clock.Now().Add(backoff - e.Limits.NotifyAfter), backoff
 }
 

@@ -140,11 +140,16 @@ func TestDiscoverUnavailable(t *testing.T) {
 	}
 }
 
-// One test per mapping rule of a tools/call result.
+// One test per mapping rule of a tools/call result, each on its own
+// server (run alone, each still checks what it names).
 func TestResultMapping(t *testing.T) {
-	f := newFixture(t)
-	m := manager(f, toolspec.MCPServer{Name: "fx", Timeout: "100ms"}, 2048)
+	spec := toolspec.MCPServer{Name: "fx", Timeout: "100ms"}
+	fresh := func(t *testing.T) (*fixture, *Manager) {
+		f := newFixture(t)
+		return f, manager(f, spec, 2048)
+	}
 	t.Run("structured content is the result", func(t *testing.T) {
+		_, m := fresh(t)
 		out, err := call(t, m, "structured")
 		res := core.NormalizeToolOutput(core.ToolDeclaration{Name: "mcp/fx/structured"}, out, err)
 		r, _ := res.Result.(map[string]any)
@@ -153,6 +158,7 @@ func TestResultMapping(t *testing.T) {
 		}
 	})
 	t.Run("text content is the result", func(t *testing.T) {
+		_, m := fresh(t)
 		out, err := call(t, m, "text")
 		res := core.NormalizeToolOutput(core.ToolDeclaration{Name: "mcp/fx/text"}, out, err)
 		if !res.Success || res.Result != "hello\nworld" {
@@ -165,6 +171,7 @@ func TestResultMapping(t *testing.T) {
 		}
 	})
 	t.Run("isError is a failed tool_error result", func(t *testing.T) {
+		_, m := fresh(t)
 		out, err := call(t, m, "fails")
 		res := core.NormalizeToolOutput(core.ToolDeclaration{Name: "mcp/fx/fails"}, out, err)
 		if res.Success || res.ErrorType != ErrTypeToolError || res.Error != "account locked" {
@@ -172,6 +179,7 @@ func TestResultMapping(t *testing.T) {
 		}
 	})
 	t.Run("a timeout is an executor_exception", func(t *testing.T) {
+		_, m := fresh(t)
 		out, err := call(t, m, "slow")
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("%v %v", out, err)
@@ -186,6 +194,7 @@ func TestResultMapping(t *testing.T) {
 		}
 	})
 	t.Run("an oversized result is a failed response_too_large result", func(t *testing.T) {
+		_, m := fresh(t)
 		out, err := call(t, m, "big")
 		res := core.NormalizeToolOutput(core.ToolDeclaration{Name: "mcp/fx/big"}, out, err)
 		if res.Success || res.ErrorType != ErrTypeResponseTooLarge || !strings.Contains(res.Error, "2048-byte limit") {
@@ -193,12 +202,14 @@ func TestResultMapping(t *testing.T) {
 		}
 	})
 	t.Run("the idempotency key travels in _meta", func(t *testing.T) {
+		f, m := fresh(t)
+		if _, err := call(t, m, "text"); err != nil {
+			t.Fatal(err)
+		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		for _, meta := range f.metas {
-			if k, _ := meta[MetaIdempotencyKey].(string); !strings.HasPrefix(k, "run_1:call_") {
-				t.Fatalf("_meta %v", meta)
-			}
+		if len(f.metas) != 1 || f.metas[0][MetaIdempotencyKey] != "run_1:call_text" {
+			t.Fatalf("_meta of the one call: %v, want %s run_1:call_text", f.metas, MetaIdempotencyKey)
 		}
 	})
 }
