@@ -97,7 +97,8 @@ func TestConsoleServing(t *testing.T) {
 // card, a client tool's form, markup shown as text, the runs list (its
 // columns, children nested under their parent and collapsed, filters,
 // conditional reads answered 304), a run with parallel children (each
-// call's own duration), the contrast of every button's label (≥ 4.5:1),
+// call's own duration), each run's agent version and the versions page
+// (aliases, weights, runs per version), the contrast of every button's label (≥ 4.5:1),
 // no sideways scroll on either page, no CSP violation; the screenshots
 // go to tests/console/artifacts.
 func TestConsoleInBrowser(t *testing.T) {
@@ -112,8 +113,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	args := devArgs(t)
 	d := startDev(t, args)
 	artifacts, _ := filepath.Abs("console/artifacts")
-	in := map[string]any{"base": d.base, "token": tokAcme, "chromium": browser, "artifacts": artifacts}
-	want := 13
+	in := map[string]any{"base": d.base, "token": tokAcme, "adminToken": tokAdmin, "chromium": browser, "artifacts": artifacts}
+	want := 14
 	if os.Getenv("BATON_TEST_DYNAMODB_ENDPOINT") != "" && os.Getenv("BATON_E2E_BASE_URL") == "" {
 		// On the emulators the run outlives its process: kill baton dev
 		// in the middle of a turn, start it again, and the page shows the

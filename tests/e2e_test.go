@@ -132,7 +132,7 @@ func startDev(t *testing.T, args []string) *dev {
 		// A deployed stack (make e2e-localstack): nothing to start.
 		return &dev{base: strings.TrimRight(base, "/"), out: &syncBuffer{}}
 	}
-	return launchDev(t, args, "BATON_DEV_TOKENS=acme="+tokAcme+",globex="+tokGlobex+",acme="+tokAcmeCRM+"+crm:write", "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local")
+	return launchDev(t, args, "BATON_DEV_TOKENS=acme="+tokAcme+",globex="+tokGlobex+",acme="+tokAcmeCRM+"+crm:write,acme="+tokAdmin+"+agents:manage", "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local")
 }
 
 // launchDev starts baton with args and extra environment and waits until

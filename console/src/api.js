@@ -88,6 +88,7 @@ export const api = {
   steer: (id, content) => request('POST', `v1/runs/${encodeURIComponent(id)}/messages`, { body: { content } }),
   interrupt: (id, reason) => request('POST', `v1/runs/${encodeURIComponent(id)}/interrupt`, { body: reason ? { reason } : {} }),
   openAPI: () => request('GET', 'v1/openapi.json'),
+  versions: (signal) => request('GET', 'v1/agent-versions', { signal }),
 };
 
 // follow reads GET /v1/runs/{id}/stream (fetch, so the credential goes

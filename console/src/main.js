@@ -5,14 +5,16 @@ import { credential, whenSignedOut } from './api.js';
 import { SignIn } from './signin.js';
 import { RunsPage } from './runs.js';
 import { RunPage } from './run.js';
+import { VersionsPage } from './versions.js';
 
-// Routes live in the fragment (#/runs, #/runs/<id>): the server serves
+// Routes live in the fragment (#/runs, #/runs/<id>, #/versions): the server serves
 // one page, and a run id never leaves the browser in a request path to
 // the console.
 function route() {
   const h = location.hash.replace(/^#/, '') || '/runs';
   const m = h.match(/^\/runs\/([^/?]+)/);
   if (m) return { page: 'run', id: decodeURIComponent(m[1]) };
+  if (h.startsWith('/versions')) return { page: 'versions' };
   return { page: 'runs' };
 }
 
@@ -42,11 +44,12 @@ function App() {
       <a class="brand" href="#/runs">Baton</a>
       <nav aria-label="Main">
         <a href="#/runs" aria-current=${where.page === 'runs' ? 'page' : undefined}>Runs</a>
+        <a href="#/versions" aria-current=${where.page === 'versions' ? 'page' : undefined}>Versions</a>
       </nav>
       <button type="button" class="quiet" onClick=${signOut}>Sign out</button>
     </header>
     <main id="main">
-      ${where.page === 'run' ? html`<${RunPage} key=${where.id} id=${where.id} />` : html`<${RunsPage} />`}
+      ${where.page === 'run' ? html`<${RunPage} key=${where.id} id=${where.id} />` : where.page === 'versions' ? html`<${VersionsPage} />` : html`<${RunsPage} />`}
     </main>`;
 }
 

@@ -150,6 +150,7 @@ function Facts({ view }) {
       <div><dt id="status-label">Status</dt><dd><span role="status" aria-labelledby="status-label" class=${`badge s-${view.status}`}>${view.status}</span>${waitsOnPerson(view.status) && html` <span class="marker">waiting on you</span>`}</dd></div>
       ${reason && html`<div><dt>Reason</dt><dd>${reason}</dd></div>`}
       <div><dt>Agent</dt><dd>${view.agent}</dd></div>
+      ${view.agent_version && html`<div><dt>Version</dt><dd class="mono">${view.agent_version}</dd></div>`}
       <div><dt>Session</dt><dd class="mono">${view.session_id}</dd></div>
       <div><dt>Started</dt><dd><time datetime=${view.created_at}>${when(view.created_at)}</time></dd></div>
       <div><dt>Updated</dt><dd><time datetime=${view.updated_at}>${when(view.updated_at)}</time></dd></div>

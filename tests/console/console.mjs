@@ -422,6 +422,28 @@ try {
     passed.push('redelivery in the step timeline');
   }
 
+  // The run page names the run's agent version; the versions page (a
+  // credential with agents:manage) shows the default alias at 100 % on
+  // that version, and the runs of this test counted on it.
+  const version = (await api('GET', `/v1/runs/${fan.run_id}`)).agent_version;
+  if (!/^av_[0-9a-f]{16}$/.test(version || '')) fail(`the run has no agent version: ${version}`);
+  const versionFact = page.locator('dl.facts div', { hasText: 'Version' }).locator('dd');
+  if ((await versionFact.textContent()).trim() !== version) fail(`the run page's version is ${await versionFact.textContent()}, want ${version}`);
+  await page.evaluate((t) => sessionStorage.setItem('baton.console.token', t), input.adminToken);
+  await page.goto(`${base}/console/#/versions`);
+  const aliasRow = page.locator('tr[data-alias="default"]');
+  await aliasRow.waitFor();
+  const aliasText = await aliasRow.textContent();
+  if (!aliasText.includes(version) || !aliasText.includes('100%')) fail(`the default alias row: ${aliasText}`);
+  const versionRow = page.locator(`tr[data-version="${version}"]`);
+  const counted = Number((await versionRow.locator('td').last().textContent()).trim());
+  if (!(counted >= 1) || !(await versionRow.textContent()).includes('default')) fail(`the version row: ${await versionRow.textContent()}`);
+  await checkButtons('the versions page');
+  await checkWidth('the versions page');
+  await page.screenshot({ path: join(artifacts, 'versions.png'), fullPage: true });
+  await page.evaluate((t) => sessionStorage.setItem('baton.console.token', t), token);
+  passed.push('agent versions');
+
   for (const label of ['Sign out', 'Approve', 'Reject', 'Send message', 'Cancel run', 'Interrupt', 'Submit result', 'Newer runs', 'Older runs', '▸ N child runs']) {
     if (!contrastChecked.has(label)) fail(`the contrast of button "${label}" was never checked (checked: ${[...contrastChecked].join(', ')})`);
   }
