@@ -265,7 +265,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 		Pricer: prices, Metering: metering, Telemetry: tel, Metrics: emf,
 		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives, MaxActiveRuns: cfg.Limits.MaxActiveRuns, Redelivery: cfg.stepVisibility()}}
 	a.Runner = a.NewRunner()
-	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers, GoHandlers: builder.handlerNames(), CheckAgents: builder.check, CORSOrigins: cfg.CORSOrigins,
+	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers, AgentsEnv: agents.Environment{GoHandlers: builder.handlerNames(), Providers: providers.Known}, CheckAgents: builder.check, CORSOrigins: cfg.CORSOrigins,
 		TenantRate: cfg.Limits.TenantRate, CallerRate: cfg.Limits.CallerRate})
 	if cfg.Limits.TenantRate.Rate > 0 || cfg.Limits.CallerRate.Rate > 0 {
 		a.API.Limits = st.limits

@@ -59,9 +59,10 @@ type Config struct {
 	IdempotencyTTL time.Duration
 	// Providers lists the model providers a request may name.
 	Providers []string
-	// GoHandlers lists the Go tool handlers the deployment registers: a
-	// published agents file may name no other (versions.go).
-	GoHandlers []string
+	// AgentsEnv is what the deployment provides a published agents file
+	// (versions.go): the Go tool handlers its worker registers and the
+	// providers it knows.
+	AgentsEnv agents.Environment
 	// CheckAgents, when set, checks what of a published agents file
 	// only the composition root can build (its guardrail rules), without
 	// building adapters or reaching anything.

@@ -11,7 +11,6 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
-	"github.com/baton-agents/baton/internal/toolspec"
 )
 
 // Agent versions and aliases (core/versions.go): publish an agents file
@@ -61,7 +60,7 @@ func (a *API) publishVersion(ctx context.Context, r *request, _ []string) (int, 
 	if len(strings.TrimSpace(string(r.body))) == 0 {
 		return 0, nil, errf(400, "invalid_body", "the body is the agents file to publish (a JSON object with agents)")
 	}
-	if _, problems := agents.Validate(r.body); len(problems) > 0 {
+	if _, problems := agents.ValidateIn(r.body, a.Config.AgentsEnv); len(problems) > 0 {
 		return 0, nil, problemsError(problems)
 	}
 	v, reg, err := agents.NewVersion(r.body, a.Clock.Now(), r.publisher())
@@ -94,25 +93,15 @@ func (a *API) publishVersion(ctx context.Context, r *request, _ []string) (int, 
 	return status, versionView{AgentVersion: stored, Created: &created}, nil
 }
 
-// deployable lists what of reg this deployment cannot run: a model
-// provider it does not enable, a Go handler it does not register.
+// deployable lists what of reg this deployment cannot run beside what
+// ValidateIn finds: a model provider the build knows and the deployment
+// does not enable.
 func (a *API) deployable(reg *agents.Registry) []agents.Problem {
 	var out []agents.Problem
 	for _, slug := range reg.Slugs() {
 		ag, _ := reg.Get(slug)
 		if p := ag.Spec.Model.Provider; !slices.Contains(a.Config.Providers, p) {
 			out = append(out, agents.Problem{Path: "agent " + slug + ": model.provider", Message: fmt.Sprintf("model provider %q is not enabled in this deployment (enabled: %s)", p, strings.Join(a.Config.Providers, ", "))})
-		}
-		names := make([]string, 0, len(ag.Executors))
-		for name := range ag.Executors {
-			names = append(names, name)
-		}
-		slices.Sort(names)
-		for _, name := range names {
-			ex := ag.Executors[name]
-			if ex.Type == toolspec.TypeGo && !slices.Contains(a.Config.GoHandlers, ex.Handler) {
-				out = append(out, agents.Problem{Path: "agent " + slug + ": tool " + name + ": executor.handler", Message: fmt.Sprintf("no Go handler named %q is registered in this deployment (have %s)", ex.Handler, strings.Join(a.Config.GoHandlers, ", "))})
-			}
 		}
 	}
 	return out
@@ -123,8 +112,15 @@ func problemsError(problems []agents.Problem) *apiError {
 	list := make([]any, len(problems))
 	msgs := make([]string, len(problems))
 	for i, p := range problems {
-		list[i] = map[string]any{"path": p.Path, "message": p.Message}
+		item := map[string]any{"path": p.Path, "message": p.Message}
+		if p.Line > 0 {
+			item["line"], item["column"] = p.Line, p.Column
+		}
+		list[i] = item
 		msgs[i] = p.String()
+		if p.Line > 0 {
+			msgs[i] = fmt.Sprintf("%d:%d: %s", p.Line, p.Column, p)
+		}
 	}
 	return &apiError{Status: 400, Code: "invalid_agents_file", Message: fmt.Sprintf("the agents file has %d problem(s): %s", len(problems), strings.Join(msgs, "; ")), Details: map[string]any{"problems": list}}
 }
