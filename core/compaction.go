@@ -102,7 +102,7 @@ func summaryRequest(st *RunState, p *CompactionPolicy, msgs []Message) ModelRequ
 		prompt = DefaultSummaryPrompt
 	}
 	return ModelRequest{
-		RunID: st.RunID, SessionID: st.SessionID, Turn: st.Turn + 1, Model: spec, System: prompt,
+		RunID: st.RunID, SessionID: st.SessionID, Turn: st.Turn + 1, Model: spec, AgentVersion: st.Config.AgentVersion, System: prompt,
 		Messages: []Message{{Role: RoleUser, Content: SummaryInput(msgs)}},
 		Purpose:  PurposeSummary, Summarizes: len(msgs),
 	}

@@ -66,7 +66,7 @@ func (m *Machine) Plan(ctx context.Context, st RunState, transcript []Message, s
 		}
 		req := newOf(st.arena, arenaRequests)
 		*req = ModelRequest{
-			RunID: st.RunID, SessionID: st.SessionID, Turn: st.Turn + 1, Model: st.Config.Model,
+			RunID: st.RunID, SessionID: st.SessionID, Turn: st.Turn + 1, Model: st.Config.Model, AgentVersion: st.Config.AgentVersion,
 			System: st.Config.System, Messages: view, Tools: st.visibleTools(),
 			ParallelToolCalls: st.Config.ParallelToolCalls, Trim: trim,
 		}

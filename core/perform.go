@@ -14,6 +14,9 @@ type ModelRouter map[string]ModelProvider
 func (r ModelRouter) Complete(ctx context.Context, req ModelRequest) (ModelReply, error) {
 	p, ok := r[req.Model.Provider]
 	if !ok {
+		if req.AgentVersion != "" {
+			return ModelReply{}, fmt.Errorf("model provider %q is not enabled (the run's agent version %s names it)", req.Model.Provider, req.AgentVersion)
+		}
 		return ModelReply{}, fmt.Errorf("model provider %q is not enabled", req.Model.Provider)
 	}
 	return p.Complete(ctx, req)

@@ -31,8 +31,11 @@ type ModelRequest struct {
 	SessionID string `json:"session_id"`
 	// Turn is the run's turn the call is for (a summary's is the turn it
 	// is written before).
-	Turn              int               `json:"turn"`
-	Model             ModelSpec         `json:"model"`
+	Turn  int       `json:"turn"`
+	Model ModelSpec `json:"model"`
+	// AgentVersion is the agents file version of the run (errors name
+	// it: a version whose provider this deployment lacks).
+	AgentVersion      string            `json:"agent_version,omitempty"`
 	System            string            `json:"system,omitempty"`
 	Messages          []Message         `json:"messages"`
 	Tools             []ToolDeclaration `json:"tools,omitempty"`

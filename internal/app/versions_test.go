@@ -174,3 +174,37 @@ func TestCatalogBuildsAVersionOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionWithoutItsProvider: a run of a stored version whose model
+// provider this deployment does not enable fails with an error naming
+// the provider and the version.
+func TestVersionWithoutItsProvider(t *testing.T) {
+	ctx := context.Background()
+	a, err := Build(ctx, Config{Stores: Stores{Memory: true}, Agents: Agents{JSON: agentsJSON("a")}, Providers: []string{ProviderScripted}, ExecuteTools: true}, Deps{Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _, err := agents.NewVersion([]byte(`{"agents":[{"slug":"a","model":{"provider":"anthropic","model":"claude-x"}}]}`), time.Now(), "an older deployment")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Store.PutAgentVersion(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	cur, _ := a.Store.GetAgentAlias(ctx, core.DefaultAlias)
+	if _, err := a.Store.PutAgentAlias(ctx, core.AgentAlias{Name: core.DefaultAlias, Routes: []core.AliasRoute{{Version: old.ID, Weight: 100}}}, cur.Revision); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := a.Runner.Start(ctx, "t", durable.StartRequest{Agent: "a", Messages: []core.Message{{Role: core.RoleUser, Content: "go"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drainSteps(t, a)
+	if snap, err = a.Runner.Get(ctx, "t", snap.State.RunID); err != nil {
+		t.Fatal(err)
+	}
+	want := `model provider "anthropic" is not enabled (the run's agent version ` + old.ID + ` names it)`
+	if snap.State.Status != core.StatusFailed || snap.State.Error == nil || !strings.Contains(snap.State.Error.Message, want) {
+		t.Fatalf("status %s, error %+v; want failed with %q", snap.State.Status, snap.State.Error, want)
+	}
+}
