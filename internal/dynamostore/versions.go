@@ -82,21 +82,31 @@ func (s *Store) PutAgentVersion(ctx context.Context, v core.AgentVersion) (core.
 	return core.AgentVersion{}, false, fmt.Errorf("put agent version %s: %w", v.ID, translate(err))
 }
 
-// GetAgentVersion returns a stored version with its file.
-func (s *Store) GetAgentVersion(ctx context.Context, id string) (core.AgentVersion, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: itemKey(versionPK(id), skVersion), ConsistentRead: aws.Bool(true)})
+// getJSON reads the item at key and decodes its d attribute into v;
+// what names it in errors (ErrNotFound when there is no item).
+func (s *Store) getJSON(ctx context.Context, key item, what string, v any) (item, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key, ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return core.AgentVersion{}, fmt.Errorf("agent version %s: %w", id, translate(err))
+		return nil, fmt.Errorf("%s: %w", what, translate(err))
 	}
 	if out.Item == nil {
-		return core.AgentVersion{}, fmt.Errorf("agent version %s: %w", id, core.ErrNotFound)
+		return nil, fmt.Errorf("%s: %w", what, core.ErrNotFound)
 	}
-	var v core.AgentVersion
 	d, _ := getB(out.Item, "d")
-	if err := json.Unmarshal(d, &v); err != nil {
-		return core.AgentVersion{}, fmt.Errorf("agent version %s: %w", id, err)
+	if err := json.Unmarshal(d, v); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if v.File, err = readBlob(out.Item, "f"); err != nil {
+	return out.Item, nil
+}
+
+// GetAgentVersion returns a stored version with its file.
+func (s *Store) GetAgentVersion(ctx context.Context, id string) (core.AgentVersion, error) {
+	var v core.AgentVersion
+	it, err := s.getJSON(ctx, itemKey(versionPK(id), skVersion), "agent version "+id, &v)
+	if err != nil {
+		return core.AgentVersion{}, err
+	}
+	if v.File, err = readBlob(it, "f"); err != nil {
 		return core.AgentVersion{}, fmt.Errorf("agent version %s: %w", id, err)
 	}
 	return v, nil
@@ -104,31 +114,14 @@ func (s *Store) GetAgentVersion(ctx context.Context, id string) (core.AgentVersi
 
 // ListAgentVersions lists the versions newest first, without files.
 func (s *Store) ListAgentVersions(ctx context.Context) ([]core.AgentVersion, error) {
-	var out []core.AgentVersion
-	err := s.queryPK(ctx, pkVersionList, false, 0, func(d []byte) error {
-		var v core.AgentVersion
-		if err := json.Unmarshal(d, &v); err != nil {
-			return err
-		}
-		out = append(out, v)
-		return nil
-	})
-	return out, err
+	return listJSON[core.AgentVersion](ctx, s, pkVersionList, false, 0)
 }
 
 // GetAgentAlias returns a stored alias.
 func (s *Store) GetAgentAlias(ctx context.Context, name string) (core.AgentAlias, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: itemKey(pkAliases, name), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return core.AgentAlias{}, fmt.Errorf("agent alias %s: %w", name, translate(err))
-	}
-	if out.Item == nil {
-		return core.AgentAlias{}, fmt.Errorf("agent alias %s: %w", name, core.ErrNotFound)
-	}
 	var a core.AgentAlias
-	d, _ := getB(out.Item, "d")
-	if err := json.Unmarshal(d, &a); err != nil {
-		return core.AgentAlias{}, fmt.Errorf("agent alias %s: %w", name, err)
+	if _, err := s.getJSON(ctx, itemKey(pkAliases, name), "agent alias "+name, &a); err != nil {
+		return core.AgentAlias{}, err
 	}
 	return a, nil
 }
@@ -183,27 +176,24 @@ func (s *Store) PutAgentAlias(ctx context.Context, a core.AgentAlias, prev int64
 
 // ListAgentAliases lists the aliases by name.
 func (s *Store) ListAgentAliases(ctx context.Context) ([]core.AgentAlias, error) {
-	var out []core.AgentAlias
-	err := s.queryPK(ctx, pkAliases, true, 0, func(d []byte) error {
-		var a core.AgentAlias
-		if err := json.Unmarshal(d, &a); err != nil {
-			return err
-		}
-		out = append(out, a)
-		return nil
-	})
-	return out, err
+	return listJSON[core.AgentAlias](ctx, s, pkAliases, true, 0)
 }
 
 // ListAgentAudit lists the latest audit entries, newest first.
 func (s *Store) ListAgentAudit(ctx context.Context, limit int) ([]core.AgentAuditEntry, error) {
-	var out []core.AgentAuditEntry
-	err := s.queryPK(ctx, pkAgentAudit, false, limit, func(d []byte) error {
-		var e core.AgentAuditEntry
-		if err := json.Unmarshal(d, &e); err != nil {
+	return listJSON[core.AgentAuditEntry](ctx, s, pkAgentAudit, false, limit)
+}
+
+// listJSON decodes the d attribute of the items of partition pk, in sort
+// key order (or reverse), at most limit of them (0: all).
+func listJSON[T any](ctx context.Context, s *Store, pk string, forward bool, limit int) ([]T, error) {
+	var out []T
+	err := s.queryPK(ctx, pk, forward, limit, func(d []byte) error {
+		var v T
+		if err := json.Unmarshal(d, &v); err != nil {
 			return err
 		}
-		out = append(out, e)
+		out = append(out, v)
 		return nil
 	})
 	return out, err
