@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -235,5 +236,19 @@ func TestNotificationExpiredSameIDOnResend(t *testing.T) {
 	h.pump(t)
 	if got = h.notes.sent(); len(got) != 3 || got[2].DetailType != core.NotificationFinished {
 		t.Fatalf("after the run finished: %+v", got)
+	}
+}
+
+type unsentFails struct{ durable.Store }
+
+func (unsentFails) UnsentNotifications(context.Context, time.Time, int) ([]core.Notification, error) {
+	return nil, errors.New("table unavailable")
+}
+
+// A sweep that cannot list the unsent notifications says so.
+func TestSweepReportsUnlistableNotifications(t *testing.T) {
+	h := newHarness(t, func(s durable.Store) durable.Store { return unsentFails{s} })
+	if _, err := h.eng.Sweep(context.Background(), 0); err == nil || !strings.Contains(err.Error(), "table unavailable") {
+		t.Fatalf("sweep: %v", err)
 	}
 }
