@@ -482,6 +482,42 @@ func TestTrimDropsEveryResultWithItsCall(t *testing.T) {
 	}
 }
 
+// TestTrimBudget: how many of the oldest messages a trim drops, at the
+// edges of the budget: a list that fits exactly is left alone, the size
+// outside the list (the system prompt) counts, dropping stops once the
+// list is at the budget less the reserve, and a list of system messages
+// only, which has nothing to drop, is left alone.
+func TestTrimBudget(t *testing.T) {
+	user := func(n int) Message { return Message{Role: RoleUser, Content: strings.Repeat("u", n)} } // 8+n characters
+	five := []Message{user(11), user(11), user(11), user(11), user(11)}                             // 19 each, 95
+	cases := []struct {
+		name          string
+		msgs          []Message
+		budget, extra int
+		dropped       int // -1: not trimmed
+	}{
+		{"fits exactly", five, 95, 0, -1},
+		{"one over", five, 94, 0, 1},
+		{"the system prompt counts", five, 95, 1, 1},
+		{"down to the budget less the reserve, not below", five, 80, 0, 1}, // limit 76: 95-19 = 76
+		{"one more below", five, 75, 0, 2},                                 // limit 72: 57
+		{"at least two kept", five, 20, 0, 3},
+		{"system messages only", []Message{{Role: RoleSystem, Content: strings.Repeat("s", 500)}, {Role: RoleSystem, Content: "x"}}, 100, 0, -1},
+		{"one message", []Message{{Role: RoleSystem, Content: "s"}, user(500)}, 100, 0, -1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, trim := TrimToContextWindow(tc.msgs, tc.budget, tc.extra)
+			switch {
+			case tc.dropped < 0 && (trim != nil || len(out) != len(tc.msgs)):
+				t.Fatalf("trimmed: %d messages of %d kept", len(out), len(tc.msgs))
+			case tc.dropped >= 0 && (trim == nil || len(trim.Dropped) != tc.dropped):
+				t.Fatalf("trim %+v, want %d dropped", trim, tc.dropped)
+			}
+		})
+	}
+}
+
 func TestContextCompactorFallsBack(t *testing.T) {
 	req := ModelRequest{Messages: []Message{{Role: RoleUser, Content: "[Context summary: det]"}, {Role: RoleUser, Content: "x"}}, Trim: &TrimResult{SummaryIndex: 0}}
 	good := IO{Compactor: compactorFunc(func() (string, error) { return "llm summary", nil })}

@@ -87,7 +87,7 @@ func TrimToContextWindow(msgs []Message, budget, extra int) ([]Message, *TrimRes
 	limit := budget - reserve
 	total := EstimateChars(msgs) + extra
 	start := 0
-	for total > limit {
+	for total > limit && start < len(rest) { // system messages only: nothing to drop
 		end := blockEnd(rest, start)
 		if len(rest)-end < 2 {
 			break
