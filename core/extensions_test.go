@@ -504,6 +504,7 @@ func TestTrimBudget(t *testing.T) {
 		{"at least two kept", five, 20, 0, 3},
 		{"system messages only", []Message{{Role: RoleSystem, Content: strings.Repeat("s", 500)}, {Role: RoleSystem, Content: "x"}}, 100, 0, -1},
 		{"one message", []Message{{Role: RoleSystem, Content: "s"}, user(500)}, 100, 0, -1},
+		{"calls whose results have not come last", append(five[:3:3], toolCallMessage("c1", "a/b", nil), toolCallMessage("c2", "a/b", nil)), 20, 0, 3},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
