@@ -54,16 +54,20 @@ go build -C tools -o "$bin" github.com/go-gremlins/gremlins/cmd/gremlins
 # The commit the CI run compares with, resolved before the snapshot.
 since="${MUTATE_SINCE:-HEAD~1}"
 prev=""
-$ci && prev="$(git rev-parse -q --verify "$since^{commit}" || true)"
-
-snap="$(mktemp -d)/baton"
-cleanup() { git worktree remove --force "$snap" >/dev/null 2>&1 || true; rm -rf "$(dirname "$snap")"; }
-trap cleanup EXIT
-rev="$(git stash create 2>/dev/null || true)"
-git worktree add -q --detach "$snap" "${rev:-HEAD}"
-git ls-files -z -o --exclude-standard -- '*.go' | while IFS= read -r -d '' f; do
-  mkdir -p "$snap/$(dirname "$f")" && cp "$f" "$snap/$f"
-done
+if ! git rev-parse -q --git-dir >/dev/null 2>&1; then
+  # Not a git checkout: gremlins copies the tree as it is, no --diff.
+  snap="$root"
+else
+  $ci && prev="$(git rev-parse -q --verify "$since^{commit}" || true)"
+  snap="$(mktemp -d)/baton"
+  cleanup() { git worktree remove --force "$snap" >/dev/null 2>&1 || true; rm -rf "$(dirname "$snap")"; }
+  trap cleanup EXIT
+  rev="$(git stash create 2>/dev/null || true)"
+  git worktree add -q --detach "$snap" "${rev:-HEAD}"
+  git ls-files -z -o --exclude-standard -- '*.go' | while IFS= read -r -d '' f; do
+    mkdir -p "$snap/$(dirname "$f")" && cp "$f" "$snap/$f"
+  done
+fi
 
 needs_emulators() { [ "$1" = internal/dynamostore ] || [ "$1" = internal/sqsqueue ]; }
 
@@ -119,7 +123,7 @@ mutate() {
 if $ci; then
   mutate internal/auth
   if [ -z "$prev" ]; then
-    echo "mutate: no commit $since here (a shallow clone?): the --diff runs are skipped"
+    echo "mutate: no commit $since here (a shallow clone, or no git): the --diff runs are skipped"
   else
     for pkg in "${GUARANTEES[@]}"; do
       [ "$pkg" = internal/auth ] && continue
