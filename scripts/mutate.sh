@@ -34,7 +34,7 @@ GUARANTEES=(core internal/durable internal/auth internal/dynamostore internal/me
 declare -A FLOOR=(
   [core]=86 [internal/durable]=72 [internal/auth]=95
   [internal/dynamostore]=0 [internal/memstore]=0 [internal/sqsqueue]=0
-  [internal/httpapi]=0 [internal/a2aserver]=0 [internal/worker]=0
+  [internal/httpapi]=0 [internal/a2aserver]=76 [internal/worker]=92
 )
 WORKERS="${WORKERS:-2}"
 
