@@ -27,8 +27,8 @@ fns=(api worker sweeper intake)
 # cost the API 195 KB and the sweeper and the intake function 191 KB and
 # 195 KB of their zips. Agent versions (the version catalog, the
 # routes, the stores' versions and aliases) cost each function about
-# 20 KB.
-declare -A cap=([api]=6760000 [worker]=7400000 [sweeper]=5360000 [intake]=5380000)
+# 20 KB, and the operator's run list (titles, filters, ETags) 40 KB.
+declare -A cap=([api]=6780000 [worker]=7420000 [sweeper]=5385000 [intake]=5410000)
 make -s build-lambdas >/dev/null
 declare -A first
 for fn in "${fns[@]}"; do
