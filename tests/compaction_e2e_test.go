@@ -162,7 +162,7 @@ func TestCompactionMisconfiguredAtLoad(t *testing.T) {
 		{"provider not enabled", map[string]any{"enabled": true, "max_messages": 20, "model": map[string]any{"provider": "anthropic", "model": "claude-haiku-4-5"}},
 			`agent e2e-compact: compaction.model.provider "anthropic" is not enabled in this deployment (enabled: scripted)`},
 		{"no threshold", map[string]any{"enabled": true},
-			"agents[0] (e2e-compact): invalid input: compaction.max_messages must be at least 2 when compaction is enabled, got 0"},
+			"agents[0].compaction.max_messages: compaction.max_messages must be at least 2 when compaction is enabled, got 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			devRefuses(t, writeCompactionAgents(t, tc.compaction), tc.want, "BATON_PROVIDERS=")

@@ -183,7 +183,7 @@ func TestHookMisconfiguredAtLoad(t *testing.T) {
 		{"secret not set", map[string]any{"type": "http", "url": "http://127.0.0.1:9/mediate", "secret_env": "BATON_E2E_HOOK_SECRET_NOT_SET"},
 			"agent e2e-hooks: pre_tool_mediator: http executor: secret_env: "},
 		{"bad on_error", map[string]any{"type": "http", "url": "http://127.0.0.1:9/mediate", "secret_env": "X", "on_error": "allow"},
-			"agents[0] (e2e-hooks): pre_tool_mediator: on_error must be reject or proceed"},
+			"agents[0].pre_tool_mediator.on_error: value must be one of 'reject', 'proceed', 'continue'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := writeAgentsFile(t, map[string]any{"agents": []any{map[string]any{"slug": "e2e-hooks", "model": map[string]any{"provider": "scripted"}, "pre_tool_mediator": tc.hook}}})
