@@ -131,6 +131,17 @@ func TestConsoleInBrowser(t *testing.T) {
 	t.Logf("console in Chromium: %s; screenshots in %s", strings.Join(out.Passed, ", "), artifacts)
 }
 
+// TestConsoleTimeline runs the unit tests of the console's step timeline
+// (tests/console/timeline.test.mjs) with Node's test runner: a remote
+// agent's failed deliveries (tool_retry) show on its call as they come.
+func TestConsoleTimeline(t *testing.T) {
+	node := aguiNode(t)
+	cmd := exec.Command(node, "--test", "console/timeline.test.mjs")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("node --test: %v\n%s", err, out)
+	}
+}
+
 // redeliveredRun starts a slowly streamed turn, kills baton dev (SIGKILL)
 // while it streams, starts it again on the same stores and waits until
 // the queue's redelivery completes the run; the run view lists the turn's

@@ -1,7 +1,8 @@
 // timeline derives a run's durable steps from its committed events: a
 // model turn from its turn_started to the event its reply committed
 // (with its model_retry attempts), a tool step from tool_call_start to
-// its tool_result (in_doubt when a crash left a non-retry-safe call's
+// its tool_result (with its tool_retry attempts, each shown as it comes;
+// in_doubt when a crash left a non-retry-safe call's
 // outcome unknown), and a wait for a person from approval_required or
 // runtime_tool_pending to the decision or the submitted result; an agent
 // tool's call (a child run) ends at its child_run_finished. The run
@@ -47,6 +48,16 @@ export function timeline(events, deliveries = []) {
         const s = { kind: 'tool call', detail: d.tool_name || d.name || '', callId: d.tool_call_id, start: e.at, end: null, retries: 0, outcome: 'in flight' };
         tools.set(d.tool_call_id, s);
         steps.push(s);
+        break;
+      }
+      case 'tool_retry': {
+        // A delivery of the call failed (a remote agent out of reach):
+        // the queue delivers it again after the wait.
+        const s = tools.get(d.tool_call_id);
+        if (s) {
+          s.retries++;
+          if (!s.end) s.outcome = `retrying: attempt ${d.attempt} of ${d.attempts} failed (${d.reason})${d.wait ? `, again in ${d.wait}` : ''}`;
+        }
         break;
       }
       case 'approval_required':

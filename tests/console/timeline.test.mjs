@@ -1,0 +1,35 @@
+// Unit tests of the console's step timeline (console/src/timeline.js),
+// run with Node's test runner by tests/console_e2e_test.go.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { timeline } from '../../console/src/timeline.js';
+
+const at = (s) => `2026-11-27T12:00:${String(s).padStart(2, '0')}Z`;
+
+test('a tool call shows each failed delivery as it comes, then its result', () => {
+  const events = [
+    { type: 'turn_started', turn: 1, at: at(0) },
+    { type: 'tool_call', at: at(1), data: { tool_call_id: 'c1', tool_name: 'a2a/remote' } },
+    { type: 'tool_call_start', at: at(1), data: { tool_call_id: 'c1', tool_name: 'a2a/remote' } },
+    { type: 'tool_retry', at: at(2), data: { tool_call_id: 'c1', tool_name: 'a2a/remote', attempt: 1, attempts: 5, reason: 'connection refused', wait: '20s' } },
+  ];
+  let [, call] = timeline(events);
+  assert.equal(call.retries, 1);
+  assert.equal(call.outcome, 'retrying: attempt 1 of 5 failed (connection refused), again in 20s');
+  events.push({ type: 'tool_retry', at: at(22), data: { tool_call_id: 'c1', attempt: 2, attempts: 5, reason: 'connection refused' } });
+  events.push({ type: 'tool_result', at: at(40), data: { tool_call_id: 'c1', success: false, error_type: 'executor_exception' } });
+  [, call] = timeline(events);
+  assert.equal(call.retries, 2);
+  assert.equal(call.outcome, 'failed (executor_exception)');
+  assert.equal(call.end, at(40));
+});
+
+test('a retry of another call leaves a call alone', () => {
+  const events = [
+    { type: 'tool_call_start', at: at(1), data: { tool_call_id: 'c1', tool_name: 'ops/a' } },
+    { type: 'tool_retry', at: at(2), data: { tool_call_id: 'c2', attempt: 1, attempts: 5, reason: 'x' } },
+  ];
+  const [call] = timeline(events);
+  assert.equal(call.retries, 0);
+  assert.equal(call.outcome, 'in flight');
+});
