@@ -113,7 +113,7 @@ func (e *Runner) startVersion(ctx context.Context, tenant, runID string, req Sta
 		if err != nil {
 			return nil, err
 		}
-		if a, ok := cur.Agents.Get(req.Agent); ok && !a.Allows(agents.OverrideAgentVersion) {
+		if a, ok := cur.Agents.Get(req.Agent); !ok || !a.Allows(agents.OverrideAgentVersion) {
 			return nil, fmt.Errorf("%w: add %q to agent %s's allow_overrides", ErrVersionNotAllowed, agents.OverrideAgentVersion, req.Agent)
 		}
 	}
