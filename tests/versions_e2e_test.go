@@ -266,6 +266,14 @@ func TestCanaryAliasAndRollback(t *testing.T) {
 		if r.status != b.status || errCode(r) != b.code {
 			t.Fatalf("%s %s: %d %v, want %d %s", b.method, b.path, r.status, r.body, b.status, b.code)
 		}
+		if b.code == "invalid_agents_file" {
+			// Each problem says where it is, as baton agents validate does.
+			details, _ := r.body["error"].(map[string]any)["details"].(map[string]any)
+			problems, _ := details["problems"].([]any)
+			if len(problems) == 0 || problems[0].(map[string]any)["line"] == nil || problems[0].(map[string]any)["path"] == "" {
+				t.Fatalf("%s: problems without their place: %v", b.body, r.body)
+			}
+		}
 	}
 	after := d.call(t, "GET", "/v1/agent-versions", tokAdmin, "")
 	if len(after.body["versions"].([]any)) != len(before.body["versions"].([]any)) {
