@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // The agent version commands (docs/agent-versions.md): publish an agents
@@ -202,7 +203,7 @@ func cmdAgentsVersions(ctx context.Context, args []string, env *Env) error {
 	fmt.Fprintln(tw, "VERSION\tPUBLISHED\tBY\tAGENTS\tALIASES")
 	for _, v := range out.Versions {
 		sort.Strings(names[v.ID])
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.ID, v.PublishedAt, v.PublishedBy, strings.Join(v.Agents, ","), strings.Join(names[v.ID], ", "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.ID, localTime(v.PublishedAt), v.PublishedBy, strings.Join(v.Agents, ","), strings.Join(names[v.ID], ", "))
 	}
 	return tw.Flush()
 }
@@ -329,7 +330,8 @@ func writeLines(sb *strings.Builder, prefix, text string) {
 }
 
 // lineDiff is a diff of two line lists by their longest common
-// subsequence: "  " kept, "- " removed, "+ " added; runs of kept lines
+// subsequence: "  " kept, "- " removed, "+ " added (a changed line's
+// removal before its addition); runs of kept lines
 // longer than six show their first and last three.
 func lineDiff(a, b []string) string {
 	n, m := len(a), len(b)
@@ -353,12 +355,12 @@ func lineDiff(a, b []string) string {
 		case i < n && j < m && a[i] == b[j]:
 			out = append(out, "  "+a[i])
 			i, j = i+1, j+1
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			out = append(out, "+ "+b[j])
-			j++
-		default:
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
 			out = append(out, "- "+a[i])
 			i++
+		default:
+			out = append(out, "+ "+b[j])
+			j++
 		}
 	}
 	var sb strings.Builder
@@ -387,6 +389,16 @@ func lineDiff(a, b []string) string {
 		k = e
 	}
 	return sb.String()
+}
+
+// localTime writes an RFC 3339 time of the API in the local zone, to the
+// second ("2026-11-27 13:54:04"); anything else as it came.
+func localTime(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.Local().Format(time.DateTime)
 }
 
 // writeJSON prints v as one line of JSON (--json).
