@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -223,6 +224,16 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 func banner(w io.Writer, a *app.App, base string, tokens []app.Token, intakeDir string) {
 	fmt.Fprintf(w, "baton dev: serving %s on %s (%s)\n", strings.Join(a.AgentSlugs(), ", "), base, a.Stores.Describe)
 	for _, t := range tokens {
+		var extra []string
+		for _, s := range t.Scopes {
+			if !slices.Contains(app.Scopes(), s) {
+				extra = append(extra, s)
+			}
+		}
+		if len(extra) > 0 {
+			fmt.Fprintf(w, "baton dev: token for tenant %s: %s (also %s)\n", t.Tenant, t.Token, strings.Join(extra, ", "))
+			continue
+		}
 		fmt.Fprintf(w, "baton dev: token for tenant %s: %s\n", t.Tenant, t.Token)
 	}
 	agent, body := a.StartHint()
