@@ -194,16 +194,10 @@ func (c *catalog) build(ctx context.Context, id string) (*durable.Version, error
 // publishBundled stores the deployment's own agents file as a version and,
 // when a deploy brought a file the default alias was not yet pointed at
 // by a deploy, points default at it (keeping its tenant pins). A cold
-// start of an unchanged deployment changes nothing: a rollback made
-// through the API stays until the next deploy.
+// start of an unchanged deployment reads the alias alone and changes
+// nothing: a rollback made through the API stays until the next deploy.
 func publishBundled(ctx context.Context, store core.AgentVersionStore, v core.AgentVersion) error {
-	if _, err := store.GetAgentVersion(ctx, v.ID); errors.Is(err, core.ErrNotFound) {
-		if _, _, err := store.PutAgentVersion(ctx, v); err != nil {
-			return fmt.Errorf("publish the agents file: %w", err)
-		}
-	} else if err != nil {
-		return fmt.Errorf("read agent version %s: %w", v.ID, err)
-	}
+	published := false
 	for range 5 {
 		cur, err := store.GetAgentAlias(ctx, core.DefaultAlias)
 		var prev int64
@@ -215,6 +209,14 @@ func publishBundled(ctx context.Context, store core.AgentVersionStore, v core.Ag
 			return nil
 		default:
 			prev = cur.Revision
+		}
+		if !published {
+			// Stored unless its id is (another function of the deploy,
+			// or an earlier publish of the same file).
+			if _, _, err := store.PutAgentVersion(ctx, v); err != nil {
+				return fmt.Errorf("publish the agents file: %w", err)
+			}
+			published = true
 		}
 		next := core.AgentAlias{Name: core.DefaultAlias, Routes: []core.AliasRoute{{Version: v.ID, Weight: 100}}, Tenants: cur.Tenants,
 			Deployed: v.ID, UpdatedAt: v.PublishedAt, UpdatedBy: v.PublishedBy}
