@@ -85,6 +85,11 @@ type (
 		ParallelToolCalls bool     `json:"parallel_tool_calls"`
 		Tools             []string `json:"tools"`
 	}
+	// RunForkedData: run_forked.
+	RunForkedData struct {
+		Edited     bool    `json:"edited"`
+		ForkedFrom ForkRef `json:"forked_from"`
+	}
 	// ToolPolicyResolvedData: tool_policy_resolved.
 	ToolPolicyResolvedData struct {
 		Hidden  []HiddenTool `json:"hidden"`
@@ -289,6 +294,7 @@ type (
 	ToolResultData struct {
 		ErrorType       string `json:"error_type,omitempty"`
 		Name            string `json:"name"`
+		Replayed        bool   `json:"replayed,omitempty"`
 		Result          string `json:"result"`
 		ResultTruncated bool   `json:"result_truncated,omitempty"`
 		Success         bool   `json:"success"`
@@ -339,6 +345,7 @@ type (
 )
 
 func (*RunStartedData) eventData()               {}
+func (*RunForkedData) eventData()                {}
 func (*ToolPolicyResolvedData) eventData()       {}
 func (*ToolDeclarationsRejectedData) eventData() {}
 func (*ReasonData) eventData()                   {}

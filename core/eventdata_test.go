@@ -10,7 +10,7 @@ import (
 
 // allEventData lists a value of every typed event data.
 var allEventData = []EventData{
-	&RunStartedData{}, &ToolPolicyResolvedData{}, &ToolDeclarationsRejectedData{}, &ReasonData{},
+	&RunStartedData{}, &RunForkedData{}, &ToolPolicyResolvedData{}, &ToolDeclarationsRejectedData{}, &ReasonData{},
 	&CallbackFailedData{}, &MessagesUpdatedData{}, &ContextTrimmedData{}, &ToolCallStartData{},
 	&TurnStartedData{}, &StatusData{}, &GuardrailRedactedData{}, &ToolCallData{}, &ModelRetryData{},
 	&ErrorData{}, &CompactionStartedData{}, &CompactionCompletedData{}, &CompactionFailedData{},

@@ -13,7 +13,11 @@ import "time"
 // both names are emitted: tool_call beside tool_call_start, completed
 // beside done.
 const (
-	EventRunStarted  = "run_started"
+	EventRunStarted = "run_started"
+	// EventRunForked: the run is a fork of another run (fork.go),
+	// emitted right after run_started. Data: forked_from (run_id, seq,
+	// tools) and edited (the message at the fork point was replaced).
+	EventRunForked   = "run_forked"
 	EventTurnStarted = "turn_started"
 	// EventToolCall (agents-api): the model asked for a tool call. It is
 	// emitted, once per call in call order, by the transition that

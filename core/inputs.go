@@ -71,6 +71,9 @@ type Decision struct {
 	Complete bool
 	// Duplicate marks a duplicate-call correction.
 	Duplicate bool
+	// Replayed marks a forked run's call answered from its source's
+	// record (fork.go): the recorded result's reference.
+	Replayed *ReplayRef
 	// ChildRunID is the started child run of DecideAwaitChild.
 	ChildRunID string
 	// Remote is the remote task of DecideAwaitRemote and

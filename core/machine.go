@@ -92,6 +92,11 @@ type StartInput struct {
 	Messages []Message
 	// FirstSeq is the session's next message sequence number.
 	FirstSeq int64
+	// Edited says a fork's (Config.ForkedFrom) message at the fork point
+	// was replaced. A fork may start without messages (its source's
+	// assistant message is asked again) or with an assistant message
+	// (an edited answer, which completes it at once).
+	Edited bool
 }
 
 // Start creates a run: its state, its first messages and its first step.
@@ -99,8 +104,12 @@ func (m *Machine) Start(ctx context.Context, in StartInput) (Output, error) {
 	if strings.TrimSpace(in.RunID) == "" || strings.TrimSpace(in.SessionID) == "" {
 		return Output{}, invalid("run id and session id are required")
 	}
-	if len(in.Messages) == 0 {
+	fork := in.Config.ForkedFrom
+	if len(in.Messages) == 0 && fork == nil {
 		return Output{}, invalid("messages: at least one message is required")
+	}
+	if fork != nil && (!ValidForkTools(fork.Tools) || fork.RunID == "" || fork.Seq < 1) {
+		return Output{}, invalid("forked_from: a run id, a sequence number and a tools mode (reuse, replay or live) are required")
 	}
 	for i, msg := range in.Messages {
 		if _, err := normalizeMessage(msg); err != nil {
@@ -159,6 +168,9 @@ func (m *Machine) Start(ctx context.Context, in StartInput) (Output, error) {
 	}
 	t.emit(EventRunStarted, &RunStartedData{Agent: cfg.Agent, AgentVersion: cfg.AgentVersion, MaxTurns: cfg.MaxTurns, Tools: nonNil(cfg.Visible),
 		ParallelToolCalls: cfg.ParallelToolCalls})
+	if fork != nil {
+		t.emit(EventRunForked, &RunForkedData{ForkedFrom: *fork, Edited: in.Edited})
+	}
 	if len(hidden) > 0 {
 		t.emit(EventToolPolicyResolved, &ToolPolicyResolvedData{Visible: nonNil(cfg.Visible),
 			Hidden: nonNil(hidden)})
@@ -176,7 +188,13 @@ func (m *Machine) Start(ctx context.Context, in StartInput) (Output, error) {
 		}
 		t.appendMessage(msg)
 	}
-	st.ModelStep = t.schedule(StepModelTurn, "")
+	if n := len(in.Messages); fork != nil && n > 0 && in.Messages[n-1].Role == RoleAssistant {
+		// A fork at an assistant message with its answer given: the
+		// answer ends the run.
+		t.finish(StatusCompleted)
+	} else {
+		st.ModelStep = t.schedule(StepModelTurn, "")
+	}
 	st.Version = 1
 	st.visible = st.resolveVisibleTools()
 	t.out.State = st

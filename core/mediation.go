@@ -76,6 +76,9 @@ func (m *Machine) Plan(ctx context.Context, st RunState, transcript []Message, s
 		if c == nil || c.StepSeq != step.Seq || (c.Status != CallPending && c.Status != CallApproved) {
 			return Plan{Kind: PlanSkip, Reason: fmt.Sprintf("stale tool_call step %d", step.Seq)}, nil
 		}
+		if st.NeedsRecorded(step) && st.recorded == nil {
+			return Plan{}, invalid("run %s, a fork in %s mode, was planned without its source's recorded calls", st.RunID, st.Config.ForkedFrom.Tools)
+		}
 		return m.mediate(ctx, &st, transcript, step, c), nil
 	default:
 		return Plan{}, invalid("unknown step kind %q", step.Kind)
@@ -134,10 +137,15 @@ func (m *Machine) mediate(ctx context.Context, st *RunState, transcript []Messag
 			}
 		}
 		policy, level := m.ResolveActionPolicy(ctx, st.policyContext(), decl, st.Config.Policy)
-		switch policy {
-		case ActionForbidden:
+		if policy == ActionForbidden {
 			return fail(ErrTypeForbidden, fmt.Sprintf("Tool '%s' is forbidden by the action policy (%s)", c.Name, level), map[string]any{"action_policy_level": level})
-		case ActionPreview:
+		}
+		// A fork's call the source made gets its recorded result before
+		// anyone is asked: no approver, no client, no execution.
+		if d, ok := st.fromRecord(transcript, c, decl); ok {
+			return decided(d)
+		}
+		if policy == ActionPreview {
 			return decided(Decision{Kind: DecideAwaitApproval})
 		}
 	}

@@ -37,6 +37,9 @@ type RunSummary struct {
 	Parent *ParentRef `json:"parent,omitempty"`
 	// Children counts the child runs the run started.
 	Children int `json:"children,omitempty"`
+	// ForkedFrom is set on a fork: its source run, fork point and tool
+	// mode.
+	ForkedFrom *ForkRef `json:"forked_from,omitempty"`
 }
 
 // TitleRunes is how long a run's title (its first user message) may be.
@@ -59,6 +62,8 @@ type RunListQuery struct {
 	// the child runs of that run.
 	TopLevel bool
 	Parent   string
+	// ForkedFrom, when set, keeps only the forks of that run.
+	ForkedFrom string
 }
 
 // Keeps says whether a run's entry passes the query's filters (the
@@ -70,7 +75,8 @@ func (q RunListQuery) Keeps(s RunSummary) bool {
 		!q.Since.IsZero() && s.CreatedAt.Before(q.Since),
 		!q.Until.IsZero() && !s.CreatedAt.Before(q.Until),
 		q.TopLevel && s.Parent != nil,
-		q.Parent != "" && (s.Parent == nil || s.Parent.RunID != q.Parent):
+		q.Parent != "" && (s.Parent == nil || s.Parent.RunID != q.Parent),
+		q.ForkedFrom != "" && (s.ForkedFrom == nil || s.ForkedFrom.RunID != q.ForkedFrom):
 		return false
 	}
 	return true
@@ -135,7 +141,7 @@ func DecodeRunCursor(cursor string) (string, error) {
 func (st RunState) Summary() RunSummary {
 	sum := RunSummary{RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, AgentVersion: st.Config.AgentVersion, Status: st.Status, CreatedAt: st.CreatedAt,
 		UpdatedAt: st.UpdatedAt, Title: st.Title, Reason: st.reason(), Turns: st.Turn, TotalTokens: int64(st.Usage.Number("total_tokens")),
-		Parent: st.Config.Parent, Children: len(st.Children)}
+		Parent: st.Config.Parent, Children: len(st.Children), ForkedFrom: st.Config.ForkedFrom}
 	if IsTerminal(st.Status) {
 		end := st.UpdatedAt
 		sum.EndedAt = &end

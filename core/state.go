@@ -137,6 +137,9 @@ type RunConfig struct {
 	// answers (children.go).
 	MaxDepth int        `json:"max_depth,omitempty"`
 	Parent   *ParentRef `json:"parent,omitempty"`
+	// ForkedFrom, on a forked run, is its source run, the message it
+	// forked at and its tool mode (fork.go).
+	ForkedFrom *ForkRef `json:"forked_from,omitempty"`
 }
 
 // withDefaults fills unset fields.
@@ -249,6 +252,9 @@ type CallState struct {
 	Summary    string         `json:"summary,omitempty"`
 	Preview    map[string]any `json:"preview,omitempty"`
 	Approved   bool           `json:"approved,omitempty"`
+	// Replayed is the source's recorded result a forked run's call was
+	// answered with (fork.go).
+	Replayed *ReplayRef `json:"replayed,omitempty"`
 	// ChildRunID is the child run answering an agent tool's call.
 	ChildRunID string `json:"child_run_id,omitempty"`
 	// Remote is the remote agent's task answering a remote agent tool's
@@ -353,11 +359,15 @@ type RunState struct {
 	// Trace is the W3C traceparent of the run's root span (the API
 	// request that started it), which every step message carries; core
 	// never reads it.
-	Trace       string         `json:"trace,omitempty"`
-	Error       *RunError      `json:"error,omitempty"`
-	Interrupted map[string]any `json:"interrupted,omitempty"`
-	CreatedAt   time.Time      `json:"created_at"`
-	UpdatedAt   time.Time      `json:"updated_at"`
+	Trace string `json:"trace,omitempty"`
+	// Base is where the session's transcript below its own messages is
+	// kept: the shared prefix of a fork (fork.go), nil for a session
+	// whose transcript is all its own. Core never reads it.
+	Base        []TranscriptSegment `json:"base,omitempty"`
+	Error       *RunError           `json:"error,omitempty"`
+	Interrupted map[string]any      `json:"interrupted,omitempty"`
+	CreatedAt   time.Time           `json:"created_at"`
+	UpdatedAt   time.Time           `json:"updated_at"`
 	// index, when set, is the session's transcript index (UseIndex).
 	index *TranscriptIndex
 	// visible, when set, is visibleTools' answer, kept by the transitions
@@ -366,6 +376,9 @@ type RunState struct {
 	// arena, when set, holds the run's small records (the in-process
 	// Runner's runs).
 	arena *arena
+	// recorded, when set, are a forked run's source's recorded calls
+	// (UseRecorded).
+	recorded []RecordedCall
 }
 
 // InboxMessage is a user message waiting in the run's inbox for the top

@@ -19,6 +19,10 @@ type SessionHead struct {
 	NextSeq int64
 	// ActiveRun is the unfinished run holding the session lock, or "".
 	ActiveRun string
+	// Base is where the transcript below the session's own messages is
+	// kept (a fork's shared prefix), set when the session is created from
+	// its first run's RunState.Base.
+	Base []TranscriptSegment
 }
 
 // RunRecord is a stored run.

@@ -129,6 +129,9 @@ type ToolExecutionResult struct {
 	// (the message's text is the result's canonical JSON). Readers restore
 	// the body and clear it; it never appears in an envelope.
 	ResultRef string `json:"result_ref,omitempty"`
+	// ReplayedFrom is set on a forked run's result taken from its
+	// source's record (fork.go): the recorded result it repeats.
+	ReplayedFrom *ReplayRef `json:"replayed_from,omitempty"`
 	// Seq is the sequence number of the call's tool_result message; stores
 	// key the record by it.
 	Seq int64 `json:"-"`

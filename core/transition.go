@@ -645,6 +645,10 @@ func (t *transition) toolDecided(ctx context.Context, in ToolDecided) error {
 		res := d.Result
 		res.ToolName = c.Name
 		res.Runtime = mergeRuntime(decl.Runtime, res.Runtime)
+		if d.Replayed != nil {
+			res.Runtime = nil // the source's run of the tool, not this one's
+		}
+		c.Replayed = d.Replayed
 		t.resolve(c, res)
 	case DecideAwaitClient:
 		exp := t.now.Add(time.Duration(t.st.Config.PendingTTL))
@@ -1068,6 +1072,9 @@ func (t *transition) record(ctx context.Context, c *CallState) {
 	if res.ErrorType != "" {
 		meta[MetaErrorType] = res.ErrorType
 	}
+	if c.Replayed != nil {
+		meta[MetaReplayed], meta[MetaReplayedFrom] = true, *c.Replayed
+	}
 	seq := s.NextMsgSeq
 	t.appendMessage(Message{Role: RoleToolResult, Content: resultText(res), Metadata: meta})
 	if t.out.ToolResults == nil {
@@ -1076,21 +1083,24 @@ func (t *transition) record(ctx context.Context, c *CallState) {
 	}
 	t.out.ToolResults = append(t.out.ToolResults, ToolExecutionResult{
 		ToolName: c.Name, ToolCallID: c.ID, Parameters: c.Parameters, Result: res,
-		Runtime: res.Runtime, TurnCount: s.Turn, Seq: seq,
+		Runtime: res.Runtime, TurnCount: s.Turn, Seq: seq, ReplayedFrom: c.Replayed,
 	})
 	ae := auditEvent(s.Turn, decl, c, res)
 	ae.Seq = seq
 	t.out.Audit = append(t.out.Audit, ae)
 	text, cut := eventResult(res, c.ResultTruncated, min(s.Config.ToolResultMaxBytes, EventResultMaxBytes))
 	d := newOf(t.st.arena, arenaToolResults)
-	*d = ToolResultData{Name: c.Name, ToolName: c.Name, ToolCallID: c.ID, Success: res.Success, ErrorType: res.ErrorType, Result: text, ResultTruncated: cut}
+	*d = ToolResultData{Name: c.Name, ToolName: c.Name, ToolCallID: c.ID, Success: res.Success, ErrorType: res.ErrorType, Result: text, ResultTruncated: cut,
+		Replayed: c.Replayed != nil}
 	t.emit(EventToolResult, d)
 	t.messagesUpdated(MessagesToolResult, seq)
 	if c.Uncounted || s.Stop != nil {
 		return
 	}
 	for _, name := range []string{BudgetToolCalls, budgetToolPrefix + c.Name} {
-		if b := s.budget(name); b != nil {
+		// A replayed result executed nothing: it counts against no
+		// tool-call budget.
+		if b := s.budget(name); b != nil && c.Replayed == nil {
 			b.Current++
 			if b.Exceeded() && s.Stop == nil {
 				t.tripBudget(b)

@@ -74,7 +74,7 @@ func roundTrip[T any](t *testing.T, path string) T {
 var bodySchema = map[string]string{
 	"start-run.json": "start-run", "submit-result.json": "tool-result", "approve.json": "approval",
 	"cancel.json": "cancel", "steer.json": "steer", "interrupt.json": "interrupt",
-	"publish-agent-version.json": "agents-file",
+	"publish-agent-version.json": "agents-file", "fork-run.json": "fork",
 }
 
 // managerToken holds agents:manage, which the sample token (the default

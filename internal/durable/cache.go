@@ -123,11 +123,45 @@ func (e *Runner) useIndex(tenant string, st *core.RunState) {
 // transcript returns the session transcript below the state's committed
 // message counter, reading only what the cache lacks.
 func (e *Runner) transcript(ctx context.Context, tenant string, st core.RunState) ([]core.Message, error) {
-	return e.transcriptBefore(ctx, tenant, st.SessionID, st.NextMsgSeq)
+	return e.transcriptBefore(ctx, tenant, st.SessionID, st.Base, st.NextMsgSeq)
+}
+
+// messages reads a session's messages with after < seq < before, at most
+// limit (0: all), in order: those below its own from the sessions its
+// base names (a fork's shared prefix, core.TranscriptSegment), then its
+// own.
+func (e *Runner) messages(ctx context.Context, tenant, sessionID string, base []core.TranscriptSegment, after, before int64, limit int) ([]core.Message, error) {
+	var out []core.Message
+	read := func(session string, from, to int64) error { // seqs in [from, to)
+		lo, hi := max(after, from-1), min(before, to)
+		n := 0
+		if limit > 0 {
+			if n = limit - len(out); n <= 0 {
+				return nil
+			}
+		}
+		if lo+1 >= hi {
+			return nil
+		}
+		msgs, err := e.Store.Messages(ctx, tenant, session, lo, hi, n)
+		out = append(out, msgs...)
+		return err
+	}
+	from := int64(1)
+	for _, seg := range base {
+		if err := read(seg.SessionID, from, seg.Before); err != nil {
+			return nil, err
+		}
+		from = seg.Before
+	}
+	if err := read(sessionID, from, before); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // transcriptBefore returns the session's messages below before.
-func (e *Runner) transcriptBefore(ctx context.Context, tenant, sessionID string, before int64) ([]core.Message, error) {
+func (e *Runner) transcriptBefore(ctx context.Context, tenant, sessionID string, base []core.TranscriptSegment, before int64) ([]core.Message, error) {
 	if before <= 1 { // message seqs start at 1
 		return nil, nil
 	}
@@ -144,7 +178,7 @@ func (e *Runner) transcriptBefore(ctx context.Context, tenant, sessionID string,
 	if from > 0 {
 		after = from - 1
 	}
-	more, err := e.Store.Messages(ctx, tenant, sessionID, after, before, 0)
+	more, err := e.messages(ctx, tenant, sessionID, base, after, before, 0)
 	if err != nil {
 		return nil, fmt.Errorf("load transcript of session %s: %w", sessionID, err)
 	}

@@ -37,6 +37,11 @@ type StartRequest struct {
 // and messages, and sends the first step. The snapshot carries what it
 // wrote, so the run's first view reads nothing back.
 func (e *Runner) Start(ctx context.Context, tenant string, req StartRequest) (Snapshot, error) {
+	return e.start(ctx, tenant, req, nil)
+}
+
+// start creates a run, or with fork a forked run on a new session.
+func (e *Runner) start(ctx context.Context, tenant string, req StartRequest, fork *forkStart) (Snapshot, error) {
 	runID := req.RunID
 	if runID == "" {
 		runID = e.IDs.NewID("r")
@@ -61,6 +66,9 @@ func (e *Runner) Start(ctx context.Context, tenant string, req StartRequest) (Sn
 	cfg.Principal = req.Principal
 	cfg.Parent = req.Parent
 	cfg.InheritBudgets(req.Inherit)
+	if fork != nil {
+		cfg.ForkedFrom = &fork.from
+	}
 	sessionID := req.SessionID
 	if sessionID == "" {
 		sessionID = e.IDs.NewID("s")
@@ -75,13 +83,23 @@ func (e *Runner) Start(ctx context.Context, tenant string, req StartRequest) (Sn
 		if head.ActiveRun != "" {
 			return transition{}, fmt.Errorf("%w (%s)", ErrSessionBusy, head.ActiveRun)
 		}
-		out, err := e.machineIn(v, cfg.Agent).Start(ctx, core.StartInput{
-			RunID: runID, SessionID: sessionID, Config: cfg,
-			RequestTools: req.RequestTools, Messages: req.Messages, FirstSeq: head.NextSeq,
-		})
+		in := core.StartInput{RunID: runID, SessionID: sessionID, Config: cfg,
+			RequestTools: req.RequestTools, Messages: req.Messages, FirstSeq: head.NextSeq}
+		base := head.Base
+		if fork != nil {
+			if head.Exists {
+				return transition{}, fmt.Errorf("%w: session %s exists; a fork starts a new one", core.ErrConflict, sessionID)
+			}
+			// The new session's messages start at the fork point; the
+			// ones below it stay where they are.
+			in.FirstSeq, in.Edited, base = fork.from.Seq, fork.edited, fork.base
+			head.NextSeq = fork.from.Seq
+		}
+		out, err := e.machineIn(v, cfg.Agent).Start(ctx, in)
 		if err != nil {
 			return transition{}, err
 		}
+		out.State.Base = base
 		out.State.Trace = runTrace(ctx, span, out.State.RunID, sessionID)
 		return transition{out: out, store: func(w core.Write) error { return e.Store.CreateRun(ctx, head, w) }}, nil
 	})
@@ -178,11 +196,15 @@ func (e *Runner) apply(ctx context.Context, first core.RunRecord, in core.Input)
 }
 
 // List returns one page of the tenant's runs, newest first. The children
-// of a run (q.Parent) are listed for the run's tenant only (another's run
-// is not found), and only among the runs created since it.
+// of a run (q.Parent) and its forks (q.ForkedFrom) are listed for the
+// run's tenant only (another's run is not found), and only among the
+// runs created since it.
 func (e *Runner) List(ctx context.Context, tenant string, q core.RunListQuery) (core.RunPage, error) {
-	if q.Parent != "" {
-		rec, err := e.loadOwned(ctx, tenant, q.Parent)
+	for _, of := range []string{q.Parent, q.ForkedFrom} {
+		if of == "" {
+			continue
+		}
+		rec, err := e.loadOwned(ctx, tenant, of)
 		if err != nil {
 			return core.RunPage{}, err
 		}

@@ -53,6 +53,9 @@ func (e *Runner) handleStep(ctx context.Context, step core.Step, d Attempt) erro
 		return err
 	}
 	e.useIndex(rec.Tenant, &rec.State)
+	if err := e.recorded(ctx, rec.Tenant, &rec.State, step); err != nil {
+		return err
+	}
 	traceVersion(ctx, rec.State.Config)
 	m, v, err := e.machineOf(ctx, rec.State.Config)
 	if err != nil {

@@ -37,8 +37,11 @@ type View struct {
 	// that were dropped as stale, with their counts (a run whose every
 	// step was delivered once has none).
 	Deliveries []core.StepDeliveries `json:"deliveries,omitempty"`
-	CreatedAt  time.Time             `json:"created_at"`
-	UpdatedAt  time.Time             `json:"updated_at"`
+	// ForkedFrom is set on a fork: its source run, the message it
+	// forked at and its tool mode.
+	ForkedFrom *core.ForkRef `json:"forked_from,omitempty"`
+	CreatedAt  time.Time     `json:"created_at"`
+	UpdatedAt  time.Time     `json:"updated_at"`
 }
 
 // View builds the run view of a snapshot. The envelope embeds the whole
@@ -49,7 +52,7 @@ type View struct {
 func (e *Runner) View(ctx context.Context, snap Snapshot, maxBytes int) (View, error) {
 	st, w := snap.State, snap.Written
 	msgsBefore := st.NextMsgSeq - int64(len(w.Messages))
-	tr, err := e.transcriptBefore(ctx, snap.Tenant, st.SessionID, msgsBefore)
+	tr, err := e.transcriptBefore(ctx, snap.Tenant, st.SessionID, st.Base, msgsBefore)
 	if err != nil {
 		return View{}, err
 	}
@@ -92,6 +95,7 @@ func (e *Runner) View(ctx context.Context, snap Snapshot, maxBytes int) (View, e
 		Pending:  PendingView{ToolRequests: nonNil(reqs), Actions: nonNil(acts)},
 		Result:   core.BuildEnvelope(st, tr, events, results, audit),
 		Metadata: st.Config.Metadata, Budgets: st.Budgets, Children: st.Children, Deliveries: deliveries, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt,
+		ForkedFrom: st.Config.ForkedFrom,
 	}
 	if maxBytes > 0 && size(v) > maxBytes {
 		all := v.Result.Messages
@@ -170,7 +174,7 @@ func (e *Runner) Messages(ctx context.Context, tenant, runID string, after int64
 	if err != nil {
 		return nil, err
 	}
-	return e.Store.Messages(ctx, tenant, rec.State.SessionID, after, head.NextSeq, limit)
+	return e.messages(ctx, tenant, rec.State.SessionID, rec.State.Base, after, head.NextSeq, limit)
 }
 
 // Session reads a tenant's session: its head (whose ActiveRun is the
@@ -181,6 +185,6 @@ func (e *Runner) Session(ctx context.Context, tenant, sessionID string) (core.Se
 	if err != nil || !head.Exists {
 		return head, nil, err
 	}
-	msgs, err := e.transcriptBefore(ctx, tenant, sessionID, head.NextSeq)
+	msgs, err := e.transcriptBefore(ctx, tenant, sessionID, head.Base, head.NextSeq)
 	return head, msgs, err
 }

@@ -30,6 +30,8 @@ const (
 	attrGSI2SK = "GSI2SK"
 	indexGSI2  = "GSI2"
 	attrParent = "parent"
+	// attrForkedFrom is a fork's source (core.ForkRef, JSON).
+	attrForkedFrom = "forked_from"
 	// attrAgentVersion is the run's agent version (set once it has one).
 	attrAgentVersion = "agent_version"
 
@@ -60,6 +62,13 @@ func listAttrs(run item, tenant string, st core.RunState) error {
 			return fmt.Errorf("encode the parent: %w", err)
 		}
 		run[attrParent] = avS(string(b))
+	}
+	if f := st.Config.ForkedFrom; f != nil {
+		b, err := json.Marshal(f)
+		if err != nil {
+			return fmt.Errorf("encode the fork's source: %w", err)
+		}
+		run[attrForkedFrom] = avS(string(b))
 	}
 	return nil
 }
@@ -109,7 +118,7 @@ func (s *Store) ListRuns(ctx context.Context, tenant string, q core.RunListQuery
 	if q.Agent != "" {
 		filters = append(filters, fmt.Sprintf("%s = %s", e.n("agent"), e.v(avS(q.Agent))))
 	}
-	if len(filters) > 0 || q.TopLevel || q.Parent != "" {
+	if len(filters) > 0 || q.TopLevel || q.Parent != "" || q.ForkedFrom != "" {
 		in.Limit = aws.Int32(1000)
 	}
 	if len(filters) > 0 {
@@ -207,7 +216,7 @@ func listEntry(it item) (listed, error) {
 // An entry whose item is gone keeps what the index had.
 func (s *Store) summaries(ctx context.Context, entries []listed) error {
 	e := newExpr()
-	proj := strings.Join([]string{e.n(attrPK), e.n("agent"), e.n(attrAgentVersion), e.n(attrParent), e.n("state"), e.n("state_gz")}, ", ")
+	proj := strings.Join([]string{e.n(attrPK), e.n("agent"), e.n(attrAgentVersion), e.n(attrParent), e.n(attrForkedFrom), e.n("state"), e.n("state_gz")}, ", ")
 	keys := make([]item, len(entries))
 	at := make(map[string]int, len(entries))
 	for i, l := range entries {
@@ -258,6 +267,12 @@ func fillSummary(sum *core.RunSummary, it item) error {
 		st.Config.Parent = &core.ParentRef{}
 		if err := json.Unmarshal([]byte(p), st.Config.Parent); err != nil {
 			return fmt.Errorf("list runs: run %s: parent: %w", sum.RunID, err)
+		}
+	}
+	if f, ok := getS(it, attrForkedFrom); ok {
+		st.Config.ForkedFrom = &core.ForkRef{}
+		if err := json.Unmarshal([]byte(f), st.Config.ForkedFrom); err != nil {
+			return fmt.Errorf("list runs: run %s: forked_from: %w", sum.RunID, err)
 		}
 	}
 	*sum = st.Summary()

@@ -341,8 +341,18 @@ func headOf(it item) (core.SessionHead, error) {
 		return core.SessionHead{NextSeq: 1}, nil
 	}
 	active, _ := getS(it, "active_run")
-	return core.SessionHead{Exists: true, NextSeq: next, ActiveRun: active}, nil
+	head := core.SessionHead{Exists: true, NextSeq: next, ActiveRun: active}
+	if b, ok := getS(it, attrBase); ok {
+		if err := json.Unmarshal([]byte(b), &head.Base); err != nil {
+			return core.SessionHead{}, fmt.Errorf("session head: transcript base: %w", err)
+		}
+	}
+	return head, nil
 }
+
+// attrBase is a session head's transcript base (core.SessionHead.Base),
+// JSON: set on a fork's session when its first run creates it.
+const attrBase = "base"
 
 // LoadRun reads a run's committed state with one strongly consistent
 // query of its state and configuration items.

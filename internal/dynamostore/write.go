@@ -2,6 +2,7 @@ package dynamostore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -44,10 +45,12 @@ type writePlan struct {
 	activeLimit              int
 	takesActive, freesActive bool
 	nextSeq                  int64
-	cfgHash                  string
-	run                      item // the run item, the commit point
-	cfg                      item // the configuration item
-	records                  []item
+	// base is the new session's core.SessionHead.Base as JSON ("": none).
+	base    string
+	cfgHash string
+	run     item // the run item, the commit point
+	cfg     item // the configuration item
+	records []item
 	// pending are the items written with the commit point, never ahead
 	// of it: the pending items and the outbox records.
 	pending []item
@@ -65,6 +68,13 @@ func (s *Store) plan(w core.Write) (*writePlan, error) {
 	p := &writePlan{
 		runID: st.RunID, session: st.SessionID, tenant: w.Tenant, prev: w.PrevVersion,
 		terminal: core.IsTerminal(st.Status), afterFinish: w.AfterFinish, activeLimit: w.ActiveLimit, takesActive: w.TakesActive(), freesActive: w.FreesActive(), nextSeq: max(st.NextMsgSeq, 1), cfgHash: cfgHash,
+	}
+	if len(st.Base) > 0 {
+		b, err := json.Marshal(st.Base)
+		if err != nil {
+			return nil, fmt.Errorf("encode the transcript base: %w", err)
+		}
+		p.base = string(b)
 	}
 	p.run = itemKey(runPK(st.RunID), skState)
 	p.run["tenant"] = avS(w.Tenant)
@@ -314,6 +324,11 @@ func (p *writePlan) headTake(e *expr, head core.SessionHead) string {
 	set := fmt.Sprintf("SET %s = %s, %s = %s, %s = %s", e.n("next_seq"), e.v(avN(next)), e.n("tenant"), e.v(avS(p.tenant)), e.n("session"), e.v(avS(p.session)))
 	if !p.terminal {
 		set += fmt.Sprintf(", %s = %s", e.n("active_run"), e.v(avS(p.runID)))
+	}
+	if !head.Exists && p.base != "" {
+		// A fork's session: where its shared prefix is, for every run
+		// it will have.
+		set += fmt.Sprintf(", %s = %s", e.n(attrBase), e.v(avS(p.base)))
 	}
 	return set
 }

@@ -230,6 +230,8 @@ func (a *API) routes() []route {
 		{http.MethodPost, []string{"v1", "runs", "{}", "approvals", "{}"}, ScopeApprovalDecide, a.approve, true},
 		{http.MethodPost, []string{"v1", "runs", "{}", "cancel"}, ScopeRunsWrite, a.cancel, true},
 		{http.MethodPost, []string{"v1", "runs", "{}", "interrupt"}, ScopeRunsWrite, a.interrupt, true},
+		{http.MethodPost, []string{"v1", "runs", "{}", "fork"}, ScopeRunsWrite, a.forkRun, true},
+		{http.MethodGet, []string{"v1", "runs", "{}", "compare", "{}"}, ScopeRunsRead, a.compareRuns, false},
 		{http.MethodPost, aguiRoute, ScopeRunsWrite, a.postAGUI, false},
 		{http.MethodPost, a2aRoute, ScopeRunsRead, a.postA2A, false},
 		{http.MethodGet, a2aCardRoute, "", a.getAgentCard, false},

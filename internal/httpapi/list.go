@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -20,7 +21,7 @@ const (
 	maxRunsLimit     = 100
 )
 
-// listRuns answers GET /v1/runs?status=&agent=&since=&until=&top_level=&parent=&limit=&cursor=:
+// listRuns answers GET /v1/runs?status=&agent=&since=&until=&top_level=&parent=&forked_from=&limit=&cursor=:
 // the tenant's runs, newest first, as {"runs": […], "next_cursor": "…" |
 // null}. The answer carries an ETag of its body; a request whose
 // If-None-Match names it gets 304 and no body (a client polling the list
@@ -35,7 +36,7 @@ func (a *API) listRuns(ctx context.Context, r *request, _ []string) (int, any, e
 		return 0, nil, errf(http.StatusBadRequest, "invalid_cursor", "cursor is not a next_cursor this list returned")
 	}
 	if errors.Is(err, core.ErrNotFound) {
-		return 0, nil, errf(http.StatusNotFound, "not_found", "run %s not found", q.Parent)
+		return 0, nil, errf(http.StatusNotFound, "not_found", "run %s not found", cmp.Or(q.Parent, q.ForkedFrom))
 	}
 	if err != nil {
 		return 0, nil, err
@@ -88,6 +89,7 @@ func runListQuery(r *request) (core.RunListQuery, error) {
 	q.Cursor, _ = r.query("cursor")
 	q.Agent, _ = r.query("agent")
 	q.Parent, _ = r.query("parent")
+	q.ForkedFrom, _ = r.query("forked_from")
 	for name, t := range map[string]*time.Time{"since": &q.Since, "until": &q.Until} {
 		v, _ := r.query(name)
 		if v == "" {

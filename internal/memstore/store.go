@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -45,6 +46,9 @@ type session struct {
 	nextSeq   int64
 	activeRun string
 	messages  map[int64][]byte
+	// base is where the transcript below the session's own messages is
+	// (core.SessionHead.Base), set by its first run.
+	base []core.TranscriptSegment
 }
 
 type run struct {
@@ -100,7 +104,7 @@ func (s *Store) SessionHead(_ context.Context, tenant, sessionID string) (core.S
 	if !ok {
 		return core.SessionHead{NextSeq: 1}, nil
 	}
-	return core.SessionHead{Exists: true, NextSeq: ss.nextSeq, ActiveRun: ss.activeRun}, nil
+	return core.SessionHead{Exists: true, NextSeq: ss.nextSeq, ActiveRun: ss.activeRun, Base: slices.Clone(ss.base)}, nil
 }
 
 // CreateRun stores a new run and takes the session lock.
@@ -129,7 +133,7 @@ func (s *Store) CreateRun(_ context.Context, head core.SessionHead, w core.Write
 		s.active[w.Tenant]++
 	}
 	if !exists {
-		ss = &session{messages: map[int64][]byte{}}
+		ss = &session{messages: map[int64][]byte{}, base: slices.Clone(st.Base)}
 		s.sessions[key] = ss
 	}
 	r := &run{tenant: w.Tenant, session: st.SessionID, events: map[int64][]byte{}, results: map[int64][]byte{}, audit: map[int64][]byte{}, pending: map[string]core.PendingItem{}, outbox: map[string]*outboxEntry{}}

@@ -170,24 +170,12 @@ func (v Validator) Request(b Body) (durable.StartRequest, error) {
 		}
 		req.RequestTools = append(req.RequestTools, t)
 	}
-	if b.Model != nil {
-		if !v.providerEnabled(b.Model.Provider) {
-			return req, Errorf(400, "provider_not_enabled", "model provider %q is not enabled in this deployment (enabled: %s)", b.Model.Provider, strings.Join(v.Providers, ", "))
-		}
-		req.Overrides.Model = b.Model
+	if req.Overrides, err = v.overrides(Overrides{Model: b.Model, MaxTurns: b.MaxTurns, Budgets: b.Budgets, ContextBudget: b.ContextBudget,
+		ParallelToolCalls: b.ParallelToolCalls}); err != nil {
+		return req, err
 	}
-	req.Overrides.MaxTurns = b.MaxTurns.Int()
-	req.Overrides.Budgets = b.Budgets
-	req.Overrides.ContextBudget = b.ContextBudget.Int()
-	req.Overrides.ParallelToolCalls = b.ParallelToolCalls
 	req.Overrides.StreamTokens = b.StreamTokens
 	req.Overrides.Callback = b.Callback
-	if b.MaxTurns != nil && (*b.MaxTurns < 1 || *b.MaxTurns > 1000) {
-		return req, Errorf(400, "invalid_request", "max_turns must be between 1 and 1000")
-	}
-	if b.ContextBudget != nil && *b.ContextBudget < 0 {
-		return req, Errorf(400, "invalid_request", "context_budget must not be negative")
-	}
 	if b.Metadata != nil {
 		if mb, _ := json.Marshal(b.Metadata); len(mb) > maxMetadataBytes {
 			return req, Errorf(400, "invalid_request", "metadata is larger than %d bytes", maxMetadataBytes)
@@ -197,6 +185,70 @@ func (v Validator) Request(b Body) (durable.StartRequest, error) {
 		return req, Errorf(400, "provider_not_enabled", "agent %s uses model provider %q, which is not enabled in this deployment", b.Agent, agent.Spec.Model.Provider)
 	}
 	return req, nil
+}
+
+// overrides checks the overridable settings of a request (whether its
+// agent allows each is the agent's to say, agents.Agent.RunConfig).
+func (v Validator) overrides(o Overrides) (agents.Overrides, error) {
+	var out agents.Overrides
+	if o.Model != nil {
+		if !v.providerEnabled(o.Model.Provider) {
+			return out, Errorf(400, "provider_not_enabled", "model provider %q is not enabled in this deployment (enabled: %s)", o.Model.Provider, strings.Join(v.Providers, ", "))
+		}
+		out.Model = o.Model
+	}
+	if o.MaxTurns != nil && (*o.MaxTurns < 1 || *o.MaxTurns > 1000) {
+		return out, Errorf(400, "invalid_request", "max_turns must be between 1 and 1000")
+	}
+	if o.ContextBudget != nil && *o.ContextBudget < 0 {
+		return out, Errorf(400, "invalid_request", "context_budget must not be negative")
+	}
+	out.MaxTurns, out.Budgets, out.ContextBudget, out.ParallelToolCalls = o.MaxTurns.Int(), o.Budgets, o.ContextBudget.Int(), o.ParallelToolCalls
+	return out, nil
+}
+
+// ForkBody is the body of POST /v1/runs/{run_id}/fork: the message to
+// fork at, its replacement, the version, the tool mode and the settings
+// the agent lets a caller override.
+type ForkBody struct {
+	Seq          *WholeNumber `json:"seq"`
+	Content      *string      `json:"content"`
+	Tools        string       `json:"tools"`
+	Alias        string       `json:"alias"`
+	AgentVersion string       `json:"agent_version"`
+	Overrides
+}
+
+// maxContentBytes bounds a fork's replacement message.
+const maxContentBytes = 256 << 10
+
+// Fork validates a fork of run runID and returns the request it
+// describes, without a caller (the caller sets it). Its errors are
+// *Error.
+func (v Validator) Fork(runID string, b ForkBody) (durable.ForkRequest, error) {
+	req := durable.ForkRequest{Source: runID, Tools: b.Tools, Alias: b.Alias, Version: b.AgentVersion, Content: b.Content}
+	if b.Seq == nil {
+		return req, Errorf(400, "invalid_request", "seq is required: the sequence number of the user or assistant message to fork at")
+	}
+	req.Seq = int64(*b.Seq)
+	if req.Tools != "" && !core.ValidForkTools(req.Tools) {
+		return req, Errorf(400, "invalid_request", "tools must be reuse, replay or live, got %q", req.Tools)
+	}
+	if b.Alias != "" && !core.ValidAliasName(b.Alias) {
+		return req, Errorf(400, "invalid_request", "alias %q: an alias name is 1 to 63 lowercase letters, digits, _ or -", b.Alias)
+	}
+	if b.AgentVersion != "" && !core.ValidAgentVersionID(b.AgentVersion) {
+		return req, Errorf(400, "invalid_request", "agent_version %q: a version id is av_ and 16 hex digits (baton agents versions lists them)", b.AgentVersion)
+	}
+	if b.Alias != "" && b.AgentVersion != "" {
+		return req, Errorf(400, "invalid_request", "name an alias or an agent_version, not both")
+	}
+	if b.Content != nil && len(*b.Content) > maxContentBytes {
+		return req, Errorf(400, "invalid_request", "content is larger than %d bytes", maxContentBytes)
+	}
+	var err error
+	req.Overrides, err = v.overrides(b.Overrides)
+	return req, err
 }
 
 func (v Validator) providerEnabled(p string) bool {
@@ -224,11 +276,14 @@ func Classify(err error) *Error {
 	var oe *agents.OverrideError
 	var ce *agents.CallbackError
 	var tma *core.TooManyActiveError
+	var fpe *durable.ForkPointError
 	switch {
 	case errors.As(err, &ce):
 		return &Error{Status: 400, Code: ce.Code, Message: ce.Message, Details: map[string]any{"field": "callback"}}
 	case errors.As(err, &oe):
 		return &Error{Status: 400, Code: "override_not_allowed", Message: err.Error(), Details: map[string]any{"field": oe.Field}}
+	case errors.As(err, &fpe):
+		return &Error{Status: 400, Code: "invalid_fork_point", Message: err.Error(), Details: map[string]any{"valid": fpe.Valid, "more": fpe.More}}
 	case errors.Is(err, durable.ErrUnknownAgent):
 		return Errorf(400, "unknown_agent", "%v", err)
 	case errors.Is(err, durable.ErrUnknownVersion):

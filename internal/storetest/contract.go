@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -84,7 +85,7 @@ func wantErr(t *testing.T, what string, err, target error) {
 
 func wantHead(t *testing.T, got, want core.SessionHead) {
 	t.Helper()
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("session head: got %+v, want %+v", got, want)
 	}
 }
