@@ -80,6 +80,16 @@ func (e *Runner) start(ctx context.Context, tenant string, req StartRequest, for
 		if err != nil {
 			return transition{}, err
 		}
+		// A fork starts a new session: a new id for one that exists.
+		for tries := 0; fork != nil && head.Exists; tries++ {
+			if tries == 8 {
+				return transition{}, fmt.Errorf("%w: no unused session id for the fork", core.ErrConflict)
+			}
+			sessionID = e.IDs.NewID("s")
+			if head, err = e.Store.SessionHead(ctx, tenant, sessionID); err != nil {
+				return transition{}, err
+			}
+		}
 		if head.ActiveRun != "" {
 			return transition{}, fmt.Errorf("%w (%s)", ErrSessionBusy, head.ActiveRun)
 		}
@@ -87,9 +97,6 @@ func (e *Runner) start(ctx context.Context, tenant string, req StartRequest, for
 			RequestTools: req.RequestTools, Messages: req.Messages, FirstSeq: head.NextSeq}
 		base := head.Base
 		if fork != nil {
-			if head.Exists {
-				return transition{}, fmt.Errorf("%w: session %s exists; a fork starts a new one", core.ErrConflict, sessionID)
-			}
 			// The new session's messages start at the fork point; the
 			// ones below it stay where they are.
 			in.FirstSeq, in.Edited, base = fork.from.Seq, fork.edited, fork.base

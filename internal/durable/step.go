@@ -85,6 +85,7 @@ func (e *Runner) handleStep(ctx context.Context, step core.Step, d Attempt) erro
 		return nil
 	case core.PlanApply:
 		in = plan.Input
+		traceDecided(ctx, in)
 	default:
 		// The I/O may take minutes (a throttled model call, a slow tool):
 		// its retries and heartbeats keep the run from looking stalled.

@@ -46,9 +46,14 @@ func (e *Runner) providerAttr(p string) attribute.KeyValue {
 }
 
 // traceVersion records on a step's span the agent version its run runs
-// on.
+// on, and the source of a fork.
 func traceVersion(ctx context.Context, cfg core.RunConfig) {
-	trace.SpanFromContext(ctx).SetAttributes(attribute.String("gen_ai.agent.version", cfg.AgentVersion))
+	span := trace.SpanFromContext(ctx)
+	span.SetAttributes(attribute.String("gen_ai.agent.version", cfg.AgentVersion))
+	if f := cfg.ForkedFrom; f != nil {
+		span.SetAttributes(attribute.String("baton.forked_from.run_id", f.RunID), attribute.Int64("baton.forked_from.seq", f.Seq),
+			attribute.String("baton.fork.tools", f.Tools))
+	}
 }
 
 // startRun starts the run's root span.
@@ -235,4 +240,16 @@ func runTrace(ctx context.Context, span trace.Span, runID, sessionID string) str
 		return ""
 	}
 	return telemetry.Inject(ctx)
+}
+
+// traceDecided marks the step span of a call mediation answered without
+// executing it: the tool, and for a fork's call answered from its
+// source's record, the recorded result it repeats.
+func traceDecided(ctx context.Context, in core.Input) {
+	d, ok := in.(core.ToolDecided)
+	if !ok || d.Decision.Replayed == nil {
+		return
+	}
+	trace.SpanFromContext(ctx).SetAttributes(attribute.Bool("baton.tool.replayed", true),
+		attribute.String("baton.tool.replayed_from.run_id", d.Decision.Replayed.RunID), attribute.Int64("baton.tool.replayed_from.seq", d.Decision.Replayed.Seq))
 }

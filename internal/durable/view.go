@@ -37,6 +37,11 @@ type View struct {
 	// that were dropped as stale, with their counts (a run whose every
 	// step was delivered once has none).
 	Deliveries []core.StepDeliveries `json:"deliveries,omitempty"`
+	// FirstSeq is the sequence number of the run's first message: the
+	// session's messages below it came before the run (an earlier run of
+	// the session, or a fork's shared prefix). A fork may start at a user
+	// or assistant message at or above it.
+	FirstSeq int64 `json:"first_seq"`
 	// ForkedFrom is set on a fork: its source run, the message it
 	// forked at and its tool mode.
 	ForkedFrom *core.ForkRef `json:"forked_from,omitempty"`
@@ -95,7 +100,7 @@ func (e *Runner) View(ctx context.Context, snap Snapshot, maxBytes int) (View, e
 		Pending:  PendingView{ToolRequests: nonNil(reqs), Actions: nonNil(acts)},
 		Result:   core.BuildEnvelope(st, tr, events, results, audit),
 		Metadata: st.Config.Metadata, Budgets: st.Budgets, Children: st.Children, Deliveries: deliveries, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt,
-		ForkedFrom: st.Config.ForkedFrom,
+		ForkedFrom: st.Config.ForkedFrom, FirstSeq: st.FirstMsgSeq,
 	}
 	if maxBytes > 0 && size(v) > maxBytes {
 		all := v.Result.Messages

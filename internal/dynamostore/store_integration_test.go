@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -394,11 +395,11 @@ func TestHeadWrittenOnlyByTheFinishingCommit(t *testing.T) {
 	if err := f.s.Commit(ctx, f.write(steer.State, open)); err != nil {
 		t.Fatal(err)
 	}
-	if got := rawHead(); got != created {
+	if got := rawHead(); !reflect.DeepEqual(got, created) {
 		t.Fatalf("an unfinished run's commits wrote the head: %+v, was %+v", got, created)
 	}
 	head, err := f.s.SessionHead(ctx, "tenant-a", "s-1")
-	if want := (core.SessionHead{Exists: true, NextSeq: open.State.NextMsgSeq, ActiveRun: "r-1"}); err != nil || head != want {
+	if want := (core.SessionHead{Exists: true, NextSeq: open.State.NextMsgSeq, ActiveRun: "r-1"}); err != nil || !reflect.DeepEqual(head, want) {
 		t.Fatalf("SessionHead = %+v, %v; want %+v", head, err, want)
 	}
 	msgs, err := f.s.Messages(ctx, "tenant-a", "s-1", 0, 0, 0)
@@ -410,7 +411,7 @@ func TestHeadWrittenOnlyByTheFinishingCommit(t *testing.T) {
 	if err := f.s.Commit(ctx, f.write(open.State, done)); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := rawHead(), (core.SessionHead{Exists: true, NextSeq: done.State.NextMsgSeq}); got != want {
+	if got, want := rawHead(), (core.SessionHead{Exists: true, NextSeq: done.State.NextMsgSeq}); !reflect.DeepEqual(got, want) {
 		t.Fatalf("the finishing commit left the head at %+v, want %+v", got, want)
 	}
 }

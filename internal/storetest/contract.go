@@ -23,6 +23,7 @@ func RunContract(t *testing.T, newStore func(t *testing.T) Store) {
 	}{
 		{"SessionHead/missing", testSessionHeadMissing},
 		{"CreateRun/new_session", testCreateRunNewSession},
+		{"CreateRun/fork_session_base", testForkSessionBase},
 		{"CreateRun/lock_held", testCreateRunLockHeld},
 		{"CreateRun/stale_head", testCreateRunStaleHead},
 		{"CreateRun/duplicate_run_id", testCreateRunDuplicateID},
@@ -113,6 +114,47 @@ func testCreateRunNewSession(t *testing.T, newStore func(*testing.T) Store) {
 	sameEvents(t, h.events("r-1", 0, out.State.NextEventSeq, 0), out.Events)
 	if len(out.Messages) != 2 || out.Messages[0].Seq != 1 {
 		t.Fatalf("start wrote %v", seqs(out.Messages))
+	}
+}
+
+// testForkSessionBase: a fork's first run creates its session with the
+// transcript base (where its shared prefix is) and messages from the fork
+// point on; the head keeps the base for the session's later runs, and the
+// session's own messages are only those from the fork point on.
+func testForkSessionBase(t *testing.T, newStore func(*testing.T) Store) {
+	s := newStore(t)
+	h := newHarness(t, s, "tenant-a")
+	src := h.mustStart("r-1", "s-1", config(t, turn("Hello.")), nil, user("Hi", "Plan my week", "Thanks")...)
+	h.drive("r-1")
+	base := core.ForkBase(nil, "s-1", 3)
+	cfg := config(t, turn("Forked."))
+	cfg.ForkedFrom = &core.ForkRef{RunID: "r-1", Seq: 3, Tools: core.ForkToolsReuse}
+	head := core.SessionHead{NextSeq: 3}
+	out, err := h.m.Start(h.ctx, core.StartInput{RunID: "r-2", SessionID: "s-2", Config: cfg, Messages: user("Plan my month"), FirstSeq: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.State.Base = base
+	if err := h.s.CreateRun(h.ctx, head, h.write(core.RunState{}, out)); err != nil {
+		t.Fatal(err)
+	}
+	wantHead(t, h.head("s-2"), core.SessionHead{Exists: true, NextSeq: 4, ActiveRun: "r-2", Base: base})
+	if st := h.load("r-2"); !reflect.DeepEqual(st.Base, base) || st.FirstMsgSeq != 3 || *st.Config.ForkedFrom != *cfg.ForkedFrom {
+		t.Fatalf("fork state: base %v first %d forked_from %+v", st.Base, st.FirstMsgSeq, st.Config.ForkedFrom)
+	}
+	if got := h.messages("s-2", 0, 100, 0); len(got) != 1 || got[0].Seq != 3 || got[0].Content != "Plan my month" {
+		t.Fatalf("fork session's own messages: %+v", got)
+	}
+	if got := h.messages("s-1", 0, src.State.NextMsgSeq, 0); len(got) != 3 {
+		t.Fatalf("the source session: %d messages", len(got))
+	}
+	h.drive("r-2")
+	next := h.mustStart("r-3", "s-2", config(t, turn("Again.")), nil, user("More")...)
+	if next.State.FirstMsgSeq != 5 {
+		t.Fatalf("the session's next run starts at %d", next.State.FirstMsgSeq)
+	}
+	if got := h.head("s-2"); !reflect.DeepEqual(got.Base, base) {
+		t.Fatalf("the head lost its base after a second run: %+v", got)
 	}
 }
 

@@ -1,0 +1,222 @@
+package durable_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/telemetry"
+)
+
+// writeCountingStore counts the items each run creation writes: the run,
+// and each message, event, tool record, audit record, pending item and
+// outbox record.
+type writeCountingStore struct {
+	durable.Store
+	mu      sync.Mutex
+	created map[string]int
+}
+
+func (c *writeCountingStore) CreateRun(ctx context.Context, head core.SessionHead, w core.Write) error {
+	o := w.Output
+	n := 1 + len(o.Messages) + len(o.Events) + len(o.ToolResults) + len(o.Audit) + len(w.Pending) + len(w.Notifications)
+	c.mu.Lock()
+	c.created[o.State.RunID] = n
+	c.mu.Unlock()
+	return c.Store.CreateRun(ctx, head, w)
+}
+
+// TestForkOfALongRunWritesWhatAStartWrites: forking a 500-turn run (1,500
+// messages) writes as many items as starting a run does, and the fork's
+// transcript reads the shared prefix and then its own messages, in
+// order, page by page.
+func TestForkOfALongRunWritesWhatAStartWrites(t *testing.T) {
+	cs := &writeCountingStore{created: map[string]int{}}
+	h := newHarness(t, func(s durable.Store) durable.Store { cs.Store = s; return cs })
+	ctx := context.Background()
+	const turns = 500
+	var script []core.ScriptedTurn
+	for i := 1; i < turns; i++ {
+		script = append(script, turn(fmt.Sprintf("Looking up %d.", i), call(fmt.Sprintf("c%d", i), "ability/search", map[string]any{"q": fmt.Sprint(i)})))
+	}
+	script = append(script, turn("All found."))
+	max := turns
+	src := h.start(t, scripted(script...), func(r *durable.StartRequest) { r.Overrides.MaxTurns = &max })
+	h.pump(t)
+	env := h.envelope(t, src)
+	if env.Status != core.StatusCompleted || len(env.Messages) != 1+3*(turns-1)+1 {
+		t.Fatalf("source: %s, %d messages", env.Status, len(env.Messages))
+	}
+	last := int64(len(env.Messages)) // the final answer
+	snap, err := h.eng.Fork(ctx, "acme", durable.ForkRequest{Source: src, Seq: last,
+		Overrides: agents.Overrides{Model: scripted(turn("All found, again."))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fork := snap.State.RunID
+	if n, start := cs.created[fork], cs.created[src]; n > start+1 || n > 6 {
+		t.Fatalf("the fork wrote %d items (the source's start %d)", n, start)
+	}
+	h.pump(t)
+	fv := h.envelope(t, fork)
+	if fv.Status != core.StatusCompleted || fv.FinalContent != "All found, again." {
+		t.Fatalf("fork: %s %q", fv.Status, fv.FinalContent)
+	}
+	var all []core.Message
+	for after := int64(0); ; {
+		page, err := h.eng.Messages(ctx, "acme", fork, after, 97)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		all = append(all, page...)
+		after = page[len(page)-1].Seq
+	}
+	if int64(len(all)) != last {
+		t.Fatalf("the fork's transcript has %d messages, want %d", len(all), last)
+	}
+	for i, m := range all {
+		if m.Seq != int64(i+1) {
+			t.Fatalf("message %d has seq %d", i, m.Seq)
+		}
+		if i < len(all)-1 && m.Content != env.Messages[i].Content {
+			t.Fatalf("message %d: %q, the source's %q", m.Seq, m.Content, env.Messages[i].Content)
+		}
+	}
+	if all[len(all)-1].Content != "All found, again." || all[len(all)-2].Content != env.Messages[len(all)-2].Content {
+		t.Fatalf("the fork's last messages: %+v", all[len(all)-2:])
+	}
+	// A run continuing the fork's session reads the same prefix.
+	next, err := h.eng.Start(ctx, "acme", durable.StartRequest{Agent: "demo", SessionID: snap.State.SessionID, Messages: userMsg("and now?"),
+		Overrides: agents.Overrides{Model: scripted(turn("Still found."))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.pump(t)
+	nv := h.envelope(t, next.State.RunID)
+	if nv.Status != core.StatusCompleted || int64(len(nv.Messages)) != last+2 || nv.Messages[0].Content != "hi" || nv.Messages[last-1].Content != "All found, again." {
+		t.Fatalf("continued session: %s, %d messages", nv.Status, len(nv.Messages))
+	}
+	// Compare: the fork differs first at its regenerated answer.
+	c, err := h.eng.Compare(ctx, "acme", src, fork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DivergedAt == nil || c.DivergedAt.Seq != last || c.DivergedAt.A.Content != "All found." || c.DivergedAt.B.Content != "All found, again." {
+		t.Fatalf("diverged at %+v", c.DivergedAt)
+	}
+	if len(c.A.ToolCalls) != turns-1 || c.A.ToolCalls[0].Outcome != durable.OutcomeExecuted || len(c.B.ToolCalls) != 0 || c.B.Turns != 1 {
+		t.Fatalf("sides: a %d calls, b %d calls, %d turns", len(c.A.ToolCalls), len(c.B.ToolCalls), c.B.Turns)
+	}
+}
+
+// TestForkRefusals: a fork point must be a user or assistant message of
+// the run itself; another tenant's run is not found; the fork's
+// principal has no scope its caller lacks.
+func TestForkRefusals(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	first := h.start(t, scripted(turn("one")), nil)
+	h.pump(t)
+	src := h.start(t, scripted(turn("", call("c1", "ability/search", map[string]any{"q": "x"})), turn("two")), func(r *durable.StartRequest) {
+		r.Principal = &core.Principal{Tenant: "acme", ActorID: "ann", CapabilityCeiling: []string{"runs:read", "runs:write", "crm:write"}}
+	})
+	h.pump(t)
+	var fe *durable.ForkPointError
+	for _, seq := range []int64{1, 2, 4, 5, 7} { // the first run's, a tool call, a tool result, beyond the end
+		_, err := h.eng.Fork(ctx, "acme", durable.ForkRequest{Source: src, Seq: seq})
+		if !errors.As(err, &fe) || !errors.Is(err, durable.ErrForkPoint) {
+			t.Fatalf("seq %d: %v", seq, err)
+		}
+		if fmt.Sprint(fe.Valid) != "[{3 user} {6 assistant}]" {
+			t.Fatalf("seq %d: valid points %v (%v)", seq, fe.Valid, err)
+		}
+	}
+	if _, err := h.eng.Fork(ctx, "globex", durable.ForkRequest{Source: src, Seq: 3}); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("another tenant's fork: %v", err)
+	}
+	if _, err := h.eng.Compare(ctx, "globex", src, first); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("another tenant's compare: %v", err)
+	}
+	if _, err := h.eng.Fork(ctx, "acme", durable.ForkRequest{Source: src, Seq: 3, Tools: "maybe"}); !errors.Is(err, core.ErrInvalidInput) {
+		t.Fatalf("unknown tool mode: %v", err)
+	}
+	snap, err := h.eng.Fork(ctx, "acme", durable.ForkRequest{Source: src, Seq: 3,
+		Caller: &core.Principal{Tenant: "acme", ActorID: "bob", CapabilityCeiling: []string{"runs:read", "runs:write"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := snap.State.Config.Principal
+	if p == nil || p.ActorID != "ann" || fmt.Sprint(p.CapabilityCeiling) != "[runs:read runs:write]" {
+		t.Fatalf("fork principal %+v", p)
+	}
+	if f := snap.State.Config.ForkedFrom; f == nil || *f != (core.ForkRef{RunID: src, Seq: 3, Tools: core.ForkToolsReuse}) {
+		t.Fatalf("forked_from %+v", f)
+	}
+	h.pump(t)
+	page, err := h.eng.List(ctx, "acme", core.RunListQuery{Limit: 10, ForkedFrom: src})
+	if err != nil || len(page.Runs) != 1 || page.Runs[0].RunID != snap.State.RunID {
+		t.Fatalf("forks of the source: %+v %v", page.Runs, err)
+	}
+	if _, err := h.eng.List(ctx, "globex", core.RunListQuery{Limit: 10, ForkedFrom: src}); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("another tenant lists the forks: %v", err)
+	}
+}
+
+// TestForkReplaysInTheTrace: a fork's reused call executes nothing, its
+// step span says it was replayed and from where, and every step span of
+// the fork names its source.
+func TestForkReplaysInTheTrace(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	h := newHarness(t, nil)
+	h.opts.Telemetry = telemetry.Settings{Provider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))}
+	h.eng = durable.New(h.opts)
+	ctx := context.Background()
+	script := scripted(turn("", call("c1", "ability/charge", map[string]any{"amount": 10})), turn("Charged."))
+	src := h.start(t, script, nil)
+	h.pump(t)
+	if h.count.n["c1"] != 1 {
+		t.Fatalf("source charged %d times", h.count.n["c1"])
+	}
+	snap, err := h.eng.Fork(ctx, "acme", durable.ForkRequest{Source: src, Seq: 1, Overrides: agents.Overrides{Model: script}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.pump(t)
+	if env := h.envelope(t, snap.State.RunID); env.Status != core.StatusCompleted || h.count.n["c1"] != 1 || env.ToolExecutionResults[0].ReplayedFrom == nil {
+		t.Fatalf("fork: %s, charged %d times in all, records %+v", env.Status, h.count.n["c1"], env.ToolExecutionResults)
+	}
+	replayed, forkSteps := 0, 0
+	for _, s := range rec.Ended() {
+		attrs := map[string]any{}
+		for _, kv := range s.Attributes() {
+			attrs[string(kv.Key)] = kv.Value.AsInterface()
+		}
+		if attrs["baton.run_id"] != snap.State.RunID || s.Name()[:5] != "step " {
+			continue
+		}
+		forkSteps++
+		if attrs["baton.forked_from.run_id"] != src || attrs["baton.fork.tools"] != "reuse" {
+			t.Errorf("step span %s: %v", s.Name(), attrs)
+		}
+		if attrs["baton.tool.replayed"] == true {
+			replayed++
+			if attrs["baton.tool.replayed_from.run_id"] != src || attrs["baton.tool.replayed_from.seq"] != int64(3) {
+				t.Errorf("replayed span %v", attrs)
+			}
+		}
+	}
+	if forkSteps != 3 || replayed != 1 {
+		t.Fatalf("%d step spans of the fork, %d replayed; want 3 and 1", forkSteps, replayed)
+	}
+}
