@@ -25,7 +25,7 @@ import (
 //     <!-- walkthrough:end -->) against a baton dev the test starts as
 //     `make run` does, and checks the output each ```text block shows;
 //   - TestHTTPAPIWalkthrough does the same for docs/http-api.md's curl
-//     walk-through;
+//     walk-through, and TestForkWalkthrough for docs/fork-and-replay.md's;
 //   - TestDocsCodeBlocks checks every other fenced block of README.md and
 //     docs/*.md: JSON parses, agents files validate against the agents
 //     file's schema and Baton's checks, and any block that is not run says
@@ -230,6 +230,18 @@ func TestHTTPAPIWalkthrough(t *testing.T) {
 	base, devOut := makeRun(t, "BATON_DEV_TOKENS=demo=dev-token-123")
 	if n := walkthrough(t, "../docs/http-api.md", base, devOut, "export TOKEN=dev-token-123 B="+base); n < 5 {
 		t.Fatalf("the walk-through ran %d blocks", n)
+	}
+}
+
+// TestForkWalkthrough runs docs/fork-and-replay.md's worked example: a
+// fork on another model in replay mode, and the comparison.
+func TestForkWalkthrough(t *testing.T) {
+	if os.Getenv("BATON_E2E_BASE_URL") != "" {
+		t.Skip("starts baton dev itself")
+	}
+	base, devOut := makeRun(t, "BATON_DEV_TOKENS=demo=dev-token-123")
+	if n := walkthrough(t, "../docs/fork-and-replay.md", base, devOut, "export TOKEN=dev-token-123 B="+base); n != 4 {
+		t.Fatalf("the walk-through ran %d blocks, want 4", n)
 	}
 }
 
