@@ -72,11 +72,47 @@ func (e *ForkPointError) Unwrap() error { return ErrForkPoint }
 // forkPointsListed bounds the fork points an error lists.
 const forkPointsListed = 50
 
-// forkStart is what a fork adds to a run's start.
+// forkStart is what a fork adds to a run's start: where it comes from,
+// where its shared prefix is, and its source's configuration.
 type forkStart struct {
 	from   core.ForkRef
 	base   []core.TranscriptSegment
 	edited bool
+	src    core.RunConfig
+}
+
+// inherit fills the settings a fork's body leaves unset with its
+// source's, where agent lets a request set them: the fork runs as its
+// source did (its model, a scripted one included, its turns, budgets,
+// context budget and parallel calls) unless it says otherwise.
+func (f *forkStart) inherit(agent *agents.Agent, o agents.Overrides) agents.Overrides {
+	src := f.src
+	if o.Model == nil && agent.Allows(agents.OverrideModel) {
+		m := src.Model
+		o.Model = &m
+	}
+	if o.MaxTurns == nil && agent.Allows(agents.OverrideMaxTurns) {
+		n := src.MaxTurns
+		o.MaxTurns = &n
+	}
+	if o.Budgets == nil && agent.Allows(agents.OverrideBudgets) && (len(src.Budgets) > 0 || src.CostBudgetUSD > 0) {
+		o.Budgets = core.BudgetLimits{}
+		for k, v := range src.Budgets {
+			o.Budgets[k] = float64(v)
+		}
+		if src.CostBudgetUSD > 0 {
+			o.Budgets[core.BudgetCostUSD] = src.CostBudgetUSD
+		}
+	}
+	if o.ParallelToolCalls == nil && agent.Allows(agents.OverrideParallelToolCalls) {
+		p := src.ParallelToolCalls
+		o.ParallelToolCalls = &p
+	}
+	if o.ContextBudget == nil && agent.Allows(agents.OverrideContextBudget) {
+		n := src.ContextBudget
+		o.ContextBudget = &n
+	}
+	return o
 }
 
 // Fork starts a fork of a run of the tenant's (another tenant's run is
@@ -115,7 +151,7 @@ func (e *Runner) Fork(ctx context.Context, tenant string, req ForkRequest) (Snap
 	}
 	return e.start(ctx, tenant, start, &forkStart{
 		from: core.ForkRef{RunID: st.RunID, Seq: req.Seq, Tools: req.Tools},
-		base: core.ForkBase(st.Base, st.SessionID, req.Seq), edited: req.Content != nil,
+		base: core.ForkBase(st.Base, st.SessionID, req.Seq), edited: req.Content != nil, src: st.Config,
 	})
 }
 

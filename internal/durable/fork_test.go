@@ -220,3 +220,34 @@ func TestForkReplaysInTheTrace(t *testing.T) {
 		t.Fatalf("%d step spans of the fork, %d replayed; want 3 and 1", forkSteps, replayed)
 	}
 }
+
+// TestForkKeepsItsSourceSettings: a fork whose body names no model,
+// turns or budgets runs with its source's (a scripted model included),
+// where the agent lets a request set them; a body's own win.
+func TestForkKeepsItsSourceSettings(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	maxTurns := 3
+	src := h.start(t, scripted(turn("", call("c1", "ability/search", map[string]any{"q": "x"})), turn("Found x.")), func(r *durable.StartRequest) {
+		r.Overrides.MaxTurns = &maxTurns
+		r.Overrides.Budgets = core.BudgetLimits{core.BudgetToolCalls: 5}
+	})
+	h.pump(t)
+	snap, err := h.eng.Fork(ctx, "acme", durable.ForkRequest{Source: src, Seq: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := snap.State.Config
+	if cfg.MaxTurns != 3 || cfg.Budgets[core.BudgetToolCalls] != 5 || len(cfg.Model.Turns) != 2 {
+		t.Fatalf("fork settings: max_turns %d budgets %v model turns %d", cfg.MaxTurns, cfg.Budgets, len(cfg.Model.Turns))
+	}
+	h.pump(t)
+	if env := h.envelope(t, snap.State.RunID); env.Status != core.StatusCompleted || env.FinalContent != "Found x." || h.count.n["c1"] != 1 {
+		t.Fatalf("fork: %s %q, c1 ran %d times in all", env.Status, env.FinalContent, h.count.n["c1"])
+	}
+	other := 6
+	snap, err = h.eng.Fork(ctx, "acme", durable.ForkRequest{Source: src, Seq: 1, Overrides: agents.Overrides{MaxTurns: &other, Model: scripted(turn("Own."))}})
+	if err != nil || snap.State.Config.MaxTurns != 6 || snap.State.Config.Model.Turns[0].Content != "Own." {
+		t.Fatalf("a fork's own settings: %+v %v", snap.State.Config.MaxTurns, err)
+	}
+}

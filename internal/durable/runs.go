@@ -57,6 +57,9 @@ func (e *Runner) start(ctx context.Context, tenant string, req StartRequest, for
 		}
 		return Snapshot{}, fmt.Errorf("%w %q", ErrUnknownAgent, req.Agent)
 	}
+	if fork != nil {
+		req.Overrides = fork.inherit(agent, req.Overrides)
+	}
 	cfg, err := agent.RunConfig(req.Overrides)
 	if err != nil {
 		return Snapshot{}, err

@@ -86,6 +86,7 @@ func Check(faulty, clean Result) []string {
 			}
 		}
 	}
+	checkForks(faulty, bad)
 	for _, k := range Keys(faulty.Executions) {
 		n := faulty.Executions[k]
 		name := toolOf(faulty, k)

@@ -84,6 +84,9 @@ const (
 	// MutIgnoreClaimRefusal executes a tool call whose intent a live
 	// worker holds: the store's refusal of the claim is ignored.
 	MutIgnoreClaimRefusal = "ignore_claim_refusal"
+	// MutForkForgetsTheRecord: the store reads no tool records, so a
+	// fork finds nothing its source recorded and runs every call again.
+	MutForkForgetsTheRecord = "fork_forgets_the_record"
 )
 
 // stallAfter is the runner's stall period (its default).
@@ -188,6 +191,9 @@ type Result struct {
 	// scripted turns reports, by the turn's content (each is unique).
 	Kinds map[string]string
 	Turns map[string]map[string]usage
+	// Forks are the forks the seed made, by index: each one's source's
+	// index (fork.go).
+	Forks map[string]string
 }
 
 // RunOutcome is a run's end.
@@ -306,10 +312,11 @@ func Run(seed uint64, o Options, faults bool) (Result, error) {
 	}
 	w := newWorkload(rand.New(rand.NewPCG(seed, 1)), o.Runs)
 	s := &sim{rng: rand.New(rand.NewPCG(seed, 2)), faults: faults, rate: o.FaultRate, mutation: o.Mutation, callFailRate: o.CallFailRate,
-		res:   Result{Runs: map[string]RunOutcome{}, Faults: map[string]int{}, Executions: map[string]int{}, Keys: map[string]map[string]bool{}, Seen: map[string][]int64{}, Kinds: map[string]string{}, Turns: map[string]map[string]usage{}},
+		res:   Result{Runs: map[string]RunOutcome{}, Faults: map[string]int{}, Executions: map[string]int{}, Keys: map[string]map[string]bool{}, Seen: map[string][]int64{}, Kinds: map[string]string{}, Turns: map[string]map[string]usage{}, Forks: map[string]string{}},
 		clock: &core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, index: map[string]string{}, kinds: map[string]string{}, disrupted: map[string]bool{}, versions: map[string]int64{},
 		slowIn: make(chan struct{}), slowOut: make(chan struct{}), toolIn: make(chan struct{}), toolOut: make(chan struct{}), inside: map[string]bool{}, extended: make(chan struct{}), resent: map[string]time.Time{}, unacked: map[string]string{}}
 	s.publishAt, s.systems = publishAt(seed), map[string]map[string]bool{}
+	s.forkSrc, s.models, s.parallel = forkPlan(w), map[string]any{}, map[string]bool{}
 	if err := s.build(o); err != nil {
 		return Result{}, err
 	}
@@ -392,6 +399,13 @@ type sim struct {
 	kinds     map[string]string // run id → kind
 	disrupted map[string]bool   // the runs cancelled or steered already
 	runs      []string          // run ids in workload order
+	// forkSrc is the workload index of the run the seed forks once it
+	// completed (-1: none), forked whether it did; models and parallel
+	// are each run's scripted model and parallel_tool_calls (fork.go).
+	forkSrc  int
+	forked   bool
+	models   map[string]any
+	parallel map[string]bool
 }
 
 func (s *sim) build(o Options) error {
@@ -620,6 +634,7 @@ func (s *sim) start(ctx context.Context, i int, p plan) error {
 	s.mu.Unlock()
 	s.runs = append(s.runs, id)
 	s.kinds[id] = p.kind
+	s.models[id], s.parallel[id] = model, p.parallel
 	return nil
 }
 
@@ -636,6 +651,9 @@ func (s *sim) loop(ctx context.Context) error {
 			if err := s.publishVersion(ctx); err != nil {
 				return err
 			}
+		}
+		if err := s.forkWhenDone(ctx); err != nil {
+			return err
 		}
 		if id := s.runs[s.rng.IntN(len(s.runs))]; s.rng.IntN(4) == 0 {
 			s.read(ctx, id)
@@ -1239,6 +1257,15 @@ func (f *faultStore) Commit(ctx context.Context, w core.Write) error {
 
 // Events drops, under MutDropEventOnResume, the first event after a
 // resumed reader's cursor.
+// ToolRecords reads a run's tool records (none under
+// MutForkForgetsTheRecord).
+func (f *faultStore) ToolRecords(ctx context.Context, runID string, before int64) ([]core.ToolExecutionResult, []core.AuditEvent, error) {
+	if f.sim.mutation == MutForkForgetsTheRecord {
+		return nil, nil, nil
+	}
+	return f.Store.ToolRecords(ctx, runID, before)
+}
+
 func (f *faultStore) Events(ctx context.Context, runID string, after, before int64, limit int) ([]core.Event, error) {
 	evs, err := f.Store.Events(ctx, runID, after, before, limit)
 	if err == nil && f.sim.mutation == MutDropEventOnResume && after > 0 && len(evs) > 0 {

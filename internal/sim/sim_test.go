@@ -104,6 +104,9 @@ func TestBatteryUnderFailingCalls(t *testing.T) {
 	}
 }
 
+// forkKind is the table's row of the forks the seeds made (fork.go).
+const forkKind = "fork"
+
 // battery checks n seeds from -seed on every core and logs the table.
 func battery(t *testing.T, n int, o Options) {
 	next := make(chan uint64)
@@ -142,6 +145,9 @@ func battery(t *testing.T, n int, o Options) {
 		runCount += len(r.faulty.Runs)
 		for run, o := range r.faulty.Runs {
 			kind := r.faulty.Kinds[run]
+			if _, ok := r.faulty.Forks[run]; ok {
+				kind = forkKind
+			}
 			if ends[kind] == nil {
 				ends[kind] = map[string]int{}
 			}
@@ -156,7 +162,7 @@ func battery(t *testing.T, n int, o Options) {
 		total += faults[k]
 	}
 	fmt.Fprintf(&table, "| all | %d |\n\n| workload | runs | ended |\n|---|---|---|\n", total)
-	for _, kind := range RunKinds {
+	for _, kind := range append(RunKinds[:len(RunKinds):len(RunKinds)], forkKind) {
 		var n int
 		var parts []string
 		for _, st := range Keys(ends[kind]) {
@@ -166,6 +172,9 @@ func battery(t *testing.T, n int, o Options) {
 		fmt.Fprintf(&table, "| %s | %d | %s |\n", cmp.Or(kind, "answered"), n, strings.Join(parts, ", "))
 	}
 	t.Log(table.String())
+	if len(failed) == 0 && n >= 20 && len(ends[forkKind]) == 0 {
+		t.Fatalf("none of %d seeds forked a run", n)
+	}
 	if len(failed) == 0 {
 		return
 	}
@@ -182,7 +191,7 @@ func battery(t *testing.T, n int, o Options) {
 // TestBatteryCatchesEachMutation: with each guarantee broken on purpose,
 // the battery's default seeds find a violation.
 func TestBatteryCatchesEachMutation(t *testing.T) {
-	for _, m := range []string{MutSkipIntentClaim, MutIgnoreClaimRefusal, MutNoVersionFence, MutSendBeforeCommit, MutDropEventOnResume, MutNoVisibilityExtension, MutVersionFollowsDefault} {
+	for _, m := range []string{MutSkipIntentClaim, MutIgnoreClaimRefusal, MutNoVersionFence, MutSendBeforeCommit, MutDropEventOnResume, MutNoVisibilityExtension, MutVersionFollowsDefault, MutForkForgetsTheRecord} {
 		t.Run(m, func(t *testing.T) {
 			for seed := uint64(1); seed <= uint64(*seeds); seed++ {
 				clean, err := Run(seed, Options{}, false)
