@@ -18,6 +18,8 @@ type APIError struct {
 	Status  int
 	Code    string
 	Message string
+	// Details is the error body's details object, when it has one.
+	Details json.RawMessage
 }
 
 func (e *APIError) Error() string {
@@ -83,7 +85,7 @@ func (c *client) send(ctx context.Context, method, path string, query url.Values
 		if errors.Is(err, context.Canceled) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("cannot reach %s: %w", c.base, unwrapURL(err))
+		return nil, &reachError{base: c.base, err: unwrapURL(err)}
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil
@@ -92,13 +94,14 @@ func (c *client) send(ctx context.Context, method, path string, query url.Values
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var e struct {
 		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
+			Code    string          `json:"code"`
+			Message string          `json:"message"`
+			Details json.RawMessage `json:"details"`
 		} `json:"error"`
 	}
 	ae := &APIError{Status: resp.StatusCode}
 	if json.Unmarshal(raw, &e) == nil && e.Error.Code != "" {
-		ae.Code, ae.Message = e.Error.Code, e.Error.Message
+		ae.Code, ae.Message, ae.Details = e.Error.Code, e.Error.Message, e.Error.Details
 	} else {
 		ae.Code = "http_" + fmt.Sprint(resp.StatusCode)
 		ae.Message = strings.TrimSpace(string(raw))
@@ -108,6 +111,15 @@ func (c *client) send(ctx context.Context, method, path string, query url.Values
 	}
 	return nil, ae
 }
+
+// reachError is a request that got no answer from the API.
+type reachError struct {
+	base string
+	err  error
+}
+
+func (e *reachError) Error() string { return fmt.Sprintf("cannot reach %s: %v", e.base, e.err) }
+func (e *reachError) Unwrap() error { return e.err }
 
 func unwrapURL(err error) error {
 	var ue *url.Error
