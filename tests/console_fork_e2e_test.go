@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,4 +28,15 @@ func TestConsoleForkInBrowser(t *testing.T) {
 		t.Fatalf("passed %v", out.Passed)
 	}
 	t.Logf("forks in Chromium: %s; screenshots in %s", strings.Join(out.Passed, ", "), artifacts)
+}
+
+// TestConsoleForkPoints runs the unit tests of where the console offers
+// "Fork from here" (tests/console/forkpoints.test.mjs) with Node's test
+// runner: a run's own user and assistant messages, never an earlier
+// run's, a fork's source's, or a tool or system message.
+func TestConsoleForkPoints(t *testing.T) {
+	node := aguiNode(t)
+	if out, err := exec.Command(node, "--test", "console/forkpoints.test.mjs").CombinedOutput(); err != nil {
+		t.Fatalf("node --test: %v\n%s", err, out)
+	}
 }

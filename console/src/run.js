@@ -4,7 +4,8 @@ import { api, follow } from './api.js';
 import { isTerminal, ms, pretty, usd, waitsOnPerson, when } from './format.js';
 import { Pending } from './pending.js';
 import { timeline } from './timeline.js';
-import { ForkForm, Lineage, canFork, firstOwnSeq, withSeqs } from './fork.js';
+import { ForkForm, Lineage } from './fork.js';
+import { canFork, firstOwnSeq, withSeqs } from './forkpoints.js';
 
 const POLL_MS = 2000;
 
