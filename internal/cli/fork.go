@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// Forks (docs/forks.md): baton runs fork starts a run from a message of
+// Forks (docs/cli.md): baton runs fork starts a run from a message of
 // another run and follows it; baton runs compare prints where two runs
 // part and what each did.
 
