@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,15 +14,17 @@ import (
 // tool ran is forked at its user message with an edited question in
 // reuse mode; the command follows the fork to its end, its call answered
 // from the source's record (marked replayed, nothing ran); runs show
-// names the fork's origin and the replayed result; runs ls --forked-from
+// names the fork's origin and the replayed result (the fork's model comes
+// from --file); runs ls --forked-from
 // lists the fork; compare names the first divergent message and the two
 // runs' calls (executed, replayed); the same --idempotency-key makes the
 // command run again the same fork; a tool call is refused as a fork
 // point with the points the run has; another tenant gets not_found.
 func TestCLIFork(t *testing.T) {
 	d := startDev(t, devArgs(t))
-	src := start(t, d, `{"agent":"e2e","messages":[{"role":"user","content":"Echo hello fork"}],"model":{"provider":"scripted","turns":[`+
-		`{"content":"Echoing.","tool_calls":[{"id":"c1","name":"ability/echo","parameters":{"text":"hello fork"}}]},{"content":"Echoed it."}]}}`)
+	model := scriptedModel(nil, callTurn("Echoing.", "c1", "ability/echo", map[string]any{"text": "hello fork"}), map[string]any{"content": "Echoed it."})
+	b, _ := json.Marshal(map[string]any{"agent": "e2e", "messages": []any{map[string]any{"role": "user", "content": "Echo hello fork"}}, "model": model})
+	src := start(t, d, string(b))
 	if v := d.waitStatus(t, src); v["status"] != "completed" {
 		t.Fatalf("source run: %v", v)
 	}
@@ -36,8 +39,11 @@ func TestCLIFork(t *testing.T) {
 		}
 	}
 	env := cliEnv(t, d, tokAcme)
+	// The fork's model: the same script again (a fork runs on its agent's
+	// model unless its body overrides it; --file carries the override).
+	body := writeJSON(t, map[string]any{"model": model})
 
-	r := runCLI(t, env, "", "runs", "fork", src, "--at", itoa(user), "--edit", "Echo hello fork, please", "--no-input", "--idempotency-key", "fork-e2e-1")
+	r := runCLI(t, env, "", "runs", "fork", src, "--at", itoa(user), "--edit", "Echo hello fork, please", "--file", body, "--no-input", "--idempotency-key", "fork-e2e-1")
 	m := runIDRe.FindAllString(r.stdout, -1)
 	if r.code != 0 || len(m) < 2 {
 		t.Fatalf("fork: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -48,7 +54,7 @@ func TestCLIFork(t *testing.T) {
 			t.Fatalf("fork output lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	if again := runCLI(t, env, "", "runs", "fork", src, "--at", itoa(user), "--edit", "Echo hello fork, please", "--no-input", "--idempotency-key", "fork-e2e-1"); again.code != 0 || !strings.Contains(again.stdout, "run "+fork+" ") {
+	if again := runCLI(t, env, "", "runs", "fork", src, "--at", itoa(user), "--edit", "Echo hello fork, please", "--file", body, "--no-input", "--idempotency-key", "fork-e2e-1"); again.code != 0 || !strings.Contains(again.stdout, "run "+fork+" ") {
 		t.Fatalf("the same key again: exit %d, want fork %s\n%s\n%s", again.code, fork, again.stdout, again.stderr)
 	}
 

@@ -3,6 +3,8 @@
 package tests
 
 import (
+	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,7 +22,9 @@ import (
 func TestConsoleForkInBrowser(t *testing.T) {
 	browser := chromiumPath(t)
 	node := consoleNode(t)
-	d := startDev(t, devArgs(t))
+	// The console's form overrides no model: the agent's own script
+	// answers the source and its forks alike.
+	d := startDev(t, withAgentsFile(devArgs(t), withEchoer(t)))
 	artifacts, _ := filepath.Abs("console/artifacts")
 	var out struct{ Passed []string }
 	runNodeWith(t, node, "console/fork.mjs", map[string]any{"base": d.base, "token": tokAcme, "chromium": browser, "artifacts": artifacts}, &out)
@@ -39,4 +43,30 @@ func TestConsoleForkPoints(t *testing.T) {
 	if out, err := exec.Command(node, "--test", "console/forkpoints.test.mjs").CombinedOutput(); err != nil {
 		t.Fatalf("node --test: %v\n%s", err, out)
 	}
+}
+
+// withEchoer writes testdata/agents.json with one more agent, echoer,
+// whose scripted model calls ability/echo and then answers (a model
+// override may replace the script).
+func withEchoer(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/agents.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file map[string]any
+	if err := json.Unmarshal(b, &file); err != nil {
+		t.Fatal(err)
+	}
+	file["agents"] = append(file["agents"].([]any), map[string]any{
+		"slug": "echoer", "model": map[string]any{"provider": "scripted", "turns": []any{
+			callTurn("Echoing.", "call_echo", "ability/echo", map[string]any{"text": "hello fork"}),
+			map[string]any{"content": "Echoed it."},
+		}},
+		"allow_overrides": []any{"model"},
+		"tools": []any{map[string]any{"name": "ability/echo", "source": "go", "description": "Echo the parameters.",
+			"parameters": map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}},
+			"executor":   map[string]any{"type": "go", "handler": "echo"}}},
+	})
+	return writeAgentsFile(t, file)
 }

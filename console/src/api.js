@@ -24,11 +24,10 @@ export function apiURL(path, query) {
 
 // ApiError is a failed request: the API's error code and message.
 export class ApiError extends Error {
-  constructor(status, code, message, details) {
+  constructor(status, code, message) {
     super(message);
     this.status = status;
     this.code = code;
-    this.details = details || null;
   }
 }
 
@@ -70,7 +69,7 @@ async function request(method, path, { query, body, signal, etag, meta, key } = 
   if (!res.ok) {
     const e = (data && data.error) || {};
     if (res.status === 401) onSignedOut();
-    throw new ApiError(res.status, e.code || `http_${res.status}`, e.message || `${method} ${path}: HTTP ${res.status}`, e.details);
+    throw new ApiError(res.status, e.code || `http_${res.status}`, e.message || `${method} ${path}: HTTP ${res.status}`);
   }
   return meta ? { data, etag: res.headers.get('ETag') || '' } : data;
 }

@@ -16,7 +16,9 @@ const MODES = [
 // ForkForm starts a fork at message m of run runID and then shows the
 // new run. The text is the message's, to edit; an assistant message left
 // as it was is asked of the model again. One form sends one
-// Idempotency-Key per body, so a second click is the same fork.
+// Idempotency-Key per body, so a second click is the same fork. A refused
+// fork shows the API's message (a refused point's names the points the
+// run has).
 export function ForkForm({ runID, message: m, version, onClose }) {
   const original = m.content || '';
   const [content, setContent] = useState(original);
@@ -45,7 +47,7 @@ export function ForkForm({ runID, message: m, version, onClose }) {
       const v = await api.fork(runID, body, keys.current.get(sig));
       location.hash = `#/runs/${encodeURIComponent(v.run_id)}`;
     } catch (err) {
-      setError(forkError(err));
+      setError(err.message);
       setBusy(false);
     }
   };
@@ -74,16 +76,6 @@ export function ForkForm({ runID, message: m, version, onClose }) {
       </div>
       ${error && html`<p class="error" role="alert">${error}</p>`}
     </form>`;
-}
-
-// forkError is a refused fork in words, with the points the run has
-// when the API names them.
-function forkError(err) {
-  const valid = err.details && Array.isArray(err.details.valid) ? err.details.valid : [];
-  if (err.code === 'invalid_fork_point' && valid.length) {
-    return `${err.message} Fork at one of: ${valid.map((v) => `${v.seq} (${v.role})`).join(', ')}.`;
-  }
-  return err.message;
 }
 
 // Lineage names the run a fork was made from and the forks of this run

@@ -266,11 +266,10 @@ function ToolCall({ call, result, audit }) {
           <pre>${pretty(md.parameters === undefined ? {} : md.parameters)}</pre>
         </div>
         <div>
-          <h3>Result ${result ? html`<span class=${rm.success === false ? 'bad' : 'good'}>${rm.success === false ? `failed${rm.error_type ? ` (${rm.error_type})` : ''}` : 'succeeded'}</span>` : html`<span class="dim">pending</span>`}
+          <h3>Result ${result ? html`<span class=${rm.success === false ? 'bad' : 'good'}>${rm.success === false ? `failed${rm.error_type && rm.error_type !== 'not_recorded' ? ` (${rm.error_type})` : ''}` : 'succeeded'}</span>` : html`<span class="dim">pending</span>`}
             ${rm.replayed && html` <span class="badge replayed">replayed</span>`}
             ${rm.error_type === 'not_recorded' && html` <span class="badge not-recorded">not recorded</span>`}</h3>
           ${rm.replayed && html`<p class="note">Answered from the record of ${replayedFrom(rm.replayed_from)}: nothing ran again.</p>`}
-          ${rm.error_type === 'not_recorded' && html`<p class="note">The source run never made this call, and a replay runs nothing: the model got this error instead.</p>`}
           ${result && html`<pre>${pretty(result.content)}</pre>`}
           ${audit && html`<p class="audit">audit: result <span class="mono">${audit.result_sha256}</span>, parameters <span class="mono">${audit.parameters_sha256}</span>, executor ${audit.executor}</p>`}
         </div>

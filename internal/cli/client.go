@@ -18,8 +18,6 @@ type APIError struct {
 	Status  int
 	Code    string
 	Message string
-	// Details is the error body's details object, when it has one.
-	Details json.RawMessage
 }
 
 func (e *APIError) Error() string {
@@ -94,14 +92,13 @@ func (c *client) send(ctx context.Context, method, path string, query url.Values
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var e struct {
 		Error struct {
-			Code    string          `json:"code"`
-			Message string          `json:"message"`
-			Details json.RawMessage `json:"details"`
+			Code    string `json:"code"`
+			Message string `json:"message"`
 		} `json:"error"`
 	}
 	ae := &APIError{Status: resp.StatusCode}
 	if json.Unmarshal(raw, &e) == nil && e.Error.Code != "" {
-		ae.Code, ae.Message, ae.Details = e.Error.Code, e.Error.Message, e.Error.Details
+		ae.Code, ae.Message = e.Error.Code, e.Error.Message
 	} else {
 		ae.Code = "http_" + fmt.Sprint(resp.StatusCode)
 		ae.Message = strings.TrimSpace(string(raw))

@@ -104,7 +104,7 @@ func cmdRunsFork(ctx context.Context, args []string, env *Env) error {
 	}
 	v, err := c.postView(ctx, runPath(pos[0], "fork"), body, *key)
 	if err != nil {
-		return forkError(err)
+		return err
 	}
 	if !f.json {
 		p := newPrinter(env, false)
@@ -122,28 +122,6 @@ func newKey() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return "cli-" + hex.EncodeToString(b)
-}
-
-// forkError adds to a refused fork point the points the run has.
-func forkError(err error) error {
-	var ae *APIError
-	if !errors.As(err, &ae) || ae.Code != "invalid_fork_point" || len(ae.Details) == 0 {
-		return err
-	}
-	var d struct {
-		Valid []struct {
-			Seq  int64  `json:"seq"`
-			Role string `json:"role"`
-		} `json:"valid"`
-	}
-	if json.Unmarshal(ae.Details, &d) != nil || len(d.Valid) == 0 {
-		return err
-	}
-	points := make([]string, len(d.Valid))
-	for i, v := range d.Valid {
-		points[i] = fmt.Sprintf("%d (%s)", v.Seq, v.Role)
-	}
-	return fmt.Errorf("%w; fork at one of: %s", err, strings.Join(points, ", "))
 }
 
 // postAttempts is how many times postView sends a request that got no

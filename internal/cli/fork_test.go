@@ -138,24 +138,6 @@ func TestForkPostsAndFollows(t *testing.T) {
 	}
 }
 
-// TestForkRefusedPoint: a refused fork point is one line that names the
-// points the run has.
-func TestForkRefusedPoint(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		_, _ = w.Write([]byte(`{"error":{"code":"invalid_fork_point","message":"message 4 is a tool_call: fork at a user or assistant message","details":{"valid":[{"seq":1,"role":"user"},{"seq":2,"role":"assistant"},{"seq":6,"role":"assistant"}]}}}`))
-	}))
-	defer srv.Close()
-	env, out, errOut := testEnv(map[string]string{"HOME": t.TempDir(), "BATON_URL": srv.URL})
-	env.HTTP = srv.Client()
-	code := Main(context.Background(), []string{"runs", "fork", "r-src", "--at", "4"}, env)
-	want := "baton runs fork: invalid_fork_point: message 4 is a tool_call: fork at a user or assistant message (HTTP 400); fork at one of: 1 (user), 2 (assistant), 6 (assistant)\n"
-	if code != ExitError || errOut.String() != want || out.Len() != 0 {
-		t.Fatalf("exit %d, stderr %q, stdout %q\nwant %q", code, errOut.String(), out.String(), want)
-	}
-}
-
 // TestCompare: where the runs part (each side's message, shortened, on
 // one line) and the side-by-side table: status, version, origin, final
 // answer, turns, tokens, cost, duration and each tool call's outcome.

@@ -5,8 +5,9 @@
 // optional agent version) starting the fork and showing the new run, the
 // fork's replayed tool result marked, the lineage on both pages, and a
 // replay fork's unrecorded call shown as not_recorded. In (stdin, JSON):
-// base, token, chromium, artifacts. Out (stdout, JSON): {"passed": [...]}
-// or exit 1 with the failure on stderr.
+// base, token, chromium, artifacts; baton dev serves the agent echoer.
+// Out (stdout, JSON): {"passed": [...]} or exit 1 with the failure on
+// stderr.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Failure, apiOf, checkContrast, checkWidth, fail, launch, readInput, until } from './lib.mjs';
@@ -27,10 +28,6 @@ const openRun = async (id) => {
   await page.goto(`${base}/console/#/runs/${encodeURIComponent(id)}`);
   await page.getByRole('heading', { name: `Run ${id}` }).waitFor();
 };
-const echoTurns = [
-  { content: 'Echoing.', tool_calls: [{ id: 'call_echo', name: 'ability/echo', parameters: { text: 'hello fork' } }] },
-  { content: 'Echoed it.' },
-];
 
 try {
   await page.goto(`${base}/console/`);
@@ -39,9 +36,8 @@ try {
   await page.getByRole('heading', { name: 'Runs' }).waitFor();
 
   // A finished run whose tool ran: its own messages may be forked.
-  const src = await api('POST', '/v1/runs', {
-    agent: 'e2e', messages: [{ role: 'user', content: 'Echo hello fork' }], model: { provider: 'scripted', turns: echoTurns },
-  });
+  // The agent echoer's own script: a call of ability/echo, then an answer.
+  const src = await api('POST', '/v1/runs', { agent: 'echoer', messages: [{ role: 'user', content: 'Echo hello fork' }] });
   await until('the source run to complete', async () => (await api('GET', `/v1/runs/${src.run_id}`)).status === 'completed');
   const msgs = (await api('GET', `/v1/runs/${src.run_id}/messages?limit=1000`)).messages;
   const userMsg = msgs.find((m) => m.role === 'user');
@@ -65,6 +61,17 @@ try {
   if ((await text.inputValue()) !== userMsg.content) fail(`the form's message is ${await text.inputValue()}, want ${userMsg.content}`);
   if ((await form.getByLabel('Tool calls').inputValue()) !== 'reuse') fail('the tools mode is not reuse by default');
   await text.fill('Echo hello fork, please');
+  // A version the API refuses: its error shows in the form, nothing
+  // starts; the form then sends the corrected body.
+  await form.getByLabel('Agent version (optional)').fill('av_0000000000000000');
+  await form.getByRole('button', { name: 'Start fork' }).click();
+  const refused = await until('the refusal', async () => {
+    const alert = form.getByRole('alert');
+    return (await alert.count()) ? alert.textContent() : null;
+  });
+  if (!/version/i.test(refused) || !page.url().includes(src.run_id)) fail(`a refused fork: ${refused} at ${page.url()}`);
+  if ((await api('GET', `/v1/runs?forked_from=${src.run_id}`)).runs.length) fail('a refused fork started a run');
+  await form.getByLabel('Agent version (optional)').fill('');
   await checkPage('a run with the fork form open');
   await li.screenshot({ path: join(artifacts, 'fork-form.png') });
   await form.getByRole('button', { name: 'Start fork' }).click();
@@ -75,7 +82,7 @@ try {
   await page.getByRole('heading', { name: `Run ${forkID}` }).waitFor();
   const forks = (await api('GET', `/v1/runs?forked_from=${src.run_id}`)).runs;
   if (forks.length !== 1 || forks[0].run_id !== forkID) fail(`the source's forks: ${JSON.stringify(forks)}`);
-  passed.push('fork from the form, then its page');
+  passed.push('fork from the form (a refusal shown in it), then its page');
 
   // The fork: its lineage, its edited message, its reused call marked.
   await until('the fork to complete', async () => (await statusText()) === 'completed', 30000);
@@ -87,6 +94,8 @@ try {
   await call.waitFor();
   const callText = (await call.textContent()).replace(/\s+/g, ' ');
   if (!callText.includes('replayed') || !callText.includes(src.run_id)) fail(`the fork's call is not marked replayed from ${src.run_id}: ${callText}`);
+  const step = (await page.locator(`table.timeline tr[data-call-id="${await call.getAttribute('data-tool-call-id')}"]`).textContent()).replace(/\s+/g, ' ');
+  if (!step.includes('succeeded, replayed')) fail(`the fork's call's step: ${step}`);
   const fv = await api('GET', `/v1/runs/${forkID}`);
   const rm = (fv.result.messages.filter((m) => m.role === 'tool_result').at(-1) || {}).metadata || {};
   if (rm.replayed !== true) fail(`the fork's tool result is not replayed: ${JSON.stringify(rm)}`);
@@ -116,7 +125,7 @@ try {
   const unrecorded = page.locator('li.msg.tool[data-tool-call-id="call_new"]');
   await unrecorded.waitFor();
   const unText = (await unrecorded.textContent()).replace(/\s+/g, ' ');
-  if (!unText.includes('not recorded') || !unText.includes('never made this call')) fail(`the unrecorded call: ${unText}`);
+  if (!unText.includes('not recorded') || !unText.includes('Not executed')) fail(`the unrecorded call: ${unText}`);
   await checkPage('a replay fork');
   await unrecorded.screenshot({ path: join(artifacts, 'fork-not-recorded.png') });
   passed.push('a replay fork\'s unrecorded call');
