@@ -5,7 +5,7 @@ import { isTerminal, ms, pretty, usd, waitsOnPerson, when } from './format.js';
 import { Pending } from './pending.js';
 import { timeline } from './timeline.js';
 import { ForkForm, Lineage } from './fork.js';
-import { canFork, firstOwnSeq, withSeqs } from './forkpoints.js';
+import { forkPoints, withSeqs } from './forkpoints.js';
 
 const POLL_MS = 2000;
 
@@ -212,7 +212,7 @@ function Controls({ view, onActed }) {
 // here", which opens the fork's form under it.
 function Transcript({ view, messages, result, live, running }) {
   const [forkAt, setForkAt] = useState(0);
-  const first = firstOwnSeq(view, messages);
+  const points = forkPoints(view, messages);
   const results = new Map();
   for (const m of messages) {
     if (m.role === 'tool_result' && m.metadata && m.metadata.tool_call_id) results.set(m.metadata.tool_call_id, m);
@@ -230,7 +230,7 @@ function Transcript({ view, messages, result, live, running }) {
       items.push(html`<${ToolCall} key=${`c${i}`} call=${m} result=${results.get(md.tool_call_id)} audit=${audit.get(md.tool_call_id)} />`);
       return;
     }
-    const forkable = canFork(m, first);
+    const forkable = points.has(m.seq);
     const open = forkable && forkAt === m.seq;
     items.push(html`
       <li key=${`m${i}`} class=${`msg role-${m.role}`} data-seq=${m.seq}>

@@ -139,29 +139,29 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
     <div class="lineage" data-testid="lineage">
       ${a&&J`<p>Forked from ${o(a.run_id)} at message ${a.seq}${a.tools?` (tools: ${a.tools})`:``}</p>`}
       ${t.length>0&&J`<p>Forks: ${t.map((e,t)=>J`${t?`, `:``}${o(e.run_id)}`)}${r?`, and more`:``}</p>`}
-    </div>`}function $t(e){return e.map((e,t)=>typeof e.seq==`number`?e:{...e,seq:t+1})}function en(e,t){if(typeof e.first_message_seq==`number`)return e.first_message_seq;if(e.forked_from&&typeof e.forked_from.seq==`number`)return e.forked_from.seq;let n=(e.result&&e.result.events||[]).find(e=>e.type===`messages_updated`&&e.data&&typeof e.data.from_seq==`number`),r=n?t.findIndex(e=>e.seq>=n.data.from_seq):t.length;for(r<0&&(r=t.length);r>0&&(t[r-1].role===`user`||t[r-1].role===`system`);)r--;return r<t.length?t[r].seq:1/0}var tn=(e,t)=>(e.role===`user`||e.role===`assistant`)&&e.seq>=t,nn=2e3;function rn({id:e}){let[t,n]=q(null),[r,i]=q(null),[a,o]=q({}),[s,c]=q(``),[l,u]=q(0),d=me(null),f=e=>{d.current=e,n(e),e.result&&e.result.messages_truncated?an(e.run_id).then(i,()=>i(null)):i(null)};pe(()=>{let t=new AbortController,n=null,r=async()=>{try{f(await X.getRun(e,t.signal)),c(``)}catch(e){e.name!==`AbortError`&&c(e.message)}},i=()=>{clearTimeout(n),n=setTimeout(r,100)},a=0;return(async()=>{for(await r();!t.signal.aborted;){let s=d.current;if(!s||Re(s.status)||ze(s.status))return;try{await Pe(e,a,e=>{if(e.id&&Number(e.id)>a&&(a=Number(e.id)),e.event===`token`&&e.data&&typeof e.data.delta==`string`){let t=e.data.turn;o(n=>({...n,[t]:(n[t]||``)+e.data.delta}))}else e.event===`end`&&e.data&&e.data.run_id?(clearTimeout(n),f(e.data)):e.event!==`thinking`&&e.event!==`id`&&i()},t.signal)}catch{if(t.signal.aborted)return;await new Promise(e=>setTimeout(e,nn)),await r()}}})(),()=>{t.abort(),clearTimeout(n)}},[e,l]);let p=e=>{f(e),u(e=>e+1)};if(!t)return J`<h1>Run ${e}</h1>${s?J`<p class="error" role="alert">${s}</p>`:J`<p>Loading…</p>`}`;let m=t.result||{},h=$t(r||m.messages||[]);return J`
+    </div>`}function $t(e){return e.map((e,t)=>typeof e.seq==`number`?e:{...e,seq:t+1})}function en(e,t){let n=typeof e.first_seq==`number`&&e.first_seq>0?e.first_seq:1/0;return new Set(t.filter(e=>(e.role===`user`||e.role===`assistant`)&&e.seq>=n).map(e=>e.seq))}var tn=2e3;function nn({id:e}){let[t,n]=q(null),[r,i]=q(null),[a,o]=q({}),[s,c]=q(``),[l,u]=q(0),d=me(null),f=e=>{d.current=e,n(e),e.result&&e.result.messages_truncated?rn(e.run_id).then(i,()=>i(null)):i(null)};pe(()=>{let t=new AbortController,n=null,r=async()=>{try{f(await X.getRun(e,t.signal)),c(``)}catch(e){e.name!==`AbortError`&&c(e.message)}},i=()=>{clearTimeout(n),n=setTimeout(r,100)},a=0;return(async()=>{for(await r();!t.signal.aborted;){let s=d.current;if(!s||Re(s.status)||ze(s.status))return;try{await Pe(e,a,e=>{if(e.id&&Number(e.id)>a&&(a=Number(e.id)),e.event===`token`&&e.data&&typeof e.data.delta==`string`){let t=e.data.turn;o(n=>({...n,[t]:(n[t]||``)+e.data.delta}))}else e.event===`end`&&e.data&&e.data.run_id?(clearTimeout(n),f(e.data)):e.event!==`thinking`&&e.event!==`id`&&i()},t.signal)}catch{if(t.signal.aborted)return;await new Promise(e=>setTimeout(e,tn)),await r()}}})(),()=>{t.abort(),clearTimeout(n)}},[e,l]);let p=e=>{f(e),u(e=>e+1)};if(!t)return J`<h1>Run ${e}</h1>${s?J`<p class="error" role="alert">${s}</p>`:J`<p>Loading…</p>`}`;let m=t.result||{},h=$t(r||m.messages||[]);return J`
     <p><a href="#/runs">← Runs</a></p>
     <h1>Run <span class="mono">${t.run_id}</span></h1>
     ${s&&J`<p class="error" role="alert">${s}</p>`}
-    <${sn} view=${t} />
+    <${on} view=${t} />
     <${Qt} view=${t} />
-    <${cn} view=${t} onActed=${p} />
+    <${sn} view=${t} onActed=${p} />
     <${Wt} view=${t} onActed=${p} />
     <div class="columns">
       <section aria-labelledby="transcript-h" class="transcript">
         <h2 id="transcript-h">Transcript</h2>
-        <${ln} view=${t} messages=${h} result=${m} live=${a} running=${!Re(t.status)&&!ze(t.status)} />
+        <${cn} view=${t} messages=${h} result=${m} live=${a} running=${!Re(t.status)&&!ze(t.status)} />
       </section>
       <section aria-labelledby="steps-h" class="steps">
         <h2 id="steps-h">Steps</h2>
-        <${pn} events=${m.events||[]} deliveries=${t.deliveries||[]} />
+        <${fn} events=${m.events||[]} deliveries=${t.deliveries||[]} />
         ${t.children&&t.children.length>0&&J`
           <h2 id="children-h">Child runs</h2>
-          <${mn} children=${t.children} events=${m.events||[]} deliveries=${t.deliveries||[]} />`}
+          <${pn} children=${t.children} events=${m.events||[]} deliveries=${t.deliveries||[]} />`}
         <h2>Usage and cost</h2>
-        <${hn} view=${t} />
+        <${mn} view=${t} />
       </section>
-    </div>`}async function an(e){let t=[],n=0;for(;;){let r=await X.messages(e,n);if(t.push(...r.messages),r.messages.length===0||r.next===n)return t;n=r.next}}function on(e){let t=e.result||{};if(t.error&&t.error.message)return t.error.message;if(e.status===`budget_exceeded`&&t.budget)return`budget ${t.budget} reached`;if(t.interrupted&&t.interrupted.reason)return t.interrupted.reason;let n=t.events||[];for(let t=n.length-1;t>=0;t--){let r=n[t];if(r.type===`cancelled`&&r.data&&r.data.reason)return r.data.reason;if(r.type===`approval_required`&&e.status===`approval_required`)return`an action waits for approval`;if(r.type===`runtime_tool_pending`&&e.status===`runtime_tool_pending`)return`a client tool waits for its result`}return``}function sn({view:e}){let t=on(e);return J`
+    </div>`}async function rn(e){let t=[],n=0;for(;;){let r=await X.messages(e,n);if(t.push(...r.messages),r.messages.length===0||r.next===n)return t;n=r.next}}function an(e){let t=e.result||{};if(t.error&&t.error.message)return t.error.message;if(e.status===`budget_exceeded`&&t.budget)return`budget ${t.budget} reached`;if(t.interrupted&&t.interrupted.reason)return t.interrupted.reason;let n=t.events||[];for(let t=n.length-1;t>=0;t--){let r=n[t];if(r.type===`cancelled`&&r.data&&r.data.reason)return r.data.reason;if(r.type===`approval_required`&&e.status===`approval_required`)return`an action waits for approval`;if(r.type===`runtime_tool_pending`&&e.status===`runtime_tool_pending`)return`a client tool waits for its result`}return``}function on({view:e}){let t=an(e);return J`
     <dl class="facts">
       <div><dt id="status-label">Status</dt><dd><span role="status" aria-labelledby="status-label" class=${`badge s-${e.status}`}>${e.status}</span>${ze(e.status)&&J` <span class="marker">waiting on you</span>`}</dd></div>
       ${t&&J`<div><dt>Reason</dt><dd>${t}</dd></div>`}
@@ -171,7 +171,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
       <div><dt>Started</dt><dd><time datetime=${e.created_at}>${Be(e.created_at)}</time></dd></div>
       <div><dt>Updated</dt><dd><time datetime=${e.updated_at}>${Be(e.updated_at)}</time></dd></div>
       <div><dt>Turns</dt><dd>${e.result?e.result.turn_count:0}</dd></div>
-    </dl>`}function cn({view:e,onActed:t}){let[n,r]=q(``),[i,a]=q(``),[o,s]=q(``),[c,l]=q(!1);if(Re(e.status))return null;let u=async e=>{l(!0),s(``);try{return t(await e()),!0}catch(e){return s(e.message),!1}finally{l(!1)}};return J`
+    </dl>`}function sn({view:e,onActed:t}){let[n,r]=q(``),[i,a]=q(``),[o,s]=q(``),[c,l]=q(!1);if(Re(e.status))return null;let u=async e=>{l(!0),s(``);try{return t(await e()),!0}catch(e){return s(e.message),!1}finally{l(!1)}};return J`
     <section aria-labelledby="controls-h" class="controls">
       <h2 id="controls-h">Control</h2>
       <form onSubmit=${async t=>{t.preventDefault(),n.trim()?await u(()=>X.steer(e.run_id,n))&&r(``):s(`Write a message first.`)}} class="steer">
@@ -186,7 +186,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
         <button type="button" disabled=${c} onClick=${()=>u(()=>X.interrupt(e.run_id,i))}>Interrupt</button>
       </div>
       ${o&&J`<p class="error" role="alert">${o}</p>`}
-    </section>`}function ln({view:e,messages:t,result:n,live:r,running:i}){let[a,o]=q(0),s=en(e,t),c=new Map;for(let e of t)e.role===`tool_result`&&e.metadata&&e.metadata.tool_call_id&&c.set(e.metadata.tool_call_id,e);let l=new Map;for(let e of n.tool_audit_events||[])l.set(e.tool_call_id,e);let u=new Set(t.filter(e=>e.role===`assistant`&&e.metadata).map(e=>e.metadata.turn)),d=[];t.forEach((n,r)=>{let i=n.metadata||{};if(n.role===`tool_result`&&i.tool_call_id&&t.some(e=>e.role===`tool_call`&&e.metadata&&e.metadata.tool_call_id===i.tool_call_id))return;if(n.role===`tool_call`){d.push(J`<${un} key=${`c${r}`} call=${n} result=${c.get(i.tool_call_id)} audit=${l.get(i.tool_call_id)} />`);return}let u=tn(n,s),f=u&&a===n.seq;d.push(J`
+    </section>`}function cn({view:e,messages:t,result:n,live:r,running:i}){let[a,o]=q(0),s=en(e,t),c=new Map;for(let e of t)e.role===`tool_result`&&e.metadata&&e.metadata.tool_call_id&&c.set(e.metadata.tool_call_id,e);let l=new Map;for(let e of n.tool_audit_events||[])l.set(e.tool_call_id,e);let u=new Set(t.filter(e=>e.role===`assistant`&&e.metadata).map(e=>e.metadata.turn)),d=[];t.forEach((n,r)=>{let i=n.metadata||{};if(n.role===`tool_result`&&i.tool_call_id&&t.some(e=>e.role===`tool_call`&&e.metadata&&e.metadata.tool_call_id===i.tool_call_id))return;if(n.role===`tool_call`){d.push(J`<${ln} key=${`c${r}`} call=${n} result=${c.get(i.tool_call_id)} audit=${l.get(i.tool_call_id)} />`);return}let u=s.has(n.seq),f=u&&a===n.seq;d.push(J`
       <li key=${`m${r}`} class=${`msg role-${n.role}`} data-seq=${n.seq}>
         <div class="who head">
           <span>${n.role}${i.turn?J` <span class="dim">turn ${i.turn}</span>`:``}</span>
@@ -198,7 +198,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
       <li key=${`live${e}`} class="msg role-assistant streaming" aria-live="polite" aria-busy=${i?`true`:`false`}>
         <div class="who">assistant <span class="dim">turn ${e}, streaming</span></div>
         <div class="text" data-testid="streaming-text">${t}</div>
-      </li>`);return d.length===0?J`<p>No messages yet.</p>`:J`<ol class="messages">${d}</ol>`}function un({call:e,result:t,audit:n}){let r=e.metadata||{},i=t&&t.metadata||{};return J`
+      </li>`);return d.length===0?J`<p>No messages yet.</p>`:J`<ol class="messages">${d}</ol>`}function ln({call:e,result:t,audit:n}){let r=e.metadata||{},i=t&&t.metadata||{};return J`
     <li class="msg tool" data-tool-call-id=${r.tool_call_id}>
       <div class="who">tool call <strong>${r.tool_name}</strong> <span class="dim mono">${r.tool_call_id}</span>${r.turn?J` <span class="dim">turn ${r.turn}</span>`:``}</div>
       <div class="pair">
@@ -210,12 +210,12 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
           <h3>Result ${t?J`<span class=${i.success===!1?`bad`:`good`}>${i.success===!1?`failed${i.error_type&&i.error_type!==`not_recorded`?` (${i.error_type})`:``}`:`succeeded`}</span>`:J`<span class="dim">pending</span>`}
             ${i.replayed&&J` <span class="badge replayed">replayed</span>`}
             ${i.error_type===`not_recorded`&&J` <span class="badge not-recorded">not recorded</span>`}</h3>
-          ${i.replayed&&J`<p class="note">Answered from the record of ${dn(i.replayed_from)}: nothing ran again.</p>`}
+          ${i.replayed&&J`<p class="note">Answered from the record of ${un(i.replayed_from)}: nothing ran again.</p>`}
           ${t&&J`<pre>${Ge(t.content)}</pre>`}
           ${n&&J`<p class="audit">audit: result <span class="mono">${n.result_sha256}</span>, parameters <span class="mono">${n.parameters_sha256}</span>, executor ${n.executor}</p>`}
         </div>
       </div>
-    </li>`}function dn(e){return!e||!e.run_id?`the source run`:J`run <a class="mono" href=${`#/runs/${encodeURIComponent(e.run_id)}`}>${e.run_id}</a>${e.seq?` (message ${e.seq})`:``}`}function fn(e){let t=[];return e.retries&&t.push(`${e.retries} ${e.retries===1?`retry`:`retries`}`),e.redeliveries&&t.push(`delivered again ${e.redeliveries}×`),e.stale&&t.push(`${e.stale} stale`),t.join(`, `)}function pn({events:e,deliveries:t}){let n=Yt(e,t);return n.length===0?J`<p>No steps yet.</p>`:J`
+    </li>`}function un(e){return!e||!e.run_id?`the source run`:J`run <a class="mono" href=${`#/runs/${encodeURIComponent(e.run_id)}`}>${e.run_id}</a>${e.seq?` (message ${e.seq})`:``}`}function dn(e){let t=[];return e.retries&&t.push(`${e.retries} ${e.retries===1?`retry`:`retries`}`),e.redeliveries&&t.push(`delivered again ${e.redeliveries}×`),e.stale&&t.push(`${e.stale} stale`),t.join(`, `)}function fn({events:e,deliveries:t}){let n=Yt(e,t);return n.length===0?J`<p>No steps yet.</p>`:J`
     <div class="scroll">
     <table class="timeline">
       <caption class="visually-hidden">Durable steps of the run</caption>
@@ -226,12 +226,12 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
             <td>${e.kind}${e.detail?J` <span class="dim">${e.detail}</span>`:``}</td>
             <td><time datetime=${e.start}>${new Date(e.start).toLocaleTimeString()}</time></td>
             <td>${e.end?Ve(new Date(e.end)-new Date(e.start)):`in flight`}</td>
-            <td>${fn(e)}</td>
+            <td>${dn(e)}</td>
             <td>${e.outcome}${e.inDoubt?J` <strong>in_doubt</strong>`:``}</td>
           </tr>`)}
       </tbody>
     </table>
-    </div>`}function mn({children:e,events:t,deliveries:n}){let r=Yt(t,n);return J`
+    </div>`}function pn({children:e,events:t,deliveries:n}){let r=Yt(t,n);return J`
     <ul class="children" aria-labelledby="children-h">
       ${e.map(e=>{let t=r.find(t=>t.callId===e.tool_call_id)||{},n=t.start&&t.end?Ve(new Date(t.end)-new Date(t.start)):``;return J`
         <li key=${e.run_id} data-run-id=${e.run_id}>
@@ -239,7 +239,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
           <span class=${`badge s-${e.status}`}>${e.status}</span>
           <span class="dim">${e.agent}, call ${e.tool_call_id}${n?`, took ${n}`:``}${e.cost?`, ${He(e.cost.total_usd)}`:``}</span>
         </li>`})}
-    </ul>`}function hn({view:e}){let t=e.result||{},n=t.usage||{},r=t.cost,i=e.budgets||[];return J`
+    </ul>`}function mn({view:e}){let t=e.result||{},n=t.usage||{},r=t.cost,i=e.budgets||[];return J`
     <dl class="facts">
       ${Object.entries(n).filter(([,e])=>typeof e==`number`).map(([e,t])=>J`<div key=${e}><dt>${e.replaceAll(`_`,` `)}</dt><dd>${t.toLocaleString()}</dd></div>`)}
       ${r&&J`<div><dt>cost</dt><dd><strong>${He(r.total_usd)}</strong> <span class="dim">(model ${He(r.model_usd)}, AWS ${He(r.aws_usd)})</span></dd></div>`}
@@ -249,7 +249,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
       <ul class="budgets">
         ${i.map(e=>{let t=e.name===`cost_usd`,n=t?e.current_usd||0:e.current,r=t?e.ceiling_usd:e.ceiling,i=`budget-${e.name}`;return J`<li key=${e.name}><span id=${i}>${e.name}</span>: ${t?`${He(n)} of ${He(r)}`:`${n} of ${r}`}
             <meter aria-labelledby=${i} min="0" max=${r} value=${Math.min(n,r)} high=${r*.8}></meter></li>`})}
-      </ul>`}`}function gn(){let[e,t]=q(null),[n,r]=q(null),[i,a]=q(``);if(pe(()=>{let e=new AbortController;return(async()=>{try{let[n,i]=await Promise.all([X.versions(e.signal),X.listRuns({limit:100},e.signal)]);t(n),r(i.runs||[])}catch(e){if(e.name===`AbortError`)return;a(e.status===403?`Agent versions need a credential with the agents:manage scope; this one lacks it.`:e.message)}})(),()=>e.abort()},[]),i)return J`<h1>Agent versions</h1><p class="error" role="alert">${i}</p>`;if(!e)return J`<h1>Agent versions</h1><p>Loading…</p>`;let o={};for(let e of n||[])e.agent_version&&(o[e.agent_version]=(o[e.agent_version]||0)+1);let s={};for(let t of e.aliases){for(let e of t.routes)(s[e.version]=s[e.version]||[]).push(e.weight<100?`${t.name} ${e.weight}%`:t.name);for(let[e,n]of Object.entries(t.tenants||{}))(s[n]=s[n]||[]).push(`${t.name} (tenant ${e})`)}return J`
+      </ul>`}`}function hn(){let[e,t]=q(null),[n,r]=q(null),[i,a]=q(``);if(pe(()=>{let e=new AbortController;return(async()=>{try{let[n,i]=await Promise.all([X.versions(e.signal),X.listRuns({limit:100},e.signal)]);t(n),r(i.runs||[])}catch(e){if(e.name===`AbortError`)return;a(e.status===403?`Agent versions need a credential with the agents:manage scope; this one lacks it.`:e.message)}})(),()=>e.abort()},[]),i)return J`<h1>Agent versions</h1><p class="error" role="alert">${i}</p>`;if(!e)return J`<h1>Agent versions</h1><p>Loading…</p>`;let o={};for(let e of n||[])e.agent_version&&(o[e.agent_version]=(o[e.agent_version]||0)+1);let s={};for(let t of e.aliases){for(let e of t.routes)(s[e.version]=s[e.version]||[]).push(e.weight<100?`${t.name} ${e.weight}%`:t.name);for(let[e,n]of Object.entries(t.tenants||{}))(s[n]=s[n]||[]).push(`${t.name} (tenant ${e})`)}return J`
     <h1>Agent versions</h1>
     <h2>Aliases</h2>
     <table class="versions">
@@ -281,7 +281,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
           </tr>`)}
       </tbody>
     </table>
-    <p class="dim">Runs counted among your tenant's latest ${(n||[]).length} runs. Publish and move aliases with <code>baton agents</code>.</p>`}function _n(){let e=location.hash.replace(/^#/,``)||`/runs`,t=e.match(/^\/runs\/([^/?]+)/);return t?{page:`run`,id:decodeURIComponent(t[1])}:e.startsWith(`/versions`)?{page:`versions`}:{page:`runs`}}function vn(){let[e,t]=q(!!Oe.get()),[n,r]=q(_n()),[i,a]=q(``);return pe(()=>{let e=()=>r(_n());return addEventListener(`hashchange`,e),Ne(()=>{Oe.clear(),a(`The API refused the credential (401). Sign in again.`),t(!1)}),()=>removeEventListener(`hashchange`,e)},[]),e?J`
+    <p class="dim">Runs counted among your tenant's latest ${(n||[]).length} runs. Publish and move aliases with <code>baton agents</code>.</p>`}function gn(){let e=location.hash.replace(/^#/,``)||`/runs`,t=e.match(/^\/runs\/([^/?]+)/);return t?{page:`run`,id:decodeURIComponent(t[1])}:e.startsWith(`/versions`)?{page:`versions`}:{page:`runs`}}function _n(){let[e,t]=q(!!Oe.get()),[n,r]=q(gn()),[i,a]=q(``);return pe(()=>{let e=()=>r(gn());return addEventListener(`hashchange`,e),Ne(()=>{Oe.clear(),a(`The API refused the credential (401). Sign in again.`),t(!1)}),()=>removeEventListener(`hashchange`,e)},[]),e?J`
     <header class="top">
       <a class="brand" href="#/runs">Baton</a>
       <nav aria-label="Main">
@@ -291,5 +291,5 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
       <button type="button" class="quiet" onClick=${()=>{Oe.clear(),t(!1)}}>Sign out</button>
     </header>
     <main id="main">
-      ${n.page===`run`?J`<${rn} key=${n.id} id=${n.id} />`:n.page===`versions`?J`<${gn} />`:J`<${Xe} />`}
-    </main>`:J`<${Fe} notice=${i} onSignedIn=${()=>{a(``),t(!0)}} />`}R(J`<${vn} />`,document.getElementById(`app`));
+      ${n.page===`run`?J`<${nn} key=${n.id} id=${n.id} />`:n.page===`versions`?J`<${hn} />`:J`<${Xe} />`}
+    </main>`:J`<${Fe} notice=${i} onSignedIn=${()=>{a(``),t(!0)}} />`}R(J`<${_n} />`,document.getElementById(`app`));
