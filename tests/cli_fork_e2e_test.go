@@ -59,7 +59,7 @@ func TestCLIFork(t *testing.T) {
 	}
 
 	show := runCLI(t, env, "", "runs", "show", fork)
-	for _, want := range []string{"forked from " + src + " at message " + itoa(user) + " (tools: reuse)", "(replayed from " + src + " message ", "Echo hello fork, please"} {
+	for _, want := range []string{"forked from " + src + " at message " + itoa(user) + " (tools: reuse)", "(replayed from " + src + " message ", itoa(user) + " user: Echo hello fork, please"} {
 		if show.code != 0 || !strings.Contains(show.stdout, want) {
 			t.Fatalf("runs show of the fork lacks %q: exit %d\n%s\n%s", want, show.code, show.stdout, show.stderr)
 		}

@@ -42,7 +42,7 @@ var toolModes = []string{"reuse", "replay", "live"}
 
 func cmdRunsFork(ctx context.Context, args []string, env *Env) error {
 	f := newFlags("runs fork", `RUN --at SEQ [--edit TEXT] [--version V | --alias A] [--tools reuse|replay|live] [--file fork.json] [--idempotency-key K] [--no-input] [--client-tool NAME=COMMAND]…`, env)
-	at := f.Int64("at", 0, "the message to fork at: the seq of a user or assistant message of the run (baton runs show RUN --json lists them)")
+	at := f.Int64("at", 0, "the message to fork at: the seq of a user or assistant message of the run (baton runs show RUN prints it before each)")
 	edit := f.String("edit", "", "replace that message: an edited question, or an edited answer (the fork then completes with it at once)")
 	version := f.String("version", "", "run the fork on this agent version (default: the run's)")
 	alias := f.String("alias", "", "run the fork on the version this alias picks")

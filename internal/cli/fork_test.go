@@ -208,3 +208,23 @@ func writeFile(t *testing.T, text string) string {
 	}
 	return p
 }
+
+// TestCompareHeadline: the same transcripts say so; a side that ended
+// before the divergence has no message there.
+func TestCompareHeadline(t *testing.T) {
+	for _, tc := range []struct{ cmp, want string }{
+		{`{"diverged_at":null,"a":{"run_id":"r-a"},"b":{"run_id":"r-b"}}`, "r-a and r-b have the same transcript\n"},
+		{`{"diverged_at":{"seq":5,"a":{"seq":5,"role":"assistant","content":"One more thing."},"b":null},"a":{"run_id":"r-a"},"b":{"run_id":"r-b"}}`,
+			"r-a and r-b diverge at message 5:\n  A 5 assistant: One more thing.\n  B (no message)\n"},
+	} {
+		var cmp comparison
+		if err := json.Unmarshal([]byte(tc.cmp), &cmp); err != nil {
+			t.Fatal(err)
+		}
+		env, out, _ := testEnv(nil)
+		showComparison(newPrinter(env, false), cmp)
+		if !strings.HasPrefix(out.String(), tc.want+"\n") || !strings.Contains(out.String(), "tool calls    none") {
+			t.Errorf("got:\n%s\nwant it to start:\n%s", out.String(), tc.want)
+		}
+	}
+}

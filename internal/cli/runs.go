@@ -149,7 +149,8 @@ func redactedCalls(evs []event) redacted {
 }
 
 // showTranscript prints a transcript with each tool call next to its
-// result. Parameters and results are shown as the run's events have
+// result, and each user and assistant message after its sequence number
+// (where baton runs fork --at forks). Parameters and results are shown as the run's events have
 // them (redacted); a call of an earlier run of the session, which this
 // run's events do not hold, is shown without them.
 func showTranscript(p *printer, msgs []message, red redacted) {
@@ -163,10 +164,10 @@ func showTranscript(p *printer, msgs []message, red redacted) {
 	for _, m := range msgs {
 		switch m.Role {
 		case "user":
-			p.line("%s %s", p.paint(cBold, "user:"), m.Content)
+			p.line("%s %s %s", p.paint(cDim, strconv.FormatInt(m.Seq, 10)), p.paint(cBold, "user:"), m.Content)
 		case "assistant":
 			if strings.TrimSpace(m.Content) != "" {
-				p.line("%s %s", p.paint(cBold, "assistant:"), m.Content)
+				p.line("%s %s %s", p.paint(cDim, strconv.FormatInt(m.Seq, 10)), p.paint(cBold, "assistant:"), m.Content)
 			}
 		case "tool_call":
 			id := m.meta("tool_call_id")
