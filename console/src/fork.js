@@ -68,8 +68,9 @@ export function ForkForm({ runID, message: m, version, onClose }) {
       </div>
       <div class="row">
         <label for=${`${id}-version`}>Agent version (optional)</label>
-        <input id=${`${id}-version`} class="mono" placeholder=${version || ''} value=${agentVersion} onInput=${(e) => setAgentVersion(e.currentTarget.value)} />
+        <input id=${`${id}-version`} class="mono" aria-describedby=${`${id}-version-hint`} value=${agentVersion} onInput=${(e) => setAgentVersion(e.currentTarget.value)} />
       </div>
+      <p class="hint" id=${`${id}-version-hint`}>Empty: this run's version${version ? html`, <span class="mono">${version}</span>` : ''}.</p>
       <div class="row">
         <button type="submit" disabled=${busy}>Start fork</button>
         <button type="button" class="secondary" onClick=${onClose}>Close</button>

@@ -130,16 +130,25 @@ try {
   await unrecorded.screenshot({ path: join(artifacts, 'fork-not-recorded.png') });
   passed.push('a replay fork\'s unrecorded call');
 
-  // Close hides the form; every new button's label was measured.
+  // An assistant message's form holds its answer (left as it is, the
+  // model is asked again); Close hides it; at 420 px the page with the
+  // form open does not scroll sideways.
   await openRun(src.run_id);
-  const again = page.locator(`li.msg[data-seq="${userMsg.seq}"]`);
+  const answer = msgs.filter((m) => m.role === 'assistant').at(-1);
+  const again = page.locator(`li.msg[data-seq="${answer.seq}"]`);
   await again.getByRole('button', { name: 'Fork from here' }).click();
+  if ((await again.getByLabel('Answer').inputValue()) !== answer.content) fail('the assistant message\'s form lacks its answer');
+  if (!(await again.locator('form.fork-form').textContent()).includes('the model is asked again')) fail('the answer form does not say what an unedited answer does');
+  await page.setViewportSize({ width: 420, height: 800 });
+  await checkWidth(page, 'a run with the fork form open at 420 px', { tablesMayScroll: true });
+  await page.screenshot({ path: join(artifacts, 'fork-narrow.png'), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
   await again.getByRole('button', { name: 'Close' }).click();
   if (await again.locator('form.fork-form').count()) fail('Close left the fork form open');
   for (const label of ['Fork from here', 'Start fork', 'Close']) {
     if (!checked.has(label)) fail(`the contrast of button "${label}" was never checked (checked: ${[...checked].join(', ')})`);
   }
-  passed.push('every fork button label ≥ 4.5:1');
+  passed.push('an answer\'s form, Close, 420 px, every fork button label ≥ 4.5:1');
 
   if (problems.length) fail(`the page broke its Content Security Policy or threw: ${problems.join(' | ')}`);
   process.stdout.write(JSON.stringify({ passed }));

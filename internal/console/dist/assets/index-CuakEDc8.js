@@ -128,8 +128,9 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
       </div>
       <div class="row">
         <label for=${`${g}-version`}>Agent version (optional)</label>
-        <input id=${`${g}-version`} class="mono" placeholder=${n||``} value=${l} onInput=${e=>u(e.currentTarget.value)} />
+        <input id=${`${g}-version`} class="mono" aria-describedby=${`${g}-version-hint`} value=${l} onInput=${e=>u(e.currentTarget.value)} />
       </div>
+      <p class="hint" id=${`${g}-version-hint`}>Empty: this run's version${n?J`, <span class="mono">${n}</span>`:``}.</p>
       <div class="row">
         <button type="submit" disabled=${p}>Start fork</button>
         <button type="button" class="secondary" onClick=${r}>Close</button>
