@@ -36,13 +36,13 @@ export function whenSignedOut(f) {
   onSignedOut = f;
 }
 
-async function request(method, path, { query, body, signal, etag, meta } = {}) {
+async function request(method, path, { query, body, signal, etag, meta, key } = {}) {
   const headers = { Authorization: `Bearer ${credential.get()}`, Accept: 'application/json' };
   if (etag) headers['If-None-Match'] = etag;
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
     // A retried click is the same request, never a second decision.
-    headers['Idempotency-Key'] = crypto.randomUUID();
+    headers['Idempotency-Key'] = key || crypto.randomUUID();
   }
   let res;
   try {
@@ -87,6 +87,9 @@ export const api = {
   cancel: (id, reason) => request('POST', `v1/runs/${encodeURIComponent(id)}/cancel`, { body: reason ? { reason } : {} }),
   steer: (id, content) => request('POST', `v1/runs/${encodeURIComponent(id)}/messages`, { body: { content } }),
   interrupt: (id, reason) => request('POST', `v1/runs/${encodeURIComponent(id)}/interrupt`, { body: reason ? { reason } : {} }),
+  // fork starts a run from a message of run id; key is the form's
+  // Idempotency-Key, so a second click of one form is one fork.
+  fork: (id, body, key) => request('POST', `v1/runs/${encodeURIComponent(id)}/fork`, { body, key }),
   openAPI: () => request('GET', 'v1/openapi.json'),
   versions: (signal) => request('GET', 'v1/agent-versions', { signal }),
 };

@@ -4,6 +4,8 @@ import { api, follow } from './api.js';
 import { isTerminal, ms, pretty, usd, waitsOnPerson, when } from './format.js';
 import { Pending } from './pending.js';
 import { timeline } from './timeline.js';
+import { ForkForm, Lineage } from './fork.js';
+import { forkPoints, withSeqs } from './forkpoints.js';
 
 const POLL_MS = 2000;
 
@@ -91,18 +93,19 @@ export function RunPage({ id }) {
     return html`<h1>Run ${id}</h1>${error ? html`<p class="error" role="alert">${error}</p>` : html`<p>Loading…</p>`}`;
   }
   const r = view.result || {};
-  const transcript = messages || r.messages || [];
+  const transcript = withSeqs(messages || r.messages || []);
   return html`
     <p><a href="#/runs">← Runs</a></p>
     <h1>Run <span class="mono">${view.run_id}</span></h1>
     ${error && html`<p class="error" role="alert">${error}</p>`}
     <${Facts} view=${view} />
+    <${Lineage} view=${view} />
     <${Controls} view=${view} onActed=${acted} />
     <${Pending} view=${view} onActed=${acted} />
     <div class="columns">
       <section aria-labelledby="transcript-h" class="transcript">
         <h2 id="transcript-h">Transcript</h2>
-        <${Transcript} messages=${transcript} result=${r} live=${live} running=${!isTerminal(view.status) && !waitsOnPerson(view.status)} />
+        <${Transcript} view=${view} messages=${transcript} result=${r} live=${live} running=${!isTerminal(view.status) && !waitsOnPerson(view.status)} />
       </section>
       <section aria-labelledby="steps-h" class="steps">
         <h2 id="steps-h">Steps</h2>
@@ -205,7 +208,11 @@ function Controls({ view, onActed }) {
 
 // Transcript pairs each tool call with its result (and the result's
 // audit hash) and shows the text of the turn in flight as it streams.
-function Transcript({ messages, result, live, running }) {
+// Each user and assistant message of the run itself has "Fork from
+// here", which opens the fork's form under it.
+function Transcript({ view, messages, result, live, running }) {
+  const [forkAt, setForkAt] = useState(0);
+  const points = forkPoints(view, messages);
   const results = new Map();
   for (const m of messages) {
     if (m.role === 'tool_result' && m.metadata && m.metadata.tool_call_id) results.set(m.metadata.tool_call_id, m);
@@ -223,10 +230,16 @@ function Transcript({ messages, result, live, running }) {
       items.push(html`<${ToolCall} key=${`c${i}`} call=${m} result=${results.get(md.tool_call_id)} audit=${audit.get(md.tool_call_id)} />`);
       return;
     }
+    const forkable = points.has(m.seq);
+    const open = forkable && forkAt === m.seq;
     items.push(html`
-      <li key=${`m${i}`} class=${`msg role-${m.role}`}>
-        <div class="who">${m.role}${md.turn ? html` <span class="dim">turn ${md.turn}</span>` : ''}</div>
+      <li key=${`m${i}`} class=${`msg role-${m.role}`} data-seq=${m.seq}>
+        <div class="who head">
+          <span>${m.role}${md.turn ? html` <span class="dim">turn ${md.turn}</span>` : ''}</span>
+          ${forkable && html`<button type="button" class="link fork" aria-expanded=${open ? 'true' : 'false'} onClick=${() => setForkAt(open ? 0 : m.seq)}>Fork from here</button>`}
+        </div>
         <div class="text">${m.content}</div>
+        ${open && html`<${ForkForm} runID=${view.run_id} message=${m} version=${view.agent_version} onClose=${() => setForkAt(0)} />`}
       </li>`);
   });
   for (const [turn, text] of Object.entries(live)) {
@@ -253,12 +266,22 @@ function ToolCall({ call, result, audit }) {
           <pre>${pretty(md.parameters === undefined ? {} : md.parameters)}</pre>
         </div>
         <div>
-          <h3>Result ${result ? html`<span class=${rm.success === false ? 'bad' : 'good'}>${rm.success === false ? `failed${rm.error_type ? ` (${rm.error_type})` : ''}` : 'succeeded'}</span>` : html`<span class="dim">pending</span>`}</h3>
+          <h3>Result ${result ? html`<span class=${rm.success === false ? 'bad' : 'good'}>${rm.success === false ? `failed${rm.error_type && rm.error_type !== 'not_recorded' ? ` (${rm.error_type})` : ''}` : 'succeeded'}</span>` : html`<span class="dim">pending</span>`}
+            ${rm.replayed && html` <span class="badge replayed">replayed</span>`}
+            ${rm.error_type === 'not_recorded' && html` <span class="badge not-recorded">not recorded</span>`}</h3>
+          ${rm.replayed && html`<p class="note">Answered from the record of ${replayedFrom(rm.replayed_from)}: nothing ran again.</p>`}
           ${result && html`<pre>${pretty(result.content)}</pre>`}
           ${audit && html`<p class="audit">audit: result <span class="mono">${audit.result_sha256}</span>, parameters <span class="mono">${audit.parameters_sha256}</span>, executor ${audit.executor}</p>`}
         </div>
       </div>
     </li>`;
+}
+
+// replayedFrom names the source run's message a replayed result came
+// from, linked to that run.
+function replayedFrom(src) {
+  if (!src || !src.run_id) return 'the source run';
+  return html`run <a class="mono" href=${`#/runs/${encodeURIComponent(src.run_id)}`}>${src.run_id}</a>${src.seq ? ` (message ${src.seq})` : ''}`;
 }
 
 // deliveriesOf says how a step was delivered beyond its first delivery:

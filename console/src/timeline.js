@@ -92,6 +92,8 @@ export function timeline(events, deliveries = []) {
         if (s && !s.end) {
           s.end = e.at;
           s.outcome = d.success ? 'succeeded' : `failed${d.error_type ? ` (${d.error_type})` : ''}`;
+          // A fork's call answered from its source's record ran nothing.
+          if (d.replayed) s.outcome += ', replayed';
           s.inDoubt = d.error_type === 'in_doubt';
         }
         const w = waits.get(d.tool_call_id);

@@ -65,7 +65,9 @@ var AgentsCommands = []string{"publish", "versions", "diff", "alias"}
 const Usage = `  run       start a run and follow it live, answering its approvals and
             client-tool requests (baton run -h)
   runs      list runs (runs ls), show one (runs show ID), list its events
-            (runs events ID [--follow])
+            (runs events ID [--follow]), fork one at a message and follow
+            the fork (runs fork ID --at SEQ [--edit TEXT] [--tools MODE]),
+            compare two (runs compare A B)
   approve   accept or reject a pending action: approve RUN ACTION [--reject --reason R]
   submit    submit a client tool's result: submit RUN REQUEST --result JSON|@file
   cancel    cancel a run: cancel RUN [--reason R]
@@ -131,7 +133,7 @@ func dispatch(ctx context.Context, args []string, env *Env) error {
 		return cmdRun(ctx, args[1:], env)
 	case "runs":
 		if len(args) < 2 {
-			return usageErr("want runs ls|show|events")
+			return usageErr("want runs ls|show|events|fork|compare")
 		}
 		switch args[1] {
 		case "ls", "list":
@@ -140,8 +142,12 @@ func dispatch(ctx context.Context, args []string, env *Env) error {
 			return cmdRunsShow(ctx, args[2:], env)
 		case "events":
 			return cmdRunsEvents(ctx, args[2:], env)
+		case "fork":
+			return cmdRunsFork(ctx, args[2:], env)
+		case "compare":
+			return cmdRunsCompare(ctx, args[2:], env)
 		}
-		return usageErr("unknown runs command %q: want ls, show or events", args[1])
+		return usageErr("unknown runs command %q: want ls, show, events, fork or compare", args[1])
 	case "approve":
 		return cmdApprove(ctx, args[1:], env)
 	case "submit":

@@ -83,7 +83,7 @@ func (c *client) send(ctx context.Context, method, path string, query url.Values
 		if errors.Is(err, context.Canceled) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("cannot reach %s: %w", c.base, unwrapURL(err))
+		return nil, &reachError{base: c.base, err: unwrapURL(err)}
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil
@@ -108,6 +108,15 @@ func (c *client) send(ctx context.Context, method, path string, query url.Values
 	}
 	return nil, ae
 }
+
+// reachError is a request that got no answer from the API.
+type reachError struct {
+	base string
+	err  error
+}
+
+func (e *reachError) Error() string { return fmt.Sprintf("cannot reach %s: %v", e.base, e.err) }
+func (e *reachError) Unwrap() error { return e.err }
 
 func unwrapURL(err error) error {
 	var ue *url.Error

@@ -195,5 +195,5 @@ func truncate(s string, n int) string {
 	if len([]rune(s)) <= n {
 		return s
 	}
-	return string([]rune(s)[:n]) + "…"
+	return strings.TrimRight(string([]rune(s)[:n]), " ") + "…"
 }

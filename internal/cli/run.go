@@ -37,36 +37,18 @@ func cmdRun(ctx context.Context, args []string, env *Env) error {
 	agent := f.String("agent", "", "agent slug (overrides the file's agent)")
 	session := f.String("session", "", "continue this session")
 	file := f.String("file", "", "a POST /v1/runs body to start from")
-	noInput := f.Bool("no-input", false, "never prompt: exit with code 3 at a pause")
-	var tools multiFlag
-	f.Var(&tools, "client-tool", "answer client tool NAME by running COMMAND (parameters on stdin, result JSON on stdout); repeatable")
+	ff := addFollowFlags(f)
 	pos, err := f.parse(args, 0, 1)
 	if err != nil {
 		return err
 	}
-	opts := followOptions{noInput: *noInput, clientTools: map[string]string{}, json: f.json}
-	for _, t := range tools {
-		name, command, ok := strings.Cut(t, "=")
-		if !ok || strings.TrimSpace(name) == "" || strings.TrimSpace(command) == "" {
-			return usageErr("--client-tool wants NAME=COMMAND, got %q", t)
-		}
-		name = strings.TrimSpace(name)
-		if !strings.HasPrefix(name, "client/") || len(name) == len("client/") {
-			return usageErr("--client-tool answers a client tool, whose name starts with client/ (like client/get_calendar), got %q", name)
-		}
-		opts.clientTools[name] = command
+	opts, err := ff.options(f.json)
+	if err != nil {
+		return err
 	}
-	body := map[string]any{}
-	if *file != "" {
-		b, err := os.ReadFile(*file)
-		if err != nil {
-			return fmt.Errorf("--file: %w", err)
-		}
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.UseNumber()
-		if err := dec.Decode(&body); err != nil {
-			return usageErr("--file %s is not a JSON object: %v", *file, err)
-		}
+	body, err := readBody(*file)
+	if err != nil {
+		return err
 	}
 	if *agent != "" {
 		body["agent"] = *agent
@@ -99,6 +81,55 @@ func cmdRun(ctx context.Context, args []string, env *Env) error {
 		return err
 	}
 	return follow(ctx, c, env, v, opts)
+}
+
+// followFlags are the flags of a command that follows a run: --no-input
+// and --client-tool.
+type followFlags struct {
+	noInput *bool
+	tools   multiFlag
+}
+
+func addFollowFlags(f *cmdFlags) *followFlags {
+	ff := &followFlags{noInput: f.Bool("no-input", false, "never prompt: exit with code 3 at a pause")}
+	f.Var(&ff.tools, "client-tool", "answer client tool NAME by running COMMAND (parameters on stdin, result JSON on stdout); repeatable")
+	return ff
+}
+
+// options checks the flags' values and returns the follow options.
+func (ff *followFlags) options(json bool) (followOptions, error) {
+	opts := followOptions{noInput: *ff.noInput, clientTools: map[string]string{}, json: json}
+	for _, t := range ff.tools {
+		name, command, ok := strings.Cut(t, "=")
+		if !ok || strings.TrimSpace(name) == "" || strings.TrimSpace(command) == "" {
+			return opts, usageErr("--client-tool wants NAME=COMMAND, got %q", t)
+		}
+		name = strings.TrimSpace(name)
+		if !strings.HasPrefix(name, "client/") || len(name) == len("client/") {
+			return opts, usageErr("--client-tool answers a client tool, whose name starts with client/ (like client/get_calendar), got %q", name)
+		}
+		opts.clientTools[name] = command
+	}
+	return opts, nil
+}
+
+// readBody reads a --file request body: a JSON object (an empty one
+// without a file).
+func readBody(file string) (map[string]any, error) {
+	body := map[string]any{}
+	if file == "" {
+		return body, nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--file: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&body); err != nil {
+		return nil, usageErr("--file %s is not a JSON object: %v", file, err)
+	}
+	return body, nil
 }
 
 // declareClientTools adds to the request's tools a declaration of each
@@ -351,6 +382,11 @@ func (st *streamState) show(e event) {
 		}
 		if t0, ok := st.starts[str("tool_call_id")]; ok && !end.IsZero() {
 			took = " " + p.paint(cDim, end.Sub(t0).Round(time.Millisecond).String())
+		}
+		if replayed, _ := e.Data["replayed"].(bool); replayed {
+			// A fork's call answered from its source run's record: it ran
+			// nothing, so its duration says nothing.
+			took = " " + p.paint(cCyan, "replayed")
 		}
 		if ok, _ := e.Data["success"].(bool); ok {
 			p.line("  %s %s %s%s", p.paint(cGreen, "✓"), p.paint(cCyan, name), "ok", took)

@@ -13,8 +13,9 @@ import (
 )
 
 func cmdRunsList(ctx context.Context, args []string, env *Env) error {
-	f := newFlags("runs ls", "[--status S] [--limit N] [--cursor C]", env)
+	f := newFlags("runs ls", "[--status S] [--forked-from RUN] [--limit N] [--cursor C]", env)
 	status := f.String("status", "", "only runs in this status")
+	forkedFrom := f.String("forked-from", "", "only the forks of this run")
 	limit := f.Int("limit", 20, "runs per page (at most 100)")
 	cursor := f.String("cursor", "", "the next page's cursor, as the previous page printed it")
 	if _, err := f.parse(args, 0, 0); err != nil {
@@ -27,6 +28,9 @@ func cmdRunsList(ctx context.Context, args []string, env *Env) error {
 	q := url.Values{"limit": {strconv.Itoa(*limit)}}
 	if *status != "" {
 		q.Set("status", *status)
+	}
+	if *forkedFrom != "" {
+		q.Set("forked_from", *forkedFrom)
 	}
 	if *cursor != "" {
 		q.Set("cursor", *cursor)
@@ -63,16 +67,17 @@ func cmdRunsList(ctx context.Context, args []string, env *Env) error {
 			r.CreatedAt.UTC().Format("2006-01-02 15:04:05"), r.SessionID)
 	}
 	if page.NextCursor != nil {
-		p.line("%s", p.paint(cDim, "more: baton runs ls --limit "+strconv.Itoa(*limit)+statusArg(*status)+" --cursor "+*page.NextCursor))
+		p.line("%s", p.paint(cDim, "more: baton runs ls --limit "+strconv.Itoa(*limit)+flagArg("status", *status)+flagArg("forked-from", *forkedFrom)+" --cursor "+*page.NextCursor))
 	}
 	return nil
 }
 
-func statusArg(s string) string {
-	if s == "" {
+// flagArg is " --name value", or "" for an empty value.
+func flagArg(name, value string) string {
+	if value == "" {
 		return ""
 	}
-	return " --status " + s
+	return " --" + name + " " + value
 }
 
 func cmdRunsShow(ctx context.Context, args []string, env *Env) error {
@@ -99,6 +104,9 @@ func cmdRunsShow(ctx context.Context, args []string, env *Env) error {
 	}
 	p := newPrinter(env, false)
 	p.line("%s %s  %s %s", p.paint(cBold, "run "+v.RunID), p.paint(cDim, "agent "+v.Agent+", session "+v.SessionID), p.paint(cDim, "status"), v.statusText(p))
+	if v.ForkedFrom != nil {
+		p.line("%s %s", p.paint(cDim, "forked from"), v.ForkedFrom)
+	}
 	showTranscript(p, msgs, redactedCalls(evs))
 	for _, ch := range v.Children {
 		p.line("%s %s %s for call %s · %s%s", p.paint(cDim, "child:"), ch.RunID, p.paint(statusColour(ch.Status), ch.Status), ch.ToolCallID,
@@ -141,7 +149,8 @@ func redactedCalls(evs []event) redacted {
 }
 
 // showTranscript prints a transcript with each tool call next to its
-// result. Parameters and results are shown as the run's events have
+// result, and each user and assistant message after its sequence number
+// (where baton runs fork --at forks). Parameters and results are shown as the run's events have
 // them (redacted); a call of an earlier run of the session, which this
 // run's events do not hold, is shown without them.
 func showTranscript(p *printer, msgs []message, red redacted) {
@@ -155,10 +164,10 @@ func showTranscript(p *printer, msgs []message, red redacted) {
 	for _, m := range msgs {
 		switch m.Role {
 		case "user":
-			p.line("%s %s", p.paint(cBold, "user:"), m.Content)
+			p.line("%s %s %s", p.paint(cDim, strconv.FormatInt(m.Seq, 10)), p.paint(cBold, "user:"), m.Content)
 		case "assistant":
 			if strings.TrimSpace(m.Content) != "" {
-				p.line("%s %s", p.paint(cBold, "assistant:"), m.Content)
+				p.line("%s %s %s", p.paint(cDim, strconv.FormatInt(m.Seq, 10)), p.paint(cBold, "assistant:"), m.Content)
 			}
 		case "tool_call":
 			id := m.meta("tool_call_id")
@@ -188,9 +197,25 @@ func resultText(p *printer, r message, red redacted) string {
 		text = p.paint(cDim, "(result of an earlier run)")
 	}
 	if ok, _ := r.Metadata["success"].(bool); ok {
-		return p.paint(cGreen, "ok ") + truncate(text, 400)
+		return p.paint(cGreen, "ok ") + replayedMark(p, r) + truncate(text, 400)
 	}
-	return p.paint(cRed, "failed "+r.meta("error_type")+" ") + truncate(text, 400)
+	return p.paint(cRed, "failed "+r.meta("error_type")+" ") + replayedMark(p, r) + truncate(text, 400)
+}
+
+// replayedMark names the run whose recorded result a fork's tool result
+// is ("" for a result of a call that ran).
+func replayedMark(p *printer, r message) string {
+	if replayed, _ := r.Metadata["replayed"].(bool); !replayed {
+		return ""
+	}
+	from := "(replayed) "
+	if src, ok := r.Metadata["replayed_from"].(map[string]any); ok {
+		if id, _ := src["run_id"].(string); id != "" {
+			seq, _ := src["seq"].(float64)
+			from = fmt.Sprintf("(replayed from %s message %d) ", id, int64(seq))
+		}
+	}
+	return p.paint(cCyan, from)
 }
 
 func cmdRunsEvents(ctx context.Context, args []string, env *Env) error {

@@ -16,7 +16,9 @@ type runView struct {
 	SessionID string `json:"session_id"`
 	Agent     string `json:"agent"`
 	Status    string `json:"status"`
-	Pending   struct {
+	// ForkedFrom is the run and message a fork was made from.
+	ForkedFrom *forkRef `json:"forked_from"`
+	Pending    struct {
 		ToolRequests []toolRequest `json:"tool_requests"`
 		Actions      []action      `json:"actions"`
 	} `json:"pending"`

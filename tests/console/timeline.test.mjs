@@ -33,3 +33,14 @@ test('a retry of another call leaves a call alone', () => {
   assert.equal(call.retries, 0);
   assert.equal(call.outcome, 'in flight');
 });
+
+test('a fork\'s call answered from its source\'s record says it was replayed', () => {
+  const [call, other] = timeline([
+    { type: 'tool_call_start', at: at(1), data: { tool_call_id: 'c1', tool_name: 'mail/send' } },
+    { type: 'tool_call_start', at: at(1), data: { tool_call_id: 'c2', tool_name: 'mail/send' } },
+    { type: 'tool_result', at: at(1), data: { tool_call_id: 'c1', success: true, replayed: true } },
+    { type: 'tool_result', at: at(2), data: { tool_call_id: 'c2', success: false, error_type: 'not_recorded' } },
+  ]);
+  assert.equal(call.outcome, 'succeeded, replayed');
+  assert.equal(other.outcome, 'failed (not_recorded)');
+});
