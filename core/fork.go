@@ -93,13 +93,44 @@ func ForkBase(base []TranscriptSegment, sessionID string, seq int64) []Transcrip
 func ForkPoint(msg Message) bool { return msg.Role == RoleUser || msg.Role == RoleAssistant }
 
 // RecordedCall is a tool call a forked run's source made after the fork
-// point, and its recorded result.
+// point, and its recorded result; or a scripted answer of an eval case
+// (RecordedAnswer).
 type RecordedCall struct {
 	Ref        ReplayRef
 	ToolName   string
 	Parameters map[string]any
 	Result     ToolResult
 	canon      string
+	// anyParams: the answer matches a call of its tool whatever its
+	// parameters.
+	anyParams bool
+}
+
+// RecordedAnswer is a scripted answer of an eval case (EvalRef.Tools) to
+// a call of tool: with params, to a call with those canonical
+// parameters; without, to any call of the tool. Each answer answers one
+// call, in order, as a recorded call does.
+func RecordedAnswer(ref ReplayRef, tool string, params map[string]any, res ToolResult) RecordedCall {
+	rc := RecordedCall{Ref: ref, ToolName: tool, Parameters: params, Result: res, anyParams: params == nil}
+	if params != nil {
+		if canon, err := CanonicalJSON(params); err == nil {
+			rc.canon = string(canon)
+		}
+	}
+	return rc
+}
+
+// replayMode is the run's tool mode against a record, and what the
+// record is: a fork's source (unless live), or an eval case's scripted
+// answers; ok false when its calls meet no record.
+func (st *RunState) replayMode() (mode, record string, ok bool) {
+	if f := st.Config.ForkedFrom; f != nil && f.Tools != ForkToolsLive {
+		return f.Tools, fmt.Sprintf("run %s, which this run was forked from, did not call '%%s' with these parameters after the fork point", f.RunID), true
+	}
+	if ev := st.Config.Eval; ev != nil && ev.Tools != "" {
+		return ev.Tools, "the eval case has no scripted answer to a call of '%s' with these parameters", true
+	}
+	return "", "", false
 }
 
 // notOutcomes are the error types of results mediation gave instead of
@@ -143,8 +174,8 @@ func (st *RunState) UseRecorded(calls []RecordedCall) {
 // NeedsRecorded reports whether planning step needs the source's
 // recorded calls (UseRecorded).
 func (st *RunState) NeedsRecorded(step Step) bool {
-	f := st.Config.ForkedFrom
-	return step.Kind == StepToolCall && f != nil && f.Tools != ForkToolsLive
+	_, _, ok := st.replayMode()
+	return step.Kind == StepToolCall && ok
 }
 
 // fromRecord answers call c of a forked run from its source's record
@@ -153,8 +184,8 @@ func (st *RunState) NeedsRecorded(step Step) bool {
 // failure in replay mode, or nothing (the call is mediated and runs
 // live).
 func (st *RunState) fromRecord(transcript []Message, c *CallState, decl ToolDeclaration) (Decision, bool) {
-	f := st.Config.ForkedFrom
-	if f == nil || f.Tools == ForkToolsLive || decl.Executor == ExecutorHandoff {
+	mode, record, ok := st.replayMode()
+	if !ok || decl.Executor == ExecutorHandoff {
 		return Decision{}, false
 	}
 	want, err := CanonicalJSON(c.Parameters)
@@ -191,7 +222,7 @@ func (st *RunState) fromRecord(transcript []Message, c *CallState, decl ToolDecl
 	}
 	for i := range st.recorded {
 		rc := &st.recorded[i]
-		if rc.ToolName != c.Name || taken[rc.Ref] || rc.canon != string(want) {
+		if rc.ToolName != c.Name || taken[rc.Ref] || (!rc.anyParams && rc.canon != string(want)) {
 			continue
 		}
 		if ahead > 0 {
@@ -201,9 +232,9 @@ func (st *RunState) fromRecord(transcript []Message, c *CallState, decl ToolDecl
 		ref := rc.Ref
 		return Decision{Kind: DecideResult, Result: rc.Result, Replayed: &ref}, true
 	}
-	if f.Tools == ForkToolsReplay {
+	if mode == ForkToolsReplay {
 		return Decision{Kind: DecideResult, Result: ToolResult{Success: false, ToolName: c.Name, ErrorType: ErrTypeNotRecorded,
-			Error: fmt.Sprintf("Not executed: run %s, which this run was forked from, did not call '%s' with these parameters after the fork point, and this fork replays recorded results only (tools: replay).", f.RunID, c.Name)}}, true
+			Error: "Not executed: " + fmt.Sprintf(record, c.Name) + ", and this run replays recorded results only (tools: replay)."}}, true
 	}
 	return Decision{}, false
 }

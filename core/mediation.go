@@ -77,7 +77,7 @@ func (m *Machine) Plan(ctx context.Context, st RunState, transcript []Message, s
 			return Plan{Kind: PlanSkip, Reason: fmt.Sprintf("stale tool_call step %d", step.Seq)}, nil
 		}
 		if st.NeedsRecorded(step) && st.recorded == nil {
-			return Plan{}, invalid("run %s, a fork in %s mode, was planned without its source's recorded calls", st.RunID, st.Config.ForkedFrom.Tools)
+			return Plan{}, invalid("run %s was planned without the recorded calls its tool mode answers from", st.RunID)
 		}
 		return m.mediate(ctx, &st, transcript, step, c), nil
 	default:

@@ -140,6 +140,9 @@ type RunConfig struct {
 	// ForkedFrom, on a forked run, is its source run, the message it
 	// forked at and its tool mode (fork.go).
 	ForkedFrom *ForkRef `json:"forked_from,omitempty"`
+	// Eval, on a case run of an eval (or its judge's run), names the
+	// eval and the case (evals.go).
+	Eval *EvalRef `json:"eval,omitempty"`
 }
 
 // withDefaults fills unset fields.

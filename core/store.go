@@ -120,6 +120,9 @@ type Notification struct {
 	// Remote, when set, makes the record the cancel of the remote tasks
 	// a run gave up on (AbandonedRemoteTasks; durable/remote.go).
 	Remote *RemoteCancel `json:"remote,omitempty"`
+	// Eval, when set, makes the record the end of an eval's case run (or
+	// of its judge's run), which scores the case (evals.go).
+	Eval *EvalDelivery `json:"eval,omitempty"`
 }
 
 // ChildStop ends the running child runs of a run that ended: they are
@@ -250,6 +253,7 @@ type Storage interface {
 	LimitStore
 	DeliveryLog
 	AgentVersionStore
+	EvalStore
 }
 
 // RateLimit is a token bucket: it holds at most Burst tokens and refills

@@ -74,7 +74,7 @@ func roundTrip[T any](t *testing.T, path string) T {
 var bodySchema = map[string]string{
 	"start-run.json": "start-run", "submit-result.json": "tool-result", "approve.json": "approval",
 	"cancel.json": "cancel", "steer.json": "steer", "interrupt.json": "interrupt",
-	"publish-agent-version.json": "agents-file", "fork-run.json": "fork",
+	"publish-agent-version.json": "agents-file", "fork-run.json": "fork", "start-eval.json": "eval-run",
 }
 
 // managerToken holds agents:manage, which the sample token (the default
@@ -137,7 +137,7 @@ func TestAPISamples(t *testing.T) {
 			// The sample run does not exist in a fresh store; list-runs
 			// and interrupt carry a custom domain's base path, which the
 			// handler routes through.
-			want, code := map[string]int{"start-run.json": 202, "list-runs.json": 200, "get-openapi.json": 200, "agui.json": 200, "a2a-card.json": 200, "a2a.json": 200}[filepath.Base(f)], "not_found"
+			want, code := map[string]int{"start-run.json": 202, "list-runs.json": 200, "start-eval.json": 202, "list-evals.json": 200, "get-openapi.json": 200, "agui.json": 200, "a2a-card.json": 200, "a2a.json": 200}[filepath.Base(f)], "not_found"
 			if _, ok := manageSamples[filepath.Base(f)]; ok {
 				want, code = 403, "forbidden"
 			} else if want == 0 {

@@ -26,7 +26,7 @@ var update = flag.Bool("update", false, "rewrite openapi.json's component schema
 // files of schemas/ (without their $schema).
 var componentFiles = map[string]string{
 	"StartRun": "start-run", "Steer": "steer", "ToolResult": "tool-result", "Approval": "approval", "Cancel": "cancel",
-	"Interrupt": "interrupt", "Error": "error", "RunView": "run-view", "LifecycleEvent": "stream-event", "ForkRun": "fork",
+	"Interrupt": "interrupt", "Error": "error", "RunView": "run-view", "LifecycleEvent": "stream-event", "ForkRun": "fork", "EvalRun": "eval-run", "EvalCase": "eval-case",
 }
 
 // pathParam is a path parameter of the document ({run_id}); a route

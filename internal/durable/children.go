@@ -101,6 +101,8 @@ func (e *Runner) deliverToParents(ctx context.Context, ns []core.Notification) [
 			err = e.deliverToParent(ctx, n)
 		case n.Child != nil:
 			err = e.stopChildren(ctx, n)
+		case n.Eval != nil:
+			err = e.deliverToEval(ctx, n)
 		default:
 			rest = append(rest, n)
 			continue
@@ -309,22 +311,4 @@ func (e *Runner) handoff(v *Version, step core.Step, call core.ToolCall) core.In
 	}
 	cfg.AgentVersion = v.ID
 	return core.ToolDecided{Step: step, Decision: core.Decision{Kind: core.DecideHandoff, Handoff: &cfg}}
-}
-
-// hasAgentTools reports whether an agent of reg declares an agent tool:
-// only then can a run start children, and the sweeper look for their
-// outbox records.
-func hasAgentTools(reg *agents.Registry) bool {
-	if reg == nil {
-		return false
-	}
-	for _, slug := range reg.Slugs() {
-		a, _ := reg.Get(slug)
-		for _, d := range a.Tools {
-			if d.ChildAgent() != "" {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -142,7 +142,7 @@ func (e *Runner) newWrite(tenant string, prev core.RunState, out core.Output) (c
 		w.DueAt = &due
 	}
 	w.AfterFinish = core.IsTerminal(prev.Status)
-	if e.Notifier != nil || e.Callbacks != nil || out.State.Config.Parent != nil || len(out.State.Children) > 0 {
+	if e.Notifier != nil || e.Callbacks != nil || out.State.Config.Parent != nil || len(out.State.Children) > 0 || out.State.Config.Eval != nil {
 		var cb *core.Callback
 		if e.Callbacks != nil {
 			cb = out.State.Config.Callback

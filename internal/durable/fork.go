@@ -29,6 +29,12 @@ type ForkRequest struct {
 	// Caller is the principal of the request: the fork carries the
 	// source run's principal with no scope the caller lacks.
 	Caller *core.Principal
+	// runID, eval and pinned make the fork an eval's case run: its id,
+	// its tag, and Version as the eval resolved it (not a caller's
+	// choice, which the agent would have to allow).
+	runID  string
+	eval   *core.EvalRef
+	pinned bool
 }
 
 // ErrForkPoint: a fork names a message that is no fork point (400); the
@@ -136,9 +142,13 @@ func (e *Runner) Fork(ctx context.Context, tenant string, req ForkRequest) (Snap
 	}
 	start := StartRequest{Agent: st.Config.Agent, Overrides: req.Overrides, Metadata: st.Config.Metadata,
 		Principal: forkPrincipal(st.Config.Principal, req.Caller), RequestTools: requestTools(st.Config), Alias: req.Alias, Version: req.Version}
-	if req.Alias == "" && req.Version == "" {
+	switch {
+	case req.pinned:
+		start.inherited = true
+	case req.Alias == "" && req.Version == "":
 		start.Version, start.inherited = st.Config.AgentVersion, true
 	}
+	start.RunID, start.eval = req.runID, req.eval
 	msg := core.Message{Role: at.Role, Content: at.Content, Metadata: at.Metadata}
 	if req.Content != nil {
 		msg = core.Message{Role: at.Role, Content: *req.Content}
@@ -225,12 +235,16 @@ func requestTools(cfg core.RunConfig) []any {
 }
 
 // recorded gives a fork's state the calls its source recorded after the
-// fork point, when its step needs them (core.RunState.NeedsRecorded).
+// fork point, or an eval case's run its scripted answers, when its step
+// needs them (core.RunState.NeedsRecorded).
 func (e *Runner) recorded(ctx context.Context, tenant string, st *core.RunState, step core.Step) error {
 	if !st.NeedsRecorded(step) {
 		return nil
 	}
 	f := st.Config.ForkedFrom
+	if f == nil {
+		return e.caseAnswers(ctx, tenant, st)
+	}
 	src, err := e.Store.LoadRun(ctx, f.RunID)
 	if err != nil {
 		return fmt.Errorf("load run %s, which run %s was forked from: %w", f.RunID, st.RunID, err)

@@ -119,6 +119,9 @@ func notifications(tenant string, prev core.RunState, out core.Output, pending [
 		if st.Config.Parent != nil {
 			ns = append(ns, parentRecord(st))
 		}
+		if st.Config.Eval != nil {
+			ns = append(ns, evalRecord(st))
+		}
 		ns = append(ns, childStops(st)...)
 	}
 	switch {
@@ -206,9 +209,6 @@ func (e *Runner) notify(ctx context.Context, ns []core.Notification) {
 // sweepNotifications sends again the notifications still unsent
 // NotifyAfter after their transition, at most limit.
 func (e *Runner) sweepNotifications(ctx context.Context, now time.Time, limit int) (int, error) {
-	if e.Notifier == nil && e.Callbacks == nil && !e.agentTools && e.RemoteTasks == nil {
-		return 0, nil // nothing can have stored a record
-	}
 	ns, err := e.Store.UnsentNotifications(ctx, now.Add(-e.Limits.NotifyAfter), limit)
 	if err != nil {
 		return 0, fmt.Errorf("list unsent notifications: %w", err)

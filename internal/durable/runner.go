@@ -24,6 +24,7 @@ type Store interface {
 	core.RunLister
 	core.DeliveryLog
 	core.AgentVersionStore
+	core.EvalStore
 }
 
 // Options wires a Runner. Store, Queue and Agents are required; every
@@ -198,8 +199,10 @@ type Runner struct {
 	Machine *core.Machine
 	// Versions loads the agent versions runs run on; machines caches
 	// their agents' machines on the runner's clock (versions.go).
-	Versions    Versions
-	machines    sync.Map
+	Versions Versions
+	machines sync.Map
+	// evals keeps the decoded datasets of evals (evals.go).
+	evals       evalCache
 	Store       Store
 	Queue       core.StepQueue
 	Deltas      core.DeltaStore
@@ -217,10 +220,6 @@ type Runner struct {
 	Telemetry telemetry.Settings
 	Metrics   *EMF
 	cache     *transcriptCache
-	// agentTools: an agent of the file has agent tools, so runs may
-	// store records for parent and child runs in the outbox, which the
-	// sweeper then looks for (children.go).
-	agentTools bool
 	// after paces the heartbeats of a step's I/O (time.After).
 	after func(time.Duration) <-chan time.Time
 }
@@ -251,9 +250,7 @@ func New(o Options) *Runner {
 	lim := o.Limits.withDefaults()
 	return &Runner{Machine: &m, Versions: versions, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, RemoteTasks: o.RemoteTasks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim, Metering: o.Metering, Telemetry: o.Telemetry, Metrics: o.Metrics,
 		IO:    core.IO{Model: o.Model, Summarizer: o.Summarizer, Compactor: o.Compactor, Clock: o.Clock},
-		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter,
-		// Any published version may declare agent tools.
-		agentTools: o.Versions != nil || hasAgentTools(o.Agents)}
+		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter}
 }
 
 // Errors the API maps to statuses.

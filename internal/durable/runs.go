@@ -31,6 +31,8 @@ type StartRequest struct {
 	Alias     string
 	Version   string
 	inherited bool
+	// eval tags an eval's case run or judge's run (evals.go).
+	eval *core.EvalRef
 }
 
 // Start creates a run: it takes the session lock, stores the first state
@@ -72,6 +74,7 @@ func (e *Runner) start(ctx context.Context, tenant string, req StartRequest, for
 	if fork != nil {
 		cfg.ForkedFrom = &fork.from
 	}
+	cfg.Eval = req.eval
 	sessionID := req.SessionID
 	if sessionID == "" {
 		sessionID = e.IDs.NewID("s")

@@ -35,6 +35,10 @@ type Store struct {
 	versions map[string]core.AgentVersion
 	aliases  map[string]core.AgentAlias
 	audit    []core.AgentAuditEntry
+	// evals are the evals by id, and evalResults their scored cases by
+	// eval and case (evals.go).
+	evals       map[string]core.EvalRecord
+	evalResults map[string]map[int]core.EvalResult
 }
 
 type deliveryKey struct {
@@ -89,6 +93,7 @@ func New() *Store {
 		buckets: map[string]time.Time{}, active: map[string]int{},
 		deliveries: map[string]map[deliveryKey]core.StepDeliveries{},
 		versions:   map[string]core.AgentVersion{}, aliases: map[string]core.AgentAlias{},
+		evals: map[string]core.EvalRecord{}, evalResults: map[string]map[int]core.EvalResult{},
 	}
 }
 

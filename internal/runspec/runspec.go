@@ -22,6 +22,7 @@ import (
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
 	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/evals"
 )
 
 // Error is a refusal with an HTTP status and a machine code: the API's
@@ -129,14 +130,8 @@ func (v Validator) Request(b Body) (durable.StartRequest, error) {
 		return durable.StartRequest{}, Errorf(400, "invalid_request", "agent is required")
 	}
 	req := durable.StartRequest{Agent: b.Agent, Metadata: b.Metadata, Alias: b.Alias, Version: b.AgentVersion}
-	if b.Alias != "" && !core.ValidAliasName(b.Alias) {
-		return req, Errorf(400, "invalid_request", "alias %q: an alias name is 1 to 63 lowercase letters, digits, _ or -", b.Alias)
-	}
-	if b.AgentVersion != "" && !core.ValidAgentVersionID(b.AgentVersion) {
-		return req, Errorf(400, "invalid_request", "agent_version %q: a version id is av_ and 16 hex digits (baton agents versions lists them)", b.AgentVersion)
-	}
-	if b.Alias != "" && b.AgentVersion != "" {
-		return req, Errorf(400, "invalid_request", "name an alias or an agent_version, not both")
+	if err := VersionChoice(b.Alias, b.AgentVersion); err != nil {
+		return req, err
 	}
 	if b.SessionID != nil {
 		if !sessionIDRe.MatchString(*b.SessionID) {
@@ -207,6 +202,21 @@ func (v Validator) overrides(o Overrides) (agents.Overrides, error) {
 	return out, nil
 }
 
+// VersionChoice checks a request's choice of version: an alias, or a
+// version id, or neither.
+func VersionChoice(alias, version string) error {
+	if alias != "" && !core.ValidAliasName(alias) {
+		return Errorf(400, "invalid_request", "alias %q: an alias name is 1 to 63 lowercase letters, digits, _ or -", alias)
+	}
+	if version != "" && !core.ValidAgentVersionID(version) {
+		return Errorf(400, "invalid_request", "agent_version %q: a version id is av_ and 16 hex digits (baton agents versions lists them)", version)
+	}
+	if alias != "" && version != "" {
+		return Errorf(400, "invalid_request", "name an alias or an agent_version, not both")
+	}
+	return nil
+}
+
 // ForkBody is the body of POST /v1/runs/{run_id}/fork: the message to
 // fork at, its replacement, the version, the tool mode and the settings
 // the agent lets a caller override.
@@ -234,14 +244,8 @@ func (v Validator) Fork(runID string, b ForkBody) (durable.ForkRequest, error) {
 	if req.Tools != "" && !core.ValidForkTools(req.Tools) {
 		return req, Errorf(400, "invalid_request", "tools must be reuse, replay or live, got %q", req.Tools)
 	}
-	if b.Alias != "" && !core.ValidAliasName(b.Alias) {
-		return req, Errorf(400, "invalid_request", "alias %q: an alias name is 1 to 63 lowercase letters, digits, _ or -", b.Alias)
-	}
-	if b.AgentVersion != "" && !core.ValidAgentVersionID(b.AgentVersion) {
-		return req, Errorf(400, "invalid_request", "agent_version %q: a version id is av_ and 16 hex digits (baton agents versions lists them)", b.AgentVersion)
-	}
-	if b.Alias != "" && b.AgentVersion != "" {
-		return req, Errorf(400, "invalid_request", "name an alias or an agent_version, not both")
+	if err := VersionChoice(b.Alias, b.AgentVersion); err != nil {
+		return req, err
 	}
 	if b.Content != nil && len(*b.Content) > maxContentBytes {
 		return req, Errorf(400, "invalid_request", "content is larger than %d bytes", maxContentBytes)
@@ -277,11 +281,16 @@ func Classify(err error) *Error {
 	var ce *agents.CallbackError
 	var tma *core.TooManyActiveError
 	var fpe *durable.ForkPointError
+	var le *evals.LineError
 	switch {
 	case errors.As(err, &ce):
 		return &Error{Status: 400, Code: ce.Code, Message: ce.Message, Details: map[string]any{"field": "callback"}}
 	case errors.As(err, &oe):
 		return &Error{Status: 400, Code: "override_not_allowed", Message: err.Error(), Details: map[string]any{"field": oe.Field}}
+	case errors.As(err, &le) && errors.Is(err, durable.ErrInvalidDataset):
+		return &Error{Status: 400, Code: "invalid_dataset", Message: err.Error(), Details: map[string]any{"line": le.Line}}
+	case errors.Is(err, durable.ErrInvalidDataset):
+		return Errorf(400, "invalid_dataset", "%v", err)
 	case errors.As(err, &fpe):
 		return &Error{Status: 400, Code: "invalid_fork_point", Message: err.Error(), Details: map[string]any{"valid": fpe.Valid, "more": fpe.More}}
 	case errors.Is(err, durable.ErrUnknownAgent):

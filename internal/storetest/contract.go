@@ -68,6 +68,7 @@ func RunContract(t *testing.T, newStore func(t *testing.T) Store) {
 		{"AgentVersions/too_large", testAgentVersionTooLarge},
 		{"AgentAliases/revisions_audit", testAgentAliases},
 		{"AgentAliases/concurrent", testAgentAliasesConcurrent},
+		{"Evals/create_list_cancel_results", testEvals},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,167 @@
+package durable_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/evals"
+)
+
+// evalsFile: the demo agent (its own script answers by the question)
+// and a judge whose script scores every answer.
+const evalsFile = `{"agents":[{"slug":"demo","model":{"provider":"scripted","turns":[
+  {"if_user_said":"search","content":"","tool_calls":[{"id":"s1","name":"ability/search","parameters":{"q":"x"}}]},
+  {"if_user_said":"calendar","content":"","tool_calls":[{"id":"k1","name":"client/get_calendar","parameters":{"day":"mon"}}]},
+  {"content":"Done."}]},
+ "allow_overrides":["model"],"system":"Be brief.","max_turns":4,
+ "tools":[{"name":"ability/search","source":"go","description":"Search.","parameters":{"type":"object","properties":{"q":{"type":"string"}}},"executor":{"type":"go","handler":"count"}}]},
+ {"slug":"judge","model":{"provider":"scripted","turns":[{"content":"{\"score\": 0.8, \"reason\": \"brief and right\"}"}]},"system":"Judge."}]}`
+
+func inputCase(id, question string, expect evals.Expect) evals.Case {
+	return evals.Case{ID: id, Input: &evals.Input{Messages: []any{map[string]any{"role": "user", "content": question}}}, Expect: expect}
+}
+
+func str(s string) *string { return &s }
+
+// TestEvalScoresEachCaseOnce: five cases at concurrency 2 each run once
+// and are scored once, as their expectations say; a scripted client
+// answer answers a client tool; a repeated delivery of a case's end
+// changes nothing; a judged case carries the judge's score and its run
+// is a child of the case run; the eval's cost is its runs'.
+func TestEvalScoresEachCaseOnce(t *testing.T) {
+	h := newHarnessWith(t, evalsFile, nil)
+	ctx := context.Background()
+	cal := inputCase("calendar", "check my calendar", evals.Expect{Final: &evals.FinalCheck{Equals: str("Done.")},
+		Trajectory: &evals.Trajectory{Tools: []evals.ToolStep{{Name: "client/get_calendar", Parameters: map[string]any{"day": "mon"}}}}})
+	cal.Input.Tools = []map[string]any{{"name": "client/get_calendar", "description": "Calendar.", "parameters": map[string]any{"type": "object"}}}
+	cal.Input.ClientResults = []evals.ClientAnswer{{Tool: "client/get_calendar", Result: map[string]any{"free": true}}}
+	cases := []evals.Case{
+		inputCase("search", "search for x", evals.Expect{Final: &evals.FinalCheck{Equals: str("Done.")},
+			Trajectory: &evals.Trajectory{Tools: []evals.ToolStep{{Name: "ability/search"}}}, MaxTurns: 2}),
+		inputCase("wrong", "hello", evals.Expect{Final: &evals.FinalCheck{Contains: []string{"Goodbye"}}}),
+		cal,
+		inputCase("judged", "hello again", evals.Expect{Rubric: "Is it brief?", Final: &evals.FinalCheck{Regex: "^Done"}}),
+		inputCase("turns", "search again", evals.Expect{MaxTurns: 1}),
+	}
+	v, err := h.eng.StartEval(ctx, "acme", durable.EvalRequest{Agent: "demo", Judge: "judge", Concurrency: 2, Cases: cases})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Progress.Started != 2 || v.Status != core.EvalRunning || v.Progress.Total != 5 {
+		t.Fatalf("started: %+v", v.Progress)
+	}
+	h.pump(t)
+	v, err = h.eng.Eval(ctx, "acme", v.EvalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Status != core.EvalCompleted || v.Progress.Scored != 5 || v.Progress.Passed != 3 {
+		t.Fatalf("eval %s: %+v", v.Status, v.Progress)
+	}
+	want := map[string]bool{"search": true, "wrong": false, "calendar": true, "judged": true, "turns": false}
+	for _, c := range v.Cases {
+		if c.Pass != want[c.ID] {
+			t.Errorf("case %s: pass %v, checks %+v", c.ID, c.Pass, c.Checks)
+		}
+	}
+	if h.count.n["s1"] != 2 {
+		t.Errorf("ability/search ran %d times, want once per searching case", h.count.n["s1"])
+	}
+	judged := v.Cases[3]
+	if judged.Judge == nil || judged.Judge.Score != 0.8 || judged.Judge.Reason != "brief and right" {
+		t.Fatalf("judged case: %+v", judged.CaseResult)
+	}
+	kids, err := h.eng.List(ctx, "acme", core.RunListQuery{Limit: 10, Parent: judged.RunID})
+	if err != nil || len(kids.Runs) != 1 || kids.Runs[0].RunID != judged.Judge.RunID {
+		t.Fatalf("the judge's run as the case run's child: %+v %v", kids.Runs, err)
+	}
+	if fc := v.Cases[4].Checks; fc[len(fc)-1].Name != evals.CheckMaxTurns || fc[len(fc)-1].Pass {
+		t.Errorf("turns case checks %+v", fc)
+	}
+	if d := v.Cases[1].Checks[1].Detail; !strings.Contains(d, `does not contain "Goodbye"`) {
+		t.Errorf("wrong case's detail %q", d)
+	}
+	// Each case run started once, with the eval's id derived.
+	page, _ := h.eng.List(ctx, "acme", core.RunListQuery{Limit: 50})
+	if len(page.Runs) != 6 {
+		t.Fatalf("%d runs, want 5 cases and a judge", len(page.Runs))
+	}
+	// A second delivery of every run's end scores nothing twice and
+	// starts nothing.
+	for _, r := range page.Runs {
+		if err := h.eng.RedeliverEnd(ctx, r.RunID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.pump(t)
+	again, _ := h.eng.Eval(ctx, "acme", v.EvalID)
+	if again.Progress != v.Progress {
+		t.Fatalf("after repeated deliveries: %+v, was %+v", again.Progress, v.Progress)
+	}
+	if page, _ := h.eng.List(ctx, "acme", core.RunListQuery{Limit: 50}); len(page.Runs) != 6 {
+		t.Fatalf("%d runs after repeated deliveries", len(page.Runs))
+	}
+	if _, err := h.eng.Eval(ctx, "globex", v.EvalID); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("another tenant reads the eval: %v", err)
+	}
+}
+
+// TestEvalBadInput: a bad case is refused with its place, and a case
+// from another tenant's run too; nothing starts.
+func TestEvalBadInput(t *testing.T) {
+	h := newHarnessWith(t, evalsFile, nil)
+	ctx := context.Background()
+	other := h.start(t, scripted(turn("hi")), func(r *durable.StartRequest) { r.Agent = "demo" })
+	for _, tc := range []struct {
+		cases []evals.Case
+		line  int
+	}{
+		{[]evals.Case{inputCase("a", "x", evals.Expect{}), {ID: "b"}}, 2},
+		{[]evals.Case{inputCase("a", "x", evals.Expect{}), inputCase("a", "y", evals.Expect{})}, 2},
+		{[]evals.Case{{ID: "c", FromRun: other}}, 1},
+	} {
+		_, err := h.eng.StartEval(ctx, "globex", durable.EvalRequest{Agent: "demo", Cases: tc.cases})
+		var le *evals.LineError
+		if !errors.Is(err, durable.ErrInvalidDataset) || !errors.As(err, &le) || le.Line != tc.line {
+			t.Fatalf("%+v: %v", tc.cases, err)
+		}
+	}
+	if _, err := h.eng.StartEval(ctx, "acme", durable.EvalRequest{Agent: "nobody", Cases: []evals.Case{inputCase("a", "x", evals.Expect{})}}); !errors.Is(err, durable.ErrUnknownAgent) {
+		t.Fatalf("unknown agent: %v", err)
+	}
+	if evs, _, _ := h.eng.Evals(ctx, "globex", 10, ""); len(evs) != 0 {
+		t.Fatalf("refused evals were stored: %+v", evs)
+	}
+}
+
+// TestEvalCancel: a cancelled eval starts no more cases and cancels its
+// running ones, which are scored failed.
+func TestEvalCancel(t *testing.T) {
+	h := newHarnessWith(t, evalsFile, nil)
+	ctx := context.Background()
+	var cases []evals.Case
+	for i := 0; i < 6; i++ {
+		cases = append(cases, inputCase(fmt.Sprint(i), "hello", evals.Expect{}))
+	}
+	v, err := h.eng.StartEval(ctx, "acme", durable.EvalRequest{Agent: "demo", Concurrency: 2, Cases: cases,
+		Principal: &core.Principal{Tenant: "acme"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err = h.eng.CancelEval(ctx, "acme", v.EvalID); err != nil || v.Status != core.EvalCancelled {
+		t.Fatalf("cancel: %+v %v", v, err)
+	}
+	h.pump(t)
+	v, _ = h.eng.Eval(ctx, "acme", v.EvalID)
+	if v.Status != core.EvalCancelled || v.Progress.Scored != 2 || v.Progress.Failed != 2 || v.Cases[2].Status != durable.CasePending {
+		t.Fatalf("after the cancel: %s %+v", v.Status, v.Progress)
+	}
+	if _, err := h.eng.CancelEval(ctx, "globex", v.EvalID); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("another tenant cancels: %v", err)
+	}
+}
