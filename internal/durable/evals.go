@@ -524,19 +524,11 @@ func (e *Runner) Eval(ctx context.Context, tenant, id string) (EvalView, error) 
 	if err != nil {
 		return EvalView{}, err
 	}
-	results, err := e.Store.EvalResults(ctx, id)
+	byCase, err := e.results(ctx, id)
 	if err != nil {
 		return EvalView{}, err
 	}
-	v := e.evalView(rec)
-	byCase := make(map[int]*CaseResult, len(results))
-	for _, r := range results {
-		var res CaseResult
-		if err := core.DecodeJSON(r.Data, &res); err != nil {
-			return EvalView{}, fmt.Errorf("eval %s: case %d: %w", id, r.Case, err)
-		}
-		byCase[r.Case] = &res
-	}
+	v := e.evalView(rec, byCase)
 	// The cases that should be running: the first Concurrency, and each
 	// one Concurrency places after a scored case.
 	due := func(i int) bool {
@@ -546,31 +538,11 @@ func (e *Runner) Eval(ctx context.Context, tenant, id string) (EvalView, error) 
 		_, prev := byCase[i-rec.Concurrency]
 		return prev
 	}
-	var cost float64
-	priced := false
-	var turns, durMS int64
 	for i, c := range cs {
 		cv := EvalCaseView{ID: c.ID, Index: i, RunID: caseRunID(id, i), Status: CasePending}
-		switch res, ok := byCase[i]; {
-		case ok:
+		if res, ok := byCase[i]; ok {
 			cv.Status, cv.CaseResult = CaseScored, res
-			v.Progress.Scored++
-			if res.Pass {
-				v.Progress.Passed++
-			} else {
-				v.Progress.Failed++
-			}
-			turns += int64(res.Turns)
-			durMS += res.DurationMS
-			v.Totals.TotalTokens += res.TotalTokens
-			if res.CostUSD != nil {
-				cost, priced = cost+*res.CostUSD, true
-			}
-			if v.EndedAt == nil || res.ScoredAt.After(*v.EndedAt) {
-				at := res.ScoredAt
-				v.EndedAt = &at
-			}
-		case due(i):
+		} else if due(i) {
 			if _, err := e.Store.LoadRun(ctx, cv.RunID); err == nil {
 				cv.Status = CaseRunning
 			} else if !errors.Is(err, core.ErrNotFound) {
@@ -587,7 +559,54 @@ func (e *Runner) Eval(ctx context.Context, tenant, id string) (EvalView, error) 
 		}
 		v.Cases = append(v.Cases, cv)
 	}
-	v.Progress.Started += v.Progress.Scored
+	return v, nil
+}
+
+// results reads an eval's scored cases, by case.
+func (e *Runner) results(ctx context.Context, id string) (map[int]*CaseResult, error) {
+	results, err := e.Store.EvalResults(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	byCase := make(map[int]*CaseResult, len(results))
+	for _, r := range results {
+		var res CaseResult
+		if err := core.DecodeJSON(r.Data, &res); err != nil {
+			return nil, fmt.Errorf("eval %s: case %d: %w", id, r.Case, err)
+		}
+		byCase[r.Case] = &res
+	}
+	return byCase, nil
+}
+
+// evalView is an eval's view without its cases: its status, and its
+// progress and totals over its scored cases (Started counts those;
+// Eval adds the running ones).
+func (e *Runner) evalView(rec core.EvalRecord, byCase map[int]*CaseResult) EvalView {
+	v := EvalView{EvalID: rec.ID, Name: rec.Name, Agent: rec.Agent, AgentVersion: rec.Version, Alias: rec.Alias, Tools: rec.Tools, Judge: rec.Judge,
+		Concurrency: rec.Concurrency, Status: core.EvalRunning, CreatedAt: rec.CreatedAt, Progress: EvalProgress{Total: rec.Total}}
+	var cost float64
+	priced := false
+	var turns, durMS int64
+	for _, res := range byCase {
+		v.Progress.Scored++
+		if res.Pass {
+			v.Progress.Passed++
+		} else {
+			v.Progress.Failed++
+		}
+		turns += int64(res.Turns)
+		durMS += res.DurationMS
+		v.Totals.TotalTokens += res.TotalTokens
+		if res.CostUSD != nil {
+			cost, priced = cost+*res.CostUSD, true
+		}
+		if v.EndedAt == nil || res.ScoredAt.After(*v.EndedAt) {
+			at := res.ScoredAt
+			v.EndedAt = &at
+		}
+	}
+	v.Progress.Started = v.Progress.Scored
 	if n := v.Progress.Scored; n > 0 {
 		v.Totals.PassRate = float64(v.Progress.Passed) / float64(n)
 		v.Totals.MeanTurns = float64(turns) / float64(n)
@@ -605,21 +624,11 @@ func (e *Runner) Eval(ctx context.Context, tenant, id string) (EvalView, error) 
 	default:
 		v.EndedAt = nil
 	}
-	return v, nil
-}
-
-// evalView is an eval's view without its cases.
-func (e *Runner) evalView(rec core.EvalRecord) EvalView {
-	v := EvalView{EvalID: rec.ID, Name: rec.Name, Agent: rec.Agent, AgentVersion: rec.Version, Alias: rec.Alias, Tools: rec.Tools, Judge: rec.Judge,
-		Concurrency: rec.Concurrency, Status: core.EvalRunning, CreatedAt: rec.CreatedAt, Progress: EvalProgress{Total: rec.Total}}
-	if rec.Cancelled {
-		v.Status, v.EndedAt = core.EvalCancelled, rec.CancelledAt
-	}
 	return v
 }
 
-// Evals lists the tenant's evals newest first (their views without
-// cases or totals: read one for those).
+// Evals lists the tenant's evals newest first: their views without
+// cases (and Started counting the scored cases only).
 func (e *Runner) Evals(ctx context.Context, tenant string, limit int, cursor string) ([]EvalView, string, error) {
 	recs, next, err := e.Store.ListEvals(ctx, tenant, limit, cursor)
 	if err != nil {
@@ -627,7 +636,11 @@ func (e *Runner) Evals(ctx context.Context, tenant string, limit int, cursor str
 	}
 	out := make([]EvalView, 0, len(recs))
 	for _, r := range recs {
-		out = append(out, e.evalView(r))
+		byCase, err := e.results(ctx, r.ID)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, e.evalView(r, byCase))
 	}
 	return out, next, nil
 }
