@@ -79,29 +79,33 @@ func (e *ForkPointError) Unwrap() error { return ErrForkPoint }
 const forkPointsListed = 50
 
 // forkStart is what a fork adds to a run's start: where it comes from,
-// where its shared prefix is, and its source's configuration.
+// where its shared prefix is, its source's configuration and what its
+// source's agent would have had without a request's overrides.
 type forkStart struct {
 	from   core.ForkRef
 	base   []core.TranscriptSegment
 	edited bool
 	src    core.RunConfig
+	def    core.RunConfig
 }
 
-// inherit fills the settings a fork's body leaves unset with its
-// source's, where agent lets a request set them: the fork runs as its
-// source did (its model, a scripted one included, its turns, budgets,
-// context budget and parallel calls) unless it says otherwise.
+// inherit fills the settings a fork's body leaves unset with those its
+// source's request set (where agent lets a request set them): the fork
+// runs as its source was asked to (its model, a scripted one included,
+// its turns, budgets, context budget and parallel calls) unless it says
+// otherwise; what the source took from its agent, the fork takes from
+// its own version's agent.
 func (f *forkStart) inherit(agent *agents.Agent, o agents.Overrides) agents.Overrides {
-	src := f.src
-	if o.Model == nil && agent.Allows(agents.OverrideModel) {
+	src, def := f.src, f.def
+	if o.Model == nil && agent.Allows(agents.OverrideModel) && !sameJSON(src.Model, def.Model) {
 		m := src.Model
 		o.Model = &m
 	}
-	if o.MaxTurns == nil && agent.Allows(agents.OverrideMaxTurns) {
+	if o.MaxTurns == nil && agent.Allows(agents.OverrideMaxTurns) && src.MaxTurns != def.MaxTurns {
 		n := src.MaxTurns
 		o.MaxTurns = &n
 	}
-	if o.Budgets == nil && agent.Allows(agents.OverrideBudgets) && (len(src.Budgets) > 0 || src.CostBudgetUSD > 0) {
+	if o.Budgets == nil && agent.Allows(agents.OverrideBudgets) && ((len(src.Budgets)+len(def.Budgets) > 0 && !sameJSON(src.Budgets, def.Budgets)) || src.CostBudgetUSD != def.CostBudgetUSD) {
 		o.Budgets = core.BudgetLimits{}
 		for k, v := range src.Budgets {
 			o.Budgets[k] = float64(v)
@@ -110,15 +114,36 @@ func (f *forkStart) inherit(agent *agents.Agent, o agents.Overrides) agents.Over
 			o.Budgets[core.BudgetCostUSD] = src.CostBudgetUSD
 		}
 	}
-	if o.ParallelToolCalls == nil && agent.Allows(agents.OverrideParallelToolCalls) {
+	if o.ParallelToolCalls == nil && agent.Allows(agents.OverrideParallelToolCalls) && src.ParallelToolCalls != def.ParallelToolCalls {
 		p := src.ParallelToolCalls
 		o.ParallelToolCalls = &p
 	}
-	if o.ContextBudget == nil && agent.Allows(agents.OverrideContextBudget) {
+	if o.ContextBudget == nil && agent.Allows(agents.OverrideContextBudget) && src.ContextBudget != def.ContextBudget {
 		n := src.ContextBudget
 		o.ContextBudget = &n
 	}
 	return o
+}
+
+// sameJSON: a and b encode to the same canonical JSON.
+func sameJSON(a, b any) bool {
+	x, err1 := core.CanonicalJSON(a)
+	y, err2 := core.CanonicalJSON(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+// agentDefaults is the configuration the agent of run configuration cfg
+// gives a run without a request's overrides, in the run's version.
+func (e *Runner) agentDefaults(ctx context.Context, cfg core.RunConfig) (core.RunConfig, error) {
+	v, err := e.version(ctx, cfg)
+	if err != nil {
+		return core.RunConfig{}, err
+	}
+	a, ok := v.Agents.Get(cfg.Agent)
+	if !ok {
+		return core.RunConfig{}, fmt.Errorf("%w %q in agent version %s", ErrUnknownAgent, cfg.Agent, v.ID)
+	}
+	return a.RunConfig(agents.Overrides{})
 }
 
 // Fork starts a fork of a run of the tenant's (another tenant's run is
@@ -159,7 +184,11 @@ func (e *Runner) Fork(ctx context.Context, tenant string, req ForkRequest) (Snap
 	default:
 		// An assistant message without a new answer: asked again.
 	}
-	return e.start(ctx, tenant, start, &forkStart{
+	def, err := e.agentDefaults(ctx, st.Config)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	return e.start(ctx, tenant, start, &forkStart{def: def,
 		from: core.ForkRef{RunID: st.RunID, Seq: req.Seq, Tools: req.Tools},
 		base: core.ForkBase(st.Base, st.SessionID, req.Seq), edited: req.Content != nil, src: st.Config,
 	})
