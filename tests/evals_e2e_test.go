@@ -235,7 +235,7 @@ func TestEvalsJudgeAndCancel(t *testing.T) {
 			waiting = append(waiting, map[string]any{"id": fmt.Sprint("wait-", i), "input": map[string]any{
 				"messages": []any{map[string]any{"role": "user", "content": "wait"}},
 				"tools":    []any{map[string]any{"name": "client/ask", "description": "Ask.", "parameters": map[string]any{"type": "object"}}},
-				"model": map[string]any{"provider": "scripted", "turns": []any{map[string]any{"tool_calls": []any{map[string]any{"id": "a1", "name": "client/ask", "parameters": map[string]any{}}}}}}}})
+				"model":    map[string]any{"provider": "scripted", "turns": []any{map[string]any{"tool_calls": []any{map[string]any{"id": "a1", "name": "client/ask", "parameters": map[string]any{}}}}}}}})
 		}
 		r := d.call(t, "POST", "/v1/evals", tokAcme, mustJSON(map[string]any{"agent": "shop", "concurrency": 2, "dataset": waiting}))
 		if r.status != 202 {
