@@ -25,7 +25,8 @@ import (
 //     <!-- walkthrough:end -->) against a baton dev the test starts as
 //     `make run` does, and checks the output each ```text block shows;
 //   - TestHTTPAPIWalkthrough does the same for docs/http-api.md's curl
-//     walk-through, and TestForkWalkthrough for docs/fork-and-replay.md's;
+//     walk-through, TestForkWalkthrough for docs/fork-and-replay.md's and
+//     TestEvalsWalkthrough for docs/evals.md's;
 //   - TestDocsCodeBlocks checks every other fenced block of README.md and
 //     docs/*.md: JSON parses, agents files validate against the agents
 //     file's schema and Baton's checks, and any block that is not run says
@@ -242,6 +243,18 @@ func TestForkWalkthrough(t *testing.T) {
 	base, devOut := makeRun(t, "BATON_DEV_TOKENS=demo=dev-token-123")
 	if n := walkthrough(t, "../docs/fork-and-replay.md", base, devOut, "export TOKEN=dev-token-123 B="+base); n != 4 {
 		t.Fatalf("the walk-through ran %d blocks, want 4", n)
+	}
+}
+
+// TestEvalsWalkthrough runs docs/evals.md's worked example: two recorded
+// runs of the demo agent replayed as an eval.
+func TestEvalsWalkthrough(t *testing.T) {
+	if os.Getenv("BATON_E2E_BASE_URL") != "" {
+		t.Skip("starts baton dev itself")
+	}
+	base, devOut := makeRun(t, "BATON_DEV_TOKENS=demo=dev-token-123")
+	if n := walkthrough(t, "../docs/evals.md", base, devOut, "export TOKEN=dev-token-123 B="+base); n != 3 {
+		t.Fatalf("the walk-through ran %d blocks, want 3", n)
 	}
 }
 
