@@ -135,7 +135,8 @@ func TestEvalsReplayRecordedRuns(t *testing.T) {
 			t.Fatalf("publish v2: %d %v", pub.status, pub.body)
 		}
 		v2 := pub.body["id"].(string)
-		other := d.waitEval(t, startEval(t, d, map[string]any{"agent": "shop", "agent_version": v2, "concurrency": 4, "dataset": dataset, "name": "v2"}), time.Minute)
+		// The same cases, by reference to the first eval's dataset.
+		other := d.waitEval(t, startEval(t, d, map[string]any{"agent": "shop", "agent_version": v2, "concurrency": 4, "dataset_from": same["eval_id"], "name": "v2"}), time.Minute)
 		if other["agent_version"] != v2 || other["progress"].(map[string]any)["failed"] != float64(5) || other["totals"].(map[string]any)["pass_rate"] != 0.5 {
 			t.Fatalf("v2: %v", other["progress"])
 		}
@@ -180,8 +181,17 @@ func TestEvalsReplayRecordedRuns(t *testing.T) {
 		if r.status != 400 || errCode(r) != "invalid_dataset" || !strings.Contains(r.body["error"].(map[string]any)["message"].(string), "no such run of this tenant") {
 			t.Fatalf("another tenant's recorded run: %d %v", r.status, r.body)
 		}
-		if r := d.call(t, "POST", "/v1/evals", tokAcme, `{"agent":"shop","dataset":[{"id":"a","from_run":"r-x"}],"concurrency":0}`); r.status != 400 {
-			t.Fatalf("concurrency 0: %d %v", r.status, r.body)
+		for _, body := range []string{
+			`{"agent":"shop","dataset":[{"id":"a","from_run":"r-x"}],"concurrency":0}`,
+			`{"agent":"shop"}`,
+			`{"agent":"shop","dataset":[{"id":"a","from_run":"r-x"}],"dataset_from":"` + same["eval_id"].(string) + `"}`,
+		} {
+			if r := d.call(t, "POST", "/v1/evals", tokAcme, body); r.status != 400 || errCode(r) != "invalid_request" {
+				t.Fatalf("%s: %d %v", body, r.status, r.body)
+			}
+		}
+		if r := d.call(t, "POST", "/v1/evals", tokGlobex, `{"agent":"shop","dataset_from":"`+same["eval_id"].(string)+`"}`); r.status != 400 || errCode(r) != "invalid_dataset" {
+			t.Fatalf("another tenant's dataset_from: %d %v", r.status, r.body)
 		}
 		if after := len(d.call(t, "GET", "/v1/runs?limit=100", tokAcme, "").body["runs"].([]any)); after != before {
 			t.Fatalf("refused evals started %d runs", after-before)

@@ -50,6 +50,9 @@ type EvalRequest struct {
 	Judge       string
 	Concurrency int
 	Cases       []evals.Case
+	// DatasetFrom, instead of Cases, names an eval of the tenant's whose
+	// dataset the eval runs (another version on the same cases).
+	DatasetFrom string
 	Principal   *core.Principal
 }
 
@@ -187,6 +190,16 @@ func (e *Runner) evalOf(ctx context.Context, tenant, id string) (core.EvalRecord
 
 // StartEval stores an eval and starts its first cases.
 func (e *Runner) StartEval(ctx context.Context, tenant string, req EvalRequest) (EvalView, error) {
+	if req.DatasetFrom != "" {
+		_, cs, err := e.evalOf(ctx, tenant, req.DatasetFrom)
+		if errors.Is(err, core.ErrNotFound) {
+			return EvalView{}, fmt.Errorf("%w: dataset_from: no eval %s of this tenant", ErrInvalidDataset, req.DatasetFrom)
+		}
+		if err != nil {
+			return EvalView{}, err
+		}
+		req.Cases = cs
+	}
 	if err := evals.Check(req.Cases); err != nil {
 		return EvalView{}, fmt.Errorf("%w: %w", ErrInvalidDataset, err)
 	}

@@ -21,6 +21,7 @@ type evalBody struct {
 	Judge        string       `json:"judge"`
 	Concurrency  *int         `json:"concurrency"`
 	Dataset      []evals.Case `json:"dataset"`
+	DatasetFrom  string       `json:"dataset_from"`
 }
 
 // startEval answers POST /v1/evals: one run per case of the dataset, at
@@ -31,8 +32,10 @@ func (a *API) startEval(ctx context.Context, r *request, _ []string) (int, any, 
 		return 0, nil, err
 	}
 	req := durable.EvalRequest{Name: b.Name, Agent: b.Agent, Alias: b.Alias, Version: b.AgentVersion, Tools: b.Tools, Judge: b.Judge,
-		Cases: b.Dataset, Principal: r.principal()}
+		Cases: b.Dataset, DatasetFrom: b.DatasetFrom, Principal: r.principal()}
 	switch {
+	case (len(b.Dataset) == 0) == (b.DatasetFrom == ""):
+		return 0, nil, errf(400, "invalid_request", "give a dataset, or dataset_from (an eval whose dataset to run again), one of them")
 	case strings.TrimSpace(b.Agent) == "":
 		return 0, nil, errf(400, "invalid_request", "agent is required")
 	case len(b.Name) > 200:
