@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -211,18 +212,38 @@ func cmdAgentsVersions(ctx context.Context, args []string, env *Env) error {
 // cmdAgentsAlias is agents alias NAME VERSION [--weight W]: point an
 // alias at a version (rollback is pointing it back).
 func cmdAgentsAlias(ctx context.Context, args []string, env *Env) error {
-	f := newFlags("agents alias", "NAME VERSION [--weight W]", env)
+	f := newFlags("agents alias", "NAME VERSION [--weight W] [--if-eval EVAL [--min-pass P]]", env)
 	weight := f.Int("weight", 100, "the percentage of the alias's new runs the version gets; the rest stay where the alias points")
+	ifEval := f.String("if-eval", "", "move the alias only if this eval completed on VERSION and every case passed")
+	minPass := f.Float64("min-pass", -1, "with --if-eval: a pass rate (0 to 1) that is enough instead of every case")
 	pos, err := f.parse(args, 2, 2)
 	if err != nil {
 		return err
 	}
-	if *weight < 1 || *weight > 100 {
+	set := map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	switch {
+	case *weight < 1 || *weight > 100:
 		return usageErr("--weight must be 1 to 100")
+	case set["if-eval"] && *ifEval == "":
+		return usageErr("--if-eval wants an eval id")
+	case set["min-pass"] && !set["if-eval"]:
+		return usageErr("--min-pass goes with --if-eval")
+	case set["min-pass"] && (*minPass < 0 || *minPass > 1):
+		return usageErr("--min-pass wants a pass rate from 0 to 1; got %g", *minPass)
 	}
 	c, err := f.client(env)
 	if err != nil {
 		return err
+	}
+	if *ifEval != "" {
+		v, err := checkEvalGate(ctx, c, *ifEval, pos[1], *minPass)
+		if err != nil {
+			return err
+		}
+		if !f.json {
+			fmt.Fprintf(env.Stdout, "eval %s passed on %s: pass rate %s (%d of %d)\n", v.EvalID, v.AgentVersion, percent(v.passRate()), v.Progress.Passed, v.Progress.Total)
+		}
 	}
 	al, err := moveAlias(ctx, c, pos[0], pos[1], *weight)
 	if err != nil {

@@ -55,7 +55,7 @@ func isTerminal(f *os.File) bool {
 }
 
 // Commands lists the client commands Main serves.
-var Commands = []string{"run", "runs", "approve", "submit", "cancel", "steer", "interrupt", "login"}
+var Commands = []string{"run", "runs", "eval", "approve", "submit", "cancel", "steer", "interrupt", "login"}
 
 // AgentsCommands are the agents subcommands Main serves (baton agents
 // validate is not a client command: it reads a local file only).
@@ -68,6 +68,10 @@ const Usage = `  run       start a run and follow it live, answering its approva
             (runs events ID [--follow]), fork one at a message and follow
             the fork (runs fork ID --at SEQ [--edit TEXT] [--tools MODE]),
             compare two (runs compare A B)
+  eval      evaluations (docs/cli.md): eval run DATASET.jsonl --agent A
+            [--version V | --alias X] [--against V2] [--min-pass P]
+            [--json FILE] [--junit FILE], eval show EVAL, eval ls,
+            eval cancel EVAL, eval dataset --from-runs --agent A
   approve   accept or reject a pending action: approve RUN ACTION [--reject --reason R]
   submit    submit a client tool's result: submit RUN REQUEST --result JSON|@file
   cancel    cancel a run: cancel RUN [--reason R]
@@ -77,7 +81,7 @@ const Usage = `  run       start a run and follow it live, answering its approva
             (~/.config/baton/config.json, mode 0600)
   agents    agent versions (a token with agents:manage): agents publish FILE
             [--alias A [--weight W]], agents versions, agents diff V1 V2,
-            agents alias NAME VERSION [--weight W]
+            agents alias NAME VERSION [--weight W] [--if-eval EVAL [--min-pass P]]
 
   Client commands take --url (BATON_URL, default ` + DefaultURL + `),
   --token (BATON_TOKEN) and --json; see docs/cli.md for exit codes.
@@ -107,7 +111,7 @@ func Main(ctx context.Context, args []string, env *Env) int {
 	env.in = bufio.NewReader(env.Stdin)
 	err := dispatch(ctx, args, env)
 	name := args[0]
-	if (name == "runs" || name == "agents") && len(args) > 1 {
+	if (name == "runs" || name == "agents" || name == "eval") && len(args) > 1 {
 		name += " " + args[1]
 	}
 	var ue *usageError
@@ -148,6 +152,8 @@ func dispatch(ctx context.Context, args []string, env *Env) error {
 			return cmdRunsCompare(ctx, args[2:], env)
 		}
 		return usageErr("unknown runs command %q: want ls, show, events, fork or compare", args[1])
+	case "eval":
+		return cmdEval(ctx, args[1:], env)
 	case "approve":
 		return cmdApprove(ctx, args[1:], env)
 	case "submit":
@@ -177,13 +183,20 @@ type cmdFlags struct {
 }
 
 func newFlags(name, args string, env *Env) *cmdFlags {
+	f := newFlagsNoJSON(name, args, env)
+	f.BoolVar(&f.json, "json", false, "print JSON for scripts instead of human output")
+	return f
+}
+
+// newFlagsNoJSON is newFlags for a command whose --json is its own flag
+// (baton eval run --json FILE).
+func newFlagsNoJSON(name, args string, env *Env) *cmdFlags {
 	f := &cmdFlags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), name: name, env: env}
 	// The flag package reports a bad flag itself and prints the usage;
 	// parse says it once instead, in one line.
 	f.SetOutput(io.Discard)
 	f.StringVar(&f.url, "url", "", "API URL (default: BATON_URL, the profile, or "+DefaultURL+")")
 	f.StringVar(&f.token, "token", "", "API token (default: BATON_TOKEN or the profile)")
-	f.BoolVar(&f.json, "json", false, "print JSON for scripts instead of human output")
 	f.usage = func() {
 		fmt.Fprintf(env.Stderr, "usage: baton %s %s\n", name, args)
 		f.SetOutput(env.Stderr)

@@ -132,10 +132,20 @@ const postAttempts = 3
 var retryPause = func(n int) time.Duration { return time.Duration(n) * 500 * time.Millisecond }
 
 // postView posts body with an Idempotency-Key and reads the run view the
-// answer carries. A request that got no answer, or a transient error
-// (429, 5xx), is sent again with the same key: the API starts one run
-// however many of them arrived.
+// answer carries (postKeyed).
 func (c *client) postView(ctx context.Context, path string, body any, key string) (runView, error) {
+	raw, err := c.postKeyed(ctx, path, body, key)
+	if err != nil {
+		return runView{}, err
+	}
+	return decodeView(raw)
+}
+
+// postKeyed posts body with an Idempotency-Key and returns the answer's
+// JSON. A request that got no answer, or a transient error (429, 5xx), is
+// sent again with the same key: the API acts once however many of them
+// arrived.
+func (c *client) postKeyed(ctx context.Context, path string, body any, key string) (json.RawMessage, error) {
 	hdr := http.Header{"Idempotency-Key": {key}}
 	for attempt := 1; ; attempt++ {
 		resp, err := c.send(ctx, http.MethodPost, path, nil, body, hdr)
@@ -143,15 +153,15 @@ func (c *client) postView(ctx context.Context, path string, body any, key string
 			defer resp.Body.Close()
 			var raw json.RawMessage
 			if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil {
-				return runView{}, fmt.Errorf("POST %s: the response is not the JSON expected: %w", path, err)
+				return nil, fmt.Errorf("POST %s: the response is not the JSON expected: %w", path, err)
 			}
-			return decodeView(raw)
+			return raw, nil
 		}
 		if attempt == postAttempts || !transient(err) {
-			return runView{}, err
+			return nil, err
 		}
 		if err := pause(ctx, retryPause(attempt)); err != nil {
-			return runView{}, err
+			return nil, err
 		}
 	}
 }
