@@ -92,6 +92,9 @@ export const api = {
   fork: (id, body, key) => request('POST', `v1/runs/${encodeURIComponent(id)}/fork`, { body, key }),
   openAPI: () => request('GET', 'v1/openapi.json'),
   versions: (signal) => request('GET', 'v1/agent-versions', { signal }),
+  listEvals: (query, signal) => request('GET', 'v1/evals', { query, signal }),
+  getEval: (id, signal) => request('GET', `v1/evals/${encodeURIComponent(id)}`, { signal }),
+  cancelEval: (id) => request('POST', `v1/evals/${encodeURIComponent(id)}/cancel`, { body: {} }),
 };
 
 // follow reads GET /v1/runs/{id}/stream (fetch, so the credential goes

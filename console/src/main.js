@@ -6,8 +6,10 @@ import { SignIn } from './signin.js';
 import { RunsPage } from './runs.js';
 import { RunPage } from './run.js';
 import { VersionsPage } from './versions.js';
+import { EvalPage, EvalsPage } from './evals.js';
 
-// Routes live in the fragment (#/runs, #/runs/<id>, #/versions): the server serves
+// Routes live in the fragment (#/runs, #/runs/<id>, #/versions, #/evals,
+// #/evals/<id>, #/evals/<id>?against=<id>): the server serves
 // one page, and a run id never leaves the browser in a request path to
 // the console.
 function route() {
@@ -15,6 +17,9 @@ function route() {
   const m = h.match(/^\/runs\/([^/?]+)/);
   if (m) return { page: 'run', id: decodeURIComponent(m[1]) };
   if (h.startsWith('/versions')) return { page: 'versions' };
+  const e = h.match(/^\/evals\/([^/?]+)(?:\?(.*))?$/);
+  if (e) return { page: 'eval', id: decodeURIComponent(e[1]), against: new URLSearchParams(e[2] || '').get('against') || '' };
+  if (h.startsWith('/evals')) return { page: 'evals' };
   return { page: 'runs' };
 }
 
@@ -39,17 +44,25 @@ function App() {
     credential.clear();
     setSignedIn(false);
   };
+  const pages = {
+    run: () => html`<${RunPage} key=${where.id} id=${where.id} />`,
+    versions: () => html`<${VersionsPage} />`,
+    evals: () => html`<${EvalsPage} />`,
+    eval: () => html`<${EvalPage} key=${`${where.id}|${where.against}`} id=${where.id} against=${where.against} />`,
+    runs: () => html`<${RunsPage} />`,
+  };
   return html`
     <header class="top">
       <a class="brand" href="#/runs">Baton</a>
       <nav aria-label="Main">
         <a href="#/runs" aria-current=${where.page === 'runs' ? 'page' : undefined}>Runs</a>
+        <a href="#/evals" aria-current=${where.page === 'evals' || where.page === 'eval' ? 'page' : undefined}>Evals</a>
         <a href="#/versions" aria-current=${where.page === 'versions' ? 'page' : undefined}>Versions</a>
       </nav>
       <button type="button" class="quiet" onClick=${signOut}>Sign out</button>
     </header>
     <main id="main">
-      ${where.page === 'run' ? html`<${RunPage} key=${where.id} id=${where.id} />` : where.page === 'versions' ? html`<${VersionsPage} />` : html`<${RunsPage} />`}
+      ${pages[where.page]()}
     </main>`;
 }
 
