@@ -860,8 +860,9 @@ func cmdEvalDataset(ctx context.Context, args []string, env *Env) error {
 		q.Set("limit", strconv.Itoa(min(100, *limit-len(ids))))
 		var page struct {
 			Runs []struct {
-				RunID  string `json:"run_id"`
-				Status string `json:"status"`
+				RunID  string          `json:"run_id"`
+				Status string          `json:"status"`
+				Eval   json.RawMessage `json:"eval"`
 			} `json:"runs"`
 			NextCursor *string `json:"next_cursor"`
 		}
@@ -872,10 +873,13 @@ func cmdEvalDataset(ctx context.Context, args []string, env *Env) error {
 			if len(ids) == *limit {
 				break
 			}
-			if isTerminalStatus(r.Status) {
-				ids = append(ids, r.RunID)
-			} else {
+			switch {
+			case len(r.Eval) > 0 && string(r.Eval) != "null":
+				fmt.Fprintf(env.Stderr, "skipped %s: a case run of an eval\n", r.RunID)
+			case !isTerminalStatus(r.Status):
 				fmt.Fprintf(env.Stderr, "skipped %s: %s, not finished\n", r.RunID, r.Status)
+			default:
+				ids = append(ids, r.RunID)
 			}
 		}
 		if page.NextCursor == nil || len(page.Runs) == 0 {

@@ -408,7 +408,8 @@ func TestEvalShowListCancel(t *testing.T) {
 }
 
 // TestEvalDatasetFromRuns: a case per finished run of the agent (pages
-// followed up to --limit; runs still going skipped), each replaying its
+// followed up to --limit; runs still going and evals' case runs
+// skipped), each replaying its
 // run and expecting its final answer and its own tool calls (not an
 // earlier run's of the session) with their parameters, in order.
 func TestEvalDatasetFromRuns(t *testing.T) {
@@ -419,7 +420,7 @@ func TestEvalDatasetFromRuns(t *testing.T) {
 		case "/v1/runs":
 			queries = append(queries, r.URL.RawQuery)
 			if r.URL.Query().Get("cursor") == "" {
-				_, _ = w.Write([]byte(`{"runs":[{"run_id":"r-2","status":"completed"},{"run_id":"r-busy","status":"running"}],"next_cursor":"c2"}`))
+				_, _ = w.Write([]byte(`{"runs":[{"run_id":"r-2","status":"completed"},{"run_id":"r-busy","status":"running"},{"run_id":"r-case","status":"completed","eval":{"eval_id":"ev_1","case":0}}],"next_cursor":"c2"}`))
 				return
 			}
 			_, _ = w.Write([]byte(`{"runs":[{"run_id":"r-1","status":"failed"},{"run_id":"r-0","status":"completed"}],"next_cursor":null}`))
@@ -457,7 +458,7 @@ func TestEvalDatasetFromRuns(t *testing.T) {
 	if len(queries) != 2 || queries[0] != "agent=demo&limit=2&since=2026-11-01T00%3A00%3A00Z" || queries[1] != "agent=demo&cursor=c2&limit=1&since=2026-11-01T00%3A00%3A00Z" {
 		t.Fatalf("queries %q", queries)
 	}
-	if !strings.Contains(errOut.String(), "skipped r-busy: running, not finished") || !strings.Contains(errOut.String(), "2 cases from runs of agent demo") {
+	if !strings.Contains(errOut.String(), "skipped r-busy: running, not finished") || !strings.Contains(errOut.String(), "skipped r-case: a case run of an eval") || !strings.Contains(errOut.String(), "2 cases from runs of agent demo") {
 		t.Fatalf("stderr %q", errOut.String())
 	}
 	// What it writes is a dataset eval run reads.
