@@ -16,7 +16,7 @@ import (
 // evalAgents is the agents file of the eval tests: evalee, whose version
 // one calls ability/echo and then answers "Echoed it." and whose version
 // two answers the same without the call; grader, a judge that scores
-// every answer 0.5. Both versions allow a model override (an input case
+// every answer 0.5. Version one allows a model override (an input case
 // may bring its own script).
 func evalAgents(t *testing.T, n int) string {
 	t.Helper()
@@ -24,15 +24,18 @@ func evalAgents(t *testing.T, n int) string {
 	if n == 2 {
 		turns = []any{map[string]any{"content": "Echoed it."}}
 	}
-	file := map[string]any{"agents": []any{
-		map[string]any{"slug": "evalee", "model": map[string]any{"provider": "scripted", "turns": turns}, "allow_overrides": []any{"model"},
-			"tools": []any{map[string]any{"name": "ability/echo", "source": "go", "description": "Echo the parameters.",
-				"parameters": map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}},
-				"executor":   map[string]any{"type": "go", "handler": "echo"}}}},
-		map[string]any{"slug": "grader", "model": map[string]any{"provider": "scripted", "turns": []any{
-			map[string]any{"content": `{"score": 0.5, "reason": "Half of what the rubric asks."}`}}}},
-	}}
-	return writeAgentsFile(t, file)
+	evalee := map[string]any{"slug": "evalee", "model": map[string]any{"provider": "scripted", "turns": turns},
+		"tools": []any{map[string]any{"name": "ability/echo", "source": "go", "description": "Echo the parameters.",
+			"parameters": map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}},
+			"executor":   map[string]any{"type": "go", "handler": "echo"}}}}
+	if n == 1 {
+		// A replay keeps its source's model where the agent lets a request
+		// set it: version two does not, so its replays run its own.
+		evalee["allow_overrides"] = []any{"model"}
+	}
+	grader := map[string]any{"slug": "grader", "model": map[string]any{"provider": "scripted", "turns": []any{
+		map[string]any{"content": `{"score": 0.5, "reason": "Half of what the rubric asks."}`}}}}
+	return writeAgentsFile(t, map[string]any{"agents": []any{evalee, grader}})
 }
 
 // startEvalDev starts baton dev on version one of evalAgents, with the
@@ -88,7 +91,7 @@ func waitEval(t *testing.T, d *dev, id string) map[string]any {
 	}
 }
 
-var evalIDRe = regexp.MustCompile(`eval (ev_[0-9A-Za-z_-]+) started`)
+var evalIDRe = regexp.MustCompile(`eval (ev[-_][0-9A-Za-z_-]+) started`)
 
 // TestCLIEval drives the eval commands against baton dev (on the
 // emulators when configured): eval dataset --from-runs writes a case per
@@ -137,8 +140,9 @@ func TestCLIEval(t *testing.T) {
 			t.Fatalf("stderr lacks %q:\n%s", want, r.stderr)
 		}
 	}
-	for _, want := range []string{"A " + v1, "B " + v2, "B trajectory: ", "pass rate      100.0% (4 of 4)  50.0% (2 of 4)   -50.0 points"} {
-		if !strings.Contains(r.stdout, want) {
+	table := strings.Join(strings.Fields(r.stdout), " ") // columns aligned with runs of spaces
+	for _, want := range []string{"A " + v1, "B " + v2, "pass FAIL 2 → 1 (-1)", "B trajectory: ", "pass rate 100.0% (4 of 4) 50.0% (2 of 4) -50.0 points"} {
+		if !strings.Contains(table, want) {
 			t.Fatalf("stdout lacks %q:\n%s", want, r.stdout)
 		}
 	}
