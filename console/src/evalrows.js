@@ -42,6 +42,16 @@ export function rate(r) {
   return typeof r === 'number' ? `${(r * 100).toFixed(1)}%` : '';
 }
 
+// passRate is an eval's pass rate, '' until a case is scored (the API's
+// 0 then is no rate yet).
+export function passRate(v) {
+  const scored = (v && v.progress && v.progress.scored) || 0;
+  return scored > 0 ? rate(v.totals && v.totals.pass_rate) : '';
+}
+
+// plural is "1 turn", "2 turns".
+export const plural = (n, noun) => `${n} ${noun}${n === 1 || n === -1 ? '' : 's'}`;
+
 // progressOf is an eval's progress as {scored, total, label}.
 export function progressOf(v) {
   const p = (v && v.progress) || {};

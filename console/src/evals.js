@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { api } from './api.js';
 import { ms, tokens, usd, when } from './format.js';
-import { change, failingChecks, outcomeChange, pairCases, progressOf, rate, running, verdict } from './evalrows.js';
+import { change, failingChecks, outcomeChange, pairCases, passRate, plural, progressOf, running, verdict } from './evalrows.js';
 
 // Evaluations (GET /v1/evals, GET /v1/evals/{id}): a dataset's cases run
 // on an agent version and scored. The list shows each eval's progress and
@@ -80,7 +80,7 @@ export function EvalsPage() {
             <td data-label="Agent">${v.agent}${v.agent_version && html`<div class="dim mono version"><span class="visually-hidden">version </span>${v.agent_version}</div>`}</td>
             <td data-label="Status">${statusBadge(v)}</td>
             <td data-label="Progress"><${Progress} view=${v} /></td>
-            <td data-label="Pass rate" class="num">${rate(v.totals && v.totals.pass_rate)}</td>
+            <td data-label="Pass rate" class="num">${passRate(v)}</td>
             <td data-label="Created"><time datetime=${v.created_at}>${when(v.created_at)}</time></td>
           </tr>`)}
         ${page && evals.length === 0 && html`<tr><td colspan="6">No evals yet.</td></tr>`}
@@ -148,7 +148,7 @@ function Summary({ view: v, side }) {
         <div><dt>Progress</dt><dd><${Progress} view=${v} /></dd></div>
       </dl>
       <dl class="facts totals" aria-label=${`Totals of ${v.eval_id}`}>
-        <div><dt>Pass rate</dt><dd><strong>${rate(t.pass_rate) || '–'}</strong></dd></div>
+        <div><dt>Pass rate</dt><dd><strong>${passRate(v) || 'none scored yet'}</strong></dd></div>
         <div><dt>Mean turns</dt><dd>${typeof t.mean_turns === 'number' ? t.mean_turns.toFixed(1) : ''}</dd></div>
         <div><dt>Tokens</dt><dd>${tokens(t.total_tokens)}</dd></div>
         <div><dt>Cost</dt><dd>${typeof t.cost_usd === 'number' ? usd(t.cost_usd) : 'not priced'}</dd></div>
@@ -181,7 +181,7 @@ function CompareForm({ id, against }) {
   return html`
     <form class="compare" onSubmit=${submit}>
       <label for="against">Compare with another eval</label>
-      <input id="against" class="mono" placeholder="ev_…" value=${other} onInput=${(e) => setOther(e.currentTarget.value)} />
+      <input id="against" class="mono" placeholder="eval id" value=${other} onInput=${(e) => setOther(e.currentTarget.value)} />
       <button type="submit">Compare</button>
       ${against && html`<a href=${evalLink(id)}>Show this eval alone</a>`}
       ${error && html`<p class="error" role="alert">${error}</p>`}
@@ -244,7 +244,7 @@ function Side({ c }) {
   return html`
     <${Verdict} c=${c} />
     <${Checks} c=${c} />
-    <div class="dim nums">${c.turns ?? 0} turns · ${tokens(c.total_tokens)} tokens${typeof c.cost_usd === 'number' ? ` · ${usd(c.cost_usd)}` : ''}</div>
+    <div class="dim nums">${plural(c.turns ?? 0, 'turn')} · ${tokens(c.total_tokens)} tokens${typeof c.cost_usd === 'number' ? ` · ${usd(c.cost_usd)}` : ''}</div>
     <div>${runLink(c)}</div>`;
 }
 
@@ -261,7 +261,7 @@ function PairTable({ a, b, onlyFailed }) {
         ${rows.map((r) => {
           const moved = outcomeChange(r);
           const d = r.a && r.b ? [
-            change(r.a.turns, r.b.turns) && `${change(r.a.turns, r.b.turns)} turns`,
+            change(r.a.turns, r.b.turns) && `${change(r.a.turns, r.b.turns)} turn${Math.abs(r.b.turns - r.a.turns) === 1 ? '' : 's'}`,
             change(r.a.total_tokens, r.b.total_tokens, tokens) && `${change(r.a.total_tokens, r.b.total_tokens, tokens)} tokens`,
             change(r.a.cost_usd, r.b.cost_usd, usd),
           ].filter(Boolean) : [];

@@ -3,7 +3,7 @@
 // tests/console_eval_e2e_test.go.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { change, failingChecks, outcomeChange, pairCases, progressOf, rate, running, verdict } from '../../console/src/evalrows.js';
+import { change, failingChecks, outcomeChange, pairCases, passRate, plural, progressOf, rate, running, verdict } from '../../console/src/evalrows.js';
 
 const c = (id, pass, extra = {}) => ({ id, status: pass === undefined ? 'running' : 'scored', ...(pass === undefined ? {} : { pass }), ...extra });
 
@@ -37,6 +37,10 @@ test('rates, progress, changes and whether an eval still runs', () => {
   assert.equal(rate(0.9), '90.0%');
   assert.equal(rate(1), '100.0%');
   assert.equal(rate(null), '');
+  assert.equal(passRate({ progress: { scored: 0 }, totals: { pass_rate: 0 } }), '');
+  assert.equal(passRate({ progress: { scored: 2 }, totals: { pass_rate: 0 } }), '0.0%');
+  assert.equal(plural(1, 'turn'), '1 turn');
+  assert.equal(plural(0, 'turn'), '0 turns');
   assert.deepEqual(progressOf({ progress: { total: 10, scored: 4, failed: 1 } }), { scored: 4, total: 10, label: '4 of 10 scored, 1 failed' });
   assert.equal(progressOf({}).label, '0 of 0 scored');
   assert.equal(change(2, 5), '+3');

@@ -24,7 +24,7 @@ const checkPage = async (where) => {
   for (const label of await checkContrast(page, where)) checked.add(label);
   await checkWidth(page, where);
 };
-const text = async (loc) => (await loc.textContent()).replace(/\s+/g, ' ').trim();
+const text = async (loc) => (await loc.innerText()).replace(/\s+/g, ' ').trim();
 const rate = (r) => `${(r * 100).toFixed(1)}%`;
 const openEval = async (v, against) => {
   await page.goto(`${base}/console/#/evals/${encodeURIComponent(v.eval_id)}${against ? `?against=${encodeURIComponent(against)}` : ''}`);
