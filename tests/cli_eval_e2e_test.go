@@ -100,7 +100,8 @@ var evalIDRe = regexp.MustCompile(`eval (ev[-_][0-9A-Za-z_-]+) started`)
 // two, prints both side by side (version two's replays fail their
 // trajectory, the judge scores the rubric case) and writes the views and
 // JUnit XML; --min-pass decides the exit code; a malformed dataset line
-// is refused before anything is sent; eval ls and show read the evals;
+// is refused before anything is sent, and a case the API refuses is
+// named by its line; eval ls and show read the evals;
 // agents alias --if-eval moves the alias only after an eval that passed
 // on that version.
 func TestCLIEval(t *testing.T) {
@@ -205,6 +206,12 @@ func TestCLIEval(t *testing.T) {
 	_ = os.WriteFile(bad, []byte(lines[0]+"\n{\"id\":\"x\",\"input\":\n"), 0o600)
 	if r := runCLI(t, env, "", "eval", "run", bad, "--agent", "evalee"); r.code != 2 || !strings.Contains(r.stderr, "bad.jsonl line 2: not JSON") {
 		t.Fatalf("a malformed line: exit %d\n%s", r.code, r.stderr)
+	}
+	// A case only the API refuses is named by its line, blank lines counted.
+	refused := filepath.Join(t.TempDir(), "refused.jsonl")
+	_ = os.WriteFile(refused, []byte(lines[0]+"\n\n"+`{"id":"y","input":{"messages":[{"role":"user","content":"hi"}]},"expect":{"final":{"regex":"("}}}`+"\n"), 0o600)
+	if r := runCLI(t, env, "", "eval", "run", refused, "--agent", "evalee"); r.code != 2 || !strings.Contains(r.stderr, "refused.jsonl line 3: invalid_dataset: ") || !strings.Contains(r.stderr, "nothing was started") {
+		t.Fatalf("a case the API refuses: exit %d\n%s", r.code, r.stderr)
 	}
 	if after := len(d.call(t, "GET", "/v1/evals?limit=100", tokAcme, "").body["evals"].([]any)); after != before {
 		t.Fatalf("a malformed dataset started an eval: %d evals, were %d", after, before)

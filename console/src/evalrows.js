@@ -61,9 +61,11 @@ export function progressOf(v) {
 }
 
 // change writes the change from a to b with its sign, through fmt
-// ('' when either is missing or they are equal).
+// ('' when either is missing, or the change is written as no change:
+// $0.0000 of a cost whose change is a fraction of the fourth decimal).
 export function change(a, b, fmt = String) {
   if (typeof a !== 'number' || typeof b !== 'number' || a === b) return '';
   const d = b - a;
+  if (fmt(Math.abs(d)) === fmt(0)) return '';
   return `${d > 0 ? '+' : '−'}${fmt(Math.abs(d))}`;
 }

@@ -18,6 +18,8 @@ type APIError struct {
 	Status  int
 	Code    string
 	Message string
+	// Details is the error's details object, when it has one.
+	Details map[string]any
 }
 
 func (e *APIError) Error() string {
@@ -92,13 +94,14 @@ func (c *client) send(ctx context.Context, method, path string, query url.Values
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var e struct {
 		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
+			Code    string         `json:"code"`
+			Message string         `json:"message"`
+			Details map[string]any `json:"details"`
 		} `json:"error"`
 	}
 	ae := &APIError{Status: resp.StatusCode}
 	if json.Unmarshal(raw, &e) == nil && e.Error.Code != "" {
-		ae.Code, ae.Message = e.Error.Code, e.Error.Message
+		ae.Code, ae.Message, ae.Details = e.Error.Code, e.Error.Message, e.Error.Details
 	} else {
 		ae.Code = "http_" + fmt.Sprint(resp.StatusCode)
 		ae.Message = strings.TrimSpace(string(raw))

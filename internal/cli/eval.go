@@ -190,10 +190,11 @@ const maxCaseLine = 16 << 20
 // and either input (an object) or from_run (a run id). A line that is
 // not is a usage error naming its number. The rest of a case is the
 // API's to check.
-func readDataset(r io.Reader, name string) ([]json.RawMessage, error) {
+//
+// lines holds each case's line number.
+func readDataset(r io.Reader, name string) (cases []json.RawMessage, lines []int, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxCaseLine)
-	var cases []json.RawMessage
 	seen := map[string]int{}
 	for n := 1; sc.Scan(); n++ {
 		line := bytes.TrimSpace(sc.Bytes())
@@ -206,53 +207,54 @@ func readDataset(r io.Reader, name string) ([]json.RawMessage, error) {
 		var c map[string]json.RawMessage
 		dec := json.NewDecoder(bytes.NewReader(line))
 		if err := dec.Decode(&c); err != nil {
-			return nil, bad("not JSON: %v", err)
+			return nil, nil, bad("not JSON: %v", err)
 		}
 		if dec.More() {
-			return nil, bad("more than one JSON value (one case per line)")
+			return nil, nil, bad("more than one JSON value (one case per line)")
 		}
 		if c == nil {
-			return nil, bad("a case is a JSON object")
+			return nil, nil, bad("a case is a JSON object")
 		}
 		var id string
 		if err := json.Unmarshal(c["id"], &id); err != nil || id == "" {
-			return nil, bad(`a case needs an "id" string`)
+			return nil, nil, bad(`a case needs an "id" string`)
 		}
 		if len([]rune(id)) > 128 {
-			return nil, bad("the id is %d characters long, at most 128", len([]rune(id)))
+			return nil, nil, bad("the id is %d characters long, at most 128", len([]rune(id)))
 		}
 		if prev, dup := seen[id]; dup {
-			return nil, bad("id %q is already the id of line %d", id, prev)
+			return nil, nil, bad("id %q is already the id of line %d", id, prev)
 		}
 		seen[id] = n
 		_, hasInput := c["input"]
 		_, hasRun := c["from_run"]
 		switch {
 		case hasInput == hasRun:
-			return nil, bad(`case %q needs "input" or "from_run", one of them`, id)
+			return nil, nil, bad(`case %q needs "input" or "from_run", one of them`, id)
 		case hasInput && !isObject(c["input"]):
-			return nil, bad(`case %q: "input" is a JSON object`, id)
+			return nil, nil, bad(`case %q: "input" is a JSON object`, id)
 		case hasRun:
 			var run string
 			if json.Unmarshal(c["from_run"], &run) != nil || run == "" {
-				return nil, bad(`case %q: "from_run" is a run id`, id)
+				return nil, nil, bad(`case %q: "from_run" is a run id`, id)
 			}
 		}
 		if e, ok := c["expect"]; ok && !isObject(e) {
-			return nil, bad(`case %q: "expect" is a JSON object`, id)
+			return nil, nil, bad(`case %q: "expect" is a JSON object`, id)
 		}
 		cases = append(cases, append(json.RawMessage(nil), line...))
+		lines = append(lines, n)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, usageErr("%s: a line is longer than %d MiB; nothing was sent", name, maxCaseLine>>20)
+			return nil, nil, usageErr("%s: a line is longer than %d MiB; nothing was sent", name, maxCaseLine>>20)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	if len(cases) == 0 {
-		return nil, usageErr("%s has no cases; nothing was sent", name)
+		return nil, nil, usageErr("%s has no cases; nothing was sent", name)
 	}
-	return cases, nil
+	return cases, lines, nil
 }
 
 func isObject(raw json.RawMessage) bool {
@@ -305,7 +307,7 @@ func cmdEvalRun(ctx context.Context, args []string, env *Env) error {
 	if err != nil {
 		return err
 	}
-	cases, err := readDataset(file, pos[0])
+	cases, lines, err := readDataset(file, pos[0])
 	file.Close()
 	if err != nil {
 		return err
@@ -335,7 +337,7 @@ func cmdEvalRun(ctx context.Context, args []string, env *Env) error {
 	}
 	first, err := startEval(ctx, c, body)
 	if err != nil {
-		return err
+		return datasetRefusal(err, pos[0], lines)
 	}
 	evals := []evalView{first}
 	if *against != "" {
@@ -389,6 +391,22 @@ func cmdEvalRun(ctx context.Context, args []string, env *Env) error {
 		showEval(p, evals[0])
 	}
 	return passGate(env, evals[0], *minPass)
+}
+
+// datasetRefusal names the file's line of a case the API refused
+// (invalid_dataset's details.line is the case's position in the dataset
+// sent, which skipped blank lines): a usage error, as a line the command
+// refused itself is.
+func datasetRefusal(err error, file string, lines []int) error {
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Code != "invalid_dataset" {
+		return err
+	}
+	n, _ := ae.Details["line"].(float64)
+	if i := int(n); float64(i) == n && i >= 1 && i <= len(lines) {
+		return usageErr("%s line %d: %v; nothing was started", file, lines[i-1], err)
+	}
+	return usageErr("%s: %v; nothing was started", file, err)
 }
 
 // passGate ends the command with exit 1 when the eval was cancelled or

@@ -21,8 +21,8 @@ import (
 // they are; a line that is not a case is a usage error naming its number.
 func TestReadDataset(t *testing.T) {
 	good := "{\"id\":\"c1\",\"input\":{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]},\"expect\":{\"max_turns\":2.50}}\n\n  \r\n{\"id\":\"c2\",\"from_run\":\"r-1\"}\r\n"
-	cases, err := readDataset(strings.NewReader(good), "d.jsonl")
-	if err != nil || len(cases) != 2 {
+	cases, lines, err := readDataset(strings.NewReader(good), "d.jsonl")
+	if err != nil || len(cases) != 2 || len(lines) != 2 || lines[0] != 1 || lines[1] != 4 {
 		t.Fatalf("cases %s, err %v", cases, err)
 	}
 	if string(cases[0]) != `{"id":"c1","input":{"messages":[{"role":"user","content":"hi"}]},"expect":{"max_turns":2.50}}` || string(cases[1]) != `{"id":"c2","from_run":"r-1"}` {
@@ -44,7 +44,7 @@ func TestReadDataset(t *testing.T) {
 		{"{\"id\":\"c1\",\"from_run\":\"r\",\"expect\":[]}\n", `case "c1": "expect" is a JSON object`},
 		{"\n \n", "d.jsonl has no cases"},
 	} {
-		_, err := readDataset(strings.NewReader(tc.data), "d.jsonl")
+		_, _, err := readDataset(strings.NewReader(tc.data), "d.jsonl")
 		var ue *usageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "nothing was sent") {
 			t.Errorf("%q: %v, want a usage error with %q", tc.data, err, tc.want)
@@ -462,7 +462,7 @@ func TestEvalDatasetFromRuns(t *testing.T) {
 		t.Fatalf("stderr %q", errOut.String())
 	}
 	// What it writes is a dataset eval run reads.
-	if cases, err := readDataset(strings.NewReader(out.String()), "out"); err != nil || len(cases) != 2 {
+	if cases, _, err := readDataset(strings.NewReader(out.String()), "out"); err != nil || len(cases) != 2 {
 		t.Fatalf("read back: %v", err)
 	}
 	for _, args := range [][]string{{"--agent", "demo"}, {"--from-runs"}, {"--from-runs", "--agent", "demo", "--since", "yesterday"}, {"--from-runs", "--agent", "demo", "--limit", "0"}} {
@@ -550,5 +550,27 @@ func TestAliasIfEval(t *testing.T) {
 	}
 	if len(aliasCalls) != 4 {
 		t.Fatalf("alias calls %v, want a GET and a PUT per move", aliasCalls)
+	}
+}
+
+// TestEvalRunRefusedCase: a case the API refuses (invalid_dataset, the
+// case's position in details.line) is named by its line in the file,
+// blank lines counted, and exits 2.
+func TestEvalRunRefusedCase(t *testing.T) {
+	for _, tc := range []struct{ details, want string }{
+		{`{"line":2}`, "baton eval run: FILE line 4: invalid_dataset: invalid dataset: line 2: expect.final.regex: missing closing ) (HTTP 400); nothing was started\n"},
+		{`{"line":9}`, "baton eval run: FILE: invalid_dataset: invalid dataset: line 2: expect.final.regex: missing closing ) (HTTP 400); nothing was started\n"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"error":{"code":"invalid_dataset","message":"invalid dataset: line 2: expect.final.regex: missing closing )","details":` + tc.details + `}}`))
+		}))
+		data := writeFile(t, "{\"id\":\"c1\",\"from_run\":\"r-1\"}\n\n\n{\"id\":\"c2\",\"from_run\":\"r-2\",\"expect\":{\"final\":{\"regex\":\"(\"}}}\n")
+		env, _, errOut := testEnv(map[string]string{"HOME": t.TempDir(), "BATON_URL": srv.URL})
+		code := Main(context.Background(), []string{"eval", "run", data, "--agent", "demo"}, env)
+		srv.Close()
+		if want := strings.ReplaceAll(tc.want, "FILE", data); code != ExitUsage || errOut.String() != want {
+			t.Errorf("exit %d, stderr %q\nwant %q", code, errOut.String(), want)
+		}
 	}
 }

@@ -48,6 +48,7 @@ test('rates, progress, changes and whether an eval still runs', () => {
   assert.equal(change(2, 2), '');
   assert.equal(change(undefined, 2), '');
   assert.equal(change(0.004, 0.001, (x) => x.toFixed(3)), '−0.003');
+  assert.equal(change(0.00004, 0.00001, (x) => `$${x.toFixed(4)}`), '', 'a change that rounds to nothing is none');
   assert.equal(running({ status: 'running' }), true);
   assert.equal(running({ status: 'completed' }), false);
   assert.equal(running({ status: 'cancelled' }), false);
