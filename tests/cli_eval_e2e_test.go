@@ -101,7 +101,8 @@ var evalIDRe = regexp.MustCompile(`eval (ev[-_][0-9A-Za-z_-]+) started`)
 // trajectory, the judge scores the rubric case) and writes the views and
 // JUnit XML; --min-pass decides the exit code; a malformed dataset line
 // is refused before anything is sent, and a case the API refuses is
-// named by its line; eval ls and show read the evals;
+// named by its line; eval ls and show read the evals, eval cancel stops
+// one whose case waits;
 // agents alias --if-eval moves the alias only after an eval that passed
 // on that version.
 func TestCLIEval(t *testing.T) {
@@ -227,6 +228,25 @@ func TestCLIEval(t *testing.T) {
 	}
 	if other := runCLI(t, cliEnv(t, d, tokGlobex), "", "eval", "show", evA); other.code != 1 || !strings.Contains(other.stderr, "not_found") {
 		t.Fatalf("another tenant's eval: exit %d %s", other.code, other.stderr)
+	}
+
+	// eval cancel: an eval whose case waits on a client tool.
+	waiting := map[string]any{"id": "waits", "input": map[string]any{
+		"messages": []any{map[string]any{"role": "user", "content": "Echo hi"}},
+		"tools": []any{map[string]any{"name": "client/confirm", "description": "Ask the person.",
+			"parameters": map[string]any{"type": "object", "properties": map[string]any{}}}},
+		"model": scriptedModel(nil, callTurn("Asking.", "call_confirm", "client/confirm", map[string]any{}), map[string]any{"content": "Confirmed."})}}
+	wb, _ := json.Marshal(map[string]any{"agent": "evalee", "agent_version": v1, "dataset": []any{waiting}})
+	wr := d.call(t, "POST", "/v1/evals", tokAcme, string(wb))
+	waitingID, _ := wr.body["eval_id"].(string)
+	if wr.status != 202 || !caseWaits(t, d, waitingID) {
+		t.Fatalf("the waiting eval: %d %v", wr.status, wr.body)
+	}
+	if c := runCLI(t, env, "", "eval", "cancel", waitingID); c.code != 0 || c.stdout != "eval "+waitingID+" cancelled: 0/1 scored, 0 passed, 0 failed\n" {
+		t.Fatalf("eval cancel: exit %d %q %q", c.code, c.stdout, c.stderr)
+	}
+	if v := waitEval(t, d, waitingID); v["status"] != "cancelled" {
+		t.Fatalf("after eval cancel: %v", v)
 	}
 
 	// The alias gate.
