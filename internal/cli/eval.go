@@ -341,8 +341,12 @@ func cmdEvalRun(ctx context.Context, args []string, env *Env) error {
 	}
 	evals := []evalView{first}
 	if *against != "" {
+		// The second eval runs the first one's cases (dataset_from), on
+		// version V2.
 		other := maps.Clone(body)
 		delete(other, "alias")
+		delete(other, "dataset")
+		other["dataset_from"] = first.EvalID
 		other["agent_version"] = *against
 		second, err := startEval(ctx, c, other)
 		if err != nil {

@@ -154,7 +154,8 @@ func fastPoll(t *testing.T) {
 const twoCases = "{\"id\":\"c1\",\"from_run\":\"r-1\"}\n{\"id\":\"c2\",\"input\":{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]},\"expect\":{\"final\":{\"contains\":[\"hi\"]}}}\n"
 
 // TestEvalRunAgainst: eval run sends the dataset's cases and the flags
-// as two evals (the second on --against's version), shows their progress
+// as an eval, and a second one of the first's cases (dataset_from) on
+// --against's version, shows their progress
 // on stderr until both end, prints the cases side by side with the
 // deltas and both totals, writes both views (--json) and JUnit XML
 // (--junit) that reads back with encoding/xml, and exits 1 because the
@@ -188,7 +189,7 @@ func TestEvalRunAgainst(t *testing.T) {
 		t.Fatalf("first body %s\nwant %s", a, want)
 	}
 	b, _ := json.Marshal(s.posts[1])
-	if want := strings.Replace(want, `"alias":"prod"`, `"agent_version":"av_2"`, 1); string(b) != want {
+	if want := `{"agent":"demo","agent_version":"av_2","concurrency":3,"dataset_from":"ev_1","judge":"grader","name":"smoke","tools":"reuse"}`; string(b) != want {
 		t.Fatalf("second body %s\nwant %s", b, want)
 	}
 	for _, want := range []string{"eval ev_1 started: 2 cases on agent demo version av_1", "eval ev_2 started", "keeps running on the server (baton eval cancel ev_1 ev_2 stops it)",
