@@ -71,7 +71,7 @@ const Usage = `  run       start a run and follow it live, answering its approva
   eval      evaluations (docs/cli.md): eval run DATASET.jsonl --agent A
             [--version V | --alias X] [--against V2] [--min-pass P]
             [--json FILE] [--junit FILE], eval show EVAL, eval ls,
-            eval cancel EVAL, eval dataset --from-runs --agent A
+            eval cancel EVAL…, eval dataset --from-runs --agent A
   approve   accept or reject a pending action: approve RUN ACTION [--reject --reason R]
   submit    submit a client tool's result: submit RUN REQUEST --result JSON|@file
   cancel    cancel a run: cancel RUN [--reason R]

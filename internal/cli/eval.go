@@ -363,10 +363,16 @@ func cmdEvalRun(ctx context.Context, args []string, env *Env) error {
 	evals, err = watchEvals(ctx, c, env, evals)
 	if err != nil {
 		if ctx.Err() != nil {
-			fmt.Fprintf(env.Stderr, "\nstopped watching; still running on the server: baton eval show %s, baton eval cancel %s\n", ids[0], ids[0])
+			fmt.Fprintf(env.Stderr, "\nstopped watching; still running on the server: baton eval show %s, baton eval cancel %s\n", strings.Join(ids, ", baton eval show "), strings.Join(ids, " "))
 			return &exitError{ExitCancelled}
 		}
 		return err
+	}
+	p := newPrinter(env, false)
+	if len(evals) == 2 {
+		showEvalPair(p, evals[0], evals[1])
+	} else {
+		showEval(p, evals[0])
 	}
 	if *jsonFile != "" {
 		out := evals[0].raw
@@ -387,12 +393,6 @@ func cmdEvalRun(ctx context.Context, args []string, env *Env) error {
 		if err := os.WriteFile(*junitFile, b, 0o644); err != nil {
 			return err
 		}
-	}
-	p := newPrinter(env, false)
-	if len(evals) == 2 {
-		showEvalPair(p, evals[0], evals[1])
-	} else {
-		showEval(p, evals[0])
 	}
 	return passGate(env, evals[0], *minPass)
 }
@@ -750,25 +750,29 @@ func cmdEvalShow(ctx context.Context, args []string, env *Env) error {
 	return nil
 }
 
+// cmdEvalCancel is eval cancel EVAL…: each eval in turn (one line, or
+// one JSON view, each).
 func cmdEvalCancel(ctx context.Context, args []string, env *Env) error {
-	f := newFlags("eval cancel", "EVAL", env)
-	pos, c, err := f.parseClient(args, 1, 1, env)
+	f := newFlags("eval cancel", "EVAL…", env)
+	pos, c, err := f.parseClient(args, 1, -1, env)
 	if err != nil {
 		return err
 	}
-	raw, err := c.postKeyed(ctx, evalPath(pos[0], "cancel"), map[string]any{}, newKey())
-	if err != nil {
-		return err
+	for _, id := range pos {
+		raw, err := c.postKeyed(ctx, evalPath(id, "cancel"), map[string]any{}, newKey())
+		if err != nil {
+			return fmt.Errorf("eval %s: %w", id, err)
+		}
+		if f.json {
+			fmt.Fprintln(env.Stdout, string(raw))
+			continue
+		}
+		v, err := decodeEval(raw)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "eval %s %s: %s\n", v.EvalID, v.Status, progressText(v))
 	}
-	if f.json {
-		fmt.Fprintln(env.Stdout, string(raw))
-		return nil
-	}
-	v, err := decodeEval(raw)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(env.Stdout, "eval %s %s: %s\n", v.EvalID, v.Status, progressText(v))
 	return nil
 }
 

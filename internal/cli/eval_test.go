@@ -288,7 +288,7 @@ func TestEvalRunPasses(t *testing.T) {
 }
 
 // TestEvalRunInterrupted: Ctrl-C while watching cancels nothing: the
-// command says the eval keeps running and how to stop it, sends no
+// command says the eval keeps running and how to see and stop it, sends no
 // cancel, and exits 6.
 func TestEvalRunInterrupted(t *testing.T) {
 	fastPoll(t)
@@ -397,8 +397,11 @@ func TestEvalShowListCancel(t *testing.T) {
 		!strings.Contains(out, "more: baton eval ls --limit 1 --cursor p3") {
 		t.Fatalf("ls: exit %d\n%s", code, out)
 	}
-	if code, out, _ = run("eval", "cancel", "ev_1"); code != 0 || out != "eval ev_1 cancelled: 1/2 scored, 1 passed, 0 failed\n" || len(posted) != 1 || posted[0] == "" {
+	if code, out, _ = run("eval", "cancel", "ev_1", "ev_1"); code != 0 || out != strings.Repeat("eval ev_1 cancelled: 1/2 scored, 1 passed, 0 failed\n", 2) || len(posted) != 2 || posted[0] == "" {
 		t.Fatalf("cancel: exit %d %q %q", code, out, posted)
+	}
+	if code, _, errOut := run("eval", "cancel", "ev_9"); code != ExitError || errOut != "baton eval cancel: eval ev_9: not_found: no such eval (HTTP 404)\n" {
+		t.Fatalf("cancel of an unknown eval: exit %d %q", code, errOut)
 	}
 	if code, _, errOut := run("eval", "show", "ev_9"); code != ExitError || errOut != "baton eval show: not_found: no such eval (HTTP 404)\n" {
 		t.Fatalf("unknown eval: exit %d %q", code, errOut)
