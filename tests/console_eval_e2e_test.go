@@ -17,7 +17,8 @@ import (
 // case) on version one and on version two, whose replays fail their
 // trajectory; the list with their progress and pass rates, an eval's
 // cases with their failing checks, judge and runs, only the failed ones,
-// the two side by side, Cancel on an eval whose case waits on a client
+// the two side by side, the cases run again on version two from the
+// page, Cancel on an eval whose case waits on a client
 // tool; every new button's label at 4.5:1 or more, no sideways scroll,
 // no CSP violation; the screenshots go to tests/console/artifacts.
 func TestConsoleEvalsInBrowser(t *testing.T) {
@@ -60,10 +61,10 @@ func TestConsoleEvalsInBrowser(t *testing.T) {
 	}
 	artifacts, _ := filepath.Abs("console/artifacts")
 	var out struct{ Passed []string }
-	runNodeWith(t, node, "console/evals.mjs", map[string]any{"base": d.base, "token": tokAcme, "chromium": browser, "artifacts": artifacts, "a": a, "b": b, "running": running}, &out)
-	want := 5
+	runNodeWith(t, node, "console/evals.mjs", map[string]any{"base": d.base, "token": tokAcme, "chromium": browser, "artifacts": artifacts, "a": a, "b": b, "v2": v2, "running": running}, &out)
+	want := 6
 	if running != "" {
-		want = 6
+		want = 7
 	}
 	if len(out.Passed) != want {
 		t.Fatalf("passed %v", out.Passed)

@@ -94,6 +94,8 @@ export const api = {
   versions: (signal) => request('GET', 'v1/agent-versions', { signal }),
   listEvals: (query, signal) => request('GET', 'v1/evals', { query, signal }),
   getEval: (id, signal) => request('GET', `v1/evals/${encodeURIComponent(id)}`, { signal }),
+  // startEval starts an eval; key is the form's Idempotency-Key.
+  startEval: (body, key) => request('POST', 'v1/evals', { body, key }),
   cancelEval: (id) => request('POST', `v1/evals/${encodeURIComponent(id)}/cancel`, { body: {} }),
 };
 

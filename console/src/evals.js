@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { api } from './api.js';
 import { ms, tokens, usd, when } from './format.js';
@@ -112,6 +112,7 @@ export function EvalPage({ id, against }) {
       ${against && (b ? html`<${Summary} view=${b} side="B" />` : html`<section class="card">${errB ? html`<p class="error" role="alert">Eval ${against}: ${errB}</p>` : html`<p>Loading ${against}…</p>`}</section>`)}
     </div>
     <${CompareForm} id=${a.eval_id} against=${against} />
+    <${RerunForm} view=${a} />
     <h2 id="cases-h">Cases</h2>
     <label class="check"><input type="checkbox" checked=${onlyFailed} onChange=${(e) => setOnlyFailed(e.currentTarget.checked)} /> Show only failed cases</label>
     ${against ? html`<${PairTable} a=${a} b=${b} onlyFailed=${onlyFailed} />` : html`<${CaseTable} view=${a} onlyFailed=${onlyFailed} />`}`;
@@ -184,6 +185,47 @@ function CompareForm({ id, against }) {
       <input id="against" class="mono" placeholder="eval id" value=${other} onInput=${(e) => setOther(e.currentTarget.value)} />
       <button type="submit">Compare</button>
       ${against && html`<a href=${evalLink(id)}>Show this eval alone</a>`}
+      ${error && html`<p class="error" role="alert">${error}</p>`}
+    </form>`;
+}
+
+// RerunForm runs this eval's cases again on another agent version
+// (POST /v1/evals with dataset_from) and opens the two side by side. One
+// Idempotency-Key per version, so a second click is the same eval.
+function RerunForm({ view: v }) {
+  const [version, setVersion] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const keys = useRef(new Map());
+  const submit = async (e) => {
+    e.preventDefault();
+    const ver = version.trim();
+    if (!ver) {
+      setError('Write the agent version to run the cases on.');
+      return;
+    }
+    const body = { agent: v.agent, agent_version: ver, dataset_from: v.eval_id };
+    if (v.name) body.name = v.name;
+    if (v.judge) body.judge = v.judge;
+    if (v.tools) body.tools = v.tools;
+    if (v.concurrency) body.concurrency = v.concurrency;
+    if (!keys.current.has(ver)) keys.current.set(ver, crypto.randomUUID());
+    setBusy(true);
+    setError('');
+    try {
+      const next = await api.startEval(body, keys.current.get(ver));
+      location.hash = `${evalLink(v.eval_id)}?against=${encodeURIComponent(next.eval_id)}`;
+    } catch (err) {
+      setError(err.message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`
+    <form class="compare" onSubmit=${submit}>
+      <label for="rerun">Run these cases on another version</label>
+      <input id="rerun" class="mono" placeholder="agent version" value=${version} onInput=${(e) => setVersion(e.currentTarget.value)} />
+      <button type="submit" disabled=${busy}>Run again</button>
       ${error && html`<p class="error" role="alert">${error}</p>`}
     </form>`;
 }

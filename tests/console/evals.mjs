@@ -6,7 +6,7 @@
 // the totals), "Show only failed cases", comparing two evals side by
 // side per case, a refused comparison, and Cancel on a running eval. In
 // (stdin, JSON): base, token, chromium, artifacts, a and b (two completed
-// evals of one dataset; b fails some cases), running (an eval whose case
+// evals of one dataset; b fails some cases), v2 (b's version), running (an eval whose case
 // waits, or ""). Out (stdout, JSON): {"passed": [...]} or exit 1 with the
 // failure on stderr.
 import { mkdirSync } from 'node:fs';
@@ -129,6 +129,33 @@ try {
   await page.setViewportSize({ width: 1280, height: 800 });
   passed.push('compare: refusals, then two evals side by side per case (1280 and 420 px)');
 
+  // Run the cases again on another version: a version the API refuses
+  // shows its error and starts nothing; then the new eval opens beside
+  // this one.
+  await openEval(A);
+  const rerun = page.locator('form.compare').filter({ has: page.getByLabel('Run these cases on another version') });
+  const count = async () => (await api('GET', '/v1/evals?limit=100')).evals.length;
+  const before = await count();
+  await rerun.getByLabel('Run these cases on another version').fill('av_0000000000000000');
+  await rerun.getByRole('button', { name: 'Run again' }).click();
+  const refused = await until('the refusal', async () => {
+    const alert = rerun.getByRole('alert');
+    return (await alert.count()) ? text(alert) : null;
+  });
+  if (!/version/i.test(refused) || (await count()) !== before) fail(`a refused version: ${refused}, ${await count()} evals, were ${before}`);
+  await rerun.getByLabel('Run these cases on another version').fill(input.v2);
+  await rerun.getByRole('button', { name: 'Run again' }).click();
+  const again = await until('the new eval beside this one', async () => {
+    const m = /\?against=([^&]+)$/.exec(page.url());
+    return m ? decodeURIComponent(m[1]) : null;
+  });
+  const C = await api('GET', `/v1/evals/${again}`);
+  if (C.agent_version !== input.v2 || C.progress.total !== A.cases.length) fail(`the new eval: ${JSON.stringify(C)}`);
+  await until('the new eval to end', async () => (await text(page.getByRole('status', { name: `Status of ${again}` }))) === 'completed', 30000);
+  await until('its cases beside this one\'s', async () => (await pairRows.count()) === A.cases.length);
+  await checkPage('an eval run again beside its source');
+  passed.push('run the cases again on another version (a refused version first)');
+
   // A running eval: Cancel.
   if (input.running) {
     const R = await api('GET', `/v1/evals/${input.running}`);
@@ -142,7 +169,7 @@ try {
     if ((await api('GET', `/v1/evals/${R.eval_id}`)).status !== 'cancelled') fail('the API does not say the eval was cancelled');
     passed.push('Cancel eval');
   }
-  const want = ['Compare', 'Newer evals', 'Older evals', ...(input.running ? ['Cancel eval'] : [])];
+  const want = ['Compare', 'Run again', 'Newer evals', 'Older evals', ...(input.running ? ['Cancel eval'] : [])];
   for (const label of want) {
     if (!checked.has(label)) fail(`the contrast of button "${label}" was never checked (checked: ${[...checked].join(', ')})`);
   }
