@@ -40,6 +40,8 @@ type RunSummary struct {
 	// ForkedFrom is set on a fork: its source run, fork point and tool
 	// mode.
 	ForkedFrom *ForkRef `json:"forked_from,omitempty"`
+	// Eval is set on an eval's case run or judge's run.
+	Eval *EvalRef `json:"eval,omitempty"`
 }
 
 // TitleRunes is how long a run's title (its first user message) may be.
@@ -141,7 +143,7 @@ func DecodeRunCursor(cursor string) (string, error) {
 func (st RunState) Summary() RunSummary {
 	sum := RunSummary{RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, AgentVersion: st.Config.AgentVersion, Status: st.Status, CreatedAt: st.CreatedAt,
 		UpdatedAt: st.UpdatedAt, Title: st.Title, Reason: st.reason(), Turns: st.Turn, TotalTokens: int64(st.Usage.Number("total_tokens")),
-		Parent: st.Config.Parent, Children: len(st.Children), ForkedFrom: st.Config.ForkedFrom}
+		Parent: st.Config.Parent, Children: len(st.Children), ForkedFrom: st.Config.ForkedFrom, Eval: st.Config.Eval}
 	if IsTerminal(st.Status) {
 		end := st.UpdatedAt
 		sum.EndedAt = &end

@@ -123,7 +123,8 @@ func TestEvalsReplayRecordedRuns(t *testing.T) {
 		}
 		for _, c := range casesOf(same) {
 			run := d.call(t, "GET", "/v1/runs/"+c["run_id"].(string), tokAcme, "").body
-			if run["forked_from"] == nil || run["agent_version"] != same["agent_version"] {
+			ev, _ := run["eval"].(map[string]any)
+			if run["forked_from"] == nil || run["agent_version"] != same["agent_version"] || ev["eval_id"] != same["eval_id"] || ev["case"] != c["index"] {
 				t.Fatalf("case run %v", run)
 			}
 		}
@@ -158,6 +159,15 @@ func TestEvalsReplayRecordedRuns(t *testing.T) {
 		if sent() != 5 {
 			t.Fatalf("the v2 eval called the tool %d more times", sent()-5)
 		}
+		tagged := 0
+		for _, r := range d.call(t, "GET", "/v1/runs?limit=100", tokAcme, "").body["runs"].([]any) {
+			if ev, ok := r.(map[string]any)["eval"].(map[string]any); ok && ev["eval_id"] == same["eval_id"] {
+				tagged++
+			}
+		}
+		if tagged != 10 {
+			t.Fatalf("%d runs of the list say they are the first eval's cases, want 10", tagged)
+		}
 		list := d.call(t, "GET", "/v1/evals?limit=1", tokAcme, "")
 		if evs := list.body["evals"].([]any); list.status != 200 || len(evs) != 1 || evs[0].(map[string]any)["eval_id"] != other["eval_id"] || list.body["next_cursor"] == nil {
 			t.Fatalf("list: %d %v", list.status, list.body)
@@ -171,6 +181,8 @@ func TestEvalsReplayRecordedRuns(t *testing.T) {
 		}{
 			{`{"agent":"shop","dataset":[{"id":"a","from_run":"` + ids[0] + `"},{"id":"b"}]}`, 2},
 			{`{"agent":"shop","dataset":[{"id":"a","from_run":"` + ids[0] + `"},{"id":"a","from_run":"` + ids[1] + `"}]}`, 2},
+			{`{"agent":"shop","dataset":[{"id":"a","from_run":"` + ids[0] + `"},{"id":"b","from_run":"` + ids[1] + `"},{"id":"c","from_run":"x","expect":{"max_turns":"three"}}]}`, 3},
+			{`{"agent":"shop","dataset":[{"id":"a","from_run":"` + ids[0] + `","surprise":true}]}`, 1},
 		} {
 			r := d.call(t, "POST", "/v1/evals", tokAcme, tc.body)
 			if r.status != 400 || errCode(r) != "invalid_dataset" || r.body["error"].(map[string]any)["details"].(map[string]any)["line"] != tc.line {

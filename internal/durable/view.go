@@ -45,8 +45,10 @@ type View struct {
 	// ForkedFrom is set on a fork: its source run, the message it
 	// forked at and its tool mode.
 	ForkedFrom *core.ForkRef `json:"forked_from,omitempty"`
-	CreatedAt  time.Time     `json:"created_at"`
-	UpdatedAt  time.Time     `json:"updated_at"`
+	// Eval is set on an eval's case run or its judge's run.
+	Eval      *core.EvalRef `json:"eval,omitempty"`
+	CreatedAt time.Time     `json:"created_at"`
+	UpdatedAt time.Time     `json:"updated_at"`
 }
 
 // View builds the run view of a snapshot. The envelope embeds the whole
@@ -100,7 +102,7 @@ func (e *Runner) View(ctx context.Context, snap Snapshot, maxBytes int) (View, e
 		Pending:  PendingView{ToolRequests: nonNil(reqs), Actions: nonNil(acts)},
 		Result:   core.BuildEnvelope(st, tr, events, results, audit),
 		Metadata: st.Config.Metadata, Budgets: st.Budgets, Children: st.Children, Deliveries: deliveries, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt,
-		ForkedFrom: st.Config.ForkedFrom, FirstSeq: st.FirstMsgSeq,
+		ForkedFrom: st.Config.ForkedFrom, FirstSeq: st.FirstMsgSeq, Eval: st.Config.Eval,
 	}
 	if maxBytes > 0 && size(v) > maxBytes {
 		all := v.Result.Messages

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -30,8 +31,10 @@ const (
 	attrGSI2SK = "GSI2SK"
 	indexGSI2  = "GSI2"
 	attrParent = "parent"
-	// attrForkedFrom is a fork's source (core.ForkRef, JSON).
+	// attrForkedFrom is a fork's source (core.ForkRef, JSON), attrEval
+	// an eval's case or judge (core.EvalRef, JSON).
 	attrForkedFrom = "forked_from"
+	attrEval       = "eval"
 	// attrAgentVersion is the run's agent version (set once it has one).
 	attrAgentVersion = "agent_version"
 
@@ -63,12 +66,15 @@ func listAttrs(run item, tenant string, st core.RunState) error {
 		}
 		run[attrParent] = avS(string(b))
 	}
-	if f := st.Config.ForkedFrom; f != nil {
-		b, err := json.Marshal(f)
-		if err != nil {
-			return fmt.Errorf("encode the fork's source: %w", err)
+	for attr, v := range map[string]any{attrForkedFrom: st.Config.ForkedFrom, attrEval: st.Config.Eval} {
+		if reflect.ValueOf(v).IsNil() {
+			continue
 		}
-		run[attrForkedFrom] = avS(string(b))
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("encode the run's %s: %w", attr, err)
+		}
+		run[attr] = avS(string(b))
 	}
 	return nil
 }
@@ -216,7 +222,7 @@ func listEntry(it item) (listed, error) {
 // An entry whose item is gone keeps what the index had.
 func (s *Store) summaries(ctx context.Context, entries []listed) error {
 	e := newExpr()
-	proj := strings.Join([]string{e.n(attrPK), e.n("agent"), e.n(attrAgentVersion), e.n(attrParent), e.n(attrForkedFrom), e.n("state"), e.n("state_gz")}, ", ")
+	proj := strings.Join([]string{e.n(attrPK), e.n("agent"), e.n(attrAgentVersion), e.n(attrParent), e.n(attrForkedFrom), e.n(attrEval), e.n("state"), e.n("state_gz")}, ", ")
 	keys := make([]item, len(entries))
 	at := make(map[string]int, len(entries))
 	for i, l := range entries {
@@ -273,6 +279,12 @@ func fillSummary(sum *core.RunSummary, it item) error {
 		st.Config.ForkedFrom = &core.ForkRef{}
 		if err := json.Unmarshal([]byte(f), st.Config.ForkedFrom); err != nil {
 			return fmt.Errorf("list runs: run %s: forked_from: %w", sum.RunID, err)
+		}
+	}
+	if ev, ok := getS(it, attrEval); ok {
+		st.Config.Eval = &core.EvalRef{}
+		if err := json.Unmarshal([]byte(ev), st.Config.Eval); err != nil {
+			return fmt.Errorf("list runs: run %s: eval: %w", sum.RunID, err)
 		}
 	}
 	*sum = st.Summary()

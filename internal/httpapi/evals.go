@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -13,15 +16,15 @@ import (
 
 // evalBody is the body of POST /v1/evals.
 type evalBody struct {
-	Name         string       `json:"name"`
-	Agent        string       `json:"agent"`
-	Alias        string       `json:"alias"`
-	AgentVersion string       `json:"agent_version"`
-	Tools        string       `json:"tools"`
-	Judge        string       `json:"judge"`
-	Concurrency  *int         `json:"concurrency"`
-	Dataset      []evals.Case `json:"dataset"`
-	DatasetFrom  string       `json:"dataset_from"`
+	Name         string            `json:"name"`
+	Agent        string            `json:"agent"`
+	Alias        string            `json:"alias"`
+	AgentVersion string            `json:"agent_version"`
+	Tools        string            `json:"tools"`
+	Judge        string            `json:"judge"`
+	Concurrency  *int              `json:"concurrency"`
+	Dataset      []json.RawMessage `json:"dataset"`
+	DatasetFrom  string            `json:"dataset_from"`
 }
 
 // startEval answers POST /v1/evals: one run per case of the dataset, at
@@ -32,7 +35,20 @@ func (a *API) startEval(ctx context.Context, r *request, _ []string) (int, any, 
 		return 0, nil, err
 	}
 	req := durable.EvalRequest{Name: b.Name, Agent: b.Agent, Alias: b.Alias, Version: b.AgentVersion, Tools: b.Tools, Judge: b.Judge,
-		Cases: b.Dataset, DatasetFrom: b.DatasetFrom, Principal: r.principal()}
+		DatasetFrom: b.DatasetFrom, Principal: r.principal()}
+	// Each case is read on its own, so a case of the wrong shape is
+	// refused with its place, as a bad line of a JSONL dataset is.
+	for i, raw := range b.Dataset {
+		var c evals.Case
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		dec.UseNumber()
+		if err := dec.Decode(&c); err != nil {
+			return 0, nil, &apiError{Status: 400, Code: "invalid_dataset", Message: fmt.Sprintf("dataset[%d] (line %d): not a case: %s", i, i+1, strings.TrimPrefix(err.Error(), "json: ")),
+				Details: map[string]any{"line": i + 1}}
+		}
+		req.Cases = append(req.Cases, c)
+	}
 	switch {
 	case (len(b.Dataset) == 0) == (b.DatasetFrom == ""):
 		return 0, nil, errf(400, "invalid_request", "give a dataset, or dataset_from (an eval whose dataset to run again), one of them")
