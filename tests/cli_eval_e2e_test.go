@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -190,6 +191,16 @@ func TestCLIEval(t *testing.T) {
 	raw, _ = os.ReadFile(junitOut)
 	if err := xml.Unmarshal(raw, &doc); err != nil || doc.Tests != 8 || doc.Failures != 2 || len(doc.Suites) != 2 || doc.Suites[0].Name != evA || doc.Suites[1].Failures != 2 {
 		t.Fatalf("junit: %v\n%s", err, raw)
+	}
+	// An independent parser (libxml2's xmllint) reads the same report.
+	for xpath, want := range map[string]string{
+		"count(/testsuites/testsuite)": "2", "count(//testcase)": "8", "count(//testcase/failure)": "2",
+		"string(/testsuites/@failures)": "2", "count(/testsuites/testsuite[2]/testcase[@classname='eval/evalee'])": "4",
+	} {
+		out, err := exec.Command("xmllint", "--xpath", xpath, junitOut).Output()
+		if err != nil || strings.TrimSpace(string(out)) != want {
+			t.Fatalf("xmllint --xpath %q: %q %v, want %s", xpath, out, err, want)
+		}
 	}
 	for _, c := range doc.Suites[1].Cases {
 		replay := c.Name != "asks" && c.Name != "judged"
