@@ -149,26 +149,28 @@ func caseRunID(evalID string, i int) string {
 }
 func judgeRunID(caseRun string) string { return core.ChildRunID(caseRun, judgeCall) }
 
-// evalCache keeps the decoded datasets of evals (immutable once stored).
-type evalCache struct {
+// smallCache keeps up to 64 values that never change once stored (an
+// eval's decoded dataset, a finished run's record of tool calls), and
+// starts over when full.
+type smallCache[V any] struct {
 	mu sync.Mutex
-	m  map[string][]evals.Case
+	m  map[string]V
 }
 
-func (c *evalCache) get(id string) ([]evals.Case, bool) {
+func (c *smallCache[V]) get(key string) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cs, ok := c.m[id]
-	return cs, ok
+	v, ok := c.m[key]
+	return v, ok
 }
 
-func (c *evalCache) put(id string, cs []evals.Case) {
+func (c *smallCache[V]) put(key string, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= 64 {
-		c.m = map[string][]evals.Case{}
+		c.m = map[string]V{}
 	}
-	c.m[id] = cs
+	c.m[key] = v
 }
 
 // evalOf reads an eval and its cases.

@@ -251,3 +251,46 @@ func TestForkKeepsItsSourceSettings(t *testing.T) {
 		t.Fatalf("a fork's own settings: %+v %v", snap.State.Config.MaxTurns, err)
 	}
 }
+
+// recordReadsStore counts the tool-record reads of each run.
+type recordReadsStore struct {
+	durable.Store
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (c *recordReadsStore) ToolRecords(ctx context.Context, runID string, before int64) ([]core.ToolExecutionResult, []core.AuditEvent, error) {
+	c.mu.Lock()
+	c.reads[runID]++
+	c.mu.Unlock()
+	return c.Store.ToolRecords(ctx, runID, before)
+}
+
+// TestForkReadsAFinishedRecordOnce: a fork whose every call is answered
+// from its finished source's record reads that record once, not once a
+// step.
+func TestForkReadsAFinishedRecordOnce(t *testing.T) {
+	cs := &recordReadsStore{reads: map[string]int{}}
+	h := newHarness(t, func(s durable.Store) durable.Store { cs.Store = s; return cs })
+	ctx := context.Background()
+	var turns []core.ScriptedTurn
+	for i := 0; i < 5; i++ {
+		turns = append(turns, turn("", call(fmt.Sprint("c", i), "ability/search", map[string]any{"q": fmt.Sprint(i)})))
+	}
+	script := scripted(append(turns, turn("Five found."))...)
+	src := h.start(t, script, nil)
+	h.pump(t)
+	snap, err := h.eng.Fork(ctx, "acme", durable.ForkRequest{Source: src, Seq: 1, Overrides: agents.Overrides{Model: script}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs.reads = map[string]int{}
+	h.pump(t)
+	env := h.envelope(t, snap.State.RunID)
+	if env.Status != core.StatusCompleted || len(env.ToolExecutionResults) != 5 || env.ToolExecutionResults[4].ReplayedFrom == nil {
+		t.Fatalf("fork: %s, %d results", env.Status, len(env.ToolExecutionResults))
+	}
+	if cs.reads[src] != 1 {
+		t.Fatalf("the source's record was read %d times for five replayed calls", cs.reads[src])
+	}
+}

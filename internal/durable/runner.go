@@ -10,6 +10,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/evals"
 	"github.com/baton-agents/baton/internal/telemetry"
 )
 
@@ -201,8 +202,11 @@ type Runner struct {
 	// their agents' machines on the runner's clock (versions.go).
 	Versions Versions
 	machines sync.Map
-	// evals keeps the decoded datasets of evals (evals.go).
-	evals       evalCache
+	// evals keeps the decoded datasets of evals (evals.go), and records
+	// the recorded tool calls of finished runs that forks replay
+	// (fork.go).
+	evals       smallCache[[]evals.Case]
+	records     smallCache[[]core.RecordedCall]
 	Store       Store
 	Queue       core.StepQueue
 	Deltas      core.DeltaStore
