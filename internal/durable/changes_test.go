@@ -95,6 +95,31 @@ func TestChangesCloseChannelsNobodyWoke(t *testing.T) {
 	}
 }
 
+// TestChangesPruneAtChangesKept: a channel nobody woke is closed once it
+// is 30 s (changesKept) old, at exactly 30 s, when a later call finds the
+// last pruning 30 s back; not a second earlier.
+func TestChangesPruneAtChangesKept(t *testing.T) {
+	for _, tc := range []struct {
+		age        time.Duration
+		wantClosed bool
+	}{
+		{30 * time.Second, true},
+		{30*time.Second + time.Millisecond, true},
+		{30*time.Second - time.Millisecond, false},
+	} {
+		now := time.Unix(1_700_000_000, 0)
+		changes := durable.NewChanges()
+		durable.SetChangesClock(changes, func() time.Time { return now })
+		_ = changes.Changed("run-first") // prunes (nothing) and starts the period
+		old := changes.Changed("run-old")
+		now = now.Add(tc.age)
+		_ = changes.Changed("run-new")
+		if closed(old) != tc.wantClosed {
+			t.Errorf("a channel %v old: closed %v, want %v", tc.age, closed(old), tc.wantClosed)
+		}
+	}
+}
+
 // TestChangesOverTheEmbeddedStore: over the embedded store (as baton dev
 // wires it), a run's change channel closes at its next delta write, not
 // for another run's, and a closed channel is not handed out again.
