@@ -487,3 +487,59 @@ func TestChildRunCostRollsUp(t *testing.T) {
 		t.Fatalf("total %v below its children's %v (aws %v)", st.Cost.TotalUSD, childTotals, st.Cost.AWSUSD)
 	}
 }
+
+// TestChildEndReachesParent: what the parent's call learns of how its
+// child ended: an interrupted child's reason is in the call's failed
+// result, and a finished child's tool calls count in the parent's
+// tool_calls budget (the parent's own call and the child's email).
+func TestChildEndReachesParent(t *testing.T) {
+	ctx := context.Background()
+	start := func(h *harness) (string, string) {
+		req := durable.StartRequest{Agent: "planner", SessionID: "s-end", Messages: userMsg("plan"),
+			Overrides: agents.Overrides{Model: scripted(turn("", call("c1", "agent/researcher", map[string]any{"task": "beta"})), turn("Done.")),
+				Budgets: core.BudgetLimits{core.BudgetToolCalls: 10, core.BudgetTotalTokens: 1000}}}
+		rec, err := h.eng.Start(ctx, "acme", req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.pump(t)
+		return rec.State.RunID, core.ChildRunID(rec.State.RunID, "c1")
+	}
+	t.Run("interrupted with a reason", func(t *testing.T) {
+		h := newHarnessWith(t, childrenFile, nil)
+		id, child := start(h)
+		if _, err := h.eng.Apply(ctx, "acme", child, core.Interrupt{Reason: "the user stepped in"}); err != nil {
+			t.Fatal(err)
+		}
+		h.pump(t)
+		env := h.envelope(t, id)
+		if len(env.ToolExecutionResults) != 1 {
+			t.Fatalf("parent results %+v", env.ToolExecutionResults)
+		}
+		r := env.ToolExecutionResults[0].Result
+		if r.Success || r.ErrorType != core.ErrTypeChildRun || !strings.HasSuffix(r.Error, "ended with status interrupted: the user stepped in") {
+			t.Fatalf("the call's result %+v, want the child's interruption and its reason", r)
+		}
+	})
+	t.Run("tool calls counted", func(t *testing.T) {
+		h := newHarnessWith(t, childrenFile, nil)
+		id, child := start(h)
+		cst := h.run(t, child)
+		_, acts := cst.Pending()
+		if _, err := h.eng.Apply(ctx, "acme", child, core.ApprovalDecision{ActionID: acts[0].ActionID, Decision: "accept"}); err != nil {
+			t.Fatal(err)
+		}
+		h.pump(t)
+		st := h.run(t, id)
+		if st.Status != core.StatusCompleted {
+			t.Fatalf("parent %s", st.Status)
+		}
+		got := map[string]int{}
+		for _, b := range st.Budgets {
+			got[b.Name] = b.Current
+		}
+		if got[core.BudgetToolCalls] != 2 || got[core.BudgetTotalTokens] != 20 {
+			t.Fatalf("parent budgets %+v, want 2 tool calls (its own and its child's) and 20 tokens (two turns each)", st.Budgets)
+		}
+	})
+}
