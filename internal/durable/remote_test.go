@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"math"
 	"net/http"
@@ -594,4 +595,46 @@ func TestRemoteTaskCancelledWhenTheRunEnds(t *testing.T) {
 			t.Fatalf("the given-up record is still listed: %+v", ns)
 		}
 	})
+}
+
+// TestRemoteAgentUnreachableOnTheLastReceive: an unreachable remote agent
+// makes the step retry until the queue's last receive (MaxReceives),
+// which records the call's failure instead, and the run goes on.
+func TestRemoteAgentUnreachableOnTheLastReceive(t *testing.T) {
+	ra := newRemoteAgent(t)
+	h := newRemoteHarness(t, ra, nil)
+	h.opts.Limits.MaxReceives = 3
+	h.eng = durable.New(h.opts)
+	id := h.askRemote(t, "quick")
+	ra.srv.Close()
+	ctx := context.Background()
+	ds, _ := h.q.Receive(ctx, 1, 0)
+	var step core.Step
+	_ = json.Unmarshal(ds[0].Body, &step)
+	if err := h.eng.HandleStep(ctx, step, durable.Attempt{ReceiveCount: 1, Owner: "model"}); err != nil {
+		t.Fatal(err)
+	}
+	_ = h.q.Delete(ctx, ds[0].ReceiptHandle)
+	ds, _ = h.q.Receive(ctx, 1, 0)
+	_ = json.Unmarshal(ds[0].Body, &step)
+	if step.Kind != core.StepToolCall {
+		t.Fatalf("step %+v", step)
+	}
+	for _, tc := range []struct {
+		receive int
+		retry   bool
+	}{{1, true}, {2, true}, {3, false}} {
+		err := h.eng.HandleStep(ctx, step, durable.Attempt{ReceiveCount: tc.receive, Owner: fmt.Sprint("w", tc.receive)})
+		if tc.retry != (err != nil && core.IsRetryable(err)) || (!tc.retry && err != nil) {
+			t.Fatalf("receive %d of 3: error %v, want a retry %v", tc.receive, err, tc.retry)
+		}
+	}
+	_ = h.q.Delete(ctx, ds[0].ReceiptHandle)
+	h.pump(t)
+	if r := h.toolResult(t, id); r.Success || !strings.Contains(r.Error, "agent card") {
+		t.Fatalf("the call's result %+v, want the unreachable agent's failure", r)
+	}
+	if st := h.run(t, id); st.Status != core.StatusCompleted {
+		t.Fatalf("run %s", st.Status)
+	}
 }
