@@ -3,6 +3,7 @@ package durable_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/baton-agents/baton/core"
@@ -52,5 +53,55 @@ func TestTranscriptCacheBehindTheStore(t *testing.T) {
 	rec, _ = h.store.LoadRun(ctx, runID)
 	if want := int(rec.State.NextMsgSeq - 1); env.Status != core.StatusCompleted || env.FinalContent != "done" || len(env.Messages) != want {
 		t.Fatalf("run %s, final %q, %d messages; want completed with %d", env.Status, env.FinalContent, len(env.Messages), want)
+	}
+}
+
+// TestDeliveryNotes: which deliveries of a step the run's timeline
+// notes: a redelivery that did the work (redelivered, not stale), and a
+// first delivery of a step another delivery had done (stale, not
+// redelivered); a first delivery that did the work writes nothing.
+func TestDeliveryNotes(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		counts       []int // the receive counts of the step's deliveries
+		redelivered  int
+		stale        int
+		wantNoteless bool
+	}{
+		{"a first delivery", []int{1}, 0, 0, true},
+		{"a redelivery that did the work", []int{2}, 1, 0, false},
+		{"a duplicate first delivery", []int{1, 1}, 0, 1, false},
+		{"a redelivery of a step done", []int{1, 2}, 1, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			ctx := context.Background()
+			runID := h.start(t, scripted(turn("Once.")), nil)
+			ds, _ := h.q.Receive(ctx, 1, 0)
+			var step core.Step
+			_ = json.Unmarshal(ds[0].Body, &step)
+			for i, n := range tc.counts {
+				if err := h.eng.HandleStep(ctx, step, durable.Attempt{ReceiveCount: n, Owner: fmt.Sprint("w", i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			snap, err := h.eng.Get(ctx, "acme", runID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := h.eng.View(ctx, snap, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantNoteless {
+				if len(v.Deliveries) != 0 {
+					t.Fatalf("deliveries %+v, want none noted", v.Deliveries)
+				}
+				return
+			}
+			if len(v.Deliveries) != 1 || v.Deliveries[0].Redeliveries != tc.redelivered || v.Deliveries[0].Stale != tc.stale {
+				t.Fatalf("deliveries %+v, want %d redelivered and %d stale", v.Deliveries, tc.redelivered, tc.stale)
+			}
+		})
 	}
 }
