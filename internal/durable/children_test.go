@@ -3,9 +3,12 @@ package durable_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -542,4 +545,114 @@ func TestChildEndReachesParent(t *testing.T) {
 			t.Fatalf("parent budgets %+v, want 2 tool calls (its own and its child's) and 20 tokens (two turns each)", st.Budgets)
 		}
 	})
+}
+
+// childFailingStore fails the first commit that applies a child's end to
+// its parent (a store error, as a throttled write), and refuses to create
+// the child runs of calls in refuse with err.
+type childFailingStore struct {
+	durable.Store
+	mu     sync.Mutex
+	failed bool
+	refuse map[string]error
+}
+
+func (s *childFailingStore) Commit(ctx context.Context, w core.Write) error {
+	s.mu.Lock()
+	fail := false
+	for _, e := range w.Output.Events {
+		if e.Type == core.EventChildRunFinished && !s.failed {
+			s.failed, fail = true, true
+		}
+	}
+	s.mu.Unlock()
+	if fail {
+		return errors.New("throttled")
+	}
+	return s.Store.Commit(ctx, w)
+}
+
+func (s *childFailingStore) CreateRun(ctx context.Context, head core.SessionHead, w core.Write) error {
+	if p := w.Output.State.Config.Parent; p != nil && s.refuse[p.ToolCallID] != nil {
+		return s.refuse[p.ToolCallID]
+	}
+	return s.Store.CreateRun(ctx, head, w)
+}
+
+// TestChildEndDeliveredAgain: a child's end that could not be applied to
+// its parent stays in the outbox, and the sweeper delivers it again; once
+// delivered, nothing is left unsent.
+func TestChildEndDeliveredAgain(t *testing.T) {
+	fs := &childFailingStore{}
+	h := newHarnessWith(t, childrenFile, func(s durable.Store) durable.Store { fs.Store = s; return fs })
+	id := h.startAgent(t, "planner", scripted(
+		turn("", call("c1", "agent/researcher", map[string]any{"task": "alpha"})),
+		turn("Done.")), false)
+	h.pump(t)
+	if st := h.run(t, core.ChildRunID(id, "c1")); st.Status != core.StatusCompleted {
+		t.Fatalf("child %s", st.Status)
+	}
+	if st := h.run(t, id); st.Status != core.StatusRunning || !fs.failed {
+		t.Fatalf("parent %s (the delivery failed: %v), want still waiting for its child", st.Status, fs.failed)
+	}
+	var parents int
+	for _, n := range h.unsent(t) {
+		if n.Parent != nil {
+			parents++
+		}
+	}
+	if parents != 1 {
+		t.Fatalf("%d unsent records for the parent, want the child's end", parents)
+	}
+	h.clock.T = h.clock.T.Add(time.Minute)
+	h.sweep(t)
+	h.pump(t)
+	if st := h.run(t, id); st.Status != core.StatusCompleted {
+		t.Fatalf("parent after the sweep %s", st.Status)
+	}
+	if un := h.unsent(t); len(un) != 0 {
+		t.Fatalf("unsent after delivery: %+v", un)
+	}
+}
+
+// TestChildRunThatCannotStart: a child the store refuses as invalid is
+// the call's failed result, and the parent goes on; a child the store
+// cannot create for another reason fails the step, to be tried again.
+func TestChildRunThatCannotStart(t *testing.T) {
+	fs := &childFailingStore{refuse: map[string]error{
+		"bad":   fmt.Errorf("%w: too large", core.ErrInvalidInput),
+		"flaky": errors.New("throttled"),
+	}}
+	h := newHarnessWith(t, childrenFile, func(s durable.Store) durable.Store { fs.Store = s; return fs })
+	id := h.startAgent(t, "planner", scripted(
+		turn("", call("bad", "agent/researcher", map[string]any{"task": "alpha"})),
+		turn("Done.")), false)
+	h.pump(t)
+	env := h.envelope(t, id)
+	if env.Status != core.StatusCompleted || len(env.ToolExecutionResults) != 1 {
+		t.Fatalf("parent %s with results %+v", env.Status, env.ToolExecutionResults)
+	}
+	if r := env.ToolExecutionResults[0].Result; r.Success || r.ErrorType != core.ErrTypeChildRun || !strings.Contains(r.Error, "could not be started") {
+		t.Fatalf("the call's result %+v, want the child's failed start", r)
+	}
+
+	id = h.startAgent(t, "planner", scripted(
+		turn("", call("flaky", "agent/researcher", map[string]any{"task": "alpha"})),
+		turn("Done.")), false)
+	ctx := context.Background()
+	var stepErr error
+	_ = h.q.Drain(ctx, 10, func(step core.Step, m core.ReceivedMessage) error {
+		err := h.eng.HandleStep(ctx, step, durable.Attempt{ReceiveCount: m.ReceiveCount, Owner: m.ReceiptHandle})
+		if step.Kind == core.StepToolCall {
+			stepErr = err
+			return nil
+		}
+		return err
+	})
+	if stepErr == nil || !core.IsRetryable(stepErr) || !strings.Contains(stepErr.Error(), "throttled") {
+		t.Fatalf("the step's error %v, want a retryable one naming the store's", stepErr)
+	}
+	if st := h.run(t, id); st.Status != core.StatusRunning || len(st.ScheduledSteps()) != 1 {
+		t.Fatalf("parent %s, steps %v; want the tool step still current", st.Status, st.ScheduledSteps())
+	}
 }
