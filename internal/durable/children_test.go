@@ -547,29 +547,31 @@ func TestChildEndReachesParent(t *testing.T) {
 	})
 }
 
-// childFailingStore fails the first commit that applies a child's end to
-// its parent (a store error, as a throttled write), and refuses to create
-// the child runs of calls in refuse with err.
+// childFailingStore fails the first commit failOn picks (a store error,
+// as a throttled write), and refuses to create the child runs of calls in
+// refuse with their error.
 type childFailingStore struct {
 	durable.Store
 	mu     sync.Mutex
+	failOn func(core.Write) bool
 	failed bool
 	refuse map[string]error
 }
 
 func (s *childFailingStore) Commit(ctx context.Context, w core.Write) error {
 	s.mu.Lock()
-	fail := false
-	for _, e := range w.Output.Events {
-		if e.Type == core.EventChildRunFinished && !s.failed {
-			s.failed, fail = true, true
-		}
-	}
+	fail := !s.failed && s.failOn != nil && s.failOn(w)
+	s.failed = s.failed || fail
 	s.mu.Unlock()
 	if fail {
 		return errors.New("throttled")
 	}
 	return s.Store.Commit(ctx, w)
+}
+
+// appliesChildEnd: the write applies a child's end to its parent.
+func appliesChildEnd(w core.Write) bool {
+	return slices.ContainsFunc(w.Output.Events, func(e core.Event) bool { return e.Type == core.EventChildRunFinished })
 }
 
 func (s *childFailingStore) CreateRun(ctx context.Context, head core.SessionHead, w core.Write) error {
@@ -583,7 +585,7 @@ func (s *childFailingStore) CreateRun(ctx context.Context, head core.SessionHead
 // its parent stays in the outbox, and the sweeper delivers it again; once
 // delivered, nothing is left unsent.
 func TestChildEndDeliveredAgain(t *testing.T) {
-	fs := &childFailingStore{}
+	fs := &childFailingStore{failOn: appliesChildEnd}
 	h := newHarnessWith(t, childrenFile, func(s durable.Store) durable.Store { fs.Store = s; return fs })
 	id := h.startAgent(t, "planner", scripted(
 		turn("", call("c1", "agent/researcher", map[string]any{"task": "alpha"})),
@@ -654,5 +656,37 @@ func TestChildRunThatCannotStart(t *testing.T) {
 	}
 	if st := h.run(t, id); st.Status != core.StatusRunning || len(st.ScheduledSteps()) != 1 {
 		t.Fatalf("parent %s, steps %v; want the tool step still current", st.Status, st.ScheduledSteps())
+	}
+}
+
+// TestChildStopDeliveredAgain: a running child that could not be stopped
+// when its parent was cancelled stays in the outbox, and the sweeper
+// stops it.
+func TestChildStopDeliveredAgain(t *testing.T) {
+	fs := &childFailingStore{}
+	h := newHarnessWith(t, childrenFile, func(s durable.Store) durable.Store { fs.Store = s; return fs })
+	id := h.startAgent(t, "planner", scripted(
+		turn("", call("c2", "agent/researcher", map[string]any{"task": "beta"})),
+		turn("Never.")), false)
+	h.pump(t)
+	beta := core.ChildRunID(id, "c2")
+	fs.mu.Lock()
+	fs.failOn = func(w core.Write) bool { return w.Output.State.RunID == beta }
+	fs.mu.Unlock()
+	if _, err := h.eng.Apply(context.Background(), "acme", id, core.Cancel{Reason: "enough"}); err != nil {
+		t.Fatal(err)
+	}
+	h.pump(t)
+	if st := h.run(t, beta); st.Status != core.StatusApprovalRequired || !fs.failed {
+		t.Fatalf("child %s (the stop failed: %v), want still waiting for its approval", st.Status, fs.failed)
+	}
+	h.clock.T = h.clock.T.Add(time.Minute)
+	h.sweep(t)
+	h.pump(t)
+	if st := h.run(t, beta); st.Status != core.StatusCancelled {
+		t.Fatalf("child after the sweep %s, want cancelled", st.Status)
+	}
+	if un := h.unsent(t); len(un) != 0 {
+		t.Fatalf("unsent after delivery: %+v", un)
 	}
 }
