@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/baton-agents/baton/core"
@@ -103,5 +104,66 @@ func TestDeliveryNotes(t *testing.T) {
 				t.Fatalf("deliveries %+v, want %d redelivered and %d stale", v.Deliveries, tc.redelivered, tc.stale)
 			}
 		})
+	}
+}
+
+// TestViewTruncation: a view over maxBytes keeps the newest messages that
+// fit, as many as fit, and says it cut them; a view that fits, at exactly
+// maxBytes too, keeps them all.
+func TestViewTruncation(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	var turns []core.ScriptedTurn
+	for i := 1; i <= 5; i++ {
+		turns = append(turns, turn("", call(fmt.Sprintf("c%d", i), "ability/search", map[string]any{"q": strings.Repeat("x", 10*i)})))
+	}
+	runID := h.start(t, scripted(append(turns, turn("done"))...), nil)
+	h.pump(t)
+	snap, err := h.eng.Get(ctx, "acme", runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := func(v durable.View) int {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(b)
+	}
+	full, err := h.eng.View(ctx, snap, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := full.Result.Messages
+	n := size(full)
+	// exact is the size of the view cut to its newest three messages: a
+	// bound those three fit exactly.
+	cut := full
+	cut.Result.Messages, cut.Result.MessagesTruncated = all[len(all)-3:], true
+	exact := size(cut)
+	for _, max := range []int{n + 1, n, n - 1, n - 200, n / 2, exact, exact - 1, 10} {
+		v, err := h.eng.View(ctx, snap, max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := v.Result.Messages
+		if max >= n {
+			if v.Result.MessagesTruncated || len(kept) != len(all) {
+				t.Errorf("max %d of a %d-byte view: %d of %d messages, truncated %v; want all, not truncated", max, n, len(kept), len(all), v.Result.MessagesTruncated)
+			}
+			continue
+		}
+		if !v.Result.MessagesTruncated || len(kept) >= len(all) {
+			t.Errorf("max %d of a %d-byte view: %d of %d messages, truncated %v; want fewer, truncated", max, n, len(kept), len(all), v.Result.MessagesTruncated)
+			continue
+		}
+		if len(kept) > 0 && (size(v) > max || kept[len(kept)-1].Seq != all[len(all)-1].Seq) {
+			t.Errorf("max %d: %d bytes kept, ending at message %d; want the newest within the bound", max, size(v), kept[len(kept)-1].Seq)
+		}
+		one := v
+		one.Result.Messages = all[len(all)-len(kept)-1:]
+		if size(one) <= max {
+			t.Errorf("max %d: %d messages kept, but %d fit", max, len(kept), len(kept)+1)
+		}
 	}
 }

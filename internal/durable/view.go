@@ -106,6 +106,8 @@ func (e *Runner) View(ctx context.Context, snap Snapshot, maxBytes int) (View, e
 	}
 	if maxBytes > 0 && size(v) > maxBytes {
 		all := v.Result.Messages
+		// Measured as sent: the flag's own bytes count against the bound.
+		v.Result.MessagesTruncated = true
 		lo, hi := 0, len(all) // drop lo..hi messages from the front
 		for lo < hi {
 			mid := (lo + hi) / 2
@@ -117,7 +119,6 @@ func (e *Runner) View(ctx context.Context, snap Snapshot, maxBytes int) (View, e
 			}
 		}
 		v.Result.Messages = all[lo:]
-		v.Result.MessagesTruncated = true
 	}
 	return v, nil
 }
