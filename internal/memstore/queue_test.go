@@ -137,3 +137,71 @@ func TestMessageQueue(t *testing.T) {
 		t.Fatalf("dead letters %+v", dead)
 	}
 }
+
+// TestStepQueueBounds: the step queue's bounds at their edges: a
+// deduplication id is remembered for exactly DedupWindow, a queue made
+// with no maximum receives dead-letters a message on its fifth, and
+// Drain gives up after exactly max deliveries.
+func TestStepQueueBounds(t *testing.T) {
+	ctx := context.Background()
+	step := func(seq int64, dedup string) []core.QueuedStep {
+		return []core.QueuedStep{{Step: core.Step{Kind: core.StepModelTurn, Format: core.StepFormat, RunID: "r", Seq: seq}, Group: "g" + fmt.Sprint(seq), DedupID: dedup}}
+	}
+	for _, tc := range []struct {
+		after time.Duration
+		want  int
+	}{{memstore.DedupWindow - time.Nanosecond, 1}, {memstore.DedupWindow, 2}} {
+		clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+		q := memstore.NewStepQueue(time.Minute, 5, clock.Now)
+		_ = q.Enqueue(ctx, step(1, "d"))
+		clock.Advance(tc.after)
+		_ = q.Enqueue(ctx, step(2, "d"))
+		if q.Len() != tc.want {
+			t.Errorf("the same dedup id %v later: %d messages, want %d", tc.after, q.Len(), tc.want)
+		}
+	}
+
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	q := memstore.NewStepQueue(time.Minute, 0, clock.Now)
+	_ = q.Enqueue(ctx, step(1, "d"))
+	for i := 1; i <= 5; i++ {
+		got, _ := q.Receive(ctx, 1, 0)
+		if len(got) != 1 || got[0].ReceiveCount != i {
+			t.Fatalf("receive %d: %+v", i, got)
+		}
+		clock.Advance(2 * time.Minute)
+	}
+	if got, _ := q.Receive(ctx, 1, 0); len(got) != 0 || len(q.Dead()) != 1 {
+		t.Fatalf("after 5 receives: %+v, %d dead; want the message dead-lettered", got, len(q.Dead()))
+	}
+
+	q = memstore.NewStepQueue(time.Minute, 5, nil)
+	_ = q.Enqueue(ctx, step(1, "1"))
+	n := 0
+	err := q.Drain(ctx, 3, func(s core.Step, _ core.ReceivedMessage) error {
+		n++
+		return q.Enqueue(ctx, step(s.Seq+1, fmt.Sprint(s.Seq+1)))
+	})
+	if err == nil || n != 3 {
+		t.Fatalf("a queue that never runs dry: %d deliveries, error %v; want 3 and an error", n, err)
+	}
+}
+
+// TestStepQueueReceiveWaits: Receive waits for a message sent while it
+// waits, and returns it.
+func TestStepQueueReceiveWaits(t *testing.T) {
+	ctx := context.Background()
+	q := memstore.NewStepQueue(time.Minute, 5, nil)
+	sent := make(chan error, 1)
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		sent <- q.Send(ctx, "hello", nil)
+	}()
+	got, err := q.Receive(ctx, 1, 10*time.Second)
+	if err != nil || len(got) != 1 || string(got[0].Body) != "hello" {
+		t.Fatalf("receive: %+v %v, want the message sent during the wait", got, err)
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+}
