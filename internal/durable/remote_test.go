@@ -548,8 +548,10 @@ func TestRemoteTaskCancelledWhenTheRunEnds(t *testing.T) {
 		if ra.cancelled(task) != 0 || len(ns) != 1 || len(ns[0].Remote.Tasks) != 1 || ns[0].Remote.Tasks[0] != (core.AbandonedTask{ToolCallID: "c1", ToolName: "a2a/remote", TaskID: task}) || ns[0].Remote.Agent != "demo" || ns[0].Remote.Tenant != "acme" {
 			t.Fatalf("after the API's cancel: %d cancels, records %+v", ra.cancelled(task), ns)
 		}
+		// The sweeper has the A2A client and no publisher (a deployment
+		// without an event bus): it still looks for the records.
 		opts := h.opts
-		opts.RemoteTasks = routerTasks{h.opts.Tools.(*executors.Router)}
+		opts.RemoteTasks, opts.Notifier = routerTasks{h.opts.Tools.(*executors.Router)}, nil
 		sweeper := durable.New(opts)
 		if _, err := sweeper.Sweep(ctx, 100); err != nil {
 			t.Fatal(err)

@@ -20,6 +20,7 @@ func TestTruncate(t *testing.T) {
 		{"é", 1, "", true},
 		{"a€b", 3, "a", true}, // € is three bytes
 		{"a€b", 4, "a€", true},
+		{"\x80\x80\x80", 1, "", true}, // no rune start at all (not UTF-8)
 	}
 	for _, tc := range cases {
 		got, cut := truncate(tc.s, tc.n)
