@@ -1,6 +1,8 @@
 package durable
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -160,4 +162,62 @@ func TestSessionOf(t *testing.T) {
 			t.Errorf("sessionOf(cacheKey(%q, %q)) = %q", tc[0], tc[1], got)
 		}
 	}
+}
+
+// TestDedupeResults: a tool result stored with a commit is a reference
+// to its tool_result message only when that message holds its exact
+// bytes (its text, or its canonical JSON), and reading it back restores
+// the same result.
+func TestDedupeResults(t *testing.T) {
+	msgs := []core.Message{
+		{Seq: 1, Role: core.RoleToolResult, Content: "plain answer"},
+		{Seq: 2, Role: core.RoleToolResult, Content: `{"n":1}`},
+		{Seq: 3, Role: core.RoleToolResult, Content: "shortened"},
+		{Seq: 4, Role: core.RoleToolResult, Content: `{"n":2}`},
+		{Seq: 5, Role: core.RoleAssistant, Content: "plain answer"},
+		{Seq: 6, Role: core.RoleToolResult, Content: "failed"},
+	}
+	ok := func(seq int64, v any) core.ToolExecutionResult {
+		return core.ToolExecutionResult{ToolCallID: fmt.Sprint("c", seq), Seq: seq, Result: core.ToolResult{Success: true, Result: v}}
+	}
+	failed := ok(6, "failed")
+	failed.Result.Success = false
+	results := []core.ToolExecutionResult{
+		ok(1, "plain answer"),                        // the message's text
+		ok(2, map[string]any{"n": json.Number("1")}), // the message's JSON
+		ok(3, "the whole answer"),                    // not the message's text
+		ok(4, map[string]any{"n": json.Number("3")}), // not the message's JSON
+		ok(5, "plain answer"),                        // an assistant message's seq
+		failed,                                       // a failure is kept whole
+		ok(7, "no message"),                          // no message of its seq
+		ok(1, nil),                                   // no body
+	}
+	out := dedupeResults(core.Output{Messages: msgs, ToolResults: results})
+	want := []string{refText, refJSON, "", "", "", "", "", ""}
+	for i, r := range out.ToolResults {
+		if r.ResultRef != want[i] || (want[i] != "") != (r.Result.Result == nil && results[i].Result.Result != nil) {
+			t.Errorf("result %d: ref %q, body %v; want ref %q", i, r.ResultRef, r.Result.Result, want[i])
+		}
+	}
+	back, err := restoreResults(out.ToolResults, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range back {
+		if canon(t, back[i]) != canon(t, results[i]) {
+			t.Errorf("result %d read back %s, want %s", i, canon(t, back[i]), canon(t, results[i]))
+		}
+	}
+	if out := dedupeResults(core.Output{Messages: msgs}); out.ToolResults != nil {
+		t.Errorf("no results: %+v", out.ToolResults)
+	}
+}
+
+func canon(t *testing.T, v any) string {
+	t.Helper()
+	b, err := core.CanonicalJSON(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
