@@ -140,8 +140,9 @@ func TestMessageQueue(t *testing.T) {
 
 // TestStepQueueBounds: the step queue's bounds at their edges: a
 // deduplication id is remembered for exactly DedupWindow, a queue made
-// with no maximum receives dead-letters a message on its fifth, and
-// Drain gives up after exactly max deliveries.
+// with no maximum receives dead-letters a message on its fifth, Receive
+// takes at most max messages, and Drain gives up after exactly max
+// deliveries.
 func TestStepQueueBounds(t *testing.T) {
 	ctx := context.Background()
 	step := func(seq int64, dedup string) []core.QueuedStep {
@@ -173,6 +174,14 @@ func TestStepQueueBounds(t *testing.T) {
 	}
 	if got, _ := q.Receive(ctx, 1, 0); len(got) != 0 || len(q.Dead()) != 1 {
 		t.Fatalf("after 5 receives: %+v, %d dead; want the message dead-lettered", got, len(q.Dead()))
+	}
+
+	q = memstore.NewStepQueue(time.Minute, 5, nil)
+	for seq := int64(1); seq <= 3; seq++ {
+		_ = q.Enqueue(ctx, step(seq, fmt.Sprint(seq))) // three groups
+	}
+	if got, _ := q.Receive(ctx, 2, 0); len(got) != 2 {
+		t.Fatalf("receive at most 2 of 3 visible messages: got %d", len(got))
 	}
 
 	q = memstore.NewStepQueue(time.Minute, 5, nil)

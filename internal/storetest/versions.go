@@ -69,6 +69,14 @@ func testAgentVersionTooLarge(t *testing.T, newStore func(*testing.T) Store) {
 	if list, _ := s.ListAgentVersions(ctx); len(list) != 0 {
 		t.Fatalf("listed: %+v", list)
 	}
+	// At exactly the bound, a version is stored.
+	v = version(strings.Repeat("x", core.MaxAgentVersionBytes), t0, "ops")
+	if _, created, err := s.PutAgentVersion(ctx, v); err != nil || !created {
+		t.Fatalf("a version of exactly %d bytes: created %v, %v", core.MaxAgentVersionBytes, created, err)
+	}
+	if got, err := s.GetAgentVersion(ctx, v.ID); err != nil || len(got.File) != core.MaxAgentVersionBytes {
+		t.Fatalf("the version of exactly the bound read back: %d bytes, %v", len(got.File), err)
+	}
 }
 
 // testAgentAliases: an alias is created at revision 1 only when none
