@@ -54,6 +54,11 @@ func TestStartPicksTheVersion(t *testing.T) {
 	if cfg, err := start("a", "", ""); err != nil || cfg.AgentVersion != "" || cfg.System != "boot" {
 		t.Fatalf("without a default: %+v %v", cfg, err)
 	}
+	// An unknown agent's error names the version it was looked for in,
+	// when there is one.
+	if _, err := start("nope", "", ""); !errors.Is(err, durable.ErrUnknownAgent) || err.Error() != `unknown agent "nope"` {
+		t.Fatalf("an unknown agent without a default: %v", err)
+	}
 	if _, err := store.PutAgentAlias(ctx, core.AgentAlias{Name: core.DefaultAlias, Routes: []core.AliasRoute{{Version: v2, Weight: 100}}}, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +89,9 @@ func TestStartPicksTheVersion(t *testing.T) {
 		if err != nil || cfg.AgentVersion != tc.want || cfg.System != tc.system {
 			t.Errorf("%s alias %q version %q: on %q (%q) %v, want %s", tc.agent, tc.alias, tc.version, cfg.AgentVersion, cfg.System, err, tc.want)
 		}
+	}
+	if _, err := start("closed", "", ""); err == nil || err.Error() != `unknown agent "closed" in agent version `+v2 {
+		t.Fatalf("an agent the default's version lacks: %v", err)
 	}
 	// With default on v1, whose agent a allows it, a request may pin v2;
 	// an unknown version is refused.
