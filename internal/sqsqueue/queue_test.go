@@ -113,6 +113,8 @@ func TestSQSID(t *testing.T) {
 		{"space", "session 1", false},
 		{"non-ASCII", "sessión", false},
 		{"control", "s\t1", false},
+		{"refused first", " s-1", false},
+		{"refused last", "s-1 ", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -345,7 +347,14 @@ func TestValidateCreate(t *testing.T) {
 		{"longest name", strings.Repeat("n", maxNameLen), 0, 1, true},
 		{"empty name", "", time.Second, 5, false},
 		{"name too long", strings.Repeat("n", maxNameLen+1), time.Second, 5, false},
+		{"each range's ends", "09azAZ-_", time.Second, 5, true},
 		{"dot in name", "steps.fifo", time.Second, 5, false},
+		{"just below 0", "steps/", time.Second, 5, false},
+		{"just above 9", "steps:", time.Second, 5, false},
+		{"just below a", "steps`", time.Second, 5, false},
+		{"just above z", "steps{", time.Second, 5, false},
+		{"just below A", "steps@", time.Second, 5, false},
+		{"just above Z", "steps[", time.Second, 5, false},
 		{"negative visibility", "steps", -time.Second, 5, false},
 		{"visibility over 12h", "steps", 13 * time.Hour, 5, false},
 		{"no receives", "steps", time.Second, 0, false},
