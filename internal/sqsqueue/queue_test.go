@@ -220,6 +220,7 @@ func TestEnqueueErrors(t *testing.T) {
 		{"entry server fault", failEntry("InternalError", false), true, false, "InternalError"},
 		{"entry throttled", failEntry("RequestThrottled", true), true, false, "RequestThrottled"},
 		{"http 500", apiError(500, "InternalError", ""), true, false, "InternalError"},
+		{"the steps it was sending", apiError(500, "InternalError", ""), true, false, "enqueue steps 1-3 of 3"},
 		{"http 503 unmodelled", apiError(503, "ServiceUnavailable", "ServiceUnavailable;Receiver"), true, false, "ServiceUnavailable"},
 		{"throttling", apiError(400, "ThrottlingException", "Throttling;Sender"), true, false, "Throttling"},
 		{"request throttled, query code", apiError(400, "RequestThrottled", "AWS.SimpleQueueService.RequestThrottled;Sender"), true, false, "RequestThrottled"},
