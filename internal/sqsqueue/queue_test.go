@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/baton-agents/baton/core"
 )
@@ -371,5 +372,28 @@ func TestValidateCreate(t *testing.T) {
 				t.Errorf("error %v, want core.ErrInvalidInput", err)
 			}
 		})
+	}
+}
+
+// TestBatchError: a failed entry of the batch steps[start:end] is named by
+// its step when its id is an index in the batch, by its id otherwise, and
+// the error names the batch's steps counted from 1.
+func TestBatchError(t *testing.T) {
+	steps := queued(12, "g")
+	for _, tc := range []struct {
+		id   string
+		want string
+	}{
+		{"10", `r-1/11 (group "g")`}, // the batch's first
+		{"11", `r-1/12 (group "g")`}, // its last
+		{"9", "entry 9"},             // before the batch
+		{"12", "entry 12"},           // past it
+		{"x", "entry x"},
+	} {
+		err := batchError(steps, 10, 12, []types.BatchResultErrorEntry{{Id: aws.String(tc.id), Code: aws.String("InternalError"), Message: aws.String("oops")}})
+		want := "enqueue steps 11-12 of 12: 1 not sent: " + tc.want + ": InternalError: oops (server fault)"
+		if err == nil || err.Error() != want {
+			t.Errorf("id %q: %v, want %q", tc.id, err, want)
+		}
 	}
 }
