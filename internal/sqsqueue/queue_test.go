@@ -397,3 +397,30 @@ func TestBatchError(t *testing.T) {
 		}
 	}
 }
+
+// TestExtendVisibilitySeconds: an extension is asked in whole seconds,
+// rounded up, at most 12 hours.
+func TestExtendVisibilitySeconds(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want float64
+	}{
+		{0, 0},
+		{time.Nanosecond, 1},
+		{time.Second, 1},
+		{time.Second + time.Nanosecond, 2},
+		{1500 * time.Millisecond, 2},
+		{12 * time.Hour, 43200},
+		{13 * time.Hour, 43200},
+	} {
+		f := &fakeSQS{}
+		q := newFake(t, f)
+		if err := q.ExtendVisibility(t.Context(), "rh", tc.d); err != nil {
+			t.Fatal(err)
+		}
+		calls := f.Calls()
+		if len(calls) != 1 || calls[0].Action != "ChangeMessageVisibility" || calls[0].Body["VisibilityTimeout"] != tc.want {
+			t.Errorf("extend by %v: %+v, want a VisibilityTimeout of %v", tc.d, calls, tc.want)
+		}
+	}
+}
