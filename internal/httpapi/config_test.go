@@ -1,8 +1,11 @@
 package httpapi_test
 
 import (
+	"net/http"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/baton-agents/baton/internal/httpapi"
 )
@@ -31,6 +34,30 @@ func TestConfigDefaults(t *testing.T) {
 		}
 		if a.Log == nil {
 			t.Errorf("%s: no logger", tc.name)
+		}
+	}
+}
+
+// TestMultiValueQuery: a query parameter API Gateway passes only in its
+// multi-value form is read from there; an empty list is no parameter.
+func TestMultiValueQuery(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name     string
+		wait     []string
+		status   int
+		wantCode string
+	}{
+		{"a value", []string{"soon"}, http.StatusBadRequest, "invalid_query"},
+		{"the first of two", []string{"soon", "1"}, http.StatusBadRequest, "invalid_query"},
+		{"an empty list", []string{}, http.StatusNotFound, "not_found"},
+	} {
+		req := events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: "/v1/runs/r-404",
+			Headers:                         map[string]string{"authorization": "Bearer tok-acme-123"},
+			MultiValueQueryStringParameters: map[string][]string{"wait": tc.wait}}
+		status, out, _ := e.handle(t, req)
+		if status != tc.status || code(out) != tc.wantCode {
+			t.Errorf("%s: %d %s, want %d %s", tc.name, status, code(out), tc.status, tc.wantCode)
 		}
 	}
 }
