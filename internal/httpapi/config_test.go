@@ -61,3 +61,19 @@ func TestMultiValueQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestIDEchoed: a response names API Gateway's request id in
+// X-Request-Id when the request has one, and has no such header
+// otherwise.
+func TestRequestIDEchoed(t *testing.T) {
+	e := newEnv(t)
+	for _, id := range []string{"req-1", ""} {
+		req := events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: "/v1/runs/r-404",
+			Headers: map[string]string{"authorization": "Bearer tok-acme-123"}}
+		req.RequestContext.RequestID = id
+		_, _, resp := e.handle(t, req)
+		if got, ok := resp.Headers["X-Request-Id"]; got != id || ok != (id != "") {
+			t.Errorf("request id %q: X-Request-Id %q (set %v)", id, got, ok)
+		}
+	}
+}
