@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/agents"
 )
 
 // Table tests of the runner's small pure helpers: each row is a case a
@@ -32,35 +31,6 @@ func TestGroup(t *testing.T) {
 	} {
 		if got := group(st(tc.parallel), tc.step); got != tc.want {
 			t.Errorf("%s: group %q, want %q", tc.name, got, tc.want)
-		}
-	}
-}
-
-// TestHasAgentTools: only a registry with an agent tool lets runs start
-// children (and the sweeper look for their records).
-func TestHasAgentTools(t *testing.T) {
-	parse := func(file string) *agents.Registry {
-		reg, err := agents.Parse([]byte(file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return reg
-	}
-	for _, tc := range []struct {
-		name string
-		reg  *agents.Registry
-		want bool
-	}{
-		{"no registry", nil, false},
-		{"tools, none an agent's", parse(`{"agents":[{"slug":"a","model":{"provider":"scripted"},
-		  "tools":[{"name":"ability/x","source":"go","description":"X.","executor":{"type":"go","handler":"x"}}]}]}`), false},
-		{"an agent tool on the second agent", parse(`{"agents":[{"slug":"a","model":{"provider":"scripted"}},
-		  {"slug":"b","model":{"provider":"scripted"},"tools":[
-		   {"name":"ability/x","source":"go","description":"X.","executor":{"type":"go","handler":"x"}},
-		   {"name":"agent/a","description":"Ask a.","executor":{"type":"agent","agent":"a"}}]}]}`), true},
-	} {
-		if got := hasAgentTools(tc.reg); got != tc.want {
-			t.Errorf("%s: hasAgentTools %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
