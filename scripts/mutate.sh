@@ -15,10 +15,12 @@
 #                                     under its floor
 #
 # WORKERS (default 2) mutants are tested at once, each by `go test` of the
-# mutant's package, niced. internal/dynamostore and internal/sqsqueue are
-# tested with their integration tests (build tag integration) on the
-# emulators: started here with scripts/emulators.sh run unless
-# BATON_TEST_DYNAMODB_ENDPOINT is already set.
+# mutant's package, niced. MUTATE_EXCLUDE, a regexp of file paths, leaves
+# those files out (a package measured by parts, as docs/testing.md says).
+# internal/dynamostore and internal/sqsqueue are tested with their
+# integration tests (build tag integration) on the emulators: started
+# here with scripts/emulators.sh run unless BATON_TEST_DYNAMODB_ENDPOINT
+# is already set.
 #
 # gremlins runs on a snapshot of the tree (git worktree of the working
 # tree's state, untracked files included), so that it copies the sources
@@ -43,7 +45,7 @@ pkgs=()
 for a in "$@"; do
   case "$a" in
     --ci) ci=true ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) a="${a#./}"; pkgs+=("${a%/}") ;;
   esac
 done
@@ -84,6 +86,7 @@ mutate() {
   args=(unleash --workers "$WORKERS" --timeout-coefficient "$coeff" -S lct
     --exclude-files '(^|/)[a-z]*test/' -o "$out")
   [ -n "$ref" ] && args+=(--diff "$ref")
+  [ -n "${MUTATE_EXCLUDE:-}" ] && args+=(--exclude-files "$MUTATE_EXCLUDE")
   # -count=1: gremlins times its mutants' tests by its own first run,
   # which a cached test result would make instant.
   local run=(env GOFLAGS="${GOFLAGS:-} -count=1 -vet=off" GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=diff.relative GIT_CONFIG_VALUE_0=true
