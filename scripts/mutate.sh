@@ -45,7 +45,7 @@ pkgs=()
 for a in "$@"; do
   case "$a" in
     --ci) ci=true ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) a="${a#./}"; pkgs+=("${a%/}") ;;
   esac
 done
