@@ -83,7 +83,7 @@ mutate() {
   # tests' time and a link: core's tests are fast, its build is not.
   local coeff=10
   [ "$pkg" = core ] && coeff=30
-  args=(unleash --workers "$WORKERS" --timeout-coefficient "$coeff" -S lct
+  args=(unleash --workers "$WORKERS" --timeout-coefficient "$coeff" -S lctk
     --exclude-files '(^|/)[a-z]*test/' -o "$out")
   [ -n "$ref" ] && args+=(--diff "$ref")
   [ -n "${MUTATE_EXCLUDE:-}" ] && args+=(--exclude-files "$MUTATE_EXCLUDE")
