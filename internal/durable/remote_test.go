@@ -311,6 +311,8 @@ type crashAfterSend struct {
 	durable.Store
 	mu    sync.Mutex
 	armed bool
+	// crashed: a commit failed after a recorded send.
+	crashed bool
 }
 
 func (s *crashAfterSend) SettleIntent(ctx context.Context, runID, callID, owner string, sent *core.RemoteSent) error {
@@ -324,6 +326,7 @@ func (s *crashAfterSend) Commit(ctx context.Context, w core.Write) error {
 	s.mu.Lock()
 	armed := s.armed
 	s.armed = false
+	s.crashed = s.crashed || armed
 	s.mu.Unlock()
 	if armed {
 		return errors.New("worker killed")
@@ -357,6 +360,9 @@ func TestRemoteAgentRedeliveryNeverSendsAgain(t *testing.T) {
 	}
 	if ra.total() != 1 {
 		t.Fatalf("the agent received %d messages, want 1", ra.total())
+	}
+	if !crash.crashed {
+		t.Fatal("no attempt recorded its sent message before the crash")
 	}
 }
 
