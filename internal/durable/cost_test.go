@@ -97,3 +97,16 @@ func TestCostBudgetStopsADistributedRun(t *testing.T) {
 		t.Fatalf("executions: %v", h.count.n)
 	}
 }
+
+// TestAgentMachineIsPriced: an agent with a machine of its own
+// (Options.AgentMachines) is priced with the runner's price table too.
+func TestAgentMachineIsPriced(t *testing.T) {
+	h := newCostHarness(t)
+	h.opts.AgentMachines = map[string]*core.Machine{"demo": {}}
+	h.eng = durable.New(h.opts)
+	runID := h.start(t, &core.ModelSpec{Provider: core.ProviderScripted, Model: "m1", Turns: []core.ScriptedTurn{pricedTurn()}}, nil)
+	h.pump(t)
+	if c := h.envelope(t, runID).Cost; c == nil || c.ModelUSD != 0.002 {
+		t.Fatalf("cost %+v, want the turn's $0.002 of model tokens", c)
+	}
+}
