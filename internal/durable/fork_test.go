@@ -294,3 +294,34 @@ func TestForkReadsAFinishedRecordOnce(t *testing.T) {
 		t.Fatalf("the source's record was read %d times for five replayed calls", cs.reads[src])
 	}
 }
+
+// sameSessionIDs names every new session s-1 (a session that exists);
+// other ids are sequential.
+type sameSessionIDs struct {
+	core.SequentialIDs
+	sessions int
+}
+
+func (s *sameSessionIDs) NewID(prefix string) string {
+	if prefix == "s" {
+		s.sessions++
+		return "s-1"
+	}
+	return s.SequentialIDs.NewID(prefix)
+}
+
+// TestForkSessionIDsInUse: a fork starts on a session id no session has;
+// an id source that keeps naming a used one is asked 8 times, then the
+// fork is refused as a conflict.
+func TestForkSessionIDsInUse(t *testing.T) {
+	h := newHarness(t, nil)
+	src := h.start(t, scripted(turn("one")), nil) // on session s-1
+	h.pump(t)
+	ids := &sameSessionIDs{}
+	h.opts.IDs = ids
+	h.eng = durable.New(h.opts)
+	_, err := h.eng.Fork(context.Background(), "acme", durable.ForkRequest{Source: src, Seq: 1})
+	if !errors.Is(err, core.ErrConflict) || ids.sessions != 9 {
+		t.Fatalf("fork: %v after %d session ids; want a conflict after 9 (the first and 8 more)", err, ids.sessions)
+	}
+}
