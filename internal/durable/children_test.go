@@ -690,3 +690,31 @@ func TestChildStopDeliveredAgain(t *testing.T) {
 		t.Fatalf("unsent after delivery: %+v", un)
 	}
 }
+
+// TestChildItemDecidedThroughParent: an approval a child run waits on may
+// be decided on its parent's route: the child takes it, and deciding it
+// again there is refused as already decided.
+func TestChildItemDecidedThroughParent(t *testing.T) {
+	h := newHarnessWith(t, childrenFile, nil)
+	ctx := context.Background()
+	id := h.startAgent(t, "planner", scripted(
+		turn("", call("c2", "agent/researcher", map[string]any{"task": "beta"})),
+		turn("Done.")), false)
+	h.pump(t)
+	child := h.run(t, core.ChildRunID(id, "c2"))
+	_, acts := child.Pending()
+	if len(acts) != 1 {
+		t.Fatalf("the child's actions %+v", acts)
+	}
+	decide := core.ApprovalDecision{ActionID: acts[0].ActionID, Decision: "accept"}
+	if _, err := h.eng.Apply(ctx, "acme", id, decide); err != nil {
+		t.Fatalf("the child's approval decided on the parent's route: %v", err)
+	}
+	h.pump(t)
+	if st := h.run(t, id); st.Status != core.StatusCompleted || h.count.n["mail"] != 1 {
+		t.Fatalf("parent %s, mail sent %d times; want completed, once", st.Status, h.count.n["mail"])
+	}
+	if _, err := h.eng.Apply(ctx, "acme", id, decide); !errors.Is(err, durable.ErrAlreadyDecided) && !errors.Is(err, durable.ErrFinished) {
+		t.Fatalf("the same decision again: %v", err)
+	}
+}
