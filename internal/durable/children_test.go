@@ -691,9 +691,9 @@ func TestChildStopDeliveredAgain(t *testing.T) {
 	}
 }
 
-// TestChildItemDecidedThroughParent: an approval a child run waits on may
-// be decided on its parent's route: the child takes it, and deciding it
-// again there is refused as already decided.
+// TestChildItemDecidedThroughParent: an approval a child run waits on is
+// listed in its parent's view and may be decided on the parent's route:
+// the child takes it, and deciding it again there is refused.
 func TestChildItemDecidedThroughParent(t *testing.T) {
 	h := newHarnessWith(t, childrenFile, nil)
 	ctx := context.Background()
@@ -705,6 +705,18 @@ func TestChildItemDecidedThroughParent(t *testing.T) {
 	_, acts := child.Pending()
 	if len(acts) != 1 {
 		t.Fatalf("the child's actions %+v", acts)
+	}
+	// The parent's view lists what its running child waits on.
+	snap, err := h.eng.Get(ctx, "acme", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := h.eng.View(ctx, snap, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pa := v.Pending.Actions; len(pa) != 1 || pa[0].ActionID != acts[0].ActionID || pa[0].RunID != child.RunID {
+		t.Fatalf("the parent's pending actions %+v, want the child's", pa)
 	}
 	decide := core.ApprovalDecision{ActionID: acts[0].ActionID, Decision: "accept"}
 	if _, err := h.eng.Apply(ctx, "acme", id, decide); err != nil {
