@@ -378,8 +378,8 @@ func TestRemoteAgentInDoubtWithoutARecordedTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.pump(t)
-	if res := h.toolResult(t, id); res.Success || res.ErrorType != core.ErrTypeInDoubt {
-		t.Fatalf("result %+v, want in_doubt", res)
+	if res := h.toolResult(t, id); res.Success || res.ErrorType != core.ErrTypeInDoubt || !strings.HasSuffix(res.Error, "may have sent its message to the remote agent, and the tool is not marked retry_safe, so it was not sent again.") {
+		t.Fatalf("result %+v, want in_doubt, its message not sent again", res)
 	}
 	if ra.total() != 0 {
 		t.Fatalf("the agent received %d messages, want none", ra.total())
