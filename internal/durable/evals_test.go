@@ -165,3 +165,21 @@ func TestEvalCancel(t *testing.T) {
 		t.Fatalf("another tenant cancels: %v", err)
 	}
 }
+
+// TestEvalWithoutNotifier: a runner that publishes no notifications
+// still writes and delivers its case runs' ends: the eval completes.
+func TestEvalWithoutNotifier(t *testing.T) {
+	h := newHarnessWith(t, evalsFile, nil)
+	h.opts.Notifier = nil
+	h.eng = durable.New(h.opts)
+	ctx := context.Background()
+	v, err := h.eng.StartEval(ctx, "acme", durable.EvalRequest{Agent: "demo", Concurrency: 1,
+		Cases: []evals.Case{inputCase("a", "hello", evals.Expect{}), inputCase("b", "hello", evals.Expect{})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.pump(t)
+	if v, _ = h.eng.Eval(ctx, "acme", v.EvalID); v.Status != core.EvalCompleted || v.Progress.Passed != 2 {
+		t.Fatalf("eval: %s %+v", v.Status, v.Progress)
+	}
+}

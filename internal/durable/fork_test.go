@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/cost"
 	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/telemetry"
 )
@@ -323,5 +324,56 @@ func TestForkSessionIDsInUse(t *testing.T) {
 	_, err := h.eng.Fork(context.Background(), "acme", durable.ForkRequest{Source: src, Seq: 1})
 	if !errors.Is(err, core.ErrConflict) || ids.sessions != 9 {
 		t.Fatalf("fork: %v after %d session ids; want a conflict after 9 (the first and 8 more)", err, ids.sessions)
+	}
+}
+
+// TestForkInheritsWhatItsSourceWasAsked: a fork takes its source's cost
+// budget, parallel calls and context budget when its source's request
+// set them, and its agent's defaults when it did not; run_forked says
+// whether the message at the fork point was replaced.
+func TestForkInheritsWhatItsSourceWasAsked(t *testing.T) {
+	h := newHarnessWith(t, `{"agents":[{"slug":"demo","model":{"provider":"scripted","model":"m1"},"system":"Be brief.",
+ "allow_overrides":["model","budgets","parallel_tool_calls","context_budget"]}]}`, nil)
+	table, err := cost.NewTable("us-east-1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.opts.Pricer = table
+	h.eng = durable.New(h.opts)
+	ctx := context.Background()
+	parallel, window := true, 5000
+	asked := h.start(t, nil, func(r *durable.StartRequest) {
+		r.Overrides = agents.Overrides{Budgets: core.BudgetLimits{core.BudgetCostUSD: 0.5}, ParallelToolCalls: &parallel, ContextBudget: &window,
+			Model: scripted(turn("Asked."))}
+	})
+	plain := h.start(t, nil, func(r *durable.StartRequest) { r.SessionID = "s-2"; r.Overrides = agents.Overrides{} })
+	h.pump(t)
+	for _, tc := range []struct {
+		src      string
+		content  *string
+		costUSD  float64
+		parallel bool
+		window   int
+	}{
+		{asked, nil, 0.5, true, 5000},
+		{plain, str("Edited."), 0, false, 0},
+	} {
+		snap, err := h.eng.Fork(ctx, "acme", durable.ForkRequest{Source: tc.src, Seq: 1, Content: tc.content})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := snap.State.Config
+		if cfg.CostBudgetUSD != tc.costUSD || cfg.ParallelToolCalls != tc.parallel || cfg.ContextBudget != tc.window {
+			t.Errorf("fork of %s: cost budget %g, parallel %v, context budget %d", tc.src, cfg.CostBudgetUSD, cfg.ParallelToolCalls, cfg.ContextBudget)
+		}
+		var edited any
+		for _, ev := range snap.Written.Events {
+			if ev.Type == core.EventRunForked {
+				edited = ev.Data.(*core.RunForkedData).Edited
+			}
+		}
+		if edited != (tc.content != nil) {
+			t.Errorf("fork of %s: run_forked edited %v", tc.src, edited)
+		}
 	}
 }
