@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -368,4 +369,141 @@ func TestForkBase(t *testing.T) {
 	if _, ok := replayRefOf("x"); ok {
 		t.Error("a string read as a reference")
 	}
+}
+
+// TestForkParallelSiblingsTakeDistinctRecords: identical parallel calls
+// planned side by side (before any result is in, as workers plan them)
+// take the source's identical calls in call order, each once; one more
+// than the source made runs live.
+func TestForkParallelSiblingsTakeDistinctRecords(t *testing.T) {
+	m := NewMachine(&FixedClock{T: t0})
+	ctx := context.Background()
+	ping := func(id string) ToolCallRequest { return call(id, "net/ping", map[string]any{"q": "x"}) }
+	cfg := RunConfig{Model: scripted(turn("", ping("p1"), ping("p2"), ping("p3")), turn("done")), ParallelToolCalls: true,
+		Tools:      []ToolDeclaration{serverTool("net/ping", map[string]any{"runtime": map[string]any{"duplicate_policy": "repeatable"}})},
+		ForkedFrom: &ForkRef{RunID: "r-src", Seq: 1, Tools: ForkToolsReuse}}
+	out, err := m.Start(ctx, StartInput{RunID: "r-f", SessionID: "s-f", Config: cfg, Messages: user("go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &forkRun{m: m, io: IO{Model: ScriptedModel{}}}
+	f.commit(out)
+	step := f.steps[0]
+	f.steps = nil
+	plan, err := m.Plan(ctx, f.st, f.tr, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = m.Apply(ctx, f.st, f.tr, f.io.perform(ctx, step, plan, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.commit(out)
+	recs := RecordedCalls("r-src", 1, []ToolExecutionResult{
+		{ToolName: "net/ping", Parameters: map[string]any{"q": "x"}, Result: ToolResult{Success: true, Result: "a"}, Seq: 3},
+		{ToolName: "net/ping", Parameters: map[string]any{"q": "x"}, Result: ToolResult{Success: true, Result: "b"}, Seq: 4},
+	})
+	var got []string
+	for _, s := range f.steps {
+		st := f.st
+		st.UseRecorded(recs)
+		p, err := m.Plan(ctx, st, f.tr, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case p.Kind == PlanTool:
+			got = append(got, "live")
+		case p.Kind == PlanApply:
+			d := p.Input.(ToolDecided).Decision
+			got = append(got, fmt.Sprint(d.Result.Result, "@", d.Replayed.Seq))
+		}
+	}
+	if want := []string{"a@3", "b@4", "live"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("the siblings' plans %v, want %v", got, want)
+	}
+	// Once the first two are in (replayed, not yet appended behind a
+	// pending sibling), the third still runs live.
+	for _, s := range f.steps[:2] {
+		st := f.st
+		st.UseRecorded(recs)
+		p, _ := m.Plan(ctx, st, f.tr, s)
+		out, err := m.Apply(ctx, f.st, f.tr, p.Input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.commit(out)
+	}
+	st := f.st
+	st.UseRecorded(recs)
+	if p, _ := m.Plan(ctx, st, f.tr, f.steps[2]); p.Kind != PlanTool {
+		t.Fatalf("the third sibling after two replayed: %+v", p)
+	}
+}
+
+// TestEvalCaseAnswers: an eval case's scripted answers (RecordedAnswer)
+// answer its client calls — any call of the tool without parameters, a
+// call with those parameters with them — each once, in order; in replay
+// mode a call without an answer is not recorded.
+func TestEvalCaseAnswers(t *testing.T) {
+	m := NewMachine(&FixedClock{T: t0})
+	answers := []RecordedCall{
+		RecordedAnswer(ReplayRef{RunID: "ev-1", Seq: 1}, "client/get_calendar", map[string]any{"day": "tue"}, ToolResult{Success: true, Result: "tuesday"}),
+		RecordedAnswer(ReplayRef{RunID: "ev-1", Seq: 2}, "client/get_calendar", nil, ToolResult{Success: true, Result: "any day"}),
+	}
+	for _, tc := range []struct {
+		mode string
+		want []string
+	}{
+		{ForkToolsLive, []string{"any day", "tuesday", "pending"}},
+		{ForkToolsReplay, []string{"any day", "tuesday", ErrTypeNotRecorded}},
+	} {
+		day := func(id, d string) ToolCallRequest { return call(id, "client/get_calendar", map[string]any{"day": d}) }
+		cfg := RunConfig{Model: scripted(turn("", day("k1", "mon"), day("k2", "tue"), day("k3", "wed")), turn("done")),
+			Eval: &EvalRef{EvalID: "ev-1", Case: 0, Tools: tc.mode}}
+		out, err := m.Start(context.Background(), StartInput{RunID: "r-c", SessionID: "s-c", Config: cfg, Messages: user("go"),
+			RequestTools: []any{clientTool("client/get_calendar")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !out.State.NeedsRecorded(Step{Kind: StepToolCall}) {
+			t.Fatalf("%s: an eval case with answers needs its record", tc.mode)
+		}
+		f := &forkRun{m: m, io: IO{Model: ScriptedModel{}}, recorded: answers}
+		f.commit(out)
+		f.drive(t)
+		var got []string
+		for _, c := range f.st.Calls {
+			got = append(got, string(c.Status))
+		}
+		for _, msg := range f.tr {
+			if msg.Role == RoleToolResult {
+				et, _ := msg.Metadata[MetaErrorType].(string)
+				got = append(got, strings.Trim(cmpOr(et, msg.Content), `"`))
+			}
+		}
+		if tc.mode == ForkToolsLive {
+			// The third call waits for its client.
+			if f.st.Status != StatusRuntimeToolPending {
+				t.Fatalf("live: status %s", f.st.Status)
+			}
+			continue
+		}
+		if f.st.Status != StatusCompleted || !reflect.DeepEqual(got, tc.want) {
+			t.Fatalf("%s: %s %v, want %v", tc.mode, f.st.Status, got, tc.want)
+		}
+	}
+	if _, ok := replayRefOf((*ReplayRef)(nil)); ok {
+		t.Error("a nil reference read as one")
+	}
+	if r, ok := replayRefOf(&ReplayRef{RunID: "r", Seq: 2}); !ok || r.Seq != 2 {
+		t.Error("a reference pointer not read")
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
