@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -497,30 +496,6 @@ func judgeScore(j core.RunState, final string) (*JudgeScore, evals.CheckResult) 
 		check.Detail = fmt.Sprintf("the judge scored %g (under %g): %s", js.Score, DefaultJudgeMinScore, js.Reason)
 	}
 	return js, check
-}
-
-// firstDivergence is where two transcripts first differ at or after seq.
-func firstDivergence(a, b []core.Message, from int64) *Divergence {
-	cut := func(tr []core.Message) []core.Message {
-		i, _ := slices.BinarySearchFunc(tr, from, func(m core.Message, seq int64) int { return cmp.Compare(m.Seq, seq) })
-		return tr[i:]
-	}
-	a, b = cut(a), cut(b)
-	for i := 0; i < max(len(a), len(b)); i++ {
-		ma, mb := messageAt(a, i), messageAt(b, i)
-		if ma != nil && mb != nil && ma.Seq == mb.Seq && sameMessage(*ma, *mb) {
-			continue
-		}
-		d := &Divergence{Seq: min(seqOf(ma), seqOf(mb))}
-		if ma != nil && ma.Seq == d.Seq {
-			d.A = messageView(*ma)
-		}
-		if mb != nil && mb.Seq == d.Seq {
-			d.B = messageView(*mb)
-		}
-		return d
-	}
-	return nil
 }
 
 func jsonText(v any) string {

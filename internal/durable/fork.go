@@ -384,8 +384,19 @@ func (e *Runner) Compare(ctx context.Context, tenant, a, b string) (Comparison, 
 		sides[i], trs[i] = rec.State, tr
 	}
 	c := Comparison{A: e.compared(sides[0], trs[0]), B: e.compared(sides[1], trs[1])}
-	for i := 0; i < max(len(trs[0]), len(trs[1])); i++ {
-		ma, mb := messageAt(trs[0], i), messageAt(trs[1], i)
+	c.DivergedAt = firstDivergence(trs[0], trs[1], 0)
+	return c, nil
+}
+
+// firstDivergence is where two transcripts first differ at or after seq.
+func firstDivergence(a, b []core.Message, from int64) *Divergence {
+	cut := func(tr []core.Message) []core.Message {
+		i, _ := slices.BinarySearchFunc(tr, from, func(m core.Message, seq int64) int { return cmp.Compare(m.Seq, seq) })
+		return tr[i:]
+	}
+	a, b = cut(a), cut(b)
+	for i := 0; i < max(len(a), len(b)); i++ {
+		ma, mb := messageAt(a, i), messageAt(b, i)
 		if ma != nil && mb != nil && ma.Seq == mb.Seq && sameMessage(*ma, *mb) {
 			continue
 		}
@@ -396,10 +407,9 @@ func (e *Runner) Compare(ctx context.Context, tenant, a, b string) (Comparison, 
 		if mb != nil && mb.Seq == d.Seq {
 			d.B = messageView(*mb)
 		}
-		c.DivergedAt = d
-		break
+		return d
 	}
-	return c, nil
+	return nil
 }
 
 func messageAt(tr []core.Message, i int) *core.Message {
