@@ -119,6 +119,10 @@ func TestForkOfALongRunWritesWhatAStartWrites(t *testing.T) {
 	if len(c.A.ToolCalls) != turns-1 || c.A.ToolCalls[0].Outcome != durable.OutcomeExecuted || len(c.B.ToolCalls) != 0 || c.B.Turns != 1 {
 		t.Fatalf("sides: a %d calls, b %d calls, %d turns", len(c.A.ToolCalls), len(c.B.ToolCalls), c.B.Turns)
 	}
+	// A run compared with itself does not diverge.
+	if same, err := h.eng.Compare(ctx, "acme", src, src); err != nil || same.DivergedAt != nil {
+		t.Fatalf("a run compared with itself: %+v %v", same.DivergedAt, err)
+	}
 }
 
 // TestForkRefusals: a fork point must be a user or assistant message of
