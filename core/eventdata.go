@@ -140,7 +140,10 @@ type (
 	}
 	// TurnStartedData: turn_started.
 	TurnStartedData struct {
-		Turn int `json:"turn"`
+		// Chained: the turn ran in the invocation that committed the
+		// step before it, not from a queue message (chain.go).
+		Chained bool `json:"chained,omitempty"`
+		Turn    int  `json:"turn"`
 	}
 	// StatusData: status.
 	StatusData struct {
@@ -292,6 +295,9 @@ type (
 	}
 	// ToolResultData: tool_result. Name and ToolName both name the tool.
 	ToolResultData struct {
+		// Chained: the call's step ran in the invocation that committed
+		// the step before it, not from a queue message (chain.go).
+		Chained         bool   `json:"chained,omitempty"`
 		ErrorType       string `json:"error_type,omitempty"`
 		Name            string `json:"name"`
 		Replayed        bool   `json:"replayed,omitempty"`

@@ -366,11 +366,14 @@ type RunState struct {
 	// Base is where the session's transcript below its own messages is
 	// kept: the shared prefix of a fork (fork.go), nil for a session
 	// whose transcript is all its own. Core never reads it.
-	Base        []TranscriptSegment `json:"base,omitempty"`
-	Error       *RunError           `json:"error,omitempty"`
-	Interrupted map[string]any      `json:"interrupted,omitempty"`
-	CreatedAt   time.Time           `json:"created_at"`
-	UpdatedAt   time.Time           `json:"updated_at"`
+	Base []TranscriptSegment `json:"base,omitempty"`
+	// Held is the scheduled step a chaining worker continues in the
+	// invocation that committed it, instead of sending it (chain.go).
+	Held        *StepLease     `json:"held,omitempty"`
+	Error       *RunError      `json:"error,omitempty"`
+	Interrupted map[string]any `json:"interrupted,omitempty"`
+	CreatedAt   time.Time      `json:"created_at"`
+	UpdatedAt   time.Time      `json:"updated_at"`
 	// index, when set, is the session's transcript index (UseIndex).
 	index *TranscriptIndex
 	// visible, when set, is visibleTools' answer, kept by the transitions

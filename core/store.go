@@ -488,11 +488,8 @@ func (st RunState) DueAt(stallAfter time.Duration) (time.Time, bool) {
 	if remote, rok := st.NextRemoteDue(); rok && (!ok || remote.Before(due)) {
 		due, ok = remote, true
 	}
-	if len(st.ScheduledSteps()) > 0 {
-		stall := st.UpdatedAt.Add(stallAfter)
-		if !ok || stall.Before(due) {
-			due, ok = stall, true
-		}
+	if stall, sok := st.StallDue(stallAfter); sok && (!ok || stall.Before(due)) {
+		due, ok = stall, true
 	}
 	return due, ok
 }

@@ -24,6 +24,7 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 	t.st, t.out = &t.o.State, &t.o
 	s := t.st
 	t.countSpent(ctx)
+	t.chained, _ = ChainedStep(ctx)
 	var err error
 	switch in := in.(type) {
 	case ModelReplied:
@@ -104,6 +105,7 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 		t.release()
 		return Output{}, err
 	}
+	t.settleHold(in)
 	s.Version++
 	s.UpdatedAt = t.now
 	out := *t.out
@@ -149,6 +151,9 @@ type transition struct {
 	out *Output
 	// transcript is the session transcript the input was applied to.
 	transcript []Message
+	// chained is the step of the input when a chaining worker ran it
+	// (WithChained), to say so on its events.
+	chained Step
 	// external marks an outside input (a client result, an approval, a
 	// steer, a cancel, an expiry) rather than the outcome of a step.
 	external bool
@@ -251,6 +256,7 @@ func (t *transition) beginTurn(step Step, started time.Time) error {
 	s.Turn++
 	d := newOf(t.st.arena, arenaTurns)
 	d.Turn = s.Turn
+	d.Chained = t.chained.Kind == StepModelTurn && t.chained.Seq == step.Seq
 	t.emit(EventTurnStarted, d)
 	if !started.IsZero() && started.Before(t.now) {
 		t.out.Events[len(t.out.Events)-1].At = started
@@ -461,11 +467,11 @@ func (t *transition) stallResend(in StallResend) error {
 	if IsTerminal(s.Status) {
 		return ErrTerminal
 	}
-	steps := s.ScheduledSteps()
-	if len(steps) == 0 || t.now.Before(s.UpdatedAt.Add(in.StallAfter)) {
+	due, ok := s.StallDue(in.StallAfter)
+	if !ok || t.now.Before(due) {
 		return ErrNothingToApply
 	}
-	t.out.Next = steps
+	t.out.Next, s.Held = s.ScheduledSteps(), nil
 	return nil
 }
 
@@ -1091,7 +1097,7 @@ func (t *transition) record(ctx context.Context, c *CallState) {
 	text, cut := eventResult(res, c.ResultTruncated, min(s.Config.ToolResultMaxBytes, EventResultMaxBytes))
 	d := newOf(t.st.arena, arenaToolResults)
 	*d = ToolResultData{Name: c.Name, ToolName: c.Name, ToolCallID: c.ID, Success: res.Success, ErrorType: res.ErrorType, Result: text, ResultTruncated: cut,
-		Replayed: c.Replayed != nil}
+		Replayed: c.Replayed != nil, Chained: t.chained.Kind == StepToolCall && t.chained.CallID == c.ID}
 	t.emit(EventToolResult, d)
 	t.messagesUpdated(MessagesToolResult, seq)
 	if c.Uncounted || s.Stop != nil {

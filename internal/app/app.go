@@ -282,7 +282,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 			return nil, err
 		}
 	}
-	a.Worker = &worker.Worker{Runner: a.Runner, Log: log, Extender: st.queue, Visibility: cfg.stepVisibility()}
+	a.Worker = &worker.Worker{Runner: a.Runner, Log: log, Extender: st.queue, Visibility: cfg.stepVisibility(), Chain: cfg.chainLimits()}
 	if err := a.openIntake(ctx, st, clock); err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/baton-agents/baton/internal/agents"
 	"github.com/baton-agents/baton/internal/auth"
 	"github.com/baton-agents/baton/internal/providers"
+	"github.com/baton-agents/baton/internal/worker"
 )
 
 // Config is everything a Baton process is built from: the Lambdas read it
@@ -66,7 +67,11 @@ type Config struct {
 	// handles hidden for that long. A queue the process creates (the
 	// embedded one, --create-resources) has Stores.Visibility.
 	StepVisibility time.Duration
-	LogLevel       string // LOG_LEVEL (default info)
+	// Chain sets chained steps: the worker continues a run's next step in
+	// the invocation that committed the step before it instead of sending
+	// it through the queue (docs/runtime.md).
+	Chain    Chain
+	LogLevel string // LOG_LEVEL (default info)
 	// LogText selects a text log handler (baton dev) instead of JSON
 	// (the Lambdas); Deps.Log replaces both.
 	LogText bool
@@ -123,6 +128,30 @@ type Stores struct {
 	// does on the embedded stores.
 	OneProcess bool
 }
+
+// Chain is the worker's chaining of steps (worker.ChainLimits).
+type Chain struct {
+	// Off turns chaining off (BATON_CHAIN_STEPS=0): every step goes
+	// through the queue.
+	Off bool
+	// Steps is the most steps an invocation continues after its
+	// message's own (BATON_CHAIN_STEPS, default 32).
+	Steps int
+	// MinRemaining is the invocation time left a step needs to be
+	// chained (BATON_CHAIN_MIN_REMAINING, default 60s).
+	MinRemaining time.Duration
+	// Lease is how long a chained step is its invocation's before the
+	// sweeper sends it (BATON_CHAIN_LEASE; default the step visibility
+	// timeout when known, else 30s).
+	Lease time.Duration
+}
+
+// Default chaining limits.
+const (
+	DefaultChainSteps        = 32
+	DefaultChainMinRemaining = time.Minute
+	DefaultChainLease        = 30 * time.Second
+)
 
 // Agents says where the agent registry comes from: Bytes, JSON or File,
 // the first one set.
@@ -194,6 +223,23 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	if c.IntentLease, err = time.ParseDuration(get("BATON_INTENT_LEASE", "5m")); err != nil {
 		return c, fmt.Errorf("BATON_INTENT_LEASE: %w", err)
 	}
+	if v := get("BATON_CHAIN_STEPS", ""); v == "0" {
+		c.Chain.Off = true
+	} else if v != "" {
+		if c.Chain.Steps, err = intEnv(v); err != nil {
+			return c, fmt.Errorf("BATON_CHAIN_STEPS: %w (0 turns chaining off)", err)
+		}
+	}
+	for _, d := range []struct {
+		name string
+		to   *time.Duration
+	}{{"BATON_CHAIN_MIN_REMAINING", &c.Chain.MinRemaining}, {"BATON_CHAIN_LEASE", &c.Chain.Lease}} {
+		if v := get(d.name, ""); v != "" {
+			if *d.to, err = time.ParseDuration(v); err != nil || *d.to < time.Second {
+				return c, fmt.Errorf("%s: want a duration of 1s or more, got %q", d.name, v)
+			}
+		}
+	}
 	if v := get("BATON_STEP_VISIBILITY", ""); v != "" {
 		if c.StepVisibility, err = time.ParseDuration(v); err != nil || c.StepVisibility < time.Second {
 			return c, fmt.Errorf("BATON_STEP_VISIBILITY: want a duration of 1s or more, got %q", v)
@@ -213,6 +259,27 @@ func (c Config) stepVisibility() time.Duration {
 		return c.Stores.Visibility
 	}
 	return 0
+}
+
+// chainLimits are the worker's chaining limits, with their defaults.
+func (c Config) chainLimits() worker.ChainLimits {
+	if c.Chain.Off {
+		return worker.ChainLimits{}
+	}
+	l := worker.ChainLimits{Steps: c.Chain.Steps, MinRemaining: c.Chain.MinRemaining, Lease: c.Chain.Lease}
+	if l.Steps == 0 {
+		l.Steps = DefaultChainSteps
+	}
+	if l.MinRemaining == 0 {
+		l.MinRemaining = DefaultChainMinRemaining
+	}
+	if l.Lease == 0 {
+		l.Lease = c.stepVisibility()
+	}
+	if l.Lease == 0 {
+		l.Lease = DefaultChainLease
+	}
+	return l
 }
 
 // ParseDevTokens reads tenant=token,… (BATON_DEV_TOKENS): tokens of 8 or

@@ -16,6 +16,9 @@ import (
 type Snapshot struct {
 	core.RunRecord
 	Written core.Output
+	// Held is the step the commit held for its invocation to continue
+	// (chain.go), not sent.
+	Held *core.Step
 }
 
 // transition is one attempt at a commit: the state it replaces, the
@@ -26,6 +29,9 @@ type transition struct {
 	store func(core.Write) error
 	// spent is what the step's AWS requests added to the run's cost.
 	spent core.Resources
+	// held is the next step the transition holds for its invocation
+	// instead of sending it (Chain.hold).
+	held *core.Step
 }
 
 // applyError marks an error of the step machine (as opposed to one of
@@ -78,10 +84,21 @@ func (e *Runner) commit(ctx context.Context, tenant string, next func(attempt in
 			e.countMetric("RunsFinished", map[string]string{"Status": string(t.out.State.Status)})
 		}
 		spentApplied(ctx, t.spent)
-		carry(ctx, before, t.out.Next)
-		e.enqueue(ctx, t.out.State, t.out.Next)
+		next, snap := t.out.Next, Snapshot{RunRecord: core.RunRecord{Tenant: tenant, State: t.out.State}, Written: t.out}
+		if t.held != nil {
+			// The held step counts the commit's requests, as the first
+			// step sent would.
+			next = append([]core.Step{*t.held}, next...)
+		}
+		carry(ctx, before, next)
+		if t.held != nil {
+			held := next[0]
+			held.Trace = t.out.State.Trace
+			snap.Held, next = &held, next[1:]
+		}
+		e.enqueue(ctx, t.out.State, next)
 		e.notify(ctx, w.Notifications)
-		return Snapshot{RunRecord: core.RunRecord{Tenant: tenant, State: t.out.State}, Written: t.out}, nil
+		return snap, nil
 	}
 	return Snapshot{}, errAttemptsExhausted
 }

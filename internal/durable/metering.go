@@ -35,7 +35,7 @@ type stepMeter struct {
 
 // meterStep returns ctx carrying a meter for step, seeded with what the
 // previous commit carried and the step's fixed requests.
-func (e *Runner) meterStep(ctx context.Context, step core.Step) context.Context {
+func (e *Runner) meterStep(ctx context.Context, step core.Step, d Attempt) context.Context {
 	if e.Metering == nil {
 		return ctx
 	}
@@ -43,7 +43,11 @@ func (e *Runner) meterStep(ctx context.Context, step core.Step) context.Context 
 	if step.Spent != nil {
 		m.Add(*step.Spent)
 	}
-	m.Add(core.Resources{SQSRequests: 3, LambdaRequests: 1})
+	if !d.Chained() {
+		// A chained step has no message and runs in the invocation of
+		// the step before it.
+		m.Add(core.Resources{SQSRequests: 3, LambdaRequests: 1})
+	}
 	return context.WithValue(core.WithMeter(ctx, m), stepMeterKey{}, &stepMeter{m: m, start: e.Clock.Now()})
 }
 

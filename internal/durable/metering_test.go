@@ -30,7 +30,7 @@ func TestStepGBSeconds(t *testing.T) {
 		t.Run(fmt.Sprintf("%d MB for %v", tc.memoryMB, tc.elapsed), func(t *testing.T) {
 			clock := &core.FixedClock{T: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 			e := &Runner{Metering: &Metering{LambdaMemoryMB: tc.memoryMB}, Clock: clock}
-			ctx := e.meterStep(context.Background(), core.Step{})
+			ctx := e.meterStep(context.Background(), core.Step{}, Attempt{})
 			clock.T = clock.T.Add(tc.elapsed)
 			_, r := e.withSpent(ctx)
 			if r.LambdaGBSeconds != tc.want || r.SQSRequests != 3 || r.LambdaRequests != 1 {

@@ -101,6 +101,7 @@ func TestEMFMetricsOfARun(t *testing.T) {
 		{"InputTokens", "Provider=scripted;"}:                  6, // 3 per turn (turn())
 		{"OutputTokens", "Provider=scripted;"}:                 4,
 		{"RunsFinished", "Status=completed;"}:                  1,
+		{"StepDeliveries", "Delivery=queued;"}:                 4,
 	}
 	for k, v := range want {
 		if g, ok := got[k]; !ok || g != v {

@@ -22,7 +22,9 @@ import (
 //     core.NotifyToolRetry) commits a core.ToolRetrying input: a
 //     tool_retry event, so followers hear of it at once.
 //   - When StallAfter/2 passes without such a commit, a core.Heartbeat
-//     input is committed: no event, a new UpdatedAt.
+//     input is committed: no event, a new UpdatedAt. A chained step
+//     (chain.go) beats every third of its lease's term if that is
+//     shorter: each commit renews the lease.
 //
 // Both go through the one commit loop, so each is a single write
 // conditioned on the run's version, and both move UpdatedAt, from which
@@ -78,6 +80,11 @@ func (p *progress) retried(ctx context.Context, in core.Input) {
 func (p *progress) heartbeats(ctx context.Context) {
 	defer close(p.done)
 	every := p.e.Limits.StallAfter / 2
+	if _, held := p.rec.State.HeldStep(); held && p.rec.State.Held.Term/3 < every {
+		// A step held by its invocation renews its lease, as a worker
+		// extends its message's visibility (chain.go).
+		every = p.rec.State.Held.Term / 3
+	}
 	for {
 		select {
 		case <-ctx.Done():

@@ -15,6 +15,11 @@ type Attempt struct {
 	ReceiveCount int
 	// Owner identifies this attempt (a Lambda request id, a poller id).
 	Owner string
+	// Chain, when set, lets the step's commit hold the run's next step
+	// for this invocation (chain.go).
+	Chain *Chain
+	// run is the run a chained step continues from (Chain.Next).
+	run *core.RunRecord
 }
 
 // HandleStep runs one step: load, plan, do the step's one piece of I/O
@@ -24,7 +29,7 @@ type Attempt struct {
 // the message, stale and duplicate deliveries included. A returned error
 // is retryable: the queue delivers the message again.
 func (e *Runner) HandleStep(ctx context.Context, step core.Step, d Attempt) error {
-	return e.traceStep(ctx, step, func(ctx context.Context) error { return e.handleStep(ctx, step, d) })
+	return e.traceStep(ctx, step, d, func(ctx context.Context) error { return e.handleStep(ctx, step, d) })
 }
 
 func (e *Runner) handleStep(ctx context.Context, step core.Step, d Attempt) error {
@@ -33,8 +38,8 @@ func (e *Runner) handleStep(ctx context.Context, step core.Step, d Attempt) erro
 		return nil
 	}
 	log := e.Log.With("run_id", step.RunID, "step_seq", step.Seq, "step_kind", step.Kind)
-	ctx = e.meterStep(ctx, step)
-	rec, err := e.Store.LoadRun(ctx, step.RunID)
+	ctx = e.meterStep(ctx, step, d)
+	ctx, rec, err := e.loadStep(ctx, step, d)
 	if errors.Is(err, core.ErrNotFound) {
 		log.ErrorContext(ctx, "dropping step of unknown run")
 		return nil
@@ -119,7 +124,7 @@ func (e *Runner) handleStep(ctx context.Context, step core.Step, d Attempt) erro
 		}
 		log.ErrorContext(ctx, "model call failed on the last receive; applying the failure", "err", err)
 	}
-	return e.commitStep(ctx, rec, tr, in, log)
+	return e.commitStep(ctx, rec, tr, in, d.Chain, log)
 }
 
 // noteDelivery notes a delivery of a loaded run's step that was a
@@ -222,10 +227,17 @@ func (e *Runner) discoverTools(ctx context.Context, src core.ToolSource, rec cor
 	return rec, false, err
 }
 
-func (e *Runner) commitStep(ctx context.Context, rec core.RunRecord, tr []core.Message, in core.Input, log *slog.Logger) error {
-	_, err := e.commit(ctx, rec.Tenant, e.applyTo(ctx, rec, tr, in))
+func (e *Runner) commitStep(ctx context.Context, rec core.RunRecord, tr []core.Message, in core.Input, chain *Chain, log *slog.Logger) error {
+	next := e.applyTo(ctx, rec, tr, in)
+	if chain != nil {
+		next = chain.hold(e.Clock.Now, next)
+	}
+	snap, err := e.commit(ctx, rec.Tenant, next)
 	switch {
 	case err == nil:
+		if snap.Held != nil {
+			chain.took(*snap.Held, snap.RunRecord)
+		}
 		return nil
 	case errors.Is(err, core.ErrStaleStep) || errors.Is(err, core.ErrTerminal):
 		// Another delivery committed this step, or the run ended
@@ -273,11 +285,13 @@ func (e *Runner) Sweep(ctx context.Context, limit int) (int, error) {
 			}
 			continue
 		}
-		if steps := st.ScheduledSteps(); len(steps) > 0 && !now.Before(st.UpdatedAt.Add(e.Limits.StallAfter)) {
+		if due, ok := st.StallDue(e.Limits.StallAfter); ok && !now.Before(due) {
+			steps := st.ScheduledSteps()
 			// The resend is a commit (fenced by the run's version) that
 			// moves the run's due time on, so a run whose steps only wait
 			// their turn is sent again once per stall period, not on
-			// every pass; a worker that committed meanwhile wins.
+			// every pass; a worker that committed meanwhile wins. A step
+			// a chaining worker held is sent once its lease has passed.
 			_, err := e.apply(ctx, rec, core.StallResend{StallAfter: e.Limits.StallAfter})
 			switch {
 			case err == nil:

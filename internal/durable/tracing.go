@@ -85,15 +85,22 @@ func spanName(op, model string) string {
 	return op + " " + model
 }
 
-// traceStep runs one step in a span that continues the run's trace.
-func (e *Runner) traceStep(ctx context.Context, step core.Step, run func(context.Context) error) error {
+// traceStep runs one step in a span that continues the run's trace,
+// saying how it came: "queued" (a queue message) or "chained" (run in
+// the invocation that committed the step before it); the Steps metric
+// counts both by that dimension.
+func (e *Runner) traceStep(ctx context.Context, step core.Step, d Attempt, run func(context.Context) error) error {
+	delivery := "queued"
+	if d.Chained() {
+		delivery = "chained"
+	}
 	if step.Trace != "" {
 		ctx = telemetry.Extract(ctx, map[string]string{"traceparent": step.Trace})
 	}
 	ctx = withStaleMark(ctx)
 	ctx, span := e.tracer().Start(ctx, "step "+string(step.Kind), trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(
 		attribute.String("baton.run_id", step.RunID), attribute.String("baton.step.kind", string(step.Kind)),
-		attribute.Int64("baton.step.seq", step.Seq)))
+		attribute.Int64("baton.step.seq", step.Seq), attribute.String("baton.step.delivery", delivery)))
 	defer span.End()
 	start := e.Clock.Now()
 	err := run(ctx)
@@ -109,6 +116,7 @@ func (e *Runner) traceStep(ctx context.Context, step core.Step, run func(context
 	e.Metrics.put(e.Clock.Now(), map[string]string{"StepKind": string(step.Kind), "Outcome": outcome},
 		map[string]string{"Steps": unitCount, "StepDuration": unitMs},
 		map[string]float64{"Steps": 1, "StepDuration": ms(e.Clock.Now().Sub(start))})
+	e.countMetric("StepDeliveries", map[string]string{"Delivery": delivery})
 	return err
 }
 

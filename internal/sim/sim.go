@@ -62,7 +62,8 @@ const (
 )
 
 // deliveryFaults are the faults drawn for a delivery.
-var deliveryFaults = []string{FaultLoad, FaultClaim, FaultRecord, FaultAmbiguous, FaultSend, FaultNoAck, FaultFreeze, FaultSlow, FaultInTool}
+var deliveryFaults = []string{FaultLoad, FaultClaim, FaultRecord, FaultAmbiguous, FaultSend, FaultNoAck, FaultFreeze, FaultSlow, FaultInTool,
+	FaultChainCrash, FaultChainFreeze, FaultChainOutlives}
 
 // FaultKinds lists the faults in the order the battery's table prints them.
 var FaultKinds = append(append(append([]string{}, deliveryFaults...), FaultDupInput, FaultReconnect, FaultCallFailed), sdkFaults...)
@@ -314,7 +315,7 @@ func Run(seed uint64, o Options, faults bool) (Result, error) {
 	s := &sim{rng: rand.New(rand.NewPCG(seed, 2)), faults: faults, rate: o.FaultRate, mutation: o.Mutation, callFailRate: o.CallFailRate,
 		res:   Result{Runs: map[string]RunOutcome{}, Faults: map[string]int{}, Executions: map[string]int{}, Keys: map[string]map[string]bool{}, Seen: map[string][]int64{}, Kinds: map[string]string{}, Turns: map[string]map[string]usage{}, Forks: map[string]string{}},
 		clock: &core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, index: map[string]string{}, kinds: map[string]string{}, disrupted: map[string]bool{}, versions: map[string]int64{},
-		slowIn: make(chan struct{}), slowOut: make(chan struct{}), toolIn: make(chan struct{}), toolOut: make(chan struct{}), inside: map[string]bool{}, extended: make(chan struct{}), resent: map[string]time.Time{}, unacked: map[string]string{}}
+		slowIn: make(chan struct{}), slowOut: make(chan struct{}), toolIn: make(chan struct{}), toolOut: make(chan struct{}), inside: map[string]bool{}, extended: make(chan struct{}), resent: map[string]time.Time{}, unacked: map[string]string{}, chain: newChainState()}
 	s.publishAt, s.systems = publishAt(seed), map[string]map[string]bool{}
 	s.forkSrc, s.models, s.parallel = forkPlan(w), map[string]any{}, map[string]bool{}
 	if err := s.build(o); err != nil {
@@ -406,6 +407,8 @@ type sim struct {
 	forked   bool
 	models   map[string]any
 	parallel map[string]bool
+	// chain is what the simulation knows of chained steps (chain.go).
+	chain chainState
 }
 
 func (s *sim) build(o Options) error {
@@ -438,7 +441,7 @@ func (s *sim) build(o Options) error {
 		Agents: app.Agents{JSON: agentsFile(s.mcp.URL)}, Providers: []string{core.ProviderScripted}, ExecuteTools: true, MaxReceives: 1000,
 		// A cap no workload reaches: the store counts the tenant's
 		// unfinished runs, which collect checks.
-		Limits: app.Limits{MaxActiveRuns: 1 << 30}}, deps)
+		Limits: app.Limits{MaxActiveRuns: 1 << 30}, Chain: app.Chain{Lease: chainLease}}, deps)
 	if err != nil {
 		s.mcp.CloseClientConnections()
 		s.mcp.Close()
@@ -498,6 +501,7 @@ func (s *sim) Complete(ctx context.Context, req core.ModelRequest) (core.ModelRe
 	}
 	if req.Purpose != core.PurposeSummary {
 		s.seenSystem(req.RunID, req.System)
+		s.outlive(ctx, req.RunID)
 	}
 	return core.ScriptedModel{}.Complete(ctx, req)
 }
@@ -835,7 +839,7 @@ func (s *sim) deliverOne(ctx context.Context) bool {
 			kinds = append(append([]string{}, deliveryFaults...), sdkFaults...)
 		}
 		fault = kinds[s.rng.IntN(len(kinds))]
-		if fault == FaultFreeze && s.frozen != nil {
+		if (fault == FaultFreeze || fault == FaultChainFreeze) && s.frozen != nil {
 			fault = "" // one frozen worker at a time
 		}
 	}
@@ -899,6 +903,9 @@ func (s *sim) deliverOne(ctx context.Context) bool {
 			}
 		}
 		s.slowOut <- struct{}{}
+		ack(<-handled)
+	case run := <-s.chain.outIn:
+		s.overtake(ctx, run)
 		ack(<-handled)
 	case <-s.toolIn:
 		// The worker is inside the tool when its message is delivered
@@ -1225,6 +1232,7 @@ func (f *faultStore) Commit(ctx context.Context, w core.Write) error {
 		f.freeze <- struct{}{}
 		<-f.thaw
 	}
+	held := f.chainCommit(ctx, &w)
 	if f.sim.mutation == MutSendBeforeCommit && len(w.Output.Next) > 0 {
 		qs := make([]core.QueuedStep, len(w.Output.Next))
 		for i, st := range w.Output.Next {
@@ -1249,6 +1257,9 @@ func (f *faultStore) Commit(ctx context.Context, w core.Write) error {
 		return core.Retryable(errCrash)
 	}
 	err := f.Store.Commit(ctx, w)
+	if err == nil && f.chainCommitted(ctx, w, held) {
+		return core.Retryable(errCrash) // the invocation died
+	}
 	if err == nil && (fail || f.fire(FaultAmbiguous)) {
 		return core.Retryable(errCrash)
 	}
@@ -1332,7 +1343,7 @@ func (q *faultQueue) Enqueue(ctx context.Context, steps []core.QueuedStep) error
 		q.sim.fired(FaultSend)
 		return errCrash
 	}
-	if q.sim.sweeping && again {
+	if q.sim.sweeping && !q.sim.leaseResend(steps[0].Step.RunID) && again {
 		q.sim.resentBySweeper(steps[0].Step.RunID)
 	}
 	return q.Queue.Enqueue(ctx, steps)

@@ -191,7 +191,7 @@ func battery(t *testing.T, n int, o Options) {
 // TestBatteryCatchesEachMutation: with each guarantee broken on purpose,
 // the battery's default seeds find a violation.
 func TestBatteryCatchesEachMutation(t *testing.T) {
-	for _, m := range []string{MutSkipIntentClaim, MutIgnoreClaimRefusal, MutNoVersionFence, MutSendBeforeCommit, MutDropEventOnResume, MutNoVisibilityExtension, MutVersionFollowsDefault, MutForkForgetsTheRecord} {
+	for _, m := range []string{MutSkipIntentClaim, MutIgnoreClaimRefusal, MutNoVersionFence, MutSendBeforeCommit, MutDropEventOnResume, MutNoVisibilityExtension, MutVersionFollowsDefault, MutForkForgetsTheRecord, MutChainWithoutLease} {
 		t.Run(m, func(t *testing.T) {
 			for seed := uint64(1); seed <= uint64(*seeds); seed++ {
 				clean, err := Run(seed, Options{}, false)

@@ -26,6 +26,18 @@ type faultyStore struct {
 	durable.Store
 	mu            sync.Mutex
 	loads, writes map[string]bool
+	// after: a run's commits fail once this many more have landed.
+	after map[string]int
+}
+
+// failCommitsAfter fails the run's commits once n more have landed.
+func (f *faultyStore) failCommitsAfter(run string, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.after == nil {
+		f.after = map[string]int{}
+	}
+	f.after[run] = n
 }
 
 func (f *faultyStore) failing(m map[string]bool, run string) bool {
@@ -48,13 +60,24 @@ func (f *faultyStore) LoadRun(ctx context.Context, id string) (core.RunRecord, e
 }
 
 func (f *faultyStore) Commit(ctx context.Context, w core.Write) error {
-	if f.failing(f.writes, w.Output.State.RunID) {
+	run := w.Output.State.RunID
+	f.mu.Lock()
+	if n, ok := f.after[run]; ok {
+		if n == 0 {
+			delete(f.after, run)
+			f.writes[run] = true
+		} else {
+			f.after[run] = n - 1
+		}
+	}
+	f.mu.Unlock()
+	if f.failing(f.writes, run) {
 		return core.Retryable(fmt.Errorf("commit: %w", context.DeadlineExceeded))
 	}
 	return f.Store.Commit(ctx, w)
 }
 
-const batchAgents = `{"agents":[{"slug":"a","model":{"provider":"scripted"},"allow_overrides":["model"],
+const batchAgents = `{"agents":[{"slug":"a","model":{"provider":"scripted"},"allow_overrides":["model","parallel_tool_calls"],
  "tools":[{"name":"pay/charge","source":"pay","description":"Charge a card (not retry-safe).","executor":{"type":"go","handler":"charge"}}]}]}`
 
 // batchEnv is an app on the embedded stores with a fixed clock, a
@@ -66,13 +89,40 @@ type batchEnv struct {
 	q       *memstore.StepQueue
 	mu      sync.Mutex
 	charges map[string]int
+	// sent counts the steps sent through the queue, by run; while
+	// dropSends, sends fail.
+	sent      map[string]int
+	dropSends bool
 }
 
-func newBatchEnv(t *testing.T) *batchEnv {
+// countingQueue counts the steps sent.
+type countingQueue struct {
+	app.Queue
+	e *batchEnv
+}
+
+func (q *countingQueue) Enqueue(ctx context.Context, steps []core.QueuedStep) error {
+	q.e.mu.Lock()
+	if q.e.dropSends {
+		q.e.mu.Unlock()
+		return core.Retryable(context.DeadlineExceeded)
+	}
+	for _, s := range steps {
+		q.e.sent[s.Step.RunID]++
+	}
+	q.e.mu.Unlock()
+	return q.Queue.Enqueue(ctx, steps)
+}
+
+// newBatchEnv is a worker whose every step goes through the queue;
+// newChainEnv's chains them.
+func newBatchEnv(t *testing.T) *batchEnv { return newChainEnv(t, app.Chain{Off: true}) }
+
+func newChainEnv(t *testing.T, chain app.Chain) *batchEnv {
 	t.Helper()
-	e := &batchEnv{clock: &core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, charges: map[string]int{}}
+	e := &batchEnv{clock: &core.FixedClock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, charges: map[string]int{}, sent: map[string]int{}}
 	a, err := app.Build(context.Background(), app.Config{Stores: app.Stores{Memory: true, Visibility: time.Minute}, Agents: app.Agents{JSON: batchAgents},
-		Providers: []string{"scripted"}, ExecuteTools: true, MaxReceives: 3},
+		Providers: []string{"scripted"}, ExecuteTools: true, MaxReceives: 3, Chain: chain},
 		app.Deps{Clock: e.clock, IDs: &core.SequentialIDs{}, Log: slog.New(slog.DiscardHandler),
 			ToolHandlers: map[string]app.ToolHandler{"charge": func(_ context.Context, c core.ToolCall) (any, error) {
 				e.mu.Lock()
@@ -83,20 +133,28 @@ func newBatchEnv(t *testing.T) *batchEnv {
 			WrapStore: func(s durable.Store) durable.Store {
 				e.store = &faultyStore{Store: s, loads: map[string]bool{}, writes: map[string]bool{}}
 				return e.store
-			}})
+			},
+			WrapQueue: func(q app.Queue) app.Queue { return &countingQueue{Queue: q, e: e} }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.a, e.q = a, a.Steps.(*memstore.StepQueue)
+	e.a, e.q = a, a.Steps.(*countingQueue).Queue.(*memstore.StepQueue)
 	return e
 }
 
 // start starts a run of the scripted model on a session of its own.
 func (e *batchEnv) start(t *testing.T, session string, turns ...core.ScriptedTurn) string {
 	t.Helper()
+	return e.startWith(t, session, agents.Overrides{}, turns...)
+}
+
+// startWith is start with overrides.
+func (e *batchEnv) startWith(t *testing.T, session string, o agents.Overrides, turns ...core.ScriptedTurn) string {
+	t.Helper()
 	m := core.ModelSpec{Provider: core.ProviderScripted, Turns: turns}
+	o.Model = &m
 	rec, err := e.a.Runner.Start(context.Background(), "acme", durable.StartRequest{Agent: "a", SessionID: session,
-		Messages: []core.Message{{Role: core.RoleUser, Content: "go"}}, Overrides: agents.Overrides{Model: &m}})
+		Messages: []core.Message{{Role: core.RoleUser, Content: "go"}}, Overrides: o})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +165,12 @@ func (e *batchEnv) start(t *testing.T, session string, turns ...core.ScriptedTur
 // event source mapping does; it deletes those not reported failed and
 // returns the failed ones' run ids.
 func (e *batchEnv) batch(t *testing.T) (received []string, failed []string) {
+	t.Helper()
+	return e.batchIn(t, context.Background())
+}
+
+// batchIn is batch in an invocation of ctx (its deadline).
+func (e *batchEnv) batchIn(t *testing.T, ctx context.Context) (received []string, failed []string) {
 	t.Helper()
 	ds, err := e.q.Receive(context.Background(), 10, 0)
 	if err != nil {
@@ -122,7 +186,7 @@ func (e *batchEnv) batch(t *testing.T) (received []string, failed []string) {
 		ev.Records = append(ev.Records, events.SQSMessage{MessageId: d.MessageID, ReceiptHandle: d.ReceiptHandle, Body: string(d.Body),
 			Attributes: map[string]string{"ApproximateReceiveCount": strconv.Itoa(d.ReceiveCount), "MessageGroupId": d.Group}})
 	}
-	resp, err := e.a.Worker.Handle(context.Background(), ev)
+	resp, err := e.a.Worker.Handle(ctx, ev)
 	if err != nil {
 		t.Fatal(err)
 	}

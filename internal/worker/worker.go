@@ -33,6 +33,9 @@ type Worker struct {
 	// Ticks paces the extensions (nil: a time.Ticker); a simulation
 	// drives it on its own clock.
 	Ticks func(every time.Duration) (ticks <-chan time.Time, stop func())
+	// Chain sets when the worker continues a run's next step in the same
+	// invocation instead of sending it through the queue (chain.go).
+	Chain ChainLimits
 }
 
 // Handle processes a batch. It returns the messages to retry; it never
@@ -42,16 +45,19 @@ func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 	failedGroups := map[string]bool{}
 	hidden := w.keepHidden(ctx, ev.Records)
 	defer hidden.stop()
-	for _, rec := range ev.Records {
-		w.handle(ctx, rec, failedGroups, &resp)
+	for i, rec := range ev.Records {
+		// Only the batch's last step may chain: no other run waits
+		// behind it.
+		w.handle(ctx, rec, i == len(ev.Records)-1, failedGroups, &resp)
 		hidden.done(rec.MessageId)
 	}
 	return resp, nil
 }
 
 // handle handles one record of a batch, adding it to resp's failures
-// when it is to be retried.
-func (w *Worker) handle(ctx context.Context, rec events.SQSMessage, failedGroups map[string]bool, resp *events.SQSEventResponse) {
+// when it is to be retried; when it may chain, it goes on with the
+// steps its commits hold (chain.go).
+func (w *Worker) handle(ctx context.Context, rec events.SQSMessage, mayChain bool, failedGroups map[string]bool, resp *events.SQSEventResponse) {
 	group := rec.Attributes["MessageGroupId"]
 	if failedGroups[group] && group != "" {
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
@@ -66,12 +72,16 @@ func (w *Worker) handle(ctx context.Context, rec events.SQSMessage, failedGroups
 	if count < 1 {
 		count = 1
 	}
-	err := w.Runner.HandleStep(ctx, step, durable.Attempt{ReceiveCount: count, Owner: rec.MessageId + "#" + strconv.Itoa(count)})
+	d := durable.Attempt{ReceiveCount: count, Owner: rec.MessageId + "#" + strconv.Itoa(count)}
+	d.Chain = w.chain(ctx, d.Owner, mayChain, 0)
+	err := w.Runner.HandleStep(ctx, step, d)
 	if err != nil {
 		w.Log.WarnContext(ctx, "step will be retried", "run_id", step.RunID, "step_seq", step.Seq, "receive_count", count, "err", err)
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
 		failedGroups[group] = true
+		return
 	}
+	w.continueChain(ctx, d.Chain)
 }
 
 // hider extends the visibility of a batch's open messages until stopped.
