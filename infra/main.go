@@ -50,6 +50,14 @@ func main() {
 		}
 		props.WorkerTimeoutSeconds = v
 	}
+	if s := ctxString(app, "chainSteps", ""); s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "chainSteps: want a number of steps (-1: off):", err)
+			os.Exit(1)
+		}
+		props.ChainSteps = v
+	}
 	props.BedrockModelArns = ctxList(app, "bedrockModelArns")
 	props.SecretArns = ctxList(app, "secretArns")
 	props.SSMParameterArns = ctxList(app, "ssmParameterArns")

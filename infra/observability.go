@@ -70,7 +70,7 @@ func addObservability(stack awscdk.Stack, props *StackProps, api, worker awslamb
 		DashboardName: jsii.String("Baton-" + props.Stage),
 		Widgets: &[]*[]awscloudwatch.IWidget{
 			{
-				graph("Steps by kind and outcome", search("steps", ",StepKind,Outcome", "Steps", "Sum")),
+				graph("Steps by kind and outcome; chained or queued", search("steps", ",StepKind,Outcome", "Steps", "Sum"), search("delivery", ",Delivery", "StepDeliveries", "Sum")),
 				graph("Step duration p99 (ms)", search("p99", ",StepKind,Outcome", "StepDuration", "p99")),
 				graph("Model latency p99 (ms)", search("p99", ",Provider", "ModelLatency", "p99")),
 			},

@@ -37,6 +37,13 @@ type StackProps struct {
 	WorkerTimeoutSeconds float64
 	// WorkerMaxConcurrency caps concurrent worker invocations (default 50).
 	WorkerMaxConcurrency float64
+	// ChainSteps is the most steps a worker invocation continues after
+	// its message's own instead of sending them through the queue
+	// (chained steps, BATON_CHAIN_STEPS; default 32, -1 turns chaining
+	// off). A step is chained only while the invocation has half its
+	// timeout left (BATON_CHAIN_MIN_REMAINING), and is the invocation's
+	// for its timeout (BATON_CHAIN_LEASE) before the sweeper sends it.
+	ChainSteps float64
 	// ThrottleRate and ThrottleBurst are the API stage's throttling.
 	ThrottleRate  float64
 	ThrottleBurst float64
@@ -130,6 +137,9 @@ func (p *StackProps) defaults() {
 	}
 	if p.WorkerMaxConcurrency <= 0 {
 		p.WorkerMaxConcurrency = 50
+	}
+	if p.ChainSteps == 0 {
+		p.ChainSteps = 32
 	}
 	if p.ThrottleRate <= 0 {
 		p.ThrottleRate = 50
@@ -298,6 +308,13 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 	addJWT(stack, props, api)
 	props.Limits.addAPIEnv(api)
 	worker := fn("Worker", workerTimeout, 1024)
+	chain := "0"
+	if props.ChainSteps > 0 {
+		chain = fmt.Sprintf("%d", int(props.ChainSteps))
+	}
+	worker.AddEnvironment(jsii.String("BATON_CHAIN_STEPS"), jsii.String(chain), nil)
+	worker.AddEnvironment(jsii.String("BATON_CHAIN_MIN_REMAINING"), jsii.String(fmt.Sprintf("%ds", int(props.WorkerTimeoutSeconds/2))), nil)
+	worker.AddEnvironment(jsii.String("BATON_CHAIN_LEASE"), jsii.String(fmt.Sprintf("%ds", int(props.WorkerTimeoutSeconds))), nil)
 	sweeper := fn("Sweeper", awscdk.Duration_Seconds(jsii.Number(60)), 256)
 
 	intakeFn, intakeDLQ := addIntake(stack, props, fn)

@@ -88,6 +88,12 @@ func TestStack(t *testing.T) {
 
 	t.Run("functions are arm64 provided.al2023", func(t *testing.T) {
 		fns := ofType(raw, "AWS::Lambda::Function")
+		chainers := 0
+		defer func() {
+			if chainers != 1 {
+				t.Errorf("%d functions chain steps, want the worker alone", chainers)
+			}
+		}()
 		for _, f := range fns {
 			if f["Runtime"] != "provided.al2023" || f["Handler"] != "bootstrap" {
 				t.Errorf("function %v", f)
@@ -105,6 +111,15 @@ func TestStack(t *testing.T) {
 			// visibility timeout (six times its 120 s timeout).
 			if vars["BATON_STEP_VISIBILITY"] != "720s" {
 				t.Errorf("BATON_STEP_VISIBILITY %v, want 720s", vars["BATON_STEP_VISIBILITY"])
+			}
+			// Only the worker chains steps: for up to 32 steps an
+			// invocation, while half its 120 s timeout is left, each
+			// held for the timeout.
+			if _, ok := vars["BATON_CHAIN_STEPS"]; ok {
+				chainers++
+				if vars["BATON_CHAIN_STEPS"] != "32" || vars["BATON_CHAIN_MIN_REMAINING"] != "60s" || vars["BATON_CHAIN_LEASE"] != "120s" {
+					t.Errorf("worker chain settings %v %v %v", vars["BATON_CHAIN_STEPS"], vars["BATON_CHAIN_MIN_REMAINING"], vars["BATON_CHAIN_LEASE"])
+				}
 			}
 			if f["LoggingConfig"] == nil {
 				t.Errorf("function without its log group (retention): %v", f)

@@ -284,10 +284,12 @@ function replayedFrom(src) {
   return html`run <a class="mono" href=${`#/runs/${encodeURIComponent(src.run_id)}`}>${src.run_id}</a>${src.seq ? ` (message ${src.seq})` : ''}`;
 }
 
-// deliveriesOf says how a step was delivered beyond its first delivery:
-// model retries, deliveries by the queue again, stale deliveries dropped.
+// deliveriesOf says how a step was delivered: chained (in the invocation
+// of the step before it) or queued, once it ran; then its model retries,
+// deliveries by the queue again, stale deliveries dropped.
 function deliveriesOf(s) {
-  const parts = [];
+  const ran = s.end && (s.kind === 'model turn' || s.kind === 'tool call');
+  const parts = ran ? [s.chained ? 'chained' : 'queued'] : [];
   if (s.retries) parts.push(`${s.retries} ${s.retries === 1 ? 'retry' : 'retries'}`);
   if (s.redeliveries) parts.push(`delivered again ${s.redeliveries}×`);
   if (s.stale) parts.push(`${s.stale} stale`);

@@ -1,4 +1,6 @@
-// timeline derives a run's durable steps from its committed events: a
+// timeline derives a run's durable steps from its committed events (each
+// says whether it was chained: run in the invocation that committed the
+// step before it, or delivered by the queue): a
 // model turn from its turn_started to the event its reply committed
 // (with its model_retry attempts), a tool step from tool_call_start to
 // its tool_result (with its tool_retry attempts, each shown as it comes;
@@ -26,7 +28,9 @@ export function timeline(events, deliveries = []) {
     switch (e.type) {
       case 'turn_started':
         closeModel(e.at, 'replied');
-        model = { kind: 'model turn', detail: `turn ${e.turn}`, turn: e.turn, start: e.at, end: null, retries: 0, outcome: 'in flight' };
+        // chained: the turn ran in the invocation that committed the
+        // step before it, without a queue message of its own.
+        model = { kind: 'model turn', detail: `turn ${e.turn}`, turn: e.turn, start: e.at, end: null, retries: 0, outcome: 'in flight', chained: !!d.chained };
         steps.push(model);
         break;
       case 'model_retry':
@@ -94,6 +98,7 @@ export function timeline(events, deliveries = []) {
           s.outcome = d.success ? 'succeeded' : `failed${d.error_type ? ` (${d.error_type})` : ''}`;
           // A fork's call answered from its source's record ran nothing.
           if (d.replayed) s.outcome += ', replayed';
+          s.chained = !!d.chained;
           s.inDoubt = d.error_type === 'in_doubt';
         }
         const w = waits.get(d.tool_call_id);

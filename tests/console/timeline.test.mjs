@@ -44,3 +44,15 @@ test('a fork\'s call answered from its source\'s record says it was replayed', (
   assert.equal(call.outcome, 'succeeded, replayed');
   assert.equal(other.outcome, 'failed (not_recorded)');
 });
+
+test('a step run in the invocation of the step before it says it was chained', () => {
+  const [first, call, last] = timeline([
+    { type: 'turn_started', turn: 1, at: at(1), data: { turn: 1 } },
+    { type: 'tool_call_start', at: at(2), data: { tool_call_id: 'c1', tool_name: 'ops/a' } },
+    { type: 'turn_started', turn: 2, at: at(3), data: { turn: 2, chained: true } },
+    { type: 'tool_result', at: at(3), data: { tool_call_id: 'c1', success: true, chained: true } },
+  ]);
+  assert.equal(first.chained, false);
+  assert.equal(call.chained, true);
+  assert.equal(last.chained, true);
+});

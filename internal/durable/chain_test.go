@@ -1,0 +1,107 @@
+package durable_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/durable"
+)
+
+// TestChainedStepRenewsItsLease: a step held by its invocation whose
+// tool runs past its lease's term beats every third of the term, each
+// beat renewing the lease, so the sweeper never sends the step of a
+// live worker; it runs from the committed run (no read) and its result
+// says it was chained.
+func TestChainedStepRenewsItsLease(t *testing.T) {
+	ctx := context.Background()
+	const term = 30 * time.Second
+	loads := 0
+	h := newHarness(t, func(s durable.Store) durable.Store { return &loadCounter{Store: s, loads: &loads} })
+	q := &countingQueue{StepQueue: h.q}
+	h.eng.Queue = q
+	tick := make(chan time.Time)
+	var paces []time.Duration
+	durable.SetHeartbeatTimer(h.eng, func(d time.Duration) <-chan time.Time { paces = append(paces, d); return tick })
+	runID := h.start(t, scripted(turn("", call("c1", "ability/search", map[string]any{"q": "x"})), turn("done")), nil)
+	h.count.hook = func(core.ToolCall) {
+		for range 3 { // 75 s in all: well past the term
+			h.clock.T = h.clock.T.Add(term * 5 / 6)
+			v := h.version(t, runID)
+			tick <- h.clock.T
+			h.waitVersion(t, runID, v+1)
+			before := q.count()
+			if _, err := h.eng.Sweep(ctx, 10); err != nil {
+				t.Fatal(err)
+			}
+			if q.count() != before {
+				t.Errorf("the sweeper sent the step of a live chained worker at %s", h.clock.T.Sub(t0))
+			}
+		}
+	}
+	ds, err := h.q.Receive(ctx, 1, 0)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("receive: %v %d", err, len(ds))
+	}
+	chain := &durable.Chain{Owner: "inv-1", Term: term}
+	if err := h.eng.HandleStep(ctx, stepOf(t, ds[0]), durable.Attempt{ReceiveCount: 1, Owner: "inv-1", Chain: chain}); err != nil {
+		t.Fatal(err)
+	}
+	_ = h.q.Delete(ctx, ds[0].ReceiptHandle)
+	step, d, ok := chain.Next()
+	if !ok || step.Kind != core.StepToolCall || !d.Chained() {
+		t.Fatalf("held %+v %v", step, ok)
+	}
+	if _, _, again := chain.Next(); again {
+		t.Fatal("Next gave the held step twice")
+	}
+	loadsBefore, pacesBefore := loads, len(paces)
+	if err := h.eng.HandleStep(ctx, step, d); err != nil {
+		t.Fatal(err)
+	}
+	held := paces[pacesBefore:]
+	if loads != loadsBefore {
+		t.Errorf("the chained step read its run %d times, want none", loads-loadsBefore)
+	}
+	for _, p := range held {
+		if p != term/3 {
+			t.Errorf("a held step's heartbeat paced at %s, want a third of its lease", p)
+		}
+	}
+	if len(held) == 0 {
+		t.Fatal("no heartbeat")
+	}
+	h.pump(t)
+	if env := h.envelope(t, runID); env.Status != core.StatusCompleted || h.count.n["c1"] != 1 {
+		t.Fatalf("run %s, executions %v", env.Status, h.count.n)
+	}
+	evs, _ := h.eng.Events(ctx, "acme", runID, 0, 1000, 0)
+	for _, ev := range evs {
+		if d, ok := ev.Data.(*core.ToolResultData); ok && !d.Chained {
+			t.Errorf("tool_result of a chained step not marked: %+v", d)
+		}
+	}
+}
+
+// loadCounter counts run reads.
+type loadCounter struct {
+	durable.Store
+	loads *int
+}
+
+func (l *loadCounter) LoadRun(ctx context.Context, id string) (core.RunRecord, error) {
+	*l.loads++
+	return l.Store.LoadRun(ctx, id)
+}
+
+// stepOf decodes a received step message.
+func stepOf(t *testing.T, m core.ReceivedMessage) core.Step {
+	t.Helper()
+	var s core.Step
+	if err := json.Unmarshal(m.Body, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
