@@ -105,3 +105,42 @@ func stepOf(t *testing.T, m core.ReceivedMessage) core.Step {
 	}
 	return s
 }
+
+// TestHandOff: a held step its invocation gives up is sent through the
+// queue, where it is delivered and runs; an attempt that holds nothing
+// sends nothing.
+func TestHandOff(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, nil)
+	q := &countingQueue{StepQueue: h.q}
+	h.eng.Queue = q
+	runID := h.start(t, scripted(turn("", call("c1", "ability/search", map[string]any{"q": "x"})), turn("done")), nil)
+	ds, err := h.q.Receive(ctx, 1, 0)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("receive: %v %d", err, len(ds))
+	}
+	chain := &durable.Chain{Owner: "inv-1", Term: time.Minute}
+	if err := h.eng.HandleStep(ctx, stepOf(t, ds[0]), durable.Attempt{ReceiveCount: 1, Owner: "inv-1", Chain: chain}); err != nil {
+		t.Fatal(err)
+	}
+	_ = h.q.Delete(ctx, ds[0].ReceiptHandle)
+	before := q.count()
+	h.eng.HandOff(ctx, core.Step{}, durable.Attempt{})
+	if q.count() != before {
+		t.Fatal("an attempt holding nothing sent a step")
+	}
+	step, d, ok := chain.Next()
+	if !ok {
+		t.Fatal("nothing held")
+	}
+	h.eng.HandOff(ctx, step, d)
+	got, err := h.q.Receive(ctx, 1, 0)
+	if err != nil || len(got) != 1 || stepOf(t, got[0]).Seq != step.Seq || stepOf(t, got[0]).Kind != core.StepToolCall {
+		t.Fatalf("the handed-off step: %v %+v", err, got)
+	}
+	_ = h.q.ExtendVisibility(ctx, got[0].ReceiptHandle, 0)
+	h.pump(t)
+	if env := h.envelope(t, runID); env.Status != core.StatusCompleted || h.count.n["c1"] != 1 {
+		t.Fatalf("run %s, executions %v", env.Status, h.count.n)
+	}
+}
