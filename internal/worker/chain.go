@@ -35,7 +35,11 @@ func (w *Worker) chain(ctx context.Context, owner string, mayChain bool, n int) 
 	if !mayChain || n >= c.Steps || c.Lease <= 0 {
 		return nil
 	}
-	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < c.MinRemaining {
+	now := time.Now
+	if w.Now != nil {
+		now = w.Now
+	}
+	if deadline, ok := ctx.Deadline(); ok && deadline.Sub(now()) < c.MinRemaining {
 		return nil
 	}
 	return &durable.Chain{Owner: owner, Term: c.Lease}

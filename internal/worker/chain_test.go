@@ -98,13 +98,20 @@ func TestChainLimits(t *testing.T) {
 		}
 	})
 	t.Run("deadline", func(t *testing.T) {
-		e := newChainEnv(t, app.Chain{MinRemaining: time.Hour})
-		run := e.start(t, "s-1", charge("c1"), core.ScriptedTurn{Content: "done"})
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+		deadline := time.Now().Add(time.Hour)
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		defer cancel()
-		e.batchIn(t, ctx)
-		if e.sent[run] != 2 || e.status(t, run) == core.StatusCompleted {
-			t.Fatalf("an invocation short of time chained: %d sent, %s", e.sent[run], e.status(t, run))
+		for _, tc := range []struct {
+			left  time.Duration
+			chain bool
+		}{{time.Minute, true}, {time.Minute - time.Nanosecond, false}} {
+			e := newChainEnv(t, app.Chain{MinRemaining: time.Minute})
+			e.a.Worker.Now = func() time.Time { return deadline.Add(-tc.left) }
+			run := e.start(t, "s-1", charge("c1"), core.ScriptedTurn{Content: "done"})
+			e.batchIn(t, ctx)
+			if chained := e.sent[run] == 1; chained != tc.chain {
+				t.Fatalf("with %s left (at least a minute needed): chained %v, %d sent", tc.left, chained, e.sent[run])
+			}
 		}
 	})
 	t.Run("off", func(t *testing.T) {

@@ -36,6 +36,9 @@ type Worker struct {
 	// Chain sets when the worker continues a run's next step in the same
 	// invocation instead of sending it through the queue (chain.go).
 	Chain ChainLimits
+	// Now reads the wall clock the invocation's deadline is on (nil:
+	// time.Now).
+	Now func() time.Time
 }
 
 // Handle processes a batch. It returns the messages to retry; it never
