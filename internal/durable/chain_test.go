@@ -3,11 +3,16 @@ package durable_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/telemetry"
 )
 
 // TestChainedStepRenewsItsLease: a step held by its invocation whose
@@ -142,5 +147,42 @@ func TestHandOff(t *testing.T) {
 	h.pump(t)
 	if env := h.envelope(t, runID); env.Status != core.StatusCompleted || h.count.n["c1"] != 1 {
 		t.Fatalf("run %s, executions %v", env.Status, h.count.n)
+	}
+}
+
+// TestChainedStepSpans: a step's span says how it came, queued or
+// chained.
+func TestChainedStepSpans(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, nil)
+	rec := tracetest.NewSpanRecorder()
+	h.opts.Telemetry = telemetry.Settings{Provider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))}
+	h.eng = durable.New(h.opts)
+	h.start(t, scripted(turn("", call("c1", "ability/search", map[string]any{"q": "x"})), turn("done")), nil)
+	ds, err := h.q.Receive(ctx, 1, 0)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("receive: %v %d", err, len(ds))
+	}
+	chain := &durable.Chain{Owner: "inv-1", Term: time.Minute}
+	if err := h.eng.HandleStep(ctx, stepOf(t, ds[0]), durable.Attempt{ReceiveCount: 1, Owner: "inv-1", Chain: chain}); err != nil {
+		t.Fatal(err)
+	}
+	step, d, _ := chain.Next()
+	if err := h.eng.HandleStep(ctx, step, d); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range rec.Ended() {
+		if !strings.HasPrefix(s.Name(), "step ") {
+			continue
+		}
+		for _, kv := range s.Attributes() {
+			if kv.Key == "baton.step.delivery" {
+				got = append(got, s.Name()+" "+kv.Value.AsString())
+			}
+		}
+	}
+	if strings.Join(got, ", ") != "step model_turn queued, step tool_call chained" {
+		t.Fatalf("step spans %v", got)
 	}
 }
