@@ -3,7 +3,7 @@ SHELL := /usr/bin/env bash
 GO ?= go
 PKGS := ./...
 
-.PHONY: console check-console cli sim help invoke localstack-up localstack-down deploy-local e2e-localstack build-lambdas check-build node-tools infra-test synth deploy destroy test test-unit emulators emulators-stop lint build run demo bench fuzz mutate fmt golden clean
+.PHONY: console check-console cli sim help invoke localstack-up localstack-down deploy-local e2e-localstack build-lambdas check-build node-tools infra-test synth deploy destroy test test-unit emulators emulators-stop lint build run demo bench load fuzz mutate fmt golden clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -119,6 +119,11 @@ demo: ## run a scripted agent in process and print its result envelope
 bench: build-lambdas ## step benchmarks: in process, in memory, on DynamoDB Local + fauxqs; tables to stdout and results/ (never part of make test; ~6 min on 2 cores)
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./core/...
 	scripts/emulators.sh run $(GO) run ./scripts/bench -out results
+
+RUNS ?= 1000
+TENANTS ?= 50
+load: ## the load run on DynamoDB Local + fauxqs: RUNS runs (1,000) over TENANTS tenants (50) to completion through the API and the worker's handler, every request counted, 0 lost and 0 doubled tool calls checked; report to stdout and results/ (~4 min on 2 cores)
+	scripts/emulators.sh run nice -n 10 $(GO) run ./scripts/bench -load -runs $(RUNS) -tenants $(TENANTS) -out results
 
 SEEDS ?= 1000
 SEED ?= 1

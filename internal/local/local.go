@@ -168,26 +168,40 @@ func Poll(ctx context.Context, rcv core.StepReceiver, worker WorkerHandler, log 
 		if len(ds) == 0 {
 			continue
 		}
-		ev := events.SQSEvent{Records: make([]events.SQSMessage, len(ds))}
-		byID := map[string]core.ReceivedMessage{}
-		for i, d := range ds {
-			ev.Records[i] = events.SQSMessage{MessageId: d.MessageID, ReceiptHandle: d.ReceiptHandle, Body: string(d.Body),
-				Attributes: map[string]string{"ApproximateReceiveCount": strconv.Itoa(d.ReceiveCount), "MessageGroupId": d.Group, "MessageDeduplicationId": d.DedupID}}
-			byID[d.MessageID] = d
-		}
-		resp, _ := worker(ctx, ev)
-		failed := map[string]bool{}
-		for _, f := range resp.BatchItemFailures {
-			failed[f.ItemIdentifier] = true
-		}
-		for id, d := range byID {
-			if !failed[id] {
-				if err := rcv.Delete(context.WithoutCancel(ctx), d.ReceiptHandle); err != nil {
-					log.Warn("delete step message", "message_id", id, "err", err)
-				}
+		resp, _ := worker(ctx, SQSEvent(ds))
+		for _, d := range Succeeded(ds, resp) {
+			if err := rcv.Delete(context.WithoutCancel(ctx), d.ReceiptHandle); err != nil {
+				log.Warn("delete step message", "message_id", d.MessageID, "err", err)
 			}
 		}
 	}
+}
+
+// SQSEvent is the event the Lambda event source mapping delivers for
+// received messages ds.
+func SQSEvent(ds []core.ReceivedMessage) events.SQSEvent {
+	ev := events.SQSEvent{Records: make([]events.SQSMessage, len(ds))}
+	for i, d := range ds {
+		ev.Records[i] = events.SQSMessage{MessageId: d.MessageID, ReceiptHandle: d.ReceiptHandle, Body: string(d.Body),
+			Attributes: map[string]string{"ApproximateReceiveCount": strconv.Itoa(d.ReceiveCount), "MessageGroupId": d.Group, "MessageDeduplicationId": d.DedupID}}
+	}
+	return ev
+}
+
+// Succeeded lists the messages of ds the handler's response did not
+// report as failed: those the event source mapping deletes.
+func Succeeded(ds []core.ReceivedMessage, resp events.SQSEventResponse) []core.ReceivedMessage {
+	failed := map[string]bool{}
+	for _, f := range resp.BatchItemFailures {
+		failed[f.ItemIdentifier] = true
+	}
+	var out []core.ReceivedMessage
+	for _, d := range ds {
+		if !failed[d.MessageID] {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // Options are what Serve runs.

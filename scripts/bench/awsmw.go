@@ -79,7 +79,7 @@ func addCounters(st *middleware.Stack, service string, pick func(context.Context
 				s.CostWCU, _ = batoncost.TransactWCU(tx, nil)
 			}
 		}
-		pick(ctx).add(op, s)
+		pick(ctx).at(op).add(op, s)
 		return out, md, err
 	})
 	if err := st.Initialize.Add(count, middleware.Before); err != nil {
@@ -154,6 +154,11 @@ func classify(service, op string, params any) string {
 		in.ReturnConsumedCapacity = rcc
 		if sk, _ := in.Key["SK"].(*types.AttributeValueMemberS); sk != nil && sk.Value == "HEAD" {
 			return opSessionHead
+		}
+		if pk, _ := in.Key["PK"].(*types.AttributeValueMemberS); pk != nil {
+			// Named by the key's kind: TOK# (an API token), AV# …
+			kind, _, _ := strings.Cut(pk.Value, "#")
+			return "dynamodb:GetItem(" + kind + ")"
 		}
 	case *dynamodb.UpdateItemInput:
 		in.ReturnConsumedCapacity = rcc

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
@@ -40,17 +41,18 @@ func TestSmoke(t *testing.T) {
 		}
 		kinds := map[string]int{}
 		for _, k := range c.ByKind {
-			kinds[k.Kind] = k.Steps
+			// Queued and chained steps of a kind and class together.
+			kinds[strings.NewReplacer(", "+deliveryChained, "", " ("+deliveryChained+")", "").Replace(k.Kind)] += k.Steps
 			if k.RT == 0 || k.MinRT == 0 {
 				t.Errorf("%s %s: step kind %s counted no operations", c.Runtime, c.Workload, k.Kind)
 			}
 		}
 		runs := p.reps[c.Runtime][c.Workload.Turns]
 		want := map[string]int{
-			kindName(string(core.StepModelTurn), classFirst):  runs,
-			kindName(string(core.StepModelTurn), classSteady): runs * (c.Workload.Turns - 1),
-			kindName(string(core.StepToolCall), classSteady):  runs * c.Workload.Turns,
-			kindName(string(core.StepModelTurn), classFinal):  runs,
+			kindName(string(core.StepModelTurn), classFirst, deliveryQueued):  runs,
+			kindName(string(core.StepModelTurn), classSteady, deliveryQueued): runs * (c.Workload.Turns - 1),
+			kindName(string(core.StepToolCall), classSteady, deliveryQueued):  runs * c.Workload.Turns,
+			kindName(string(core.StepModelTurn), classFinal, deliveryQueued):  runs,
 		}
 		for k, n := range want {
 			if kinds[k] != n {
@@ -191,5 +193,60 @@ func TestFloorLoops(t *testing.T) {
 		Public: pathRow{NS: 6000, Ratio: 3, Growth: 1}, PublicScripted: pathRow{NS: 7000, Growth: 1}}})
 	if !strings.Contains(md, "| 20 | 8.00 | 2.00 | **4.00×** |") || !strings.Contains(md, "| 20 | 6.00 | **3.00×** | **1.00×** |") {
 		t.Errorf("the comparison's row is missing from the report:\n%s", md)
+	}
+}
+
+// TestLoadSmoke runs the load run on the in-memory adapters, small: every
+// run must complete with its final answer, every tool call must run
+// exactly once for its own tenant, each tenant's active-run count must
+// be back to 0, and every step's requests must have been counted.
+func TestLoadSmoke(t *testing.T) {
+	cfg := loadConfig{Runs: 60, Tenants: 6, Turns: 2, ResultBytes: 100, Pollers: 4, Starters: 3, Batch: 10, Deadline: time.Minute}
+	res, err := loadRun(context.Background(), options{log: slog.New(slog.DiscardHandler)}, cfg, func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.ok() || !res.ActiveChecked {
+		t.Fatalf("load run failed its checks: %+v", res)
+	}
+	if res.Steps != cfg.Runs*(2*cfg.Turns+1) || res.ToolExecutions != cfg.Runs*cfg.Turns {
+		t.Errorf("%d steps and %d tool executions, want %d and %d", res.Steps, res.ToolExecutions, cfg.Runs*(2*cfg.Turns+1), cfg.Runs*cfg.Turns)
+	}
+	if res.Worker[opCommit].Calls < res.Steps || res.API[opCreateRun].Calls != cfg.Runs || res.ESM[opDelete].Calls == 0 || res.Invocations == 0 {
+		t.Errorf("requests not counted: worker %v, API %v, ESM %v, %d invocations", res.Worker, res.API, res.ESM, res.Invocations)
+	}
+	if res.RunMS.P50 <= 0 || res.StepMS.P50 <= 0 || res.RunsPerSec <= 0 || res.StepsPerSec <= 0 {
+		t.Errorf("figures missing: run %+v, step %+v, %.1f runs/s, %.1f steps/s", res.RunMS, res.StepMS, res.RunsPerSec, res.StepsPerSec)
+	}
+	md := loadMarkdown(res)
+	for _, s := range []string{"**PASS**", "| **all** | SQS |"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("the load report has no %q:\n%s", s, md)
+		}
+	}
+}
+
+// TestLoadTally makes sure the checks of the tool executions can fail:
+// a call run twice, one never run and one run for another tenant are
+// each found.
+func TestLoadTally(t *testing.T) {
+	l := newToolLedger()
+	ctx := context.Background()
+	call := func(run, id, tenant string) {
+		if _, err := l.handler(ctx, core.ToolCall{RunID: run, ToolCallID: id, Tenant: tenant, Parameters: map[string]any{"bytes": 3}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call("r1", "call_1", "a")
+	call("r1", "call_2", "a")
+	call("r2", "call_1", "b")
+	if execs, doubled, missing, wrong := l.tally([]string{"r1", "r2"}, 2); execs != 3 || doubled != 0 || missing != 1 || wrong != 0 {
+		t.Errorf("tally = %d, %d, %d, %d; want 3 executions, 0 doubled, 1 missing, 0 wrong", execs, doubled, missing, wrong)
+	}
+	call("r2", "call_2", "b")
+	call("r2", "call_2", "b")
+	call("r1", "call_2", "c")
+	if execs, doubled, missing, wrong := l.tally([]string{"r1", "r2"}, 2); execs != 6 || doubled != 2 || missing != 0 || wrong != 1 {
+		t.Errorf("tally = %d, %d, %d, %d; want 6 executions, 2 doubled, 0 missing, 1 wrong", execs, doubled, missing, wrong)
 	}
 }

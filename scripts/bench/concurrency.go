@@ -204,7 +204,7 @@ func concurrent(ctx context.Context, d *distRuntime, n int) (concResult, error) 
 func minRunRT(w workload) float64 {
 	sum := 0
 	add := func(kind, class string, n int) {
-		for _, c := range minOps(kind, class) {
+		for _, c := range minOps(kind, class, deliveryQueued, true) {
 			sum += c * n
 		}
 	}

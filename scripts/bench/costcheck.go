@@ -78,7 +78,9 @@ func checkRunCost(w workload, samples []stepSample, start map[string]opStat, rc 
 		}
 		c.BenchGBs += s.Wall.Seconds() * lambdaMemoryGB
 	}
-	raw.LambdaRequests = float64(len(samples))
+	for _, s := range samples {
+		raw.LambdaRequests += float64(s.Invocations)
+	}
 	raw.LambdaGBSeconds = c.BenchGBs
 	c.Bench.SQSRequests = raw.SQSRequests + float64(start[opEnqueue].SQSBilled)
 	if n := len(samples); n > 0 {

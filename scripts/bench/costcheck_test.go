@@ -143,7 +143,7 @@ func TestResultCostAgreesWithBench(t *testing.T) {
 			play(t, ctx, c)
 		}
 		play(t, withRecorder(context.Background(), esm), recordedCall{"sqs", "DeleteMessage", &sqs.DeleteMessageInput{}, &sqs.DeleteMessageOutput{}})
-		samples = append(samples, stepSample{Kind: st.kind, Class: st.class, Wall: 10 * time.Millisecond, Ops: r.finish(), ESM: esm.finish()})
+		samples = append(samples, stepSample{Kind: st.kind, Class: st.class, Delivery: deliveryQueued, HandsOff: true, Invocations: 1, Wall: 10 * time.Millisecond, Ops: r.finish(), ESM: esm.finish()})
 	}
 	rc := &core.RunCost{Currency: "USD", AWS: result}
 	rc.AWSUSD = usEast1.AWSUSD(result)

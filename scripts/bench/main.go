@@ -47,6 +47,13 @@ func main() {
 	flag.BoolVar(&o.skipCases, "skip-cases", false, "skip the per-step cases (for quick runs of the other parts)")
 	flag.DurationVar(&concurrencyDeadline, "concurrency-deadline", concurrencyDeadline, "how long a concurrency run may take")
 	sessions := flag.String("sessions", "10,100", "comma-separated session counts of the concurrency runs")
+	lc := defaultLoad()
+	load := flag.Bool("load", false, "run only the load run (make load): -runs runs over -tenants tenants to completion, every request counted")
+	flag.IntVar(&lc.Runs, "runs", lc.Runs, "load: runs")
+	flag.IntVar(&lc.Tenants, "tenants", lc.Tenants, "load: tenants, each with its own token")
+	flag.IntVar(&lc.Turns, "load-turns", lc.Turns, "load: tool-call turns per run (2×turns+1 steps)")
+	flag.IntVar(&lc.Pollers, "pollers", lc.Pollers, "load: concurrent worker instances")
+	flag.DurationVar(&lc.Deadline, "load-deadline", lc.Deadline, "load: how long the load run may take")
 	flag.Parse()
 	o.turns, o.sessions = ints(*turns), ints(*sessions)
 	o.ddbEndpoint = os.Getenv("BATON_TEST_DYNAMODB_ENDPOINT")
@@ -56,6 +63,13 @@ func main() {
 		level = slog.LevelWarn
 	}
 	o.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	if *load {
+		if err := runLoad(context.Background(), o, lc, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if _, err := run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -368,12 +382,15 @@ func withEmulators(ctx context.Context, o options, oneProcess bool, deps app.Dep
 // deletes them. Its DynamoDB and SQS clients count their calls (with
 // instrument unless deps says otherwise), and its store notes what steps
 // read and commit (unless deps wraps it otherwise).
-func emulatorRuntime(ctx context.Context, o options, oneProcess bool, deps app.Deps) (*distRuntime, func(), error) {
+func emulatorRuntime(ctx context.Context, o options, oneProcess bool, deps app.Deps, tune ...func(*app.Config)) (*distRuntime, func(), error) {
 	name := randomID("baton-bench")
 	setup, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	cfg := app.Config{Region: "us-east-1", Stores: app.Stores{DynamoDBEndpoint: o.ddbEndpoint, SQSEndpoint: o.sqsEndpoint,
 		Table: name, QueueName: name, CreateResources: true, OneProcess: oneProcess}}
+	for _, f := range tune {
+		f(&cfg)
+	}
 	if deps.WrapStore == nil {
 		deps.WrapStore = func(s durable.Store) durable.Store { return &observedStore{Store: s} }
 	}

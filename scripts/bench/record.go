@@ -112,9 +112,80 @@ type recorder struct {
 	committed *core.Output
 	// loaded is the run state the step read.
 	loaded *core.RunState
+	// committedAt and committedCPU are when the step's commit returned
+	// (wall clock and this process's CPU time).
+	committedAt  time.Time
+	committedCPU time.Duration
+	// parts, on the recorder of a worker invocation (newSplitter), are
+	// its steps' recorders in order.
+	parts []*recorder
 }
 
 func newRecorder() *recorder { return &recorder{ops: map[string]*opStat{}} }
+
+// newSplitter is the recorder of a worker invocation, which may run
+// several steps when they are chained: it divides the operations into
+// the steps'. A step ends with its commit and the sends that follow it;
+// the first DynamoDB request after a commit belongs to the next step
+// (its intent claim, or its own commit for a model turn, which reads
+// nothing when chained).
+func newSplitter() *recorder {
+	r := newRecorder()
+	r.parts = []*recorder{newRecorder()}
+	return r
+}
+
+// at is the recorder an operation op made now is added to: r itself,
+// or on a splitter the current step's (a new one when op is a DynamoDB
+// request after the current step committed).
+func (r *recorder) at(op string) *recorder {
+	if r.parts == nil {
+		return r
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cur := r.parts[len(r.parts)-1]
+	if !isSQS(op) && cur.isCommitted() {
+		cur = newRecorder()
+		r.parts = append(r.parts, cur)
+	}
+	return cur
+}
+
+// current is the recorder of the step in progress (r itself unless r is
+// a splitter).
+func (r *recorder) current() *recorder {
+	if r.parts == nil {
+		return r
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.parts[len(r.parts)-1]
+}
+
+func (r *recorder) isCommitted() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.committed != nil
+}
+
+// steps returns a splitter's step recorders. Operations after the last
+// commit that started no committed step (a step that failed) are added
+// to the last committed step: they are its invocation's cost.
+func (r *recorder) steps() []*recorder {
+	r.mu.Lock()
+	parts := append([]*recorder(nil), r.parts...)
+	r.mu.Unlock()
+	n := len(parts)
+	for n > 1 && !parts[n-1].isCommitted() {
+		last, prev := parts[n-1], parts[n-2]
+		for op, s := range last.finish() {
+			prev.add(op, s)
+		}
+		n--
+	}
+	return parts[:n]
+}
 
 type recorderKey struct{}
 
@@ -176,12 +247,16 @@ func (r *recorder) finish() map[string]opStat {
 }
 
 func (r *recorder) setCommitted(out core.Output) {
+	r = r.current()
+	at, c := time.Now(), cpuNow()
 	r.mu.Lock()
 	r.committed = &out
+	r.committedAt, r.committedCPU = at, c
 	r.mu.Unlock()
 }
 
 func (r *recorder) setLoaded(st core.RunState) {
+	r = r.at(opStateRead)
 	r.mu.Lock()
 	if r.loaded == nil {
 		r.loaded = &st
@@ -212,7 +287,7 @@ func (s *observedStore) record(ctx context.Context, op string, out, in func() in
 	if !s.count {
 		return
 	}
-	r := recorderFrom(ctx)
+	r := recorderFrom(ctx).at(op)
 	if !s.sizes {
 		r.add(op, opStat{Calls: 1})
 		return
@@ -247,13 +322,14 @@ func (s *observedStore) LoadRun(ctx context.Context, runID string) (core.RunReco
 	return rec, err
 }
 
-// Commit notes the committed output.
+// Commit notes the committed output (after counting the call, which
+// belongs to the step the commit ends).
 func (s *observedStore) Commit(ctx context.Context, w core.Write) error {
 	err := s.Store.Commit(ctx, w)
+	s.record(ctx, opCommit, func() int64 { return jsonSize(w) }, zero)
 	if err == nil {
 		recorderFrom(ctx).setCommitted(w.Output)
 	}
-	s.record(ctx, opCommit, func() int64 { return jsonSize(w) }, zero)
 	return err
 }
 
@@ -282,7 +358,7 @@ type countedQueue struct {
 }
 
 func (q countedQueue) record(ctx context.Context, op string, out, in func() int64) {
-	r := recorderFrom(ctx)
+	r := recorderFrom(ctx).at(op)
 	if !q.sizes {
 		r.add(op, opStat{Calls: 1, SQSBilled: 1})
 		return

@@ -222,7 +222,7 @@ func markdown(r *results) string {
 			continue
 		}
 		p("## Round trips per step kind vs the minimum: %s\n\n", rt)
-		p("Mean requests per step over every non-scripted case (%s). The minimum: model_turn = 1 state read + 1 commit + 1 send (0 on the final turn); tool_call = the same + 1 intent claim; the first step of a session also reads the transcript once. Receive and delete of the step's own message are the event source mapping's, counted per message apart.\n\n", rtLabel(rt))
+		p("Mean requests per step over every non-scripted case (%s). Steps run through the worker Lambda's handler; a step is queued (received in its own message) or chained (continued in the invocation that committed the step before it). The minimum: a queued model_turn = 1 state read + 1 commit + 1 send; a chained one = 1 commit (it reuses the committed state: no read); tool_call = the same + 1 intent claim; a step sends only when it hands off (the last of its invocation, not the final turn), so 0 sends when it chains on; the first step of a session also reads the transcript once. The minimum column is the mean over the row's steps. Receive and delete of a message are the event source mapping's, counted per message apart.\n\n", rtLabel(rt))
 		ops := []string{opStateRead, opTranscriptRead, opIntentClaim, opCommit, opEnqueue}
 		p("| step kind | steps |")
 		for _, op := range ops {
@@ -244,7 +244,7 @@ func markdown(r *results) string {
 			for _, op := range ops {
 				p(" %s |", num(k.Ops[op], 2))
 			}
-			p(" %s | %s | %d | **%.2f** | %.2f | %s | %s |\n", num(other, 2), num(k.RT, 2), k.MinRT, k.Ratio, k.MaxRatio, ratio(k.DDBRatio), ratio(k.SQSRatio))
+			p(" %s | %s | %s | **%.2f** | %.2f | %s | %s |\n", num(other, 2), num(k.RT, 2), num(k.MinRT, 2), k.Ratio, k.MaxRatio, ratio(k.DDBRatio), ratio(k.SQSRatio))
 		}
 		esm := map[string]opStat{}
 		steps := 0
@@ -256,7 +256,7 @@ func markdown(r *results) string {
 			addOps(esm, c.ESM)
 		}
 		if steps > 0 {
-			p("\nPer message, by the event source mapping (not in the step's count): %s %.2f, %s %.2f.\n",
+			p("\nPer step, by the event source mapping (not in the step's count; one receive and one delete per message, and a chained step has none): %s %.2f, %s %.2f.\n",
 				opLabel(rt, opReceive), float64(esm[opReceive].Calls)/float64(steps), opLabel(rt, opDelete), float64(esm[opDelete].Calls)/float64(steps))
 		}
 		var above []string
@@ -298,11 +298,11 @@ func markdown(r *results) string {
 	}
 	if len(costs) > 0 {
 		p("## Projected AWS cost per 1,000 steps\n\n")
-		p("List prices in us-east-1 as of 2025: DynamoDB on-demand $0.625 per million write request units and $0.125 per million read request units; SQS FIFO $0.50 per million requests (each 64 KB chunk a request); Lambda arm64 $0.0000133334 per GB-second and $0.20 per million requests, at 1024 MB for the step's measured wall time against the emulators. Counted: the step's DynamoDB capacity units (how they were obtained is said at the end), the step's SQS send plus the receive and delete of its message, one invocation per step. Not included: idle long polls of the event source mapping, API Gateway and the API Lambda, CloudWatch, data transfer.\n\n")
-		p("| workload | DynamoDB writes | DynamoDB reads | SQS | Lambda | total $ / 1k steps | $ per run |\n|---|--:|--:|--:|--:|--:|--:|\n")
+		p("List prices in us-east-1 as of 2025: DynamoDB on-demand $0.625 per million write request units and $0.125 per million read request units; SQS FIFO $0.50 per million requests (each 64 KB chunk a request); Lambda arm64 $0.0000133334 per GB-second and $0.20 per million requests, at 1024 MB for the steps' measured wall time against the emulators. Counted, as the requests were made: the steps' DynamoDB capacity units (how they were obtained is said at the end), the SQS sends the steps made and the receive and delete of each message the worker got, and one invocation per message (a chained step runs in the invocation of the step before it and adds none). Not included: idle long polls of the event source mapping, API Gateway and the API Lambda, CloudWatch, data transfer.\n\n")
+		p("| workload | SQS requests / step | invocations / step | chained | DynamoDB writes | DynamoDB reads | SQS | Lambda | total $ / 1k steps | $ per run |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 		for _, c := range costs {
 			k := c.Cost
-			p("| %s | %.5f | %.5f | %.5f | %.5f | **%.5f** | %.5f |\n", c.Workload, k.DynamoDBWrites, k.DynamoDBReads, k.SQS, k.Lambda, k.Total, k.Total*float64(c.Workload.steps())/1000)
+			p("| %s | %.2f | %.2f | %.0f %% | %.5f | %.5f | %.5f | %.5f | **%.5f** | %.5f |\n", c.Workload, k.SQSRequests, k.Invocations, 100*k.Chained, k.DynamoDBWrites, k.DynamoDBReads, k.SQS, k.Lambda, k.Total, k.Total*float64(c.Workload.steps())/1000)
 		}
 		p("\n")
 	}
@@ -495,7 +495,7 @@ func mergeKinds(cases []caseResult, rt string) []kindResult {
 		for _, k := range c.ByKind {
 			a, ok := acc[k.Kind]
 			if !ok {
-				a = &kindResult{Kind: k.Kind, Ops: map[string]float64{}, Min: k.Min, MinRT: k.MinRT}
+				a = &kindResult{Kind: k.Kind, Ops: map[string]float64{}, Min: map[string]float64{}}
 				acc[k.Kind] = a
 				order = append(order, k.Kind)
 			}
@@ -509,6 +509,15 @@ func mergeKinds(cases []caseResult, rt string) []kindResult {
 			for op := range a.Ops {
 				a.Ops[op] = mix(a.Ops[op], k.Ops[op])
 			}
+			for op := range k.Min {
+				if _, ok := a.Min[op]; !ok {
+					a.Min[op] = 0
+				}
+			}
+			for op := range a.Min {
+				a.Min[op] = mix(a.Min[op], k.Min[op])
+			}
+			a.MinRT = mix(a.MinRT, k.MinRT)
 			a.RT = mix(a.RT, k.RT)
 			a.DDBRatio = mix(a.DDBRatio, k.DDBRatio)
 			if math.IsInf(k.SQSRatio, 1) || math.IsInf(a.SQSRatio, 1) {
@@ -528,7 +537,7 @@ func mergeKinds(cases []caseResult, rt string) []kindResult {
 	for _, k := range order {
 		a := acc[k]
 		if a.MinRT > 0 {
-			a.Ratio = a.RT / float64(a.MinRT)
+			a.Ratio = a.RT / a.MinRT
 		}
 		out = append(out, *a)
 	}
@@ -557,9 +566,6 @@ func capacityRows(cases []caseResult) []sizedKind {
 // write stores the report as Markdown and JSON under dir, named by date
 // and commit, and as latest.md / latest.json.
 func write(dir string, r *results, md string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("results directory: %w", err)
-	}
 	r.Prices = map[string]float64{
 		"dynamodb_on_demand_per_wru": priceWRU, "dynamodb_on_demand_per_rru": priceRRU, "sqs_fifo_per_request": priceSQSFIFO,
 		"lambda_arm64_per_gb_second": priceLambdaGBs, "lambda_per_request": priceLambdaReq, "lambda_memory_gb": lambdaMemoryGB,
@@ -568,23 +574,37 @@ func write(dir string, r *results, md string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode results: %w", err)
 	}
+	base, err := writeFiles(dir, "bench-"+r.Mode, r.Machine.Commit, md, js)
+	if err != nil {
+		return nil, err
+	}
+	return []string{base + ".md", base + ".json"}, nil
+}
+
+// writeFiles writes a report as <name>-<time>-<commit>.md and .json
+// under dir, and as latest-<name>.md and .json (the bench's "latest"
+// files keep their mode only: latest-full, latest-smoke); it returns the
+// dated files' path without extension.
+func writeFiles(dir, name, commit, md string, js []byte) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("results directory: %w", err)
+	}
 	stamp := time.Now().UTC().Format("20060102T150405Z")
-	commit := strings.ReplaceAll(r.Machine.Commit, "+", "-")
+	commit = strings.ReplaceAll(commit, "+", "-")
 	if commit == "" {
 		commit = "nocommit"
 	}
-	base := filepath.Join(dir, fmt.Sprintf("bench-%s-%s-%s", r.Mode, stamp, commit))
-	var paths []string
+	base := filepath.Join(dir, fmt.Sprintf("%s-%s-%s", name, stamp, commit))
+	latest := filepath.Join(dir, "latest-"+strings.TrimPrefix(name, "bench-"))
 	for _, f := range []struct {
 		path string
 		data []byte
-	}{{base + ".md", []byte(md)}, {base + ".json", js}, {filepath.Join(dir, "latest-"+r.Mode+".md"), []byte(md)}, {filepath.Join(dir, "latest-"+r.Mode+".json"), js}} {
+	}{{base + ".md", []byte(md)}, {base + ".json", js}, {latest + ".md", []byte(md)}, {latest + ".json", js}} {
 		if err := os.WriteFile(f.path, f.data, 0o644); err != nil {
-			return nil, fmt.Errorf("write %s: %w", f.path, err)
+			return "", fmt.Errorf("write %s: %w", f.path, err)
 		}
 	}
-	paths = append(paths, base+".md", base+".json")
-	return paths, nil
+	return base, nil
 }
 
 // sanitize replaces the infinities JSON cannot hold.

@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -16,6 +16,8 @@ import (
 	"github.com/baton-agents/baton/internal/agents"
 	"github.com/baton-agents/baton/internal/app"
 	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/local"
+	"github.com/baton-agents/baton/internal/worker"
 )
 
 // Runtime names.
@@ -43,6 +45,14 @@ type stepSample struct {
 	// and deleting its message (the event source mapping's work).
 	Ops map[string]opStat
 	ESM map[string]opStat
+	// Delivery says how the step reached its worker: its own message
+	// (queued) or continued after the previous step in the same
+	// invocation (chained). HandsOff is set on the last step of an
+	// invocation: the one that sends the run's next step, if any.
+	// Invocations is 1 on an invocation's first step, 0 on the others.
+	Delivery    string
+	HandsOff    bool
+	Invocations int
 	// The step's minimum: the new messages and the run state it must
 	// write, the run state it must read, and their capacity units.
 	MinBytesW, MinBytesR int64
@@ -52,12 +62,26 @@ type stepSample struct {
 	ExtraWCUEst                float64
 }
 
-// kindName is the row label of a step kind and class.
-func kindName(kind, class string) string {
-	if class == classSteady {
+// Deliveries: a step received in its own message, or continued in the
+// invocation that committed the step before it.
+const (
+	deliveryQueued  = "queued"
+	deliveryChained = "chained"
+)
+
+// kindName is the row label of a step kind, class and delivery.
+func kindName(kind, class, delivery string) string {
+	var notes []string
+	if class != classSteady {
+		notes = append(notes, class)
+	}
+	if delivery == deliveryChained {
+		notes = append(notes, delivery)
+	}
+	if len(notes) == 0 {
 		return kind
 	}
-	return kind + " (" + class + ")"
+	return kind + " (" + strings.Join(notes, ", ") + ")"
 }
 
 // cpuNow is the process's CPU time (user + system) so far.
@@ -182,7 +206,9 @@ func newDist(ctx context.Context, name string, cfg app.Config, deps app.Deps, lo
 		deps.Model = models()
 	}
 	deps.Log = log
-	deps.ToolHandlers = map[string]app.ToolHandler{"blob": blobHandler}
+	if deps.ToolHandlers == nil {
+		deps.ToolHandlers = map[string]app.ToolHandler{"blob": blobHandler}
+	}
 	a, err := app.Build(ctx, cfg, deps)
 	if err != nil {
 		return nil, fmt.Errorf("%s runtime: %w", name, err)
@@ -222,7 +248,8 @@ func (d *distRuntime) start(ctx context.Context, eng *durable.Runner, w workload
 // mapping with batch size 1, and checks the result.
 func (d *distRuntime) run(ctx context.Context, w workload) (runResult, error) {
 	var res runResult
-	eng := d.newRunner()
+	wk := d.newWorker()
+	eng := wk.Runner
 	sr := newRecorder()
 	rec, err := d.start(withRecorder(ctx, sr), eng, w)
 	if err != nil {
@@ -273,25 +300,23 @@ func (d *distRuntime) run(ctx context.Context, w workload) (runResult, error) {
 			_ = d.queue.Delete(ctx, ds[0].ReceiptHandle)
 			continue
 		}
-		r := newRecorder()
-		sctx, cancel := context.WithTimeout(withRecorder(ctx, r), callTimeout)
+		inv := newSplitter()
 		c0, t0 := cpuNow(), time.Now()
-		err = eng.HandleStep(sctx, step, durable.Attempt{ReceiveCount: ds[0].ReceiveCount, Owner: ds[0].MessageID + "#" + strconv.Itoa(ds[0].ReceiveCount)})
-		wall, cpu := time.Since(t0), cpuNow()-c0
-		cancel()
-		if err != nil {
-			res.Retried++
+		failed, err := invokeWorker(withRecorder(ctx, inv), wk, ds)
+		end, cend := time.Now(), cpuNow()
+		if failed > 0 {
+			res.Retried += failed
 			d.log.WarnContext(ctx, "step failed; it will be received again", "kind", step.Kind, "seq", step.Seq, "err", err)
-			continue
+		} else {
+			dctx, dcancel := context.WithTimeout(ectx, callTimeout)
+			err = d.queue.Delete(dctx, ds[0].ReceiptHandle)
+			dcancel()
+			if err != nil {
+				res.Retried++
+				d.log.WarnContext(ctx, "delete failed; the step will be received again", "err", err)
+			}
 		}
-		dctx, dcancel := context.WithTimeout(ectx, callTimeout)
-		err = d.queue.Delete(dctx, ds[0].ReceiptHandle)
-		dcancel()
-		if err != nil {
-			res.Retried++
-			d.log.WarnContext(ctx, "delete failed; the step will be received again", "err", err)
-		}
-		res.Samples = append(res.Samples, sample(step, len(res.Samples) == 0, wall, cpu, r, er))
+		res.Samples = append(res.Samples, invocationSamples(step, len(res.Samples) == 0, invocation{t0, end, c0, cend}, inv, er)...)
 	}
 	final, err := d.store.LoadRun(ctx, runID)
 	if err != nil {
@@ -315,9 +340,81 @@ func (d *distRuntime) run(ctx context.Context, w workload) (runResult, error) {
 	return res, nil
 }
 
-// sample turns a step's recorders into its sample, with its minimum.
-func sample(step core.Step, first bool, wall, cpu time.Duration, r, esm *recorder) stepSample {
-	s := stepSample{Kind: string(step.Kind), Class: classSteady, Wall: wall, CPU: cpu, Ops: r.finish(), ESM: esm.finish()}
+// invokeTimeout bounds one invocation of the worker's handler. It is
+// above the worker's ChainMinRemaining (60 s by default), which a chain
+// needs left before it continues with another step.
+const invokeTimeout = 5 * time.Minute
+
+// invokeWorker runs received messages through the worker Lambda's
+// handler, as the event source mapping invokes it, and returns how many
+// failed (to be received again).
+func invokeWorker(ctx context.Context, wk *worker.Worker, ds []core.ReceivedMessage) (int, error) {
+	ictx, cancel := context.WithTimeout(ctx, invokeTimeout)
+	defer cancel()
+	resp, err := wk.Handle(ictx, local.SQSEvent(ds))
+	if err == nil && len(resp.BatchItemFailures) > 0 {
+		err = fmt.Errorf("%d of %d messages failed", len(resp.BatchItemFailures), len(ds))
+	}
+	return len(resp.BatchItemFailures), err
+}
+
+// newWorker is a worker instance: the app's worker Lambda handler (its
+// settings, chaining included) over a runner with an empty transcript
+// cache.
+func (d *distRuntime) newWorker() *worker.Worker {
+	wk := *d.app.Worker
+	wk.Runner = d.newRunner()
+	return &wk
+}
+
+// invocation is when a worker invocation began and ended (wall and this
+// process's CPU).
+type invocation struct {
+	t0, t1 time.Time
+	c0, c1 time.Duration
+}
+
+// invocationSamples splits an invocation of the worker into the samples
+// of the steps it ran: the step of its message (queued) and those it
+// continued in the same invocation (chained), each from the previous
+// commit (the first: from the invocation's start) to its own commit, the
+// last to the invocation's end (its send included). The event source
+// mapping's receive and delete and the invocation itself are counted on
+// the first. first says whether the invocation's first step is the
+// run's first.
+func invocationSamples(step core.Step, first bool, inv invocation, sp, esm *recorder) []stepSample {
+	parts := sp.steps()
+	var out []stepSample
+	from, cfrom := inv.t0, inv.c0
+	kind := string(step.Kind)
+	for i, r := range parts {
+		if r.committed == nil {
+			break // the step failed before its commit
+		}
+		to, cto := r.committedAt, r.committedCPU
+		last := i == len(parts)-1
+		if last {
+			to, cto = inv.t1, inv.c1
+		}
+		s := sample(kind, first && i == 0, to.Sub(from), cto-cfrom, r)
+		s.Delivery, s.HandsOff = deliveryQueued, last
+		if i == 0 {
+			s.ESM, s.Invocations = esm.finish(), 1
+		} else {
+			s.Delivery = deliveryChained
+		}
+		out = append(out, s)
+		from, cfrom = to, cto
+		if next := r.committed.Next; len(next) == 1 {
+			kind = string(next[0].Kind)
+		}
+	}
+	return out
+}
+
+// sample turns a step's recorder into its sample, with its minimum.
+func sample(kind string, first bool, wall, cpu time.Duration, r *recorder) stepSample {
+	s := stepSample{Kind: kind, Class: classSteady, Wall: wall, CPU: cpu, Ops: r.finish()}
 	if first {
 		s.Class = classFirst
 	}
@@ -342,7 +439,7 @@ func sample(step core.Step, first bool, wall, cpu time.Duration, r, esm *recorde
 			s.ExtraWCUEst += 2 // the session head, written by the finishing commit
 		}
 	}
-	if step.Kind == core.StepToolCall {
+	if kind == string(core.StepToolCall) {
 		s.MinWCU++ // the intent claim: one item under 1 KB
 	}
 	if st := r.loaded; st != nil {
@@ -381,15 +478,22 @@ func kb4(n int64) float64 { return float64((n + 4095) / 4096) }
 // the intent (tool calls), commit once, send the next step (not after the
 // final turn); the first step of a session also reads its transcript
 // once.
-func minOps(kind, class string) map[string]int {
+//
+// A chained step (continued in the invocation that committed the step
+// before it) reads nothing: it reuses the committed state and the
+// worker's cache. A step sends only when it hands off (the last step of
+// its invocation, not the final turn); one that chains on sends nothing.
+func minOps(kind, class, delivery string, handsOff bool) map[string]int {
 	m := map[string]int{opStateRead: 1, opCommit: 1, opEnqueue: 1}
 	if kind == string(core.StepToolCall) {
 		m[opIntentClaim] = 1
 	}
-	if class == classFinal {
+	if class == classFinal || !handsOff {
 		delete(m, opEnqueue)
 	}
-	if class == classFirst {
+	if delivery == deliveryChained {
+		delete(m, opStateRead)
+	} else if class == classFirst {
 		m[opTranscriptRead] = 1
 	}
 	return m

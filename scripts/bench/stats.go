@@ -57,6 +57,13 @@ type cost struct {
 	SQS            float64 `json:"sqs_usd"`
 	Lambda         float64 `json:"lambda_usd"`
 	Total          float64 `json:"total_usd"`
+	// SQSRequests and Invocations are the billed SQS requests (sends,
+	// receives, deletes) and the worker invocations per step, as counted.
+	SQSRequests float64 `json:"sqs_requests_per_step"`
+	Invocations float64 `json:"invocations_per_step"`
+	// Chained is the share of steps continued in the invocation of the
+	// step before them.
+	Chained float64 `json:"chained_share"`
 }
 
 // kindResult is one step kind of one case.
@@ -66,11 +73,11 @@ type kindResult struct {
 	// Ops is the mean count of each operation per step; Min the
 	// documented minimum.
 	Ops map[string]float64 `json:"ops"`
-	Min map[string]int     `json:"min"`
+	Min map[string]float64 `json:"min"`
 	// RT and MinRT are round trips per step (DynamoDB + SQS, the step's
 	// own work); Ratio = RT / MinRT, MaxRatio the largest over the steps.
 	RT       float64 `json:"round_trips"`
-	MinRT    int     `json:"min_round_trips"`
+	MinRT    float64 `json:"min_round_trips"`
 	Ratio    float64 `json:"ratio"`
 	MaxRatio float64 `json:"max_ratio"`
 	DDBRatio float64 `json:"dynamodb_ratio"`
@@ -219,7 +226,7 @@ func byKind(all []stepSample) []kindResult {
 	groups := map[string][]stepSample{}
 	var order []string
 	for _, s := range all {
-		k := kindName(s.Kind, s.Class)
+		k := kindName(s.Kind, s.Class, s.Delivery)
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -229,22 +236,27 @@ func byKind(all []stepSample) []kindResult {
 	var out []kindResult
 	for _, k := range order {
 		ss := groups[k]
-		min := minOps(ss[0].Kind, ss[0].Class)
-		kr := kindResult{Kind: k, Steps: len(ss), Ops: map[string]float64{}, Min: min}
-		minDDB, minSQS := 0, 0
-		for op, n := range min {
-			kr.MinRT += n
-			if isSQS(op) {
-				minSQS += n
-			} else {
-				minDDB += n
-			}
-		}
+		// The minimum depends on the step's delivery and on whether it
+		// handed off (sent the next step): the mean over the steps.
+		kr := kindResult{Kind: k, Steps: len(ss), Ops: map[string]float64{}, Min: map[string]float64{}}
+		var minDDB, minSQS float64
 		reasons := map[string]int{}
 		var ddbSum, sqsSum float64
 		var walls, cpus []float64
 		n := float64(len(ss))
 		for _, s := range ss {
+			min := minOps(s.Kind, s.Class, s.Delivery, s.HandsOff || s.Delivery == "")
+			minRT := 0
+			for op, m := range min {
+				minRT += m
+				kr.Min[op] += float64(m) / n
+				if isSQS(op) {
+					minSQS += float64(m) / n
+				} else {
+					minDDB += float64(m) / n
+				}
+			}
+			kr.MinRT += float64(minRT) / n
 			walls = append(walls, ms(s.Wall))
 			cpus = append(cpus, ms(s.CPU))
 			d, q, bw, br, wc, rc := sums(s.Ops)
@@ -252,8 +264,8 @@ func byKind(all []stepSample) []kindResult {
 			sqsSum += float64(q)
 			rt := float64(d + q)
 			kr.RT += rt / n
-			if kr.MinRT > 0 {
-				kr.MaxRatio = math.Max(kr.MaxRatio, rt/float64(kr.MinRT))
+			if minRT > 0 {
+				kr.MaxRatio = math.Max(kr.MaxRatio, rt/float64(minRT))
 			}
 			for op, o := range s.Ops {
 				kr.Ops[op] += float64(o.Calls) / n
@@ -277,13 +289,13 @@ func byKind(all []stepSample) []kindResult {
 		}
 		kr.WallMS, kr.CPUMS = distOf(walls), distOf(cpus)
 		if kr.MinRT > 0 {
-			kr.Ratio = kr.RT / float64(kr.MinRT)
+			kr.Ratio = kr.RT / kr.MinRT
 		}
 		if minDDB > 0 {
-			kr.DDBRatio = ddbSum / n / float64(minDDB)
+			kr.DDBRatio = ddbSum / n / minDDB
 		}
 		if minSQS > 0 {
-			kr.SQSRatio = sqsSum / n / float64(minSQS)
+			kr.SQSRatio = sqsSum / n / minSQS
 		} else if sqsSum > 0 {
 			kr.SQSRatio = math.Inf(1)
 		}
@@ -325,21 +337,26 @@ func reason(op, class string, extra int) string {
 		why = "intent claim sent again (SDK retry)"
 	case opEnqueue:
 		why = "next step sent in more than one request (SDK retry)"
-	case opSessionHead, "dynamodb:GetItem":
+	case opSessionHead, "dynamodb:GetItem", "dynamodb:GetItem(RUN)":
 		why = "extra GetItem (explaining a refused commit)"
 	}
 	return fmt.Sprintf("+%d %s: %s", extra, op, why)
 }
 
 // projectCost prices 1,000 steps from the counted requests: DynamoDB
-// capacity units, SQS requests (the step's send plus the event source
-// mapping's receive and delete of its message, each per started 64 KB)
-// and Lambda (one invocation per step at 1024 MB for the step's mean wall
-// time).
+// capacity units, SQS requests (the sends the steps made, and the event
+// source mapping's receive and delete of each message, each per started
+// 64 KB) and Lambda (the invocations counted — one per message; chained
+// steps run in the invocation of the step before them — at 1024 MB for
+// the steps' wall time).
 func projectCost(c caseResult, all []stepSample) *cost {
 	n := float64(len(all))
-	var wcu, rcu, sqsBilled, wallS float64
+	var wcu, rcu, sqsBilled, wallS, invocations, chained float64
 	for _, s := range all {
+		invocations += float64(s.Invocations)
+		if s.Delivery == deliveryChained {
+			chained++
+		}
 		for op, o := range s.Ops {
 			wcu += o.WCU
 			rcu += o.RCU
@@ -357,7 +374,10 @@ func projectCost(c caseResult, all []stepSample) *cost {
 		DynamoDBWrites: wcu * k * priceWRU,
 		DynamoDBReads:  rcu * k * priceRRU,
 		SQS:            sqsBilled * k * priceSQSFIFO,
-		Lambda:         1000*priceLambdaReq + wallS*k*lambdaMemoryGB*priceLambdaGBs,
+		Lambda:         invocations*k*priceLambdaReq + wallS*k*lambdaMemoryGB*priceLambdaGBs,
+		SQSRequests:    sqsBilled / n,
+		Invocations:    invocations / n,
+		Chained:        chained / n,
 	}
 	out.Total = out.DynamoDBWrites + out.DynamoDBReads + out.SQS + out.Lambda
 	return out
