@@ -573,7 +573,7 @@ func loadMarkdown(r *loadResult) string {
 	p("Requests counted (%s), total, per step and per run. Worker: the steps' own requests; event source mapping: receives (%d of them found nothing) and deletes; API: the start requests.\n\n", rtLabel(r.Runtime), r.EmptyReceives)
 	p("| by | service | operation | requests | per step | per run | WCU | RCU |\n|---|---|---|--:|--:|--:|--:|--:|\n")
 	steps, runs := float64(max(r.Steps, 1)), float64(max(r.Runs, 1))
-	var total, sqs, ddb float64
+	var total, sqs, ddb, wcu, rcu float64
 	for _, part := range []struct {
 		name string
 		ops  map[string]opStat
@@ -588,10 +588,12 @@ func loadMarkdown(r *loadResult) string {
 				ddb += float64(s.Calls)
 			}
 			total += float64(s.Calls)
+			wcu += s.WCU
+			rcu += s.RCU
 			p("| %s | %s | %s | %d | %.3f | %.2f | %.0f | %.0f |\n", part.name, svc, opLabel(r.Runtime, op), s.Calls, float64(s.Calls)/steps, float64(s.Calls)/runs, s.WCU, s.RCU)
 		}
 	}
-	p("| **all** | DynamoDB | | %.0f | %.3f | %.2f | | |\n", ddb, ddb/steps, ddb/runs)
+	p("| **all** | DynamoDB | | %.0f | %.3f | %.2f | %.0f (%.2f a step) | %.0f (%.2f a step) |\n", ddb, ddb/steps, ddb/runs, wcu, wcu/steps, rcu, rcu/steps)
 	p("| **all** | SQS | | %.0f | %.3f | %.2f | | |\n", sqs, sqs/steps, sqs/runs)
 	p("| **all** | both | | %.0f | %.3f | %.2f | | |\n\n", total, total/steps, total/runs)
 	return b.String()
