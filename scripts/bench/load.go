@@ -17,8 +17,6 @@ import (
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/app"
 	"github.com/baton-agents/baton/internal/durable"
-	"github.com/baton-agents/baton/internal/local"
-	"github.com/baton-agents/baton/internal/worker"
 )
 
 // The load run (make load): many runs of many tenants at once, started
@@ -311,11 +309,7 @@ func loadRun(ctx context.Context, o options, cfg loadConfig, progress func(strin
 	}
 	var pollersDone sync.WaitGroup
 	for p := 0; p < cfg.Pollers; p++ {
-		// A worker instance of its own: the Lambda's handler (a copy of
-		// the app's, so its settings are the deployment's) over a runner
-		// with an empty transcript cache.
-		wk := *d.app.Worker
-		wk.Runner = d.newRunner()
+		wk := d.newWorker()
 		pollersDone.Add(1)
 		go func() {
 			defer pollersDone.Done()
@@ -338,10 +332,10 @@ func loadRun(ctx context.Context, o options, cfg loadConfig, progress func(strin
 				steps := new(atomic.Int64)
 				ictx := context.WithValue(withRecorder(pctx, inv), stepCountKey{}, steps)
 				t0 := time.Now()
-				resp, _ := invoke(ictx, &wk, ds)
+				ok, _ := invokeWorker(ictx, wk, ds)
 				took := time.Since(t0)
-				retried.Add(int64(len(resp.BatchItemFailures)))
-				for _, m := range local.Succeeded(ds, resp) {
+				retried.Add(int64(len(ds) - len(ok)))
+				for _, m := range ok {
 					dctx, dcancel := context.WithTimeout(withRecorder(context.WithoutCancel(pctx), esm), callTimeout)
 					if err := d.queue.Delete(dctx, m.ReceiptHandle); err != nil {
 						retried.Add(1)
@@ -486,12 +480,6 @@ func loadRun(ctx context.Context, o options, cfg loadConfig, progress func(strin
 		return res, fmt.Errorf("load: %d of %d runs finished within %v", clock.finished.Load(), cfg.Runs, cfg.Deadline)
 	}
 	return res, nil
-}
-
-// invoke runs one batch through the worker's handler, as the event
-// source mapping invokes the Lambda.
-func invoke(ctx context.Context, wk *worker.Worker, ds []core.ReceivedMessage) (events.SQSEventResponse, error) {
-	return wk.Handle(ctx, local.SQSEvent(ds))
 }
 
 // startRun starts a run through the HTTP API with a tenant's token and

@@ -302,10 +302,10 @@ func (d *distRuntime) run(ctx context.Context, w workload) (runResult, error) {
 		}
 		inv := newSplitter()
 		c0, t0 := cpuNow(), time.Now()
-		failed, err := invokeWorker(withRecorder(ctx, inv), wk, ds)
+		ok, err := invokeWorker(withRecorder(ctx, inv), wk, ds)
 		end, cend := time.Now(), cpuNow()
-		if failed > 0 {
-			res.Retried += failed
+		if len(ok) == 0 {
+			res.Retried++
 			d.log.WarnContext(ctx, "step failed; it will be received again", "kind", step.Kind, "seq", step.Seq, "err", err)
 		} else {
 			dctx, dcancel := context.WithTimeout(ectx, callTimeout)
@@ -346,16 +346,18 @@ func (d *distRuntime) run(ctx context.Context, w workload) (runResult, error) {
 const invokeTimeout = 5 * time.Minute
 
 // invokeWorker runs received messages through the worker Lambda's
-// handler, as the event source mapping invokes it, and returns how many
-// failed (to be received again).
-func invokeWorker(ctx context.Context, wk *worker.Worker, ds []core.ReceivedMessage) (int, error) {
-	ictx, cancel := context.WithTimeout(ctx, invokeTimeout)
+// handler, as the event source mapping invokes it, and returns the
+// messages that did not fail (to be deleted) and an error naming how many
+// did (to be received again). The invocation's deadline is invokeTimeout
+// from now, whatever ctx's (its values are kept).
+func invokeWorker(ctx context.Context, wk *worker.Worker, ds []core.ReceivedMessage) ([]core.ReceivedMessage, error) {
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), invokeTimeout)
 	defer cancel()
 	resp, err := wk.Handle(ictx, local.SQSEvent(ds))
 	if err == nil && len(resp.BatchItemFailures) > 0 {
 		err = fmt.Errorf("%d of %d messages failed", len(resp.BatchItemFailures), len(ds))
 	}
-	return len(resp.BatchItemFailures), err
+	return local.Succeeded(ds, resp), err
 }
 
 // newWorker is a worker instance: the app's worker Lambda handler (its
