@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/durable"
+	"github.com/baton-agents/baton/internal/worker"
 )
 
 // pollers is the number of concurrent pollers, each with its own runner
@@ -55,6 +54,10 @@ type concResult struct {
 	Receives       int     `json:"receives"`
 	MsgsPerReceive float64 `json:"messages_per_receive"`
 	ReceiveMS      float64 `json:"receive_ms"`
+	// StepsPerInvocation and Chained: the worker invocations' steps, and
+	// the share of steps continued after another in one invocation.
+	StepsPerInvocation float64 `json:"steps_per_invocation"`
+	Chained            float64 `json:"chained_share"`
 }
 
 // concurrent runs n sessions of the 20-turn, 100 B workload at once.
@@ -75,6 +78,11 @@ func concurrent(ctx context.Context, d *distRuntime, n int) (concResult, error) 
 		mu          sync.Mutex
 		stepMS, q2c []float64
 		ops         = map[string]opStat{}
+		minRT       float64
+		sampled     int
+		invocations int
+		chained     int
+		seen        = map[string]bool{} // runs whose first step ran
 		done        atomic.Int64
 		retried     atomic.Int64
 		receives    atomic.Int64
@@ -99,7 +107,7 @@ func concurrent(ctx context.Context, d *distRuntime, n int) (concResult, error) 
 	}
 	c0, t0 := cpuNow(), time.Now()
 	for p := 0; p < pollers; p++ {
-		eng := d.newRunner()
+		wk := d.newWorker()
 		wg.Add(1)
 		go func(p int) {
 			defer wg.Done()
@@ -121,26 +129,38 @@ func concurrent(ctx context.Context, d *distRuntime, n int) (concResult, error) 
 					}
 					return
 				}
-				for _, m := range ds {
-					if err := handle(pctx, eng, d.queue, m, &retried, func(took time.Duration, end time.Time, r map[string]opStat) {
-						mu.Lock()
-						stepMS = append(stepMS, ms(took))
-						if !m.SentAt.IsZero() {
-							q2c = append(q2c, ms(end.Sub(m.SentAt)))
+				if len(ds) == 0 {
+					continue
+				}
+				if err := invokeBatch(pctx, wk, d.queue, ds, &retried, func(ss []stepSample, parts []*recorder) {
+					mu.Lock()
+					defer mu.Unlock()
+					for i, s := range ss {
+						stepMS = append(stepMS, ms(s.Wall))
+						if i < len(ds) && !ds[i].SentAt.IsZero() {
+							q2c = append(q2c, ms(parts[i].committedAt.Sub(ds[i].SentAt)))
 						}
-						for op, o := range r {
-							t := ops[op]
-							t.add(o)
-							ops[op] = t
+						addOps(ops, s.Ops)
+						for _, c := range minOps(s.Kind, s.Class, s.Delivery, s.HandsOff) {
+							minRT += float64(c)
 						}
-						mu.Unlock()
-						done.Add(1)
-					}); err != nil {
-						if pctx.Err() == nil {
-							fail(fmt.Errorf("poller %d: %w", p, err))
+						if s.Delivery == deliveryChained {
+							chained++
 						}
-						return
+						invocations += s.Invocations
 					}
+					sampled += len(ss)
+				}, func(runID string) bool {
+					mu.Lock()
+					defer mu.Unlock()
+					first := !seen[runID]
+					seen[runID] = true
+					return first
+				}, &done); err != nil {
+					if pctx.Err() == nil {
+						fail(fmt.Errorf("poller %d: %w", p, err))
+					}
+					return
 				}
 			}
 		}(p)
@@ -187,59 +207,59 @@ func concurrent(ctx context.Context, d *distRuntime, n int) (concResult, error) 
 		res.MsgsPerReceive = float64(received.Load()) / float64(res.Receives)
 		res.ReceiveMS = ms(time.Duration(receiveNS.Load())) / float64(res.Receives)
 	}
+	// Per step over the steps sampled (a batch in which a message failed
+	// is not: its requests cannot be matched to its steps).
 	total := 0
 	res.Ops = map[string]float64{}
+	per := float64(max(sampled, 1))
 	for op, o := range ops {
 		total += o.Calls
-		res.Ops[op] = float64(o.Calls) / float64(expected)
+		res.Ops[op] = float64(o.Calls) / per
 	}
-	res.RoundTrips = float64(total) / float64(expected)
-	res.MinRoundTrips = minRunRT(w)
-	res.TranscriptReads = float64(ops[opTranscriptRead].Calls) / float64(expected)
+	res.RoundTrips = float64(total) / per
+	res.MinRoundTrips = minRT / per
+	res.TranscriptReads = float64(ops[opTranscriptRead].Calls) / per
+	res.StepsPerInvocation = per / float64(max(invocations, 1))
+	res.Chained = float64(chained) / per
 	return res, nil
 }
 
-// minRunRT is the documented minimum of round trips per step, averaged
-// over the steps of one run of w.
-func minRunRT(w workload) float64 {
-	sum := 0
-	add := func(kind, class string, n int) {
-		for _, c := range minOps(kind, class, deliveryQueued, true) {
-			sum += c * n
+// invokeBatch runs a received batch through the worker's handler, as
+// the event source mapping invokes the Lambda, and deletes the messages
+// that did not fail (failed ones are received again after the queue's
+// visibility timeout). It adds the steps committed to done and gives the
+// invocation's samples, with their recorders, to ok; first says whether
+// a run's step is its first.
+func invokeBatch(ctx context.Context, wk *worker.Worker, q core.StepReceiver, ds []core.ReceivedMessage, retried *atomic.Int64, ok func([]stepSample, []*recorder), first func(runID string) bool, done *atomic.Int64) error {
+	steps := make([]core.Step, len(ds))
+	for i, m := range ds {
+		if err := json.Unmarshal(m.Body, &steps[i]); err != nil {
+			return fmt.Errorf("message %s is not a step: %w", m.MessageID, err)
 		}
 	}
-	add(string(core.StepModelTurn), classFirst, 1)
-	add(string(core.StepModelTurn), classSteady, w.Turns-1)
-	add(string(core.StepToolCall), classSteady, w.Turns)
-	add(string(core.StepModelTurn), classFinal, 1)
-	return float64(sum) / float64(w.steps())
-}
-
-// handle runs one message's step, as the worker does: on success it
-// deletes the message; on failure it leaves it to be received again after
-// the queue's visibility timeout (the worker reports a batch item
-// failure). Every call has a time limit, so that a request an emulator
-// never answers costs a redelivery instead of a stuck poller.
-func handle(ctx context.Context, eng *durable.Runner, q core.StepReceiver, m core.ReceivedMessage, retried *atomic.Int64, ok func(time.Duration, time.Time, map[string]opStat)) error {
-	var step core.Step
-	if err := json.Unmarshal(m.Body, &step); err != nil {
-		return fmt.Errorf("message %s is not a step: %w", m.MessageID, err)
+	sp, esm := newSplitter(), newRecorder()
+	t0, c0 := time.Now(), cpuNow()
+	succeeded, _ := invokeWorker(withRecorder(ctx, sp), wk, ds)
+	inv := invocation{t0, time.Now(), c0, cpuNow()}
+	retried.Add(int64(len(ds) - len(succeeded)))
+	for _, m := range succeeded {
+		dctx, dcancel := context.WithTimeout(withRecorder(ctx, esm), callTimeout)
+		if derr := q.Delete(dctx, m.ReceiptHandle); derr != nil && !errors.Is(derr, core.ErrNotFound) && ctx.Err() == nil {
+			retried.Add(1)
+		}
+		dcancel()
 	}
-	r := newRecorder()
-	sctx, cancel := context.WithTimeout(withRecorder(ctx, r), callTimeout)
-	defer cancel()
-	t0 := time.Now()
-	err := eng.HandleStep(sctx, step, durable.Attempt{ReceiveCount: m.ReceiveCount, Owner: m.MessageID + "#" + strconv.Itoa(m.ReceiveCount)})
-	end := time.Now()
-	if err != nil {
-		retried.Add(1)
-		return nil
+	ss := invocationSamples(steps, func(i int) bool { return first(steps[i].RunID) }, inv, sp, esm)
+	parts := sp.steps()
+	committed := 0
+	for _, r := range parts {
+		if r.isCommitted() {
+			committed++
+		}
 	}
-	dctx, dcancel := context.WithTimeout(ctx, callTimeout)
-	defer dcancel()
-	if derr := q.Delete(dctx, m.ReceiptHandle); derr != nil && !errors.Is(derr, core.ErrNotFound) && ctx.Err() == nil {
-		retried.Add(1)
+	done.Add(int64(committed))
+	if ss != nil {
+		ok(ss, parts)
 	}
-	ok(end.Sub(t0), end, r.finish())
 	return nil
 }

@@ -184,6 +184,9 @@ func (r *recorder) steps() []*recorder {
 		}
 		n--
 	}
+	r.mu.Lock()
+	r.parts = parts[:n] // merged once
+	r.mu.Unlock()
 	return parts[:n]
 }
 

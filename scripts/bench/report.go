@@ -337,11 +337,11 @@ func markdown(r *results) string {
 
 	if len(r.Concurrency) > 0 {
 		p("## Concurrency (20 turns, 100 B results)\n\n")
-		p("N sessions at once; %d pollers receive batches of up to 10 and run durable.Runner.HandleStep per message, deleting successes. Each poller has its own runner, so its own transcript cache, as separate Lambda instances would: a step that lands on a poller which did not run the session's previous step reads the messages it lacks (one transcript Query, counted above the minimum). Step latency: HandleStep wall time; queue-to-commit: from the message's send time to the end of its HandleStep (SQS SentTimestamp has millisecond resolution). CPU: this process only. Round trips exclude the pollers' receives and deletes.\n\n", pollers)
-		p("| runtime | sessions | steps | seconds | steps/s | step p50 ms | step p99 ms | queue-to-commit p50 ms | p99 ms | CPU ms/step | round trips/step | minimum | ratio | transcript reads/step | retried |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		p("N sessions at once; %d pollers receive batches of up to 10 and invoke the worker Lambda's handler with each batch (chaining included), deleting what did not fail. Each poller is its own worker instance with its own runner, so its own transcript cache, as separate Lambda instances would be: a step that lands on a poller which did not run the session's previous step reads the messages it lacks (one transcript Query, counted above the minimum). Step latency: the step's own time in the invocation (from the previous commit, or the invocation's start, to its commit); queue-to-commit: from the message's send time to its step's commit (SQS SentTimestamp has millisecond resolution). CPU: this process only. Round trips exclude the pollers' receives and deletes; the minimum is the mean of each step's (a chained step reads nothing and sends only when it hands off).\n\n", pollers)
+		p("| runtime | sessions | steps | seconds | steps/s | step p50 ms | step p99 ms | queue-to-commit p50 ms | p99 ms | CPU ms/step | round trips/step | minimum | ratio | transcript reads/step | steps/invocation | chained | retried |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 		for _, c := range r.Concurrency {
-			p("| %s | %d | %d | %.2f | %.0f | %.2f | %.2f | %.1f | %.1f | %.3f | %.2f | %.2f | %.2f | %.2f | %d |\n", c.Runtime, c.Sessions, c.Steps, c.Seconds, c.StepsPerSec,
-				c.StepMS.P50, c.StepMS.P99, c.QueueToCommitMS.P50, c.QueueToCommitMS.P99, c.CPUPerStepMS, c.RoundTrips, c.MinRoundTrips, safeDiv(c.RoundTrips, c.MinRoundTrips), c.TranscriptReads, c.Retried)
+			p("| %s | %d | %d | %.2f | %.0f | %.2f | %.2f | %.1f | %.1f | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f | %.0f %% | %d |\n", c.Runtime, c.Sessions, c.Steps, c.Seconds, c.StepsPerSec,
+				c.StepMS.P50, c.StepMS.P99, c.QueueToCommitMS.P50, c.QueueToCommitMS.P99, c.CPUPerStepMS, c.RoundTrips, c.MinRoundTrips, safeDiv(c.RoundTrips, c.MinRoundTrips), c.TranscriptReads, c.StepsPerInvocation, 100*c.Chained, c.Retried)
 		}
 		p("\n")
 	}

@@ -316,7 +316,8 @@ func (d *distRuntime) run(ctx context.Context, w workload) (runResult, error) {
 				d.log.WarnContext(ctx, "delete failed; the step will be received again", "err", err)
 			}
 		}
-		res.Samples = append(res.Samples, invocationSamples(step, len(res.Samples) == 0, invocation{t0, end, c0, cend}, inv, er)...)
+		first := len(res.Samples) == 0
+		res.Samples = append(res.Samples, invocationSamples([]core.Step{step}, func(int) bool { return first }, invocation{t0, end, c0, cend}, inv, er)...)
 	}
 	final, err := d.store.LoadRun(ctx, runID)
 	if err != nil {
@@ -377,33 +378,49 @@ type invocation struct {
 }
 
 // invocationSamples splits an invocation of the worker into the samples
-// of the steps it ran: the step of its message (queued) and those it
-// continued in the same invocation (chained), each from the previous
-// commit (the first: from the invocation's start) to its own commit, the
-// last to the invocation's end (its send included). The event source
-// mapping's receive and delete and the invocation itself are counted on
-// the first. first says whether the invocation's first step is the
-// run's first.
-func invocationSamples(step core.Step, first bool, inv invocation, sp, esm *recorder) []stepSample {
+// of the steps it ran: the steps of its messages (queued, in the batch's
+// order: steps) and those it continued after the last one in the same
+// invocation (chained), each from the previous commit (the first: from
+// the invocation's start) to its own commit, the last to the
+// invocation's end (its send included). The event source mapping's
+// receive and delete and the invocation itself are counted on the first.
+// first says whether a message's step is its run's first. When a message
+// failed the steps cannot be matched to the messages, and nothing is
+// returned.
+func invocationSamples(steps []core.Step, first func(i int) bool, inv invocation, sp, esm *recorder) []stepSample {
 	parts := sp.steps()
+	n := len(parts)
+	for n > 0 && parts[n-1].committed == nil {
+		n-- // a step that failed before its commit
+	}
+	if n < len(steps) {
+		return nil
+	}
 	var out []stepSample
 	from, cfrom := inv.t0, inv.c0
-	kind := string(step.Kind)
-	for i, r := range parts {
+	kind := ""
+	for i, r := range parts[:n] {
 		if r.committed == nil {
-			break // the step failed before its commit
+			return nil
 		}
 		to, cto := r.committedAt, r.committedCPU
-		last := i == len(parts)-1
+		last := i == n-1
 		if last {
 			to, cto = inv.t1, inv.c1
 		}
-		s := sample(kind, first && i == 0, to.Sub(from), cto-cfrom, r)
-		s.Delivery, s.HandsOff = deliveryQueued, last
+		queued := i < len(steps)
+		if queued {
+			kind = string(steps[i].Kind)
+		}
+		s := sample(kind, queued && first(i), to.Sub(from), cto-cfrom, r)
+		// A message's step that is not the batch's last sends its
+		// successor: only the last one's may be chained.
+		s.Delivery, s.HandsOff = deliveryQueued, last || i < len(steps)-1
+		if !queued {
+			s.Delivery = deliveryChained
+		}
 		if i == 0 {
 			s.ESM, s.Invocations = esm.finish(), 1
-		} else {
-			s.Delivery = deliveryChained
 		}
 		out = append(out, s)
 		from, cfrom = to, cto

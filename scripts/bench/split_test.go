@@ -107,7 +107,7 @@ func TestChainedInvocationSplit(t *testing.T) {
 			if n := len(sp.parts); n != 3 {
 				t.Errorf("the invocation was split into %d parts, want 3 (a send stays with the step it ends)", n)
 			}
-			got := invocationSamples(core.Step{RunID: "r1", Kind: core.StepModelTurn}, false, invocation{t0, time.Now(), c0, cpuNow()}, sp, esm)
+			got := invocationSamples([]core.Step{{RunID: "r1", Kind: core.StepModelTurn}}, func(int) bool { return false }, invocation{t0, time.Now(), c0, cpuNow()}, sp, esm)
 			want := []struct {
 				kind, delivery string
 				handsOff       bool
