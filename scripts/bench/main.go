@@ -202,6 +202,9 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 				return nil, err
 			}
 		}
+		if err := runUnchained(ctx, mem, p, res, progress); err != nil {
+			return nil, err
+		}
 	}
 
 	// The distributed runtime on DynamoDB Local and fauxqs. Each part gets
@@ -225,7 +228,7 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 					return err
 				}
 			}
-			return nil
+			return runUnchained(ctx, emu, p, res, progress)
 		})
 		if err != nil {
 			return nil, err
@@ -334,6 +337,18 @@ func scriptedTurns(p plan) []int {
 		}
 	}
 	return out
+}
+
+// runUnchained runs the plan's 20-turn, 100 B workload again with the
+// worker's chaining off, as often as the chained one, so that one report
+// sets the two side by side.
+func runUnchained(ctx context.Context, d *distRuntime, p plan, res *results, progress func(string, ...any)) error {
+	for _, t := range p.turns {
+		if t == 20 {
+			return runCase(ctx, d, workload{Turns: t, ResultBytes: 100, NoChain: true}, p.reps[d.name][t], res, progress)
+		}
+	}
+	return nil
 }
 
 // runCases runs every workload of the plan on a distributed runtime.

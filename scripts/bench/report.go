@@ -133,7 +133,7 @@ func scaling(cases []caseResult) ([]scalingRow, []gateRow) {
 	byKey := map[key]map[int]scalingRow{}
 	var keys []key
 	for _, c := range cases {
-		if c.Runtime == rtInProcess || c.Workload.Turns < 20 {
+		if c.Runtime == rtInProcess || c.Workload.Turns < 20 || c.Workload.NoChain {
 			continue
 		}
 		r := scalingRow{Runtime: c.Runtime, ResultBytes: c.Workload.ResultBytes, Scripted: c.Workload.Scripted, Turns: c.Workload.Turns,
@@ -283,7 +283,7 @@ func markdown(r *results) string {
 		p("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|\n")
 		for _, x := range kinds {
 			k := x.k
-			p("| %s | %s | %s | %s | %.2f | %s | %s | %.2f | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %.2f | %.1f / %.1f / %.1f | %.1f |\n", sizeName(x.size), k.Kind,
+			p("| %s | %s | %s | %s | %.2f | %s | %s | %.2f | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %.2f | %.1f / %.1f / %.1f | %.1f |\n", resultLabel(x.w.ResultBytes, x.w.NoChain, "chaining off"), k.Kind,
 				human(k.BytesW), human(k.MinBytesW), safeDiv(k.BytesW, k.MinBytesW), human(k.BytesR), human(k.MinBytesR), safeDiv(k.BytesR, k.MinBytesR),
 				k.WCU, k.MinWCU, safeDiv(k.WCU, k.MinWCU), k.IndexWCU, k.RCU, k.MinRCU, safeDiv(k.RCU, k.MinRCU), k.Events, k.ToolResults, k.Audit, k.ExtraWCUEst)
 		}
@@ -545,8 +545,8 @@ func mergeKinds(cases []caseResult, rt string) []kindResult {
 }
 
 type sizedKind struct {
-	size int
-	k    kindResult
+	w workload
+	k kindResult
 }
 
 // capacityRows lists the step kinds of the emulators' 20-turn cases.
@@ -557,7 +557,7 @@ func capacityRows(cases []caseResult) []sizedKind {
 			continue
 		}
 		for _, k := range c.ByKind {
-			out = append(out, sizedKind{c.Workload.ResultBytes, k})
+			out = append(out, sizedKind{c.Workload, k})
 		}
 	}
 	return out

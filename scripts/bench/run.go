@@ -249,6 +249,9 @@ func (d *distRuntime) start(ctx context.Context, eng *durable.Runner, w workload
 func (d *distRuntime) run(ctx context.Context, w workload) (runResult, error) {
 	var res runResult
 	wk := d.newWorker()
+	if w.NoChain {
+		wk.Chain = worker.ChainLimits{}
+	}
 	eng := wk.Runner
 	sr := newRecorder()
 	rec, err := d.start(withRecorder(ctx, sr), eng, w)
@@ -424,7 +427,11 @@ func invocationSamples(steps []core.Step, first func(i int) bool, inv invocation
 		}
 		out = append(out, s)
 		from, cfrom = to, cto
-		if next := r.committed.Next; len(next) == 1 {
+		// The next chained step is the one this commit held (or, with
+		// no lease, the one step it scheduled).
+		if held := r.committed.State.Held; held != nil {
+			kind = string(held.Kind)
+		} else if next := r.committed.Next; len(next) == 1 {
 			kind = string(next[0].Kind)
 		}
 	}

@@ -50,8 +50,14 @@ func (fakeQueue) Delete(context.Context, string) error { return nil }
 func TestChainedInvocationSplit(t *testing.T) {
 	claim := recordedCall{"dynamodb", "UpdateItem", &dynamodb.UpdateItemInput{TableName: aws.String("t"),
 		Key: map[string]types.AttributeValue{"PK": s("RUN#cc1"), "SK": s("INT#c1")}}, &dynamodb.UpdateItemOutput{ConsumedCapacity: capOut(1)}}
+	// A commit that holds the next step for its invocation records the
+	// lease and takes the step out of Next (core.Output.Hold).
 	next := func(kind core.StepKind) core.Output {
-		return core.Output{State: core.RunState{RunID: "r1", Status: core.StatusRunning}, Next: []core.Step{{RunID: "r1", Kind: kind}}}
+		out := core.Output{State: core.RunState{RunID: "r1", Status: core.StatusRunning}, Next: []core.Step{{RunID: "r1", Kind: kind}}}
+		if !out.Hold(out.Next[0], "m#1", time.Now(), time.Minute) {
+			t.Fatal("the step was not held")
+		}
+		return out
 	}
 	// The invocation's steps: what each does, on either runtime.
 	type stepCalls struct {

@@ -120,12 +120,18 @@ type workload struct {
 	Turns       int  `json:"turns"`
 	ResultBytes int  `json:"result_bytes"`
 	Scripted    bool `json:"scripted,omitempty"`
+	// NoChain runs the workload with the worker's chaining off: every
+	// step goes through the queue (the comparison's baseline).
+	NoChain bool `json:"no_chain,omitempty"`
 }
 
 func (w workload) String() string {
 	s := fmt.Sprintf("%d turns × %s", w.Turns, sizeName(w.ResultBytes))
 	if w.Scripted {
 		s += " (scripted provider)"
+	}
+	if w.NoChain {
+		s += " (chaining off)"
 	}
 	return s
 }
