@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/baton-agents/baton/core"
 )
 
 // results is everything a benchmark run measured; it is written as JSON
@@ -139,12 +141,21 @@ func scaling(cases []caseResult) ([]scalingRow, []gateRow) {
 		r := scalingRow{Runtime: c.Runtime, ResultBytes: c.Workload.ResultBytes, Scripted: c.Workload.Scripted, Turns: c.Workload.Turns,
 			BytesW: c.BytesW.Mean, BytesR: c.BytesR.Mean, SteadyR: c.SteadyBytesR, RT: c.DDBRT.Mean + c.SQSRT.Mean,
 			WCU: c.WCU.Mean, RCU: c.RCU.Mean, Reload: c.Reload}
+		// The steady steps of each kind: the row with the most of them,
+		// queued or chained (with chaining on, most steps are chained).
+		var most [2]int
 		for _, k := range c.ByKind {
-			switch k.Kind {
-			case "model_turn":
-				r.ModelCPU = k.CPUMS.P50
-			case "tool_call":
-				r.ToolCPU = k.CPUMS.P50
+			for i, kind := range []string{string(core.StepModelTurn), string(core.StepToolCall)} {
+				steady := k.Kind == kindName(kind, classSteady, deliveryQueued) || k.Kind == kindName(kind, classSteady, deliveryChained)
+				if !steady || k.Steps <= most[i] {
+					continue
+				}
+				most[i] = k.Steps
+				if i == 0 {
+					r.ModelCPU = k.CPUMS.P50
+				} else {
+					r.ToolCPU = k.CPUMS.P50
+				}
 			}
 		}
 		rows = append(rows, r)

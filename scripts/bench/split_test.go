@@ -167,3 +167,21 @@ func sameCounts(a, b map[string]int) bool {
 	}
 	return true
 }
+
+// TestScalingSteadyCPU makes sure the scaling table takes the steady
+// steps' CPU from the row that holds most of them, chained or queued,
+// never from a first or final step.
+func TestScalingSteadyCPU(t *testing.T) {
+	row := func(kind, class, delivery string, steps int, cpu float64) kindResult {
+		return kindResult{Kind: kindName(kind, class, delivery), Steps: steps, CPUMS: dist{P50: cpu}}
+	}
+	mt, tc := string(core.StepModelTurn), string(core.StepToolCall)
+	c := caseResult{Runtime: rtMemory, Workload: workload{Turns: 20, ResultBytes: 100}, ByKind: []kindResult{
+		row(mt, classFirst, deliveryQueued, 1, 9), row(mt, classSteady, deliveryQueued, 1, 7), row(mt, classSteady, deliveryChained, 18, 2),
+		row(tc, classSteady, deliveryQueued, 19, 3), row(tc, classSteady, deliveryChained, 1, 8), row(mt, classFinal, deliveryChained, 1, 9),
+	}}
+	rows, _ := scaling([]caseResult{c})
+	if len(rows) != 1 || rows[0].ModelCPU != 2 || rows[0].ToolCPU != 3 {
+		t.Fatalf("scaling rows %+v; want model turn CPU 2 (chained) and tool call CPU 3 (queued)", rows)
+	}
+}
