@@ -122,7 +122,7 @@ bench: build-lambdas ## step benchmarks: in process, in memory, on DynamoDB Loca
 
 RUNS ?= 1000
 TENANTS ?= 50
-load: ## the load run on DynamoDB Local + fauxqs: RUNS runs (1,000) over TENANTS tenants (50) to completion through the API and the worker's handler, every request counted, 0 lost and 0 doubled tool calls checked; report to stdout and results/ (~4 min on 2 cores)
+load: ## the load run on DynamoDB Local + fauxqs: RUNS runs (1,000) over TENANTS tenants (50) to completion through the API and the worker's handler, every request counted, 0 lost and 0 doubled tool calls checked; report to stdout and results/ (~1.5 min on 2 cores)
 	scripts/emulators.sh run nice -n 10 $(GO) run ./scripts/bench -load -runs $(RUNS) -tenants $(TENANTS) -out results
 
 SEEDS ?= 1000
