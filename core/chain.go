@@ -15,11 +15,12 @@ import (
 // commit, and a second delivery of it is dropped as stale.
 
 // StepLease is a scheduled step the worker that committed it continues
-// in the same invocation (chained), until Until.
+// in the same invocation (chained), until Until. The step is named by its
+// sequence number alone (a run's step numbers are unique), which keeps
+// the lease small: it is stored with the run state on every chained
+// commit.
 type StepLease struct {
-	Kind   StepKind `json:"kind"`
-	Seq    int64    `json:"seq"`
-	CallID string   `json:"call_id,omitempty"`
+	Seq int64 `json:"seq"`
 	// Owner names the invocation that holds the step (its first
 	// message's id and receive count).
 	Owner string    `json:"owner"`
@@ -31,7 +32,7 @@ type StepLease struct {
 
 // holds reports whether the lease names step s.
 func (l *StepLease) holds(s Step) bool {
-	return l != nil && l.Kind == s.Kind && l.Seq == s.Seq && l.CallID == s.CallID
+	return l != nil && l.Seq == s.Seq
 }
 
 // Hold takes step s out of o.Next and records on o.State that owner
@@ -44,7 +45,7 @@ func (o *Output) Hold(s Step, owner string, now time.Time, term time.Duration) b
 	for i, n := range o.Next {
 		if n.Kind == s.Kind && n.Seq == s.Seq && n.CallID == s.CallID && n.RunID == s.RunID {
 			o.Next = append(o.Next[:i:i], o.Next[i+1:]...)
-			o.State.Held = &StepLease{Kind: s.Kind, Seq: s.Seq, CallID: s.CallID, Owner: owner, Until: now.Add(term), Term: term}
+			o.State.Held = &StepLease{Seq: s.Seq, Owner: owner, Until: now.Add(term), Term: term}
 			return true
 		}
 	}

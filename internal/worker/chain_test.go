@@ -182,7 +182,7 @@ func TestHeldStepOfADeadInvocation(t *testing.T) {
 	e.store.set(e.store.writes, run, false)
 	e.dropSends = false
 	snap, _ := e.a.Runner.Get(context.Background(), "acme", run)
-	if h := snap.State.Held; h == nil || h.Kind != core.StepToolCall || h.Term != 20*time.Second {
+	if h, ok := snap.State.HeldStep(); !ok || h.Kind != core.StepToolCall || snap.State.Held.Term != 20*time.Second {
 		t.Fatalf("the run's lease: %+v", h)
 	}
 	e.clock.T = e.clock.T.Add(15 * time.Second)

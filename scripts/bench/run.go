@@ -429,7 +429,7 @@ func invocationSamples(steps []core.Step, first func(i int) bool, inv invocation
 		from, cfrom = to, cto
 		// The next chained step is the one this commit held (or, with
 		// no lease, the one step it scheduled).
-		if held := r.committed.State.Held; held != nil {
+		if held, ok := r.committed.State.HeldStep(); ok {
 			kind = string(held.Kind)
 		} else if next := r.committed.Next; len(next) == 1 {
 			kind = string(next[0].Kind)

@@ -53,7 +53,15 @@ func TestChainedInvocationSplit(t *testing.T) {
 	// A commit that holds the next step for its invocation records the
 	// lease and takes the step out of Next (core.Output.Hold).
 	next := func(kind core.StepKind) core.Output {
-		out := core.Output{State: core.RunState{RunID: "r1", Status: core.StatusRunning}, Next: []core.Step{{RunID: "r1", Kind: kind}}}
+		st := core.RunState{RunID: "r1", Status: core.StatusRunning, StepSeq: 2}
+		step := core.Step{RunID: "r1", Kind: kind, Seq: 2, Format: core.StepFormat}
+		if kind == core.StepModelTurn {
+			st.ModelStep = 2
+		} else {
+			step.CallID = "c1"
+			st.Calls = []core.CallState{{ID: "c1", Status: core.CallPending, StepSeq: 2}}
+		}
+		out := core.Output{State: st, Next: []core.Step{step}}
 		if !out.Hold(out.Next[0], "m#1", time.Now(), time.Minute) {
 			t.Fatal("the step was not held")
 		}
