@@ -120,10 +120,10 @@ bench: build-lambdas ## step benchmarks: in process, in memory, on DynamoDB Loca
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./core/...
 	scripts/emulators.sh run $(GO) run ./scripts/bench -out results
 
-RUNS ?= 1000
-TENANTS ?= 50
-load: ## the load run on DynamoDB Local + fauxqs: RUNS runs (1,000) over TENANTS tenants (50) to completion through the API and the worker's handler, every request counted, 0 lost and 0 doubled tool calls checked; report to stdout and results/ (~1.5 min on 2 cores)
-	scripts/emulators.sh run nice -n 10 $(GO) run ./scripts/bench -load -runs $(RUNS) -tenants $(TENANTS) -out results
+LOAD_RUNS ?= 1000
+LOAD_TENANTS ?= 50
+load: ## the load run on DynamoDB Local + fauxqs: LOAD_RUNS runs (1,000) over LOAD_TENANTS tenants (50) to completion through the API and the worker's handler, every request counted, 0 lost and 0 doubled tool calls checked; report to stdout and results/ (~1.5 min on 2 cores)
+	scripts/emulators.sh run nice -n 10 $(GO) run ./scripts/bench -load -runs $(LOAD_RUNS) -tenants $(LOAD_TENANTS) -out results
 
 SEEDS ?= 1000
 SEED ?= 1
