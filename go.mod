@@ -81,3 +81,5 @@ require (
 )
 
 toolchain go1.26.8
+
+replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema
