@@ -1,0 +1,274 @@
+package awsenv
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+)
+
+// JSONService is an AWS service whose operations a process calls over
+// its JSON 1.1 protocol (a signed POST whose X-Amz-Target header names
+// the operation) with a JSONClient instead of the service's generated
+// SDK client: SSM and Secrets Manager, from which a process reads each
+// secret once. Their generated clients' schema tables cost every
+// function that links them 1.7 MB of allocations and about 3 ms at each
+// cold start (docs/performance.md, Cold start).
+type JSONService struct {
+	// ID is the SDK's service id: errors name it ("operation error SSM:
+	// GetParameter, …"), and AWS_ENDPOINT_URL_<ID> and the shared config's
+	// services section override its endpoint.
+	ID string
+	// SigningName is the SigV4 service name, and the endpoint's host
+	// prefix.
+	SigningName string
+	// TargetPrefix prefixes the operation name in X-Amz-Target.
+	TargetPrefix string
+}
+
+// The services called with a JSONClient.
+var (
+	SSMService            = JSONService{ID: "SSM", SigningName: "ssm", TargetPrefix: "AmazonSSM"}
+	SecretsManagerService = JSONService{ID: "Secrets Manager", SigningName: "secretsmanager", TargetPrefix: "secretsmanager"}
+)
+
+// JSONClient calls a JSONService with what an aws.Config provides the
+// SDK's clients: its region and credentials (SigV4), its HTTP client, its
+// retryer (the standard one when it has none), and the endpoint the SDK
+// would choose (Endpoint).
+type JSONClient struct {
+	svc    JSONService
+	cfg    aws.Config
+	signer *v4.Signer
+	now    func() time.Time
+}
+
+// NewJSONClient returns the client of svc with cfg.
+func NewJSONClient(cfg aws.Config, svc JSONService) *JSONClient {
+	return &JSONClient{svc: svc, cfg: cfg, signer: v4.NewSigner(), now: time.Now}
+}
+
+// Call calls operation op with in, JSON-encoded, and decodes the answer
+// into out. Its errors are the SDK's: a *smithy.OperationError wrapping
+// the last attempt's error, an *awshttp.ResponseError over a
+// smithy.APIError for an error answer (errors.As finds both), so they
+// read as the generated client's do.
+func (c *JSONClient) Call(ctx context.Context, op string, in, out any) error {
+	err := c.call(ctx, op, in, out)
+	if err != nil {
+		return &smithy.OperationError{ServiceID: c.svc.ID, OperationName: op, Err: err}
+	}
+	return nil
+}
+
+func (c *JSONClient) call(ctx context.Context, op string, in, out any) error {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("encode the request: %w", err)
+	}
+	endpoint, err := c.Endpoint(ctx)
+	if err != nil {
+		return err
+	}
+	var retryer aws.Retryer
+	if c.cfg.Retryer != nil {
+		retryer = c.cfg.Retryer()
+	}
+	if retryer == nil {
+		retryer = retry.NewStandard()
+	}
+	if c.cfg.RetryMaxAttempts > 0 { // AWS_MAX_ATTEMPTS, as the SDK's clients apply it
+		retryer = retry.AddWithMaxAttempts(retryer, c.cfg.RetryMaxAttempts)
+	}
+	for attempt := 1; ; attempt++ {
+		err = c.attempt(ctx, endpoint, op, body, out)
+		if err == nil || attempt >= retryer.MaxAttempts() || !retryer.IsErrorRetryable(err) {
+			return err
+		}
+		delay, derr := retryer.RetryDelay(attempt, err)
+		if derr != nil {
+			return err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// attempt sends one signed request.
+func (c *JSONClient) attempt(ctx context.Context, endpoint *url.URL, op string, body []byte, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint.String(), bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
+	req.Header.Set("X-Amz-Target", c.svc.TargetPrefix+"."+op)
+	if c.cfg.Credentials != nil {
+		creds, err := c.cfg.Credentials.Retrieve(ctx)
+		if err != nil {
+			return fmt.Errorf("retrieve credentials: %w", err)
+		}
+		sum := sha256.Sum256(body)
+		if err := c.signer.SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), c.svc.SigningName, c.cfg.Region, c.now().UTC()); err != nil {
+			return fmt.Errorf("sign the request: %w", err)
+		}
+	}
+	var client interface {
+		Do(*http.Request) (*http.Response, error)
+	} = http.DefaultClient
+	if c.cfg.HTTPClient != nil {
+		client = c.cfg.HTTPClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return &smithyhttp.RequestSendError{Err: err}
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return &smithyhttp.RequestSendError{Err: fmt.Errorf("read the response: %w", err)}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return &awshttp.ResponseError{
+			ResponseError: &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: resp}, Err: apiError(resp, b)},
+			RequestID:     resp.Header.Get("X-Amzn-Requestid"),
+		}
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("decode the response: %w", err)
+	}
+	return nil
+}
+
+// apiError is the error an answer of the JSON protocol describes: its
+// code (the __type field or the X-Amzn-Errortype header, without a
+// namespace) and message.
+func apiError(resp *http.Response, b []byte) *smithy.GenericAPIError {
+	var e struct {
+		Type     string `json:"__type"`
+		Code     string `json:"code"`
+		Message  string `json:"message"`
+		Message2 string `json:"Message"`
+	}
+	_ = json.Unmarshal(b, &e)
+	code := resp.Header.Get("X-Amzn-Errortype")
+	for _, c := range []string{e.Type, e.Code} {
+		if code == "" {
+			code = c
+		}
+	}
+	code, _, _ = strings.Cut(code, ":")
+	if i := strings.LastIndex(code, "#"); i >= 0 {
+		code = code[i+1:]
+	}
+	if code == "" {
+		code = "UnknownError"
+	}
+	msg := e.Message
+	if msg == "" {
+		msg = e.Message2
+	}
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	return &smithy.GenericAPIError{Code: code, Message: msg}
+}
+
+// Endpoint is where the client sends requests, as the SDK's clients
+// resolve it: the service's own endpoint from AWS_ENDPOINT_URL_<ID> or
+// the shared config's services section, then cfg.BaseEndpoint
+// (AWS_ENDPOINT_URL), then the regional endpoint of the region's
+// partition (its FIPS or dual-stack variant when the configuration asks
+// for it).
+func (c *JSONClient) Endpoint(ctx context.Context) (*url.URL, error) {
+	raw := ""
+	fips, dual := false, false
+	for _, src := range c.cfg.ConfigSources {
+		if s, ok := src.(interface {
+			GetServiceBaseEndpoint(context.Context, string) (string, bool, error)
+		}); ok && raw == "" {
+			v, found, err := s.GetServiceBaseEndpoint(ctx, c.svc.ID)
+			if err != nil {
+				return nil, fmt.Errorf("endpoint of %s: %w", c.svc.ID, err)
+			}
+			if found {
+				raw = v
+			}
+		}
+		if s, ok := src.(interface {
+			GetUseFIPSEndpoint(context.Context) (aws.FIPSEndpointState, bool, error)
+		}); ok {
+			if v, found, err := s.GetUseFIPSEndpoint(ctx); err == nil && found {
+				fips = v == aws.FIPSEndpointStateEnabled
+			}
+		}
+		if s, ok := src.(interface {
+			GetUseDualStackEndpoint(context.Context) (aws.DualStackEndpointState, bool, error)
+		}); ok {
+			if v, found, err := s.GetUseDualStackEndpoint(ctx); err == nil && found {
+				dual = v == aws.DualStackEndpointStateEnabled
+			}
+		}
+	}
+	if raw == "" && c.cfg.BaseEndpoint != nil {
+		raw = *c.cfg.BaseEndpoint
+	}
+	if raw == "" {
+		if c.cfg.Region == "" {
+			return nil, fmt.Errorf("endpoint of %s: no region", c.svc.ID)
+		}
+		raw = "https://" + regionalHost(c.svc.SigningName, c.cfg.Region, fips, dual)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("endpoint of %s: %q is not a URL", c.svc.ID, raw)
+	}
+	if u.Path == "" {
+		u.Path = "/"
+	}
+	return u, nil
+}
+
+// regionalHost is the host of a service's endpoint in region: prefix,
+// "-fips" when fips, the region, and its partition's DNS suffix (the
+// dual-stack one when dual, in the partitions that have one).
+func regionalHost(prefix, region string, fips, dual bool) string {
+	suffix, dualSuffix := "amazonaws.com", "api.aws"
+	for _, p := range []struct{ region, suffix, dual string }{
+		{"cn-", "amazonaws.com.cn", "api.amazonwebservices.com.cn"},
+		{"us-isob-", "sc2s.sgov.gov", ""},
+		{"us-isof-", "csp.hci.ic.gov", ""},
+		{"us-iso-", "c2s.ic.gov", ""},
+		{"eu-isoe-", "cloud.adc-e.uk", ""},
+	} {
+		if strings.HasPrefix(region, p.region) {
+			suffix, dualSuffix = p.suffix, p.dual
+			break
+		}
+	}
+	if fips {
+		prefix += "-fips"
+	}
+	if dual && dualSuffix != "" {
+		suffix = dualSuffix
+	}
+	return prefix + "." + region + "." + suffix
+}
