@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/middleware"
@@ -117,8 +116,9 @@ func SQS(cfg aws.Config, endpoint string, apiOptions ...func(*middleware.Stack) 
 // Lambda builds the Lambda client lambda tools are invoked with.
 func Lambda(cfg aws.Config) *lambda.Client { return lambda.NewFromConfig(cfg) }
 
-// EventBridge returns the EventBridge client of the run notifications.
-func EventBridge(cfg aws.Config) *eventbridge.Client { return eventbridge.NewFromConfig(cfg) }
+// EventBridge returns the EventBridge client of the run notifications
+// (a JSONClient: EventBridge's generated client is not linked).
+func EventBridge(cfg aws.Config) *JSONClient { return NewJSONClient(cfg, EventBridgeService) }
 
 // SSM builds the SSM client secrets are read with.
 func SSM(cfg aws.Config) *SSMClient { return &SSMClient{c: NewJSONClient(cfg, SSMService)} }

@@ -25,9 +25,10 @@ import (
 // its JSON 1.1 protocol (a signed POST whose X-Amz-Target header names
 // the operation) with a JSONClient instead of the service's generated
 // SDK client: SSM and Secrets Manager, from which a process reads each
-// secret once. Their generated clients' schema tables cost every
-// function that links them 1.7 MB of allocations and about 3 ms at each
-// cold start (docs/performance.md, Cold start).
+// secret once, and EventBridge, to which runs' notifications are put.
+// Their generated clients' schema tables cost every function that links
+// them 2.1 MB of allocations and about 4 ms at each cold start
+// (docs/performance.md, Cold start).
 type JSONService struct {
 	// ID is the SDK's service id: errors name it ("operation error SSM:
 	// GetParameter, …"), and AWS_ENDPOINT_URL_<ID> and the shared config's
@@ -44,6 +45,7 @@ type JSONService struct {
 var (
 	SSMService            = JSONService{ID: "SSM", SigningName: "ssm", TargetPrefix: "AmazonSSM"}
 	SecretsManagerService = JSONService{ID: "Secrets Manager", SigningName: "secretsmanager", TargetPrefix: "secretsmanager"}
+	EventBridgeService    = JSONService{ID: "EventBridge", SigningName: "events", TargetPrefix: "AWSEvents"}
 )
 
 // JSONClient calls a JSONService with what an aws.Config provides the
