@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/middleware"
 )
@@ -113,8 +112,9 @@ func SQS(cfg aws.Config, endpoint string, apiOptions ...func(*middleware.Stack) 
 	})
 }
 
-// Lambda builds the Lambda client lambda tools are invoked with.
-func Lambda(cfg aws.Config) *lambda.Client { return lambda.NewFromConfig(cfg) }
+// Lambda builds the Lambda client lambda tools and hooks are invoked
+// with.
+func Lambda(cfg aws.Config) *LambdaClient { return &LambdaClient{c: NewJSONClient(cfg, LambdaService)} }
 
 // EventBridge returns the EventBridge client of the run notifications
 // (a JSONClient: EventBridge's generated client is not linked).

@@ -18,6 +18,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/encoding/httpbinding"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
@@ -37,7 +38,8 @@ type JSONService struct {
 	// SigningName is the SigV4 service name, and the endpoint's host
 	// prefix.
 	SigningName string
-	// TargetPrefix prefixes the operation name in X-Amz-Target.
+	// TargetPrefix prefixes the operation name in X-Amz-Target (JSON
+	// protocol).
 	TargetPrefix string
 }
 
@@ -46,7 +48,28 @@ var (
 	SSMService            = JSONService{ID: "SSM", SigningName: "ssm", TargetPrefix: "AmazonSSM"}
 	SecretsManagerService = JSONService{ID: "Secrets Manager", SigningName: "secretsmanager", TargetPrefix: "secretsmanager"}
 	EventBridgeService    = JSONService{ID: "EventBridge", SigningName: "events", TargetPrefix: "AWSEvents"}
+	// LambdaService is called with LambdaClient (its REST protocol).
+	LambdaService = JSONService{ID: "Lambda", SigningName: "lambda"}
 )
+
+// LambdaClient invokes Lambda functions (a JSONClient on Lambda's REST
+// protocol: Lambda's generated client is not linked).
+type LambdaClient struct{ c *JSONClient }
+
+// Invoke invokes function (a name or ARN, optionally qualified)
+// synchronously (RequestResponse) with payload as its event and returns
+// the function's error kind (X-Amz-Function-Error: "" unless the
+// function failed) and its payload. Errors are the SDK's, as Call's.
+func (l *LambdaClient) Invoke(ctx context.Context, function string, payload []byte) (functionError string, out []byte, err error) {
+	h := http.Header{}
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("X-Amz-Invocation-Type", "RequestResponse")
+	res, err := l.c.send(ctx, "/2015-03-31/functions/"+function+"/invocations", "/2015-03-31/functions/"+httpbinding.EscapePath(function, true)+"/invocations", h, payload)
+	if err != nil {
+		return "", nil, &smithy.OperationError{ServiceID: l.c.svc.ID, OperationName: "Invoke", Err: err}
+	}
+	return res.header.Get("X-Amz-Function-Error"), res.body, nil
+}
 
 // JSONClient calls a JSONService with what an aws.Config provides the
 // SDK's clients: its region and credentials (SigV4), its HTTP client, its
@@ -82,9 +105,41 @@ func (c *JSONClient) call(ctx context.Context, op string, in, out any) error {
 	if err != nil {
 		return fmt.Errorf("encode the request: %w", err)
 	}
-	endpoint, err := c.Endpoint(ctx)
+	h := http.Header{}
+	h.Set("Content-Type", "application/x-amz-json-1.1")
+	h.Set("X-Amz-Target", c.svc.TargetPrefix+"."+op)
+	res, err := c.send(ctx, "/", "", h, body)
 	if err != nil {
 		return err
+	}
+	if err := json.Unmarshal(res.body, out); err != nil {
+		return fmt.Errorf("decode the response: %w", err)
+	}
+	return nil
+}
+
+// response is a 2xx answer.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// send POSTs body to path (rawPath: its escaped form, or "") under the
+// endpoint, signed, retrying as the configuration's retryer says; an
+// answer other than 2xx is an error.
+func (c *JSONClient) send(ctx context.Context, path, rawPath string, h http.Header, body []byte) (response, error) {
+	endpoint, err := c.Endpoint(ctx)
+	if err != nil {
+		return response{}, err
+	}
+	u := *endpoint
+	if path != "/" {
+		base := strings.TrimSuffix(u.EscapedPath(), "/")
+		u.Path = strings.TrimSuffix(u.Path, "/") + path
+		if rawPath != "" {
+			u.RawPath = base + rawPath
+		}
 	}
 	var retryer aws.Retryer
 	if c.cfg.Retryer != nil {
@@ -97,40 +152,41 @@ func (c *JSONClient) call(ctx context.Context, op string, in, out any) error {
 		retryer = retry.AddWithMaxAttempts(retryer, c.cfg.RetryMaxAttempts)
 	}
 	for attempt := 1; ; attempt++ {
-		err = c.attempt(ctx, endpoint, op, body, out)
+		res, err := c.attempt(ctx, &u, h, body)
 		if err == nil || attempt >= retryer.MaxAttempts() || !retryer.IsErrorRetryable(err) {
-			return err
+			return res, err
 		}
 		delay, derr := retryer.RetryDelay(attempt, err)
 		if derr != nil {
-			return err
+			return res, err
 		}
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return err
+			return res, err
 		case <-t.C:
 		}
 	}
 }
 
 // attempt sends one signed request.
-func (c *JSONClient) attempt(ctx context.Context, endpoint *url.URL, op string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint.String(), bytes.NewReader(body))
+func (c *JSONClient) attempt(ctx context.Context, u *url.URL, h http.Header, body []byte) (response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
-		return err
+		return response{}, err
 	}
-	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
-	req.Header.Set("X-Amz-Target", c.svc.TargetPrefix+"."+op)
+	for k, v := range h {
+		req.Header[k] = v
+	}
 	if c.cfg.Credentials != nil {
 		creds, err := c.cfg.Credentials.Retrieve(ctx)
 		if err != nil {
-			return fmt.Errorf("retrieve credentials: %w", err)
+			return response{}, fmt.Errorf("retrieve credentials: %w", err)
 		}
 		sum := sha256.Sum256(body)
 		if err := c.signer.SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), c.svc.SigningName, c.cfg.Region, c.now().UTC()); err != nil {
-			return fmt.Errorf("sign the request: %w", err)
+			return response{}, fmt.Errorf("sign the request: %w", err)
 		}
 	}
 	var client interface {
@@ -141,23 +197,20 @@ func (c *JSONClient) attempt(ctx context.Context, endpoint *url.URL, op string, 
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return &smithyhttp.RequestSendError{Err: err}
+		return response{}, &smithyhttp.RequestSendError{Err: err}
 	}
 	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return &smithyhttp.RequestSendError{Err: fmt.Errorf("read the response: %w", err)}
+		return response{}, &smithyhttp.RequestSendError{Err: fmt.Errorf("read the response: %w", err)}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return &awshttp.ResponseError{
+		return response{}, &awshttp.ResponseError{
 			ResponseError: &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: resp}, Err: apiError(resp, b)},
 			RequestID:     resp.Header.Get("X-Amzn-Requestid"),
 		}
 	}
-	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("decode the response: %w", err)
-	}
-	return nil
+	return response{status: resp.StatusCode, header: resp.Header, body: b}, nil
 }
 
 // apiError is the error an answer of the JSON protocol describes: its

@@ -206,3 +206,48 @@ func TestJSONClientEndpoint(t *testing.T) {
 		t.Error("no region, no endpoint: no error")
 	}
 }
+
+func TestLambdaInvoke(t *testing.T) {
+	var got []*http.Request
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, r)
+		mu.Unlock()
+		switch {
+		case strings.Contains(r.URL.Path, "missing"):
+			w.Header().Set("X-Amzn-Errortype", "ResourceNotFoundException:http://internal.amazon.com/coral/com.amazonaws.awslambda/")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, `{"Type":"User","Message":"Function not found: missing"}`)
+		case strings.Contains(string(b), "throw"):
+			w.Header().Set("X-Amz-Function-Error", "Unhandled")
+			_, _ = io.WriteString(w, `{"errorMessage":"boom","errorType":"Error"}`)
+		default:
+			_, _ = w.Write(b)
+		}
+	}))
+	defer srv.Close()
+	t.Setenv("AWS_ENDPOINT_URL_LAMBDA", srv.URL)
+	c, ctx := Lambda(testConfig(t)), context.Background()
+	const arn = "arn:aws:lambda:eu-west-1:123456789012:function:echo:live"
+	fe, out, err := c.Invoke(ctx, arn, []byte(`{"x":1}`))
+	if err != nil || fe != "" || string(out) != `{"x":1}` {
+		t.Fatalf("Invoke = %q, %s, %v", fe, out, err)
+	}
+	r := got[0]
+	// The SDK escapes the function name's colons in the path.
+	if r.URL.EscapedPath() != "/2015-03-31/functions/arn%3Aaws%3Alambda%3Aeu-west-1%3A123456789012%3Afunction%3Aecho%3Alive/invocations" ||
+		r.Header.Get("X-Amz-Invocation-Type") != "RequestResponse" || !strings.Contains(r.Header.Get("Authorization"), "/eu-west-1/lambda/aws4_request") {
+		t.Errorf("request %s %q %q", r.URL.EscapedPath(), r.Header.Get("X-Amz-Invocation-Type"), r.Header.Get("Authorization"))
+	}
+	if fe, out, err := c.Invoke(ctx, "echo", []byte(`"throw"`)); err != nil || fe != "Unhandled" || !strings.Contains(string(out), "boom") {
+		t.Errorf("function error: %q, %s, %v", fe, out, err)
+	}
+	_, _, err = c.Invoke(ctx, "missing", []byte(`{}`))
+	var api smithy.APIError
+	if !errors.As(err, &api) || api.ErrorCode() != "ResourceNotFoundException" || api.ErrorMessage() != "Function not found: missing" ||
+		!strings.HasPrefix(err.Error(), "operation error Lambda: Invoke, https response error StatusCode: 404") {
+		t.Errorf("missing function: %v", err)
+	}
+}
