@@ -76,15 +76,26 @@ func (l *LambdaClient) Invoke(ctx context.Context, function string, payload []by
 // retryer (the standard one when it has none), and the endpoint the SDK
 // would choose (Endpoint).
 type JSONClient struct {
-	svc    JSONService
-	cfg    aws.Config
-	signer *v4.Signer
-	now    func() time.Time
+	svc     JSONService
+	cfg     aws.Config
+	signer  *v4.Signer
+	retryer aws.Retryer // one per client, as the SDK's: its retry quota spans calls
+	now     func() time.Time
 }
 
 // NewJSONClient returns the client of svc with cfg.
 func NewJSONClient(cfg aws.Config, svc JSONService) *JSONClient {
-	return &JSONClient{svc: svc, cfg: cfg, signer: v4.NewSigner(), now: time.Now}
+	var r aws.Retryer
+	if cfg.Retryer != nil {
+		r = cfg.Retryer()
+	}
+	if r == nil {
+		r = retry.NewStandard()
+	}
+	if cfg.RetryMaxAttempts > 0 { // AWS_MAX_ATTEMPTS, as the SDK's clients apply it
+		r = retry.AddWithMaxAttempts(r, cfg.RetryMaxAttempts)
+	}
+	return &JSONClient{svc: svc, cfg: cfg, signer: v4.NewSigner(), retryer: r, now: time.Now}
 }
 
 // Call calls operation op with in, JSON-encoded, and decodes the answer
@@ -141,23 +152,22 @@ func (c *JSONClient) send(ctx context.Context, path, rawPath string, h http.Head
 			u.RawPath = base + rawPath
 		}
 	}
-	var retryer aws.Retryer
-	if c.cfg.Retryer != nil {
-		retryer = c.cfg.Retryer()
-	}
-	if retryer == nil {
-		retryer = retry.NewStandard()
-	}
-	if c.cfg.RetryMaxAttempts > 0 { // AWS_MAX_ATTEMPTS, as the SDK's clients apply it
-		retryer = retry.AddWithMaxAttempts(retryer, c.cfg.RetryMaxAttempts)
-	}
+	retryer := c.retryer
+	var release func(error) error // returns the retry token of the attempt
 	for attempt := 1; ; attempt++ {
 		res, err := c.attempt(ctx, &u, h, body)
+		if release != nil {
+			_ = release(err)
+			release = nil
+		}
 		if err == nil || attempt >= retryer.MaxAttempts() || !retryer.IsErrorRetryable(err) {
 			return res, err
 		}
 		delay, derr := retryer.RetryDelay(attempt, err)
 		if derr != nil {
+			return res, err
+		}
+		if release, derr = retryer.GetRetryToken(ctx, err); derr != nil { // the retry quota is spent
 			return res, err
 		}
 		t := time.NewTimer(delay)

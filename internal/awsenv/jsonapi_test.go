@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -155,6 +156,23 @@ func TestJSONClientErrors(t *testing.T) {
 	n := count()
 	if _, err := c.GetParameter(ctx, "/throttled"); !errors.As(err, &api) || api.ErrorCode() != "ThrottlingException" || count()-n != 3 {
 		t.Errorf("throttled: %v after %d attempts; want ThrottlingException after the standard retryer's 3", err, count()-n)
+	}
+	// The retry quota spans the client's calls, as the SDK's: with room
+	// for one retry, the first call retries once and the next not at all.
+	quota := testConfig(t)
+	quota.Retryer = func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+			o.RateLimiter = ratelimit.NewTokenRateLimit(5)
+			o.RetryCost, o.ThrottlingRetryCost = 5, 5
+		})
+	}
+	qc := SSM(quota)
+	for i, want := range []int{2, 1} {
+		n = count()
+		if _, err := qc.GetParameter(ctx, "/throttled"); err == nil || count()-n != want {
+			t.Errorf("call %d with a quota of one retry: %v after %d attempts, want %d", i+1, err, count()-n, want)
+		}
 	}
 	one := testConfig(t)
 	one.RetryMaxAttempts = 1
