@@ -116,9 +116,9 @@ run: ## run Baton: build build/baton, then build/baton dev on embedded stores wi
 demo: ## run a scripted agent in process and print its result envelope
 	$(GO) run ./cmd/baton demo
 
-bench: build-lambdas ## step benchmarks: in process, in memory, on DynamoDB Local + fauxqs; tables to stdout and results/ (never part of make test; ~6 min on 2 cores)
+bench: build-lambdas ## step benchmarks: in process, in memory, on DynamoDB Local + fauxqs, cold starts [COLD_BASE=rev: beside that commit's]; tables to stdout and results/ (never part of make test; ~6 min on 2 cores)
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./core/...
-	scripts/emulators.sh run $(GO) run ./scripts/bench -out results
+	scripts/emulators.sh run $(GO) run ./scripts/bench -out results $(if $(COLD_BASE),-coldstart-base $(COLD_BASE))
 
 LOAD_RUNS ?= 1000
 LOAD_TENANTS ?= 50

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // MaxChainDepth is the default ceiling of agent-to-agent call chains.
@@ -102,12 +103,12 @@ func (p *Principal) HasScopes(scopes []string) bool {
 	return true
 }
 
-var scopeRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:/\-]{0,127}$`)
+var scopeRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:/\-]{0,127}$`) })
 
 // ValidScope reports whether s is a valid scope name: 1 to 128 ASCII
 // letters, digits and _ . : / -, starting with a letter or digit, such as
 // "runs:write" or "crm:write". Scopes compare exactly (case-sensitive).
-func ValidScope(s string) bool { return scopeRe.MatchString(s) }
+func ValidScope(s string) bool { return scopeRe().MatchString(s) }
 
 func scopeSyntax(s string) string {
 	return fmt.Sprintf("%q is not a valid scope name (1 to 128 letters, digits and _ . : / -, starting with a letter or digit, like \"crm:write\")", s)
@@ -265,7 +266,7 @@ func ParseCallerContext(headers map[string]string, rootID string, maxDepth int) 
 // separator (/ # : .) or a control byte.
 const TenantPattern = "1 to 64 letters, digits, _ and -, starting with a letter or digit"
 
-var tenantRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+var tenantRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`) })
 
 // ValidTenant reports whether s is a valid tenant name (TenantPattern).
-func ValidTenant(s string) bool { return tenantRe.MatchString(s) }
+func ValidTenant(s string) bool { return tenantRe().MatchString(s) }

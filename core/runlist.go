@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 )
 
@@ -117,7 +118,7 @@ func EncodeRunCursor(key string) string {
 
 // cursorRunID is what a cursor's run id may be: the ids Baton makes
 // (letters, digits, _ . : -), at most 128 of them.
-var cursorRunID = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
+var cursorRunID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`) })
 
 // DecodeRunCursor returns the RunListKey a cursor carries. A cursor that
 // is not one a list returned — not base64url, a key of another shape, a
@@ -133,7 +134,7 @@ func DecodeRunCursor(cursor string) (string, error) {
 	if err != nil || len(key) < 32 || key[30] != '#' {
 		return "", bad
 	}
-	if _, perr := time.Parse("2006-01-02T15:04:05.000000000Z", key[:30]); perr != nil || !cursorRunID.MatchString(key[31:]) {
+	if _, perr := time.Parse("2006-01-02T15:04:05.000000000Z", key[:30]); perr != nil || !cursorRunID().MatchString(key[31:]) {
 		return "", bad
 	}
 	return key, nil

@@ -206,7 +206,17 @@ func ValidateParameters(schema, args map[string]any) (*ParameterProblem, error) 
 
 // CheckSchema reports whether schema compiles as a parameter schema
 // (in memory; remote references are refused).
-func CheckSchema(schema map[string]any) error {
+func CheckSchema(schema map[string]any) error { return checkSchema(schema) }
+
+// checkSchema is CheckSchema. A simple schema (simpleSchemaOf) is valid
+// and is not compiled here: loading an agents file, at cold start,
+// compiles no schema (nor the validator's metaschemas) when its
+// declarations are simple; each is compiled when a call first needs the
+// general validator.
+func checkSchema(schema map[string]any) error {
+	if simpleSchemaOf(schema) != nil {
+		return nil
+	}
 	_, err := compileSchema(schema)
 	return err
 }

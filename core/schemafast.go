@@ -8,7 +8,10 @@ import "encoding/json"
 // title, and whose properties each say at most a type name, a
 // description and a title. It is used only to accept: when it cannot
 // tell that arguments are valid, the general validator decides (and
-// writes the problem), so it never changes an outcome.
+// writes the problem), so it never changes an outcome. Every keyword's
+// value has the type the metaschema asks for (required: distinct
+// strings; description and title: strings), so a simple schema is a
+// valid one, which checkSchema accepts without compiling.
 type simpleSchema struct {
 	props  map[string]string // property name: its type name ("" for any)
 	closed bool              // additionalProperties: false
@@ -25,8 +28,11 @@ func simpleSchemaOf(schema map[string]any) *simpleSchema {
 				return nil
 			}
 		case "description", "title":
+			if _, ok := v.(string); !ok {
+				return nil
+			}
 		case "required":
-			if _, ok := v.([]any); !ok {
+			if !distinctStrings(v) {
 				return nil
 			}
 		case "additionalProperties":
@@ -49,6 +55,9 @@ func simpleSchemaOf(schema map[string]any) *simpleSchema {
 				for pk, pv := range pm {
 					switch pk {
 					case "description", "title":
+						if _, ok := pv.(string); !ok {
+							return nil
+						}
 					case "type":
 						t, ok := pv.(string)
 						if !ok || !simpleTypes[t] {
@@ -66,6 +75,23 @@ func simpleSchemaOf(schema map[string]any) *simpleSchema {
 		}
 	}
 	return s
+}
+
+// distinctStrings reports whether v is a JSON array of distinct strings.
+func distinctStrings(v any) bool {
+	a, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	seen := make(map[string]bool, len(a))
+	for _, x := range a {
+		s, ok := x.(string)
+		if !ok || seen[s] {
+			return false
+		}
+		seen[s] = true
+	}
+	return true
 }
 
 var simpleTypes = map[string]bool{"string": true, "integer": true, "number": true, "boolean": true, "object": true, "array": true, "null": true}

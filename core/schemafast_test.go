@@ -68,3 +68,48 @@ func TestSimpleSchemaNeverAcceptsInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestSimpleSchemaIsValid checks what lets checkSchema skip compiling a
+// simple schema: every schema simpleSchemaOf takes compiles, and the
+// schemas whose keywords have values of the wrong type, which do not
+// compile, are not taken as simple.
+func TestSimpleSchemaIsValid(t *testing.T) {
+	decode := func(sj string) map[string]any {
+		var schema map[string]any
+		if err := decodeJSON([]byte(sj), &schema); err != nil {
+			t.Fatal(err)
+		}
+		return schema
+	}
+	for _, sj := range []string{
+		`{}`, `{"type":"object"}`, `{"properties":{}}`, `{"required":[]}`, `{"title":"t","description":"d","additionalProperties":true}`,
+		`{"type":"object","required":["a","b"],"properties":{"a":{"type":"string","title":"A","description":"a"},"b":{},"c":{"type":"null"}}}`,
+	} {
+		schema := decode(sj)
+		if simpleSchemaOf(schema) == nil {
+			t.Errorf("%s: not taken as simple", sj)
+		}
+		if _, err := compileSchema(schema); err != nil {
+			t.Errorf("%s: simple, but it does not compile: %v", sj, err)
+		}
+		if err := CheckSchema(schema); err != nil {
+			t.Errorf("%s: CheckSchema: %v", sj, err)
+		}
+	}
+	for _, sj := range []string{
+		`{"type":"object","required":["a","a"]}`, `{"type":"object","required":[1]}`, `{"type":"object","required":"a"}`,
+		`{"type":"object","description":1}`, `{"type":"object","title":false}`, `{"type":"object","properties":{"a":{"description":["x"]}}}`,
+		`{"type":"object","properties":{"a":{"title":2}}}`, `{"type":"object","properties":{"a":{"type":"text"}}}`, `{"type":"object","additionalProperties":"no"}`,
+	} {
+		schema := decode(sj)
+		if simpleSchemaOf(schema) != nil {
+			t.Errorf("%s: taken as simple", sj)
+		}
+		if _, err := compileSchema(schema); err == nil {
+			t.Errorf("%s: compiles (the case meant an invalid schema)", sj)
+		}
+		if err := CheckSchema(schema); err == nil {
+			t.Errorf("%s: CheckSchema accepts it", sj)
+		}
+	}
+}

@@ -316,7 +316,7 @@ func common(d *ToolDeclaration, m map[string]any) error {
 		if !ok {
 			return declError(d.Name, "parameters", "parameters must be a JSON Schema object, got %s", jsonKind(p))
 		}
-		if _, err := compileSchema(pm); err != nil {
+		if err := checkSchema(pm); err != nil {
 			return declError(d.Name, "parameters", "parameters is not a valid JSON Schema: %v", err)
 		}
 		d.Parameters = pm

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -49,16 +50,16 @@ func AgentVersionID(canonical []byte) string {
 	return fmt.Sprintf("av_%x", sum[:8])
 }
 
-var versionIDRe = regexp.MustCompile(`^av_[0-9a-f]{16}$`)
+var versionIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^av_[0-9a-f]{16}$`) })
 
 // ValidAgentVersionID reports whether id is a version's name.
-func ValidAgentVersionID(id string) bool { return versionIDRe.MatchString(id) }
+func ValidAgentVersionID(id string) bool { return versionIDRe().MatchString(id) }
 
-var aliasNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_\-]{0,62}$`)
+var aliasNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_\-]{0,62}$`) })
 
 // ValidAliasName reports whether name may name an alias: 1 to 63
 // lowercase letters, digits, _ and -, starting with a letter or digit.
-func ValidAliasName(name string) bool { return aliasNameRe.MatchString(name) }
+func ValidAliasName(name string) bool { return aliasNameRe().MatchString(name) }
 
 // AliasRoute is one version of an alias and the percentage of new runs
 // it gets.

@@ -32,7 +32,10 @@ fns=(api worker sweeper intake)
 # dataset checks and the scoring, which runs where a case run's end is
 # delivered: the worker, the API and the sweeper) cost the API 75 KB,
 # the sweeper 74 KB, the worker 37 KB and the intake function 25 KB.
-declare -A cap=([api]=6870000 [worker]=7470000 [sweeper]=5470000 [intake]=5445000)
+# No function links the generated SSM, Secrets Manager, Lambda or
+# EventBridge clients (awsenv.JSONClient calls the four operations Baton
+# uses; docs/performance.md, Cold start): about 530 KB off each zip.
+declare -A cap=([api]=6365000 [worker]=6965000 [sweeper]=4970000 [intake]=4945000)
 make -s build-lambdas >/dev/null
 declare -A first
 for fn in "${fns[@]}"; do

@@ -184,23 +184,32 @@ func TestArchitecture(t *testing.T) {
 // third-party packages included: the Bedrock runtime client (the model
 // provider and Bedrock Guardrails) is linked by the worker alone, which
 // runs steps; the API, the sweeper and the intake function never call
-// Bedrock.
+// Bedrock. No function links the generated SSM, Secrets Manager, Lambda
+// or EventBridge clients, whose schema tables each start would
+// initialise: secrets, lambda tools and hooks, and notifications go
+// through awsenv.JSONClient. Each links the DynamoDB and SQS clients of
+// its stores.
 func TestFunctionsLinkedSDKs(t *testing.T) {
-	const bedrockRuntime = "github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	const sdk = "github.com/aws/aws-sdk-go-v2/service/"
 	deps := lambdaDeps(t)
-	for fn, banned := range map[string][]string{
-		"functions/api":     {bedrockRuntime},
-		"functions/sweeper": {bedrockRuntime},
-		"functions/intake":  {bedrockRuntime},
-	} {
+	for _, fn := range []string{"functions/api", "functions/worker", "functions/sweeper", "functions/intake"} {
+		banned := []string{sdk + "ssm", sdk + "secretsmanager", sdk + "lambda", sdk + "eventbridge"}
+		if fn != "functions/worker" {
+			banned = append(banned, sdk+"bedrockruntime")
+		}
 		for _, b := range banned {
 			if deps[fn][b] {
-				t.Errorf("%s links %s, which it never uses", fn, b)
+				t.Errorf("%s links %s, which it never uses or calls without its generated client", fn, b)
+			}
+		}
+		for _, want := range []string{sdk + "dynamodb", sdk + "sqs"} {
+			if !deps[fn][want] {
+				t.Errorf("%s does not link %s", fn, want)
 			}
 		}
 	}
-	if !deps["functions/worker"][bedrockRuntime] {
-		t.Errorf("the worker does not link %s", bedrockRuntime)
+	if !deps["functions/worker"][sdk+"bedrockruntime"] {
+		t.Errorf("the worker does not link %s", sdk+"bedrockruntime")
 	}
 }
 

@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/a2aserver"
 	"github.com/baton-agents/baton/internal/agents"
@@ -47,22 +45,22 @@ func (c Notify) notifier(load awsenv.Loader, log *slog.Logger) core.Notification
 type lazyEvents struct {
 	load awsenv.Loader
 	mu   sync.Mutex
-	c    *eventbridge.Client
+	c    *awsenv.JSONClient
 }
 
-func (l *lazyEvents) PutEvents(ctx context.Context, in *eventbridge.PutEventsInput, opts ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
+func (l *lazyEvents) Call(ctx context.Context, op string, in, out any) error {
 	l.mu.Lock()
 	if l.c == nil {
 		cfg, err := l.load(ctx)
 		if err != nil {
 			l.mu.Unlock()
-			return nil, err
+			return err
 		}
 		l.c = awsenv.EventBridge(cfg)
 	}
 	c := l.c
 	l.mu.Unlock()
-	return c.PutEvents(ctx, in, opts...)
+	return c.Call(ctx, op, in, out)
 }
 
 // callbackSender is the sender of the agents' callbacks (nil when no

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/baton-agents/baton/core"
 )
@@ -26,18 +27,22 @@ type IAM struct {
 }
 
 var (
-	iamUserOrRole = regexp.MustCompile(`^arn:(aws[a-z-]*):iam::([0-9]{12}):(user|role)/(?:[!-~]+/)?([\w+=,.@-]{1,128})$`)
-	assumedRole   = regexp.MustCompile(`^arn:(aws[a-z-]*):sts::([0-9]{12}):assumed-role/([\w+=,.@-]{1,64})/[\w+=,.@-]{2,64}$`)
+	iamUserOrRole = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^arn:(aws[a-z-]*):iam::([0-9]{12}):(user|role)/(?:[!-~]+/)?([\w+=,.@-]{1,128})$`)
+	})
+	assumedRole = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^arn:(aws[a-z-]*):sts::([0-9]{12}):assumed-role/([\w+=,.@-]{1,64})/[\w+=,.@-]{2,64}$`)
+	})
 )
 
 // principalKey is the map key of a principal ARN: partition, account,
 // kind and name, without an IAM path (an assumed-role ARN carries none)
 // and, for an assumed role, without its session.
 func principalKey(arn string) (string, bool) {
-	if m := iamUserOrRole.FindStringSubmatch(arn); m != nil {
+	if m := iamUserOrRole().FindStringSubmatch(arn); m != nil {
 		return m[1] + ":" + m[2] + ":" + m[3] + "/" + m[4], true
 	}
-	if m := assumedRole.FindStringSubmatch(arn); m != nil {
+	if m := assumedRole().FindStringSubmatch(arn); m != nil {
 		return m[1] + ":" + m[2] + ":role/" + m[3], true
 	}
 	return "", false
@@ -59,7 +64,7 @@ func ParseIAMPrincipals(s string, allScopes []string) (*IAM, error) {
 	}
 	iam := &IAM{byKey: map[string]IAMPrincipal{}, all: allScopes}
 	for arn, p := range raw {
-		if !iamUserOrRole.MatchString(arn) { // not an assumed role's session
+		if !iamUserOrRole().MatchString(arn) { // not an assumed role's session
 			return nil, fmt.Errorf("%q: want an IAM role or user ARN (arn:aws:iam::ACCOUNT:role/NAME)", arn)
 		}
 		key, _ := principalKey(arn)

@@ -12,11 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/smithy-go/middleware"
 )
 
@@ -116,17 +112,67 @@ func SQS(cfg aws.Config, endpoint string, apiOptions ...func(*middleware.Stack) 
 	})
 }
 
-// Lambda builds the Lambda client lambda tools are invoked with.
-func Lambda(cfg aws.Config) *lambda.Client { return lambda.NewFromConfig(cfg) }
+// Lambda builds the Lambda client lambda tools and hooks are invoked
+// with.
+func Lambda(cfg aws.Config) *LambdaClient { return &LambdaClient{c: NewJSONClient(cfg, LambdaService)} }
 
-// EventBridge returns the EventBridge client of the run notifications.
-func EventBridge(cfg aws.Config) *eventbridge.Client { return eventbridge.NewFromConfig(cfg) }
+// EventBridge returns the EventBridge client of the run notifications
+// (a JSONClient: EventBridge's generated client is not linked).
+func EventBridge(cfg aws.Config) *JSONClient { return NewJSONClient(cfg, EventBridgeService) }
 
 // SSM builds the SSM client secrets are read with.
-func SSM(cfg aws.Config) *ssm.Client { return ssm.NewFromConfig(cfg) }
+func SSM(cfg aws.Config) *SSMClient { return &SSMClient{c: NewJSONClient(cfg, SSMService)} }
+
+// SSMClient reads SSM parameters (a JSONClient: SSM's generated client
+// is not linked).
+type SSMClient struct{ c *JSONClient }
+
+// GetParameter returns the decrypted value of parameter name (SSM
+// GetParameter, WithDecryption).
+func (s *SSMClient) GetParameter(ctx context.Context, name string) (string, error) {
+	var out struct {
+		Parameter *struct {
+			Value *string `json:"Value"`
+		} `json:"Parameter"`
+	}
+	in := struct {
+		Name           string `json:"Name"`
+		WithDecryption bool   `json:"WithDecryption"`
+	}{name, true}
+	if err := s.c.Call(ctx, "GetParameter", in, &out); err != nil {
+		return "", err
+	}
+	if out.Parameter == nil {
+		return "", nil
+	}
+	return aws.ToString(out.Parameter.Value), nil
+}
 
 // SecretsManager builds the Secrets Manager client secrets are read with.
-func SecretsManager(cfg aws.Config) *secretsmanager.Client { return secretsmanager.NewFromConfig(cfg) }
+func SecretsManager(cfg aws.Config) *SecretsManagerClient {
+	return &SecretsManagerClient{c: NewJSONClient(cfg, SecretsManagerService)}
+}
+
+// SecretsManagerClient reads Secrets Manager secrets (a JSONClient:
+// Secrets Manager's generated client is not linked).
+type SecretsManagerClient struct{ c *JSONClient }
+
+// GetSecretValue returns the current value of secret id (Secrets
+// Manager GetSecretValue): its SecretString, or nil and its
+// SecretBinary.
+func (s *SecretsManagerClient) GetSecretValue(ctx context.Context, id string) (*string, []byte, error) {
+	var out struct {
+		SecretString *string `json:"SecretString"`
+		SecretBinary []byte  `json:"SecretBinary"` // base64 in JSON
+	}
+	in := struct {
+		SecretID string `json:"SecretId"`
+	}{id}
+	if err := s.c.Call(ctx, "GetSecretValue", in, &out); err != nil {
+		return nil, nil, err
+	}
+	return out.SecretString, out.SecretBinary, nil
+}
 
 func isLoopback(endpoint string) bool {
 	if endpoint == "" {

@@ -10,5 +10,9 @@
 // is built from the loaded aws.Config by its users (the Bedrock model
 // provider, internal/providers/bedrock, and the Bedrock guardrail rule,
 // internal/guardrails/bedrock), so that importing awsenv does not link
-// it.
+// it. SSM and Secrets Manager, from which the secret resolver reads each
+// secret once, are called through JSONClient (jsonapi.go: their JSON 1.1
+// protocol with the loaded configuration's credentials, HTTP client,
+// retryer and endpoints) rather than their generated clients, whose
+// schema tables every function would otherwise initialise at cold start.
 package awsenv

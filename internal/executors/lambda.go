@@ -7,20 +7,20 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
-	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
-
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/awsenv"
 )
 
-// LambdaInvoker is the part of the Lambda API the lambda executor uses;
-// *lambda.Client implements it.
+// LambdaInvoker invokes Lambda functions; awsenv.Lambda's client
+// implements it.
 type LambdaInvoker interface {
-	Invoke(ctx context.Context, in *lambda.InvokeInput, optFns ...func(*lambda.Options)) (*lambda.InvokeOutput, error)
+	// Invoke invokes function synchronously (RequestResponse) with
+	// payload and returns its X-Amz-Function-Error ("" unless the
+	// function failed) and its payload.
+	Invoke(ctx context.Context, function string, payload []byte) (functionError string, out []byte, err error)
 }
 
-var _ LambdaInvoker = (*lambda.Client)(nil)
+var _ LambdaInvoker = (*awsenv.LambdaClient)(nil)
 
 // LambdaConfig configures a lambda tool executor.
 type LambdaConfig struct {
@@ -87,20 +87,16 @@ func (l *Lambda) Execute(ctx context.Context, call core.ToolCall) (any, error) {
 func (l *Lambda) Call(ctx context.Context, body []byte, _ string) (json.RawMessage, error) {
 	callCtx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
-	out, err := l.client.Invoke(callCtx, &lambda.InvokeInput{
-		FunctionName:   aws.String(l.function),
-		InvocationType: lambdatypes.InvocationTypeRequestResponse,
-		Payload:        body,
-	})
+	fe, payload, err := l.client.Invoke(callCtx, l.function, body)
 	if err != nil {
 		if timedOut(ctx, callCtx) {
 			return nil, fmt.Errorf("invoke lambda %s timed out after %s: %w", l.function, l.timeout, context.DeadlineExceeded)
 		}
 		return nil, fmt.Errorf("invoke lambda %s: %w", l.function, err)
 	}
-	if fe := aws.ToString(out.FunctionError); fe != "" {
+	if fe != "" {
 		var le lambdaError
-		_ = json.Unmarshal(out.Payload, &le)
+		_ = json.Unmarshal(payload, &le)
 		msg := fmt.Sprintf("lambda function %s failed (%s)", l.function, fe)
 		md := map[string]any{"function_error": fe}
 		switch {
@@ -112,16 +108,16 @@ func (l *Lambda) Call(ctx context.Context, body []byte, _ string) (json.RawMessa
 			if le.ErrorMessage != "" {
 				msg += ": " + excerpt([]byte(le.ErrorMessage), nil)
 			}
-		case len(out.Payload) > 0:
-			msg += ": " + excerpt(out.Payload, nil)
+		case len(payload) > 0:
+			msg += ": " + excerpt(payload, nil)
 		}
 		return nil, &Failure{Type: ErrTypeFunctionError, Message: msg, Metadata: md}
 	}
-	if int64(len(out.Payload)) > l.max {
+	if int64(len(payload)) > l.max {
 		return nil, &Failure{Type: ErrTypeResponseTooLarge, Message: fmt.Sprintf("lambda function %s returned a payload larger than the %d-byte limit", l.function, l.max)}
 	}
-	if !validJSON(out.Payload) {
-		return nil, &Failure{Type: ErrTypeInvalidResponse, Message: fmt.Sprintf("lambda function %s returned a payload that is not JSON: %s", l.function, excerpt(out.Payload, nil))}
+	if !validJSON(payload) {
+		return nil, &Failure{Type: ErrTypeInvalidResponse, Message: fmt.Sprintf("lambda function %s returned a payload that is not JSON: %s", l.function, excerpt(payload, nil))}
 	}
-	return out.Payload, nil
+	return payload, nil
 }

@@ -14,9 +14,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/awsenv"
 )
 
 // fakeLambda emulates the Lambda Invoke REST endpoint:
@@ -99,7 +99,7 @@ func TestLambdaExecutor(t *testing.T) {
 			}
 		}
 	})
-	client := lambda.NewFromConfig(awsConfigFor(f.URL))
+	client := awsenv.Lambda(awsConfigFor(f.URL))
 	const arn = "arn:aws:lambda:us-east-1:123456789012:function:lookup"
 	ex, err := NewLambda("ability/lookup", LambdaConfig{Function: arn, Client: client, MaxResponseBytes: 1024, Timeout: 2 * time.Second})
 	if err != nil {

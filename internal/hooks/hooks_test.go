@@ -13,9 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
-
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/executors"
 	"github.com/baton-agents/baton/internal/guardrails"
@@ -70,19 +67,19 @@ type fakeLambda struct {
 	mu     sync.Mutex
 	events []map[string]any
 	names  []string
-	fn     func(event map[string]any) (*lambda.InvokeOutput, error)
+	fn     func(event map[string]any) (functionError string, payload []byte, err error)
 }
 
-func (f *fakeLambda) Invoke(_ context.Context, in *lambda.InvokeInput, _ ...func(*lambda.Options)) (*lambda.InvokeOutput, error) {
+func (f *fakeLambda) Invoke(_ context.Context, function string, payload []byte) (string, []byte, error) {
 	var ev map[string]any
-	dec := json.NewDecoder(strings.NewReader(string(in.Payload)))
+	dec := json.NewDecoder(strings.NewReader(string(payload)))
 	dec.UseNumber()
 	if err := dec.Decode(&ev); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	f.mu.Lock()
 	f.events = append(f.events, ev)
-	f.names = append(f.names, aws.ToString(in.FunctionName))
+	f.names = append(f.names, function)
 	f.mu.Unlock()
 	return f.fn(ev)
 }
@@ -240,14 +237,14 @@ func TestCompletion(t *testing.T) {
 // event (idempotency_key included); a function error is a failed hook.
 func TestLambdaHooks(t *testing.T) {
 	answer := `{"action":"replace_result","result":{"cached":true}}`
-	fl := &fakeLambda{fn: func(ev map[string]any) (*lambda.InvokeOutput, error) {
+	fl := &fakeLambda{fn: func(ev map[string]any) (string, []byte, error) {
 		switch ev["hook"] {
 		case NameMediator:
-			return &lambda.InvokeOutput{StatusCode: 200, Payload: []byte(answer)}, nil
+			return "", []byte(answer), nil
 		case NameCompletion:
-			return &lambda.InvokeOutput{StatusCode: 200, FunctionError: aws.String("Unhandled"), Payload: []byte(`{"errorType":"KeyError","errorMessage":"result"}`)}, nil
+			return "Unhandled", []byte(`{"errorType":"KeyError","errorMessage":"result"}`), nil
 		}
-		return nil, errors.New("throttled")
+		return "", nil, errors.New("throttled")
 	}}
 	remote := testRemote(fl)
 	fn := "arn:aws:lambda:us-east-1:123456789012:function:mediate"

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -16,7 +17,7 @@ import (
 	"github.com/baton-agents/baton/internal/runspec"
 )
 
-var runIDRe = regexp.MustCompile(`^[A-Za-z0-9._:\-]{1,128}$`)
+var runIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:\-]{1,128}$`) })
 
 func (a *API) startRun(ctx context.Context, r *request, _ []string) (int, any, error) {
 	var b runspec.Body
@@ -49,7 +50,7 @@ func (a *API) view(ctx context.Context, status int, rec durable.Snapshot) (int, 
 }
 
 func checkRunID(id string) error {
-	if !runIDRe.MatchString(id) {
+	if !runIDRe().MatchString(id) {
 		return errf(404, "not_found", "no such run")
 	}
 	return nil

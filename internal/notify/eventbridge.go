@@ -4,19 +4,46 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/wait"
 )
 
-// PutEventsAPI is the part of the EventBridge client the publisher uses.
+// PutEventsAPI calls EventBridge operations over its JSON 1.1 protocol
+// (in and out are the operation's request and response, JSON-encoded);
+// an awsenv.JSONClient of awsenv.EventBridgeService implements it, so
+// the generated EventBridge client is not linked.
 type PutEventsAPI interface {
-	PutEvents(ctx context.Context, in *eventbridge.PutEventsInput, opts ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error)
+	Call(ctx context.Context, op string, in, out any) error
+}
+
+// putEventsEntry is a PutEvents request entry.
+type putEventsEntry struct {
+	Source       string       `json:"Source"`
+	DetailType   string       `json:"DetailType"`
+	Detail       string       `json:"Detail"`
+	Time         epochSeconds `json:"Time"`
+	EventBusName string       `json:"EventBusName,omitempty"`
+}
+
+// epochSeconds is a timestamp as the JSON protocol carries it: seconds
+// since the epoch, to the millisecond.
+type epochSeconds time.Time
+
+func (t epochSeconds) MarshalJSON() ([]byte, error) {
+	return strconv.AppendFloat(nil, float64(time.Time(t).UnixMilli())/1e3, 'f', -1, 64), nil
+}
+
+// putEventsOutput is a PutEvents response.
+type putEventsOutput struct {
+	FailedEntryCount int `json:"FailedEntryCount"`
+	Entries          []struct {
+		EventID      string `json:"EventId"`
+		ErrorCode    string `json:"ErrorCode"`
+		ErrorMessage string `json:"ErrorMessage"`
+	} `json:"Entries"`
 }
 
 // maxEntries is how many entries one PutEvents call takes.
@@ -43,16 +70,9 @@ func NewEventBridge(api PutEventsAPI, bus string) *EventBridge {
 	return &EventBridge{api: api, bus: bus, Attempts: 3, Backoff: 100 * time.Millisecond}
 }
 
-// Entry is the PutEvents entry of a notification.
-func (p *EventBridge) Entry(n core.Notification) types.PutEventsRequestEntry {
-	e := types.PutEventsRequestEntry{
-		Source: aws.String(core.NotificationSource), DetailType: aws.String(n.DetailType),
-		Detail: aws.String(string(n.Detail)), Time: aws.Time(n.Time),
-	}
-	if p.bus != "" {
-		e.EventBusName = aws.String(p.bus)
-	}
-	return e
+// entry is the PutEvents entry of a notification.
+func (p *EventBridge) entry(n core.Notification) putEventsEntry {
+	return putEventsEntry{Source: core.NotificationSource, DetailType: n.DetailType, Detail: string(n.Detail), Time: epochSeconds(n.Time), EventBusName: p.bus}
 }
 
 // Publish puts the notifications in batches of at most ten entries; of a
@@ -78,12 +98,14 @@ func (p *EventBridge) batch(ctx context.Context, ns []core.Notification) error {
 			}
 			backoff *= 2
 		}
-		entries := make([]types.PutEventsRequestEntry, len(pending))
+		in := struct {
+			Entries []putEventsEntry `json:"Entries"`
+		}{make([]putEventsEntry, len(pending))}
 		for i, n := range pending {
-			entries[i] = p.Entry(n)
+			in.Entries[i] = p.entry(n)
 		}
-		out, err := p.api.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: entries})
-		if err != nil {
+		var out putEventsOutput
+		if err := p.api.Call(ctx, "PutEvents", in, &out); err != nil {
 			last = fmt.Errorf("put events: %w", err)
 			continue
 		}
@@ -92,9 +114,9 @@ func (p *EventBridge) batch(ctx context.Context, ns []core.Notification) error {
 		}
 		var failed []core.Notification
 		for i, r := range out.Entries {
-			if i < len(pending) && r.ErrorCode != nil {
+			if i < len(pending) && r.ErrorCode != "" {
 				failed = append(failed, pending[i])
-				last = fmt.Errorf("put event %s: %s: %s", pending[i].ID, aws.ToString(r.ErrorCode), aws.ToString(r.ErrorMessage))
+				last = fmt.Errorf("put event %s: %s: %s", pending[i].ID, r.ErrorCode, r.ErrorMessage)
 			}
 		}
 		if len(failed) == 0 { // a count without per-entry errors: send all again

@@ -15,9 +15,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/awsenv"
 	"github.com/baton-agents/baton/internal/notify"
 )
 
@@ -37,6 +37,7 @@ type fakeEventBridge struct {
 	mu       sync.Mutex
 	requests [][]recordedEntry
 	targets  []string
+	auths    []string
 	failOnce map[string]bool
 }
 
@@ -51,6 +52,7 @@ func (f *fakeEventBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	f.requests = append(f.requests, in.Entries)
 	f.targets = append(f.targets, r.Header.Get("X-Amz-Target"))
+	f.auths = append(f.auths, r.Header.Get("Authorization"))
 	type result struct {
 		EventId      string `json:",omitempty"`
 		ErrorCode    string `json:",omitempty"`
@@ -77,7 +79,7 @@ func (f *fakeEventBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(out)
 }
 
-func newFake(t *testing.T, failOnce ...string) (*fakeEventBridge, *eventbridge.Client) {
+func newFake(t *testing.T, failOnce ...string) (*fakeEventBridge, *awsenv.JSONClient) {
 	t.Helper()
 	f := &fakeEventBridge{failOnce: map[string]bool{}}
 	for _, id := range failOnce {
@@ -91,7 +93,7 @@ func newFake(t *testing.T, failOnce ...string) (*fakeEventBridge, *eventbridge.C
 	srv.Listener = ln
 	srv.Start()
 	t.Cleanup(srv.Close)
-	c := eventbridge.New(eventbridge.Options{
+	c := awsenv.EventBridge(aws.Config{
 		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
 		Credentials:      credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
 		RetryMaxAttempts: 1,
@@ -123,6 +125,9 @@ func TestEventBridgeEntryShapeAndBatches(t *testing.T) {
 	}
 	if f.targets[0] != "AWSEvents.PutEvents" {
 		t.Fatalf("target %q", f.targets[0])
+	}
+	if !strings.Contains(f.auths[0], "Credential=AKID/") || !strings.Contains(f.auths[0], "/us-east-1/events/aws4_request") {
+		t.Fatalf("not signed for EventBridge: %q", f.auths[0])
 	}
 	e := f.requests[1][2]
 	want := ns[12]

@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/agents"
@@ -42,7 +43,7 @@ func Errorf(status int, code, format string, args ...any) *Error {
 	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-var sessionIDRe = regexp.MustCompile(`^[A-Za-z0-9._:\-]{1,128}$`)
+var sessionIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:\-]{1,128}$`) })
 
 // Limits on a start request.
 const (
@@ -134,7 +135,7 @@ func (v Validator) Request(b Body) (durable.StartRequest, error) {
 		return req, err
 	}
 	if b.SessionID != nil {
-		if !sessionIDRe.MatchString(*b.SessionID) {
+		if !sessionIDRe().MatchString(*b.SessionID) {
 			return req, Errorf(400, "invalid_request", "session_id must be 1 to 128 letters, digits or . _ : -")
 		}
 		req.SessionID = *b.SessionID
@@ -264,11 +265,11 @@ func (v Validator) providerEnabled(p string) bool {
 	return false
 }
 
-var idemKeyRe = regexp.MustCompile(`^[\x21-\x7e]{1,255}$`)
+var idemKeyRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[\x21-\x7e]{1,255}$`) })
 
 // ValidIdempotencyKey reports whether key is 1 to 255 visible ASCII
 // characters.
-func ValidIdempotencyKey(key string) bool { return idemKeyRe.MatchString(key) }
+func ValidIdempotencyKey(key string) bool { return idemKeyRe().MatchString(key) }
 
 // Classify maps an error of the runner, of core or of this package to
 // its Error; anything unknown is a 500 "internal".

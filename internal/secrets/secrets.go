@@ -7,30 +7,28 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
-
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/awsenv"
 	"github.com/baton-agents/baton/internal/toolspec"
 )
 
-// SSMAPI is the part of the SSM API the Resolver uses; *ssm.Client
-// implements it.
+// SSMAPI reads SSM parameters; awsenv.SSM's client implements it.
 type SSMAPI interface {
-	GetParameter(ctx context.Context, in *ssm.GetParameterInput, optFns ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
+	// GetParameter returns the decrypted value of parameter name.
+	GetParameter(ctx context.Context, name string) (string, error)
 }
 
-// SecretsManagerAPI is the part of the Secrets Manager API the Resolver
-// uses; *secretsmanager.Client implements it.
+// SecretsManagerAPI reads Secrets Manager secrets; awsenv.SecretsManager's
+// client implements it.
 type SecretsManagerAPI interface {
-	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
+	// GetSecretValue returns secret id's SecretString, or nil and its
+	// SecretBinary.
+	GetSecretValue(ctx context.Context, id string) (*string, []byte, error)
 }
 
 var (
-	_ SSMAPI            = (*ssm.Client)(nil)
-	_ SecretsManagerAPI = (*secretsmanager.Client)(nil)
+	_ SSMAPI            = (*awsenv.SSMClient)(nil)
+	_ SecretsManagerAPI = (*awsenv.SecretsManagerClient)(nil)
 )
 
 // Options configures a Resolver; every field is optional.
@@ -95,14 +93,11 @@ func (r *Resolver) Parameter(ctx context.Context, name string) ([]byte, error) {
 			}
 			r.ssm = awsenv.SSM(cfg)
 		}
-		out, err := r.ssm.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
+		p, err := r.ssm.GetParameter(ctx, name)
 		if err != nil {
 			return value{}, fmt.Errorf("read SSM parameter %s: %w", name, err)
 		}
-		var v []byte
-		if out.Parameter != nil {
-			v = []byte(aws.ToString(out.Parameter.Value))
-		}
+		v := []byte(p)
 		if len(v) == 0 {
 			return value{}, fmt.Errorf("SSM parameter %s is empty", name)
 		}
@@ -136,15 +131,15 @@ func (r *Resolver) secret(ctx context.Context, id string) (value, error) {
 			}
 			r.sm = awsenv.SecretsManager(cfg)
 		}
-		out, err := r.sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(id)})
+		str, bin, err := r.sm.GetSecretValue(ctx, id)
 		if err != nil {
 			return value{}, fmt.Errorf("read secret %s: %w", id, err)
 		}
 		v := value{}
-		if out.SecretString != nil {
-			v.b = []byte(*out.SecretString)
+		if str != nil {
+			v.b = []byte(*str)
 		} else {
-			v.b, v.binary = append([]byte(nil), out.SecretBinary...), true
+			v.b, v.binary = append([]byte(nil), bin...), true
 		}
 		if len(v.b) == 0 {
 			return value{}, fmt.Errorf("secret %s is empty", id)

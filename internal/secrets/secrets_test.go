@@ -6,43 +6,36 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
-
 	"github.com/baton-agents/baton/core"
 )
 
-type fakeSSM struct{ calls []ssm.GetParameterInput }
+type fakeSSM struct{ calls []string }
 
-func (f *fakeSSM) GetParameter(_ context.Context, in *ssm.GetParameterInput, _ ...func(*ssm.Options)) (*ssm.GetParameterOutput, error) {
-	f.calls = append(f.calls, *in)
-	if !aws.ToBool(in.WithDecryption) {
-		return nil, errors.New("not decrypted")
-	}
-	switch aws.ToString(in.Name) {
+func (f *fakeSSM) GetParameter(_ context.Context, name string) (string, error) {
+	f.calls = append(f.calls, name)
+	switch name {
 	case "/ok":
-		return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Value: aws.String("ssm-value")}}, nil
+		return "ssm-value", nil
 	case "/empty":
-		return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Value: aws.String("")}}, nil
+		return "", nil
 	}
-	return nil, errors.New("ParameterNotFound")
+	return "", errors.New("ParameterNotFound")
 }
 
 type fakeSM struct{ calls int }
 
-func (f *fakeSM) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+func (f *fakeSM) GetSecretValue(_ context.Context, id string) (*string, []byte, error) {
 	f.calls++
-	switch aws.ToString(in.SecretId) {
+	switch id {
 	case "arn:string":
-		return &secretsmanager.GetSecretValueOutput{SecretString: aws.String("sm-string")}, nil
+		s := "sm-string"
+		return &s, nil, nil
 	case "arn:binary":
-		return &secretsmanager.GetSecretValueOutput{SecretBinary: []byte("sm-binary")}, nil
+		return nil, []byte("sm-binary"), nil
 	case "arn:empty":
-		return &secretsmanager.GetSecretValueOutput{}, nil
+		return nil, nil, nil
 	}
-	return nil, errors.New("ResourceNotFoundException")
+	return nil, nil, errors.New("ResourceNotFoundException")
 }
 
 func TestResolver(t *testing.T) {
@@ -95,11 +88,6 @@ func TestResolver(t *testing.T) {
 	_, _ = r.Secret(ctx, "arn:string")
 	if len(ssmc.calls) != n || sm.calls != m || envReads != 2 {
 		t.Errorf("read again: SSM %d→%d, Secrets Manager %d→%d, env %d", n, len(ssmc.calls), m, sm.calls, envReads)
-	}
-	for _, c := range ssmc.calls {
-		if !aws.ToBool(c.WithDecryption) {
-			t.Error("GetParameter without WithDecryption")
-		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/baton-agents/baton/core"
@@ -59,14 +60,14 @@ type MCPToolOverride struct {
 const MCPToolPrefix = "mcp/"
 
 var (
-	mcpServerNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_\-]{0,31}$`)
+	mcpServerNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_\-]{0,31}$`) })
 	// mcpToolNameRe is the MCP spec's tool name alphabet.
-	mcpToolNameRe = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
+	mcpToolNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`) })
 	headerNameRe  = regexp.MustCompile("^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$")
 )
 
 // ValidMCPToolName reports whether name is a valid MCP tool name.
-func ValidMCPToolName(name string) bool { return mcpToolNameRe.MatchString(name) }
+func ValidMCPToolName(name string) bool { return mcpToolNameRe().MatchString(name) }
 
 // MCPToolName is the Baton name of a server's tool.
 func MCPToolName(server, tool string) string { return MCPToolPrefix + server + "/" + tool }
@@ -108,7 +109,7 @@ func ParseMCPServers(raw []any) ([]MCPServer, error) {
 }
 
 func (s *MCPServer) validate() error {
-	if !mcpServerNameRe.MatchString(s.Name) {
+	if !mcpServerNameRe().MatchString(s.Name) {
 		return fmt.Errorf("name must be a lowercase slug of at most 32 characters (letters, digits, '_', '-'), got %q", s.Name)
 	}
 	u, err := url.Parse(s.URL)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -248,5 +249,41 @@ func TestLoadTally(t *testing.T) {
 	call("r1", "call_2", "c")
 	if execs, doubled, missing, wrong := l.tally([]string{"r1", "r2"}, 2); execs != 6 || doubled != 2 || missing != 0 || wrong != 1 {
 		t.Errorf("tally = %d, %d, %d, %d; want 6 executions, 2 doubled, 0 missing, 1 wrong", execs, doubled, missing, wrong)
+	}
+}
+
+// TestInitTrace checks the parser of GODEBUG=inittrace=1 lines and the
+// summary the report itemises: per-start totals, per-package medians,
+// the largest packages first.
+func TestInitTrace(t *testing.T) {
+	run := func(jsonMS, coreMS string) string {
+		return "init internal/bytealg @0.004 ms, 0 ms clock, 0 bytes, 0 allocs\n" +
+			"init github.com/santhosh-tekuri/jsonschema/v6 @11 ms, " + jsonMS + " ms clock, 1700544 bytes, 21277 allocs\n" +
+			"baton: configuration error: something else\n" +
+			"init github.com/baton-agents/baton/core @18 ms, " + coreMS + " ms clock, 357192 bytes, 4985 allocs\n" +
+			"init broken @1 ms, x ms clock, 1 bytes, 1 allocs\n"
+	}
+	first := parseInitTrace(run("6.8", "0.81"))
+	want := []pkgInit{{"internal/bytealg", 0, 0, 0}, {"github.com/santhosh-tekuri/jsonschema/v6", 6.8, 1700544, 21277}, {"github.com/baton-agents/baton/core", 0.81, 357192, 4985}}
+	if len(first) != len(want) {
+		t.Fatalf("parsed %+v, want %+v", first, want)
+	}
+	for i := range want {
+		if first[i] != want[i] {
+			t.Errorf("line %d: %+v, want %+v", i, first[i], want[i])
+		}
+	}
+	s := summarizeInit([][]pkgInit{first, parseInitTrace(run("5.0", "2.0")), parseInitTrace(run("9.0", "0.5"))}, 2)
+	if s.Runs != 3 || s.Packages != 3 {
+		t.Errorf("runs %d, packages %d; want 3 and 3", s.Runs, s.Packages)
+	}
+	if math.Abs(s.TotalMS-7.61) > 1e-9 || s.Bytes != 2057736 { // the sums 7.61, 7.0, 9.5
+		t.Errorf("total %v ms, %v bytes; want 7.61 ms, 2057736 bytes", s.TotalMS, s.Bytes)
+	}
+	if len(s.Top) != 2 || s.Top[0].Package != "github.com/santhosh-tekuri/jsonschema/v6" || s.Top[0].ClockMS != 6.8 || s.Top[1].ClockMS != 0.81 {
+		t.Errorf("top %+v; want jsonschema at 6.8 ms, then core at 0.81 ms", s.Top)
+	}
+	if e := summarizeInit(nil, 2); e.Runs != 0 || len(e.Top) != 0 {
+		t.Errorf("no runs: %+v", e)
 	}
 }

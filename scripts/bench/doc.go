@@ -15,11 +15,15 @@
 // model streaming about 100 tokens/s: the delay from a token's emission
 // to its SSE event, and on the emulators the DynamoDB writes and reads of
 // the token batches per 1,000 tokens; see streaming.go), and cold-start
-// proxies of the Lambdas. docs/performance.md explains the method.
+// proxies of the Lambdas with their package initialisation itemised
+// (GODEBUG=inittrace=1; coldstart.go, inittrace.go), optionally beside
+// another commit's functions measured in the same run.
+// docs/performance.md explains the method.
 //
 //	go run ./scripts/bench -out results            # what make bench runs, inside scripts/emulators.sh run
 //	go run ./scripts/bench -smoke                  # 1 and 3 turns in memory: checks the harness
 //	go run ./scripts/bench -skip-cases -coldstart=false -concurrency=false   # token streaming only
+//	go run ./scripts/bench -coldstart-only -coldstart-base 21d06ef          # cold starts only, beside 21d06ef's
 //
 // The emulator runs need BATON_TEST_DYNAMODB_ENDPOINT and
 // BATON_TEST_SQS_ENDPOINT (scripts/emulators.sh run sets them); without

@@ -22,6 +22,8 @@ type options struct {
 	ddbEndpoint string
 	sqsEndpoint string
 	coldStart   bool
+	coldOnly    bool   // the cold-start proxies alone
+	coldBase    string // a git revision whose functions are measured beside the working tree's
 	concurrency bool
 	streaming   bool
 	floor       bool
@@ -38,6 +40,8 @@ func main() {
 	flag.BoolVar(&o.smoke, "smoke", false, "run 1 and 3 turns in process and in memory only, and check the workload")
 	flag.StringVar(&o.out, "out", "", "directory for the Markdown and JSON results (none when empty)")
 	flag.BoolVar(&o.coldStart, "coldstart", true, "measure the Lambdas' cold-start proxies (needs make build-lambdas)")
+	flag.BoolVar(&o.coldOnly, "coldstart-only", false, "measure the cold-start proxies and nothing else")
+	flag.StringVar(&o.coldBase, "coldstart-base", "", "also measure the functions of this git revision (built in a temporary worktree), each start beside the working tree's")
 	flag.BoolVar(&o.concurrency, "concurrency", true, "run the concurrency benchmark")
 	flag.BoolVar(&o.streaming, "streaming", true, "run the token-streaming benchmark")
 	flag.BoolVar(&o.floor, "floor", true, "compare the in-process runner with a hand-written loop at 20, 100 and 500 turns")
@@ -126,6 +130,20 @@ func smokePlan() plan {
 // wrong, never that something was slow.
 func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 	began := time.Now()
+	if o.progress == nil {
+		o.progress = os.Stderr
+	}
+	progress := func(format string, args ...any) {
+		fmt.Fprintf(o.progress, "[%6.1fs] %s\n", time.Since(began).Seconds(), fmt.Sprintf(format, args...))
+	}
+	emulators := !o.smoke && o.ddbEndpoint != "" && o.sqsEndpoint != ""
+	if o.coldOnly {
+		res := &results{Mode: "coldstart", Machine: machine(o.repoRoot)}
+		if err := measureColdStarts(ctx, o, emulators, res, progress); err != nil {
+			return nil, err
+		}
+		return report(o, res, began, stdout)
+	}
 	p := fullPlan()
 	if o.smoke {
 		p = smokePlan()
@@ -154,12 +172,6 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 	}
 	reg, tools := mem.app.Agents, mem.app.Tools
 	res := &results{Mode: map[bool]string{true: "smoke", false: "full"}[o.smoke], Machine: machine(o.repoRoot), Plan: p.reps}
-	if o.progress == nil {
-		o.progress = os.Stderr
-	}
-	progress := func(format string, args ...any) {
-		fmt.Fprintf(o.progress, "[%6.1fs] %s\n", time.Since(began).Seconds(), fmt.Sprintf(format, args...))
-	}
 
 	// The floor: the in-process runner (after a discarded warm-up run).
 	if _, err := runInProcess(ctx, reg, tools, workload{Turns: 1, ResultBytes: 100}); err != nil {
@@ -210,7 +222,6 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 	// The distributed runtime on DynamoDB Local and fauxqs. Each part gets
 	// a table and a queue of its own, deleted afterwards: DynamoDB Local
 	// keeps everything in memory and slows down as it fills.
-	emulators := !o.smoke && o.ddbEndpoint != "" && o.sqsEndpoint != ""
 	if !o.smoke && !emulators {
 		res.Notes = append(res.Notes, "The emulator runs were skipped: BATON_TEST_DYNAMODB_ENDPOINT and BATON_TEST_SQS_ENDPOINT are not set (run make bench, or scripts/emulators.sh run go run ./scripts/bench).")
 		progress("emulators not configured; skipping their runs")
@@ -283,35 +294,42 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 	}
 
 	if !o.smoke && o.coldStart {
-		measure := func(target coldTarget) error {
-			cs, note, err := coldStarts(ctx, o, target)
-			if err != nil {
-				// A cold-start proxy that cannot be measured is reported,
-				// not fatal: the workload is what must be right.
-				res.Notes = append(res.Notes, "Cold-start proxies not measured: "+err.Error())
-				progress("cold start: %v", err)
-				return nil
-			}
-			res.ColdStart = cs
-			if note != "" {
-				res.Notes = append(res.Notes, note)
-			}
-			progress("cold-start proxies done")
-			return nil
-		}
-		var err error
-		if emulators {
-			err = withEmulators(ctx, o, false, app.Deps{}, func(emu *distRuntime) error {
-				return measure(coldTarget{table: emu.table, queueURL: emu.queueURL, ddb: o.ddbEndpoint, sqs: o.sqsEndpoint})
-			})
-		} else {
-			err = measure(coldTarget{})
-		}
-		if err != nil {
+		if err := measureColdStarts(ctx, o, emulators, res, progress); err != nil {
 			return nil, err
 		}
 	}
+	return report(o, res, began, stdout)
+}
 
+// measureColdStarts adds the cold-start proxies to res, on a table and a
+// queue of their own on the emulators when they run.
+func measureColdStarts(ctx context.Context, o options, emulators bool, res *results, progress func(string, ...any)) error {
+	measure := func(target coldTarget) error {
+		cs, base, note, err := coldStarts(ctx, o, target)
+		if err != nil {
+			// A cold-start proxy that cannot be measured is reported,
+			// not fatal: the workload is what must be right.
+			res.Notes = append(res.Notes, "Cold-start proxies not measured: "+err.Error())
+			progress("cold start: %v", err)
+			return nil
+		}
+		res.ColdStart, res.ColdStartBase = cs, base
+		if note != "" {
+			res.Notes = append(res.Notes, note)
+		}
+		progress("cold-start proxies done")
+		return nil
+	}
+	if emulators {
+		return withEmulators(ctx, o, false, app.Deps{}, func(emu *distRuntime) error {
+			return measure(coldTarget{table: emu.table, queueURL: emu.queueURL, ddb: o.ddbEndpoint, sqs: o.sqsEndpoint})
+		})
+	}
+	return measure(coldTarget{})
+}
+
+// report prints (and, with o.out, writes) the report of res.
+func report(o options, res *results, began time.Time, stdout io.Writer) (*results, error) {
 	res.DurationS = time.Since(began).Seconds()
 	md := markdown(res)
 	if _, err := io.WriteString(stdout, md); err != nil {

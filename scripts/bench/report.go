@@ -30,9 +30,12 @@ type results struct {
 	Floor          []floorRow             `json:"in_process_vs_floor,omitempty"`
 	Concurrency    []concResult           `json:"concurrency,omitempty"`
 	ColdStart      []coldResult           `json:"cold_start,omitempty"`
-	Streaming      []streamResult         `json:"streaming,omitempty"`
-	Notes          []string               `json:"notes,omitempty"`
-	DurationS      float64                `json:"duration_s"`
+	// ColdStartBase are the same functions of -coldstart-base's commit,
+	// measured in the same run.
+	ColdStartBase []coldResult   `json:"cold_start_base,omitempty"`
+	Streaming     []streamResult `json:"streaming,omitempty"`
+	Notes         []string       `json:"notes,omitempty"`
+	DurationS     float64        `json:"duration_s"`
 }
 
 // machineInfo identifies the machine and the code measured.
@@ -202,6 +205,13 @@ func markdown(r *results) string {
 	m := r.Machine
 	p("| machine | |\n|---|---|\n| CPU | %s, %d cores, %d MB |\n| OS | %s |\n| Go | %s |\n| commit | %s |\n| date | %s |\n| emulators | %s |\n| duration | %.0f s |\n\n",
 		m.CPU, m.Cores, m.MemoryMB, m.OS, m.Go, m.Commit, m.Date, m.Emulators, r.DurationS)
+	if r.Mode == "coldstart" {
+		b.WriteString(coldStartMarkdown(r.ColdStart, r.ColdStartBase))
+		for _, n := range r.Notes {
+			p("- %s\n", n)
+		}
+		return b.String()
+	}
 	p("Runs per case: %s.\n\n", planText(r.Plan))
 
 	p("## Per step (median / p99)\n\n")
@@ -359,16 +369,7 @@ func markdown(r *results) string {
 
 	b.WriteString(streamingMarkdown(r.Streaming))
 
-	if len(r.ColdStart) > 0 {
-		p("## Cold-start proxies\n\n")
-		p("Sizes: `make build-lambdas` (linux/arm64, static, -s -w). Init: a linux/amd64 build of the same main package exec'd with a fake Lambda Runtime API on 127.0.0.1, from process start to its first GET …/invocation/next; then one invocation (start to its POST …/response or …/error). Median of %d.\n\n", coldRuns)
-		p("| function | bootstrap (arm64) | zip | amd64 binary | init p50 ms | init min–max ms | invoke p50 ms | invocation outcome |\n|---|--:|--:|--:|--:|--:|--:|---|\n")
-		for _, c := range r.ColdStart {
-			p("| %s | %s | %s | %s | %.1f | %.1f–%.1f | %.1f | %s |\n", c.Function, human(float64(c.BinaryBytes)), human(float64(c.ZipBytes)), human(float64(c.NativeBytes)),
-				c.InitMS.P50, c.InitMin, c.InitMS.Max, c.InvokeMS.P50, c.Outcome)
-		}
-		p("\n")
-	}
+	b.WriteString(coldStartMarkdown(r.ColdStart, r.ColdStartBase))
 	if r.CapacitySource != "" {
 		p("Capacity units: %s.\n\n", r.CapacitySource)
 	}
@@ -641,4 +642,50 @@ func resultLabel(bytes int, scripted bool, note string) string {
 		return sizeName(bytes) + " (" + note + ")"
 	}
 	return sizeName(bytes)
+}
+
+// coldStartMarkdown is the report's cold-start section: the proxies,
+// the base commit's beside them when it was measured, and each
+// function's package initialisation itemised.
+func coldStartMarkdown(cur, base []coldResult) string {
+	if len(cur) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("## Cold-start proxies\n\n")
+	p("Sizes: `make build-lambdas` (linux/arm64, static, -s -w). Init: a linux/amd64 build of the same main package exec'd with a fake Lambda Runtime API on 127.0.0.1, from process start to its first GET …/invocation/next (package initialisation, then the composition root's build, which reads the default agent alias from DynamoDB); then one invocation (start to its POST …/response or …/error). Median of %d.\n\n", coldRuns)
+	p("| function | commit | bootstrap (arm64) | zip | amd64 binary | init p50 ms | init min–max ms | invoke p50 ms | invocation outcome |\n|---|---|--:|--:|--:|--:|--:|--:|---|\n")
+	for _, c := range cur {
+		p("| %s | %s | %s | %s | %s | %.1f | %.1f–%.1f | %.1f | %s |\n", c.Function, c.Commit, human(float64(c.BinaryBytes)), human(float64(c.ZipBytes)), human(float64(c.NativeBytes)),
+			c.InitMS.P50, c.InitMin, c.InitMS.Max, c.InvokeMS.P50, c.Outcome)
+	}
+	p("\n")
+	if len(base) > 0 {
+		p("Beside the base commit: each start of one build was followed by the same start of the other, in this run.\n\n")
+		p("| function | %s init p50 ms | %s init p50 ms | ratio | %s package init ms | %s package init ms | amd64 binary |\n|---|--:|--:|--:|--:|--:|--:|\n", base[0].Commit, cur[0].Commit, base[0].Commit, cur[0].Commit)
+		for i, c := range cur {
+			if i >= len(base) || base[i].Function != c.Function {
+				continue
+			}
+			o := base[i]
+			p("| %s | %.1f | %.1f | %.2f | %.1f | %.1f | %s → %s |\n", c.Function, o.InitMS.P50, c.InitMS.P50, safeDiv(c.InitMS.P50, o.InitMS.P50),
+				o.Init.TotalMS, c.Init.TotalMS, human(float64(o.NativeBytes)), human(float64(c.NativeBytes)))
+		}
+		p("\n")
+	}
+	p("### Package initialisation\n\n")
+	p("GODEBUG=inittrace=1 on %d more starts of each build: the sum of the packages' init clock times and of what they allocated (medians of the per-start sums), and the %d packages that take longest (medians). Allocations count too: past 4 MB the collector runs before main.\n\n", initTraceRuns, initTopPackages)
+	p("| function | commit | packages | init ms | allocated | largest (ms, allocated) |\n|---|---|--:|--:|--:|---|\n")
+	for _, rs := range [][]coldResult{base, cur} {
+		for _, c := range rs {
+			var top []string
+			for _, t := range c.Init.Top {
+				top = append(top, fmt.Sprintf("%s %.2f, %s", t.Package, t.ClockMS, human(float64(t.Bytes))))
+			}
+			p("| %s | %s | %d | %.1f | %s | %s |\n", c.Function, c.Commit, c.Init.Packages, c.Init.TotalMS, human(c.Init.Bytes), strings.Join(top, "; "))
+		}
+	}
+	p("\n")
+	return b.String()
 }

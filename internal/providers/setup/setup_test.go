@@ -8,9 +8,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/providers"
@@ -22,18 +19,19 @@ import (
 
 type fakeSSM struct{ n int }
 
-func (f *fakeSSM) GetParameter(_ context.Context, in *ssm.GetParameterInput, _ ...func(*ssm.Options)) (*ssm.GetParameterOutput, error) {
+func (f *fakeSSM) GetParameter(_ context.Context, name string) (string, error) {
 	f.n++
-	if aws.ToString(in.Name) != "/baton/anthropic" {
-		return nil, errors.New("ParameterNotFound: " + aws.ToString(in.Name))
+	if name != "/baton/anthropic" {
+		return "", errors.New("ParameterNotFound: " + name)
 	}
-	return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Value: aws.String("sk-ant-from-ssm")}}, nil
+	return "sk-ant-from-ssm", nil
 }
 
 type fakeSecrets struct{}
 
-func (fakeSecrets) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
-	return &secretsmanager.GetSecretValueOutput{SecretString: aws.String(`{"api_key":"sk-from-secret"}`)}, nil
+func (fakeSecrets) GetSecretValue(context.Context, string) (*string, []byte, error) {
+	v := `{"api_key":"sk-from-secret"}`
+	return &v, nil, nil
 }
 
 func env(m map[string]string) providers.Config {
