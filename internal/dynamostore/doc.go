@@ -12,7 +12,7 @@
 // list index GSI2 (GSI2PK, GSI2SK; projecting session, status, agent and
 // created_at). CreateTable makes it. Items:
 //
-//	PK=RUN#<run>                       SK=STATE              the run: tenant, session, version, status, counters, state (JSON without the config), cfg_h, steps, due_at and, while the run is due, GSI1PK/GSI1SK; agent, created_at and GSI2PK=TEN#<tenant>, GSI2SK=<created>#<run> (list.go)
+//	PK=RUN#<run>                       SK=STATE              the run: tenant, session, version, status, counters, state (JSON without the config), cfg_h, steps and, while the run is due, GSI1PK/GSI1SK (the due time and the run); agent, created_at and GSI2PK=TEN#<tenant>, GSI2SK=<created>#<run> (list.go)
 //	PK=RUN#<run>                       SK=STATE#CFG          the run's configuration (JSON) and its hash h
 //	PK=SES#<tenant>#<session>          SK=HEAD               the session head: next_seq, active_run (written when a run starts and when it finishes)
 //	PK=SES#<tenant>#<session>          SK=MSG#<seq>#<part>   a transcript message

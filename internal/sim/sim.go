@@ -926,6 +926,11 @@ func (s *sim) deliverOne(ctx context.Context) bool {
 	s.store.arm("")
 	s.store.failing(0)
 	s.a.Steps.(*faultQueue).arm("")
+	if s.aws != nil {
+		// An SDK fault the delivery's calls did not take (a stale step
+		// makes no transaction) is not left for the next caller.
+		s.aws.arm("")
+	}
 	return true
 }
 
