@@ -9,6 +9,11 @@ package core
 // plan without one allocates as usual. A chunk lives as long as anything
 // it holds: the run's events and transcript point into it.
 type arena struct {
+	// apply is the Runner's transition and the storage of its output;
+	// applying marks it in use (a transition applied meanwhile, by a
+	// hook, uses Apply's own).
+	apply    applying
+	applying bool
 	// output is the records block of the transition being applied.
 	output   records
 	requests slab[ModelRequest]

@@ -36,6 +36,12 @@ type Plan struct {
 // Plan tells the runner what a scheduled step needs. It never changes st.
 // transcript is the session transcript in sequence order.
 func (m *Machine) Plan(ctx context.Context, st RunState, transcript []Message, step Step) (Plan, error) {
+	return m.plan(ctx, &st, transcript, step)
+}
+
+// plan is Plan on the state st points to, which it does not change (the
+// Runner plans on its run's state without copying it).
+func (m *Machine) plan(ctx context.Context, st *RunState, transcript []Message, step Step) (Plan, error) {
 	if step.RunID != st.RunID {
 		return Plan{}, invalid("step for run %q applied to run %q", step.RunID, st.RunID)
 	}
@@ -50,7 +56,7 @@ func (m *Machine) Plan(ctx context.Context, st RunState, transcript []Message, s
 		if p := st.Config.Compaction; p.active() && st.CompactTurn != st.Turn+1 {
 			if compact, through, retained, ok := compactionPlan(p, compactedView(transcript, st.index)); ok {
 				return Plan{Kind: PlanCompact, Compaction: &CompactionRequest{RunID: st.RunID, Messages: compact, Through: through, Retained: retained,
-					Model: summaryRequest(&st, p, compact)}}, nil
+					Model: summaryRequest(st, p, compact)}}, nil
 			}
 		}
 		view, trim := st.modelView(transcript)
@@ -79,7 +85,7 @@ func (m *Machine) Plan(ctx context.Context, st RunState, transcript []Message, s
 		if st.NeedsRecorded(step) && st.recorded == nil {
 			return Plan{}, invalid("run %s was planned without the recorded calls its tool mode answers from", st.RunID)
 		}
-		return m.mediate(ctx, &st, transcript, step, c), nil
+		return m.mediate(ctx, st, transcript, step, c), nil
 	default:
 		return Plan{}, invalid("unknown step kind %q", step.Kind)
 	}

@@ -84,26 +84,52 @@ func (rn *Runner) Continue(ctx context.Context, prior []Message, in StartInput) 
 	}
 	run := &Run{Transcript: append([]Message(nil), prior...)}
 	out.State.arena = newArena() // the run's small records, from here on
-	rn.commit(ctx, run, out)
+	rn.commit(ctx, run, &out)
 	return run, rn.drive(ctx, run)
 }
 
 // Resume applies an outside input (a client result, an approval decision,
 // an expiry, a steering message, a cancel) and drives the run on.
 func (rn *Runner) Resume(ctx context.Context, run *Run, in Input) error {
-	out, err := rn.Machine.Apply(ctx, run.State, run.Transcript, in)
-	if err != nil {
+	if err := rn.apply(ctx, run, in); err != nil {
 		return err
 	}
-	rn.commit(ctx, run, out)
 	return rn.drive(ctx, run)
+}
+
+// apply applies in to the run and commits its output. A run with an
+// arena is applied in the arena's transition and output, so the state is
+// copied once into the transition and once back, rather than through
+// Apply's argument and result.
+func (rn *Runner) apply(ctx context.Context, run *Run, in Input) error {
+	a := run.State.arena
+	if a == nil || a.applying {
+		out, err := rn.Machine.Apply(ctx, run.State, run.Transcript, in)
+		if err != nil {
+			return err
+		}
+		rn.commit(ctx, run, &out)
+		return nil
+	}
+	a.applying = true
+	defer func() { a.applying = false }()
+	o := &a.apply.o
+	o.State = run.State
+	err := rn.Machine.apply(ctx, &a.apply.t, o, run.Transcript, in)
+	if err == nil {
+		rn.commit(ctx, run, o)
+	}
+	// The next transition starts from the run's state again; the
+	// records were copied out.
+	o.Messages, o.Events, o.ToolResults, o.Audit, o.Next = nil, nil, nil, nil, nil
+	return err
 }
 
 func (rn *Runner) io() IO {
 	return IO{Model: rn.Model, Tools: rn.Tools, Summarizer: rn.Summarizer, Compactor: rn.Compactor, Clock: rn.Machine.Clock}
 }
 
-func (rn *Runner) commit(ctx context.Context, run *Run, out Output) {
+func (rn *Runner) commit(ctx context.Context, run *Run, out *Output) {
 	// through is the last message the sink's list includes: the
 	// transcript's end before this output, then each append's to_seq.
 	var through int64
@@ -204,11 +230,7 @@ func (rn *Runner) streamTokens(ctx context.Context, run *Run) context.Context {
 // event while the call goes on. The provider calls it on the goroutine
 // that drive performs the model step on, so it never races drive.
 func (rn *Runner) modelRetrying(ctx context.Context, run *Run, step Step, r ModelRetry) {
-	out, err := rn.Machine.Apply(ctx, run.State, run.Transcript, ModelRetrying{Step: step, Retry: r})
-	if err != nil {
-		return
-	}
-	rn.commit(ctx, run, out)
+	_ = rn.apply(ctx, run, ModelRetrying{Step: step, Retry: r})
 }
 
 // drive performs the scheduled steps until none is left. Tool steps
@@ -246,11 +268,9 @@ func (rn *Runner) drive(ctx context.Context, run *Run) error {
 			if in == nil {
 				continue
 			}
-			out, err := rn.Machine.Apply(ctx, run.State, run.Transcript, in)
-			if err != nil {
+			if err := rn.apply(ctx, run, in); err != nil {
 				return err
 			}
-			rn.commit(ctx, run, out)
 		}
 	}
 	return nil
@@ -258,7 +278,7 @@ func (rn *Runner) drive(ctx context.Context, run *Run) error {
 
 // performOne plans and performs a batch of one step.
 func (rn *Runner) performOne(ctx context.Context, run *Run, io IO, step Step) (Input, error) {
-	plan, err := rn.Machine.Plan(ctx, run.State, run.Transcript, step)
+	plan, err := rn.Machine.plan(ctx, &run.State, run.Transcript, step)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +294,7 @@ func (rn *Runner) performOne(ctx context.Context, run *Run, io IO, step Step) (I
 func (rn *Runner) performBatch(ctx context.Context, run *Run, io IO, steps []Step) ([]Input, error) {
 	plans := make([]Plan, len(steps))
 	for i, step := range steps {
-		plan, err := rn.Machine.Plan(ctx, run.State, run.Transcript, step)
+		plan, err := rn.Machine.plan(ctx, &run.State, run.Transcript, step)
 		if err != nil {
 			return nil, err
 		}

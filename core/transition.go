@@ -16,12 +16,29 @@ import (
 // It never changes st; on error the caller's state is untouched and the
 // output is empty.
 func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, in Input) (Output, error) {
-	// The transition, with its copy of the state and its output, comes
-	// from a pool: nothing the output holds points into it.
-	t := transitions.Get().(*transition)
+	// The transition and its output's storage come from a pool: nothing
+	// the output holds points into it.
+	p := transitions.Get().(*applying)
+	p.o.State = st
+	err := m.apply(ctx, &p.t, &p.o, transcript, in)
+	var out Output
+	if err == nil {
+		out = p.o
+	}
+	p.o = Output{}
+	transitions.Put(p)
+	return out, err
+}
+
+// apply folds in into the state o.State holds (a copy of the run's,
+// whose mutable parts it copies before changing them), accumulating the
+// transition's output in o. On error o is to be discarded. It clears t
+// before it returns.
+func (m *Machine) apply(ctx context.Context, t *transition, o *Output, transcript []Message, in Input) error {
 	t.m, t.now, t.transcript = m, m.Clock.Now(), transcript
-	t.o.State = st.cloneMutable()
-	t.st, t.out = &t.o.State, &t.o
+	o.State.cloneMutable()
+	t.st, t.out = &o.State, o
+	defer t.clear()
 	s := t.st
 	t.countSpent(ctx)
 	t.chained, _ = ChainedStep(ctx)
@@ -102,37 +119,37 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 		if a := t.st.arena; a != nil && t.r == &a.output {
 			a.output.lent = false // no output holds it
 		}
-		t.release()
-		return Output{}, err
+		return err
 	}
 	t.settleHold(in)
 	s.Version++
 	s.UpdatedAt = t.now
-	out := *t.out
-	t.release()
-	return out, nil
+	return nil
+}
+
+// applying is a transition with the storage of its output: Apply's come
+// from a pool, and the Runner's runs each keep one in their arena.
+type applying struct {
+	t transition
+	o Output
 }
 
 // transitions recycles Apply's transitions.
-var transitions = sync.Pool{New: func() any { return new(transition) }}
+var transitions = sync.Pool{New: func() any { return new(applying) }}
 
-// release clears t, so that the pool holds no reference into a run, and
-// puts it back.
-func (t *transition) release() {
-	*t = transition{}
-	transitions.Put(t)
-}
+// clear drops t's references, so that a pool or an arena holds none into
+// a run through it.
+func (t *transition) clear() { *t = transition{} }
 
-// cloneMutable copies the parts of the state a transition mutates. The
-// usage is copied on write (Usage).
-func (st RunState) cloneMutable() RunState {
+// cloneMutable copies the parts of the state a transition mutates, in
+// place. The usage is copied on write (Usage).
+func (st *RunState) cloneMutable() {
 	if len(st.Calls) > 0 {
 		st.Calls = append(sliceOf(st.arena, arenaStates, len(st.Calls)), st.Calls...)
 	}
 	st.Budgets = append([]BudgetState(nil), st.Budgets...)
 	st.Cost = st.Cost.clone()
 	st.Inbox = append([]InboxMessage(nil), st.Inbox...)
-	return st
 }
 
 // transition is one application of an input (or of a start) to a run: it
@@ -142,8 +159,6 @@ func (st RunState) cloneMutable() RunState {
 type transition struct {
 	m  *Machine
 	st *RunState
-	// o is the storage of out in Apply, whose State is st.
-	o Output
 	// r holds out's first records (recs).
 	r *records
 	// now is the machine clock's reading, taken once per transition.
@@ -252,7 +267,12 @@ func (t *transition) beginTurn(step Step, started time.Time) error {
 		return fmt.Errorf("%w: model_turn %d", ErrStaleStep, step.Seq)
 	}
 	s.ModelStep = 0
-	view, trim := s.modelView(t.transcript)
+	// The view is needed only to report a trim, which needs a budget.
+	var view []Message
+	var trim *TrimResult
+	if s.Config.ContextBudget > 0 {
+		view, trim = s.modelView(t.transcript)
+	}
 	s.Turn++
 	d := newOf(t.st.arena, arenaTurns)
 	d.Turn = s.Turn

@@ -14,12 +14,21 @@ func (st *RunState) modelView(transcript []Message) ([]Message, *TrimResult) {
 		// The view is the transcript itself, capped so that appending to
 		// it cannot write into the transcript.
 		base = base[:len(base):len(base)]
-		return TrimToContextWindow(base, st.Config.ContextBudget, st.systemChars())
+		return st.trimmed(base)
 	}
 	msgs := make([]Message, 0, len(base)+len(st.Inbox))
 	msgs = append(msgs, base...)
 	for _, q := range st.Inbox {
 		msgs = append(msgs, inboxMessage(q))
+	}
+	return st.trimmed(msgs)
+}
+
+// trimmed is msgs trimmed to the context budget (as they are without
+// one).
+func (st *RunState) trimmed(msgs []Message) ([]Message, *TrimResult) {
+	if st.Config.ContextBudget <= 0 {
+		return msgs, nil
 	}
 	return TrimToContextWindow(msgs, st.Config.ContextBudget, st.systemChars())
 }
