@@ -77,6 +77,61 @@ func TestFirstDecisionWins(t *testing.T) {
 	}
 }
 
+// TestRunnerStepsLeaveEarlierStatesAlone: the Runner applies its own
+// steps' outcomes to the run's state in place, so a copy of the state
+// taken before (a paused run's, with a call still to run) must not see
+// them; and only a current step's outcome is applied in place, the
+// outcomes a transition refuses are not.
+func TestRunnerStepsLeaveEarlierStatesAlone(t *testing.T) {
+	ctx := context.Background()
+	rn := &Runner{Machine: NewMachine(&FixedClock{T: t0}), Model: ScriptedModel{},
+		Tools: ToolExecutorFunc(func(_ context.Context, c ToolCall) (any, error) { return echo(c) })}
+	run, err := rn.Start(ctx, StartInput{RunID: "r-1", SessionID: "s-1",
+		Config: RunConfig{Model: scripted(turn("", call("c1", "client/get_calendar", map[string]any{"day": "mon"}),
+			call("c2", "ability/search", map[string]any{"q": "x"})), turn("done")), Tools: []ToolDeclaration{serverTool("ability/search", nil)}},
+		RequestTools: []any{clientTool("client/get_calendar")}, Messages: user("hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.State.Status != StatusRuntimeToolPending || len(run.State.Calls) != 2 {
+		t.Fatalf("status %s with %d calls", run.State.Status, len(run.State.Calls))
+	}
+	snap := run.State
+	before, _ := MarshalState(snap)
+	reqs, _ := run.State.Pending()
+	if err := rn.Resume(ctx, run, ClientResult{RequestID: reqs[0].RequestID, Success: true, Result: "free"}); err != nil {
+		t.Fatal(err)
+	}
+	if run.State.Status != StatusCompleted || len(run.ToolResults) != 2 {
+		t.Fatalf("status %s with %d results", run.State.Status, len(run.ToolResults))
+	}
+	if after, _ := MarshalState(snap); string(after) != string(before) {
+		t.Fatalf("the run's steps changed an earlier copy of its state:\n%s\n%s", before, after)
+	}
+
+	st := snap
+	for _, tc := range []struct {
+		in    Input
+		clean bool
+	}{
+		{&ToolExecuted{Step: Step{Kind: StepToolCall, RunID: "r-1", Seq: st.StepSeq + 1, CallID: "c2"}}, false}, // c2 is not scheduled yet
+		{&ToolExecuted{Step: Step{Kind: StepToolCall, RunID: "r-1", Seq: 9, CallID: "c9"}}, false},
+		{&ModelReplied{Step: Step{Kind: StepModelTurn, RunID: "r-1", Seq: st.StepSeq}}, false},
+		{ModelReplied{Step: Step{Kind: StepModelTurn, RunID: "r-1", Seq: st.StepSeq}}, false}, // not a step outcome of the Runner's
+	} {
+		if got := st.appliesCleanly(tc.in); got != tc.clean {
+			t.Errorf("%#v: appliesCleanly = %v", tc.in, got)
+		}
+		if _, err := rn.Machine.Apply(ctx, st, nil, tc.in); err == nil {
+			t.Errorf("%#v: applied", tc.in)
+		}
+	}
+	done := run.State
+	if done.appliesCleanly(&ModelReplied{Step: Step{Kind: StepModelTurn, RunID: "r-1", Seq: done.StepSeq}}) {
+		t.Error("an ended run's step applies cleanly")
+	}
+}
+
 func TestResumeShowsQueuedBeforeTheNextStep(t *testing.T) {
 	_, run, clock := pausedClientRun(t)
 	m := NewMachine(clock)

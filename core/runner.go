@@ -84,7 +84,7 @@ func (rn *Runner) Continue(ctx context.Context, prior []Message, in StartInput) 
 	}
 	run := &Run{Transcript: append([]Message(nil), prior...)}
 	out.State.arena = newArena() // the run's small records, from here on
-	rn.commit(ctx, run, &out)
+	rn.commit(ctx, run, &out.State, &out)
 	return run, rn.drive(ctx, run)
 }
 
@@ -98,9 +98,11 @@ func (rn *Runner) Resume(ctx context.Context, run *Run, in Input) error {
 }
 
 // apply applies in to the run and commits its output. A run with an
-// arena is applied in the arena's transition and output, so the state is
-// copied once into the transition and once back, rather than through
-// Apply's argument and result.
+// arena is applied with the arena's transition and records: the outcome
+// of one of its current steps (appliesCleanly: the transition cannot
+// fail) changes the run's state in place, whose mutable parts the
+// transition copies first as Apply's does, so a step copies no state;
+// any other input is applied to a copy, committed when it succeeds.
 func (rn *Runner) apply(ctx context.Context, run *Run, in Input) error {
 	a := run.State.arena
 	if a == nil || a.applying {
@@ -108,19 +110,22 @@ func (rn *Runner) apply(ctx context.Context, run *Run, in Input) error {
 		if err != nil {
 			return err
 		}
-		rn.commit(ctx, run, &out)
+		rn.commit(ctx, run, &out.State, &out)
 		return nil
 	}
 	a.applying = true
 	defer func() { a.applying = false }()
 	o := &a.apply.o
-	o.State = run.State
-	err := rn.Machine.apply(ctx, &a.apply.t, o, run.Transcript, in)
-	if err == nil {
-		rn.commit(ctx, run, o)
+	st := &run.State
+	if !st.appliesCleanly(in) {
+		o.State = run.State
+		st = &o.State
 	}
-	// The next transition starts from the run's state again; the
-	// records were copied out.
+	err := rn.Machine.apply(ctx, &a.apply.t, st, o, run.Transcript, in)
+	if err == nil {
+		rn.commit(ctx, run, st, o)
+	}
+	// The records were copied out.
 	o.Messages, o.Events, o.ToolResults, o.Audit, o.Next = nil, nil, nil, nil, nil
 	return err
 }
@@ -129,7 +134,9 @@ func (rn *Runner) io() IO {
 	return IO{Model: rn.Model, Tools: rn.Tools, Summarizer: rn.Summarizer, Compactor: rn.Compactor, Clock: rn.Machine.Clock}
 }
 
-func (rn *Runner) commit(ctx context.Context, run *Run, out *Output) {
+// commit makes st the run's state (st may be the run's state itself)
+// and appends out's records.
+func (rn *Runner) commit(ctx context.Context, run *Run, st *RunState, out *Output) {
 	// through is the last message the sink's list includes: the
 	// transcript's end before this output, then each append's to_seq.
 	var through int64
@@ -138,9 +145,11 @@ func (rn *Runner) commit(ctx context.Context, run *Run, out *Output) {
 	}
 	ix := run.State.index
 	if ix == nil {
-		ix = NewTranscriptIndex(out.State.SessionID)
+		ix = NewTranscriptIndex(st.SessionID)
 	}
-	run.State = out.State
+	if st != &run.State {
+		run.State = *st
+	}
 	run.State.UseIndex(ix)
 	run.Transcript = appendDoubling(run.Transcript, out.Messages)
 	run.Events = appendDoubling(run.Events, out.Events)

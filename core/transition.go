@@ -20,7 +20,7 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 	// the output holds points into it.
 	p := transitions.Get().(*applying)
 	p.o.State = st
-	err := m.apply(ctx, &p.t, &p.o, transcript, in)
+	err := m.apply(ctx, &p.t, &p.o.State, &p.o, transcript, in)
 	var out Output
 	if err == nil {
 		out = p.o
@@ -30,14 +30,15 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 	return out, err
 }
 
-// apply folds in into the state o.State holds (a copy of the run's,
-// whose mutable parts it copies before changing them), accumulating the
-// transition's output in o. On error o is to be discarded. It clears t
+// apply folds in into the state st points to, whose mutable parts it
+// copies before changing them, accumulating the transition's records in
+// o (o.State is not used). On error *st and o are to be discarded, unless
+// st.appliesCleanly(in) said the transition cannot fail. It clears t
 // before it returns.
-func (m *Machine) apply(ctx context.Context, t *transition, o *Output, transcript []Message, in Input) error {
+func (m *Machine) apply(ctx context.Context, t *transition, st *RunState, o *Output, transcript []Message, in Input) error {
 	t.m, t.now, t.transcript = m, m.Clock.Now(), transcript
-	o.State.cloneMutable()
-	t.st, t.out = &o.State, o
+	st.cloneMutable()
+	t.st, t.out = st, o
 	defer t.clear()
 	s := t.st
 	t.countSpent(ctx)
@@ -263,7 +264,7 @@ func (t *transition) beginTurn(step Step, started time.Time) error {
 	if IsTerminal(s.Status) {
 		return ErrTerminal
 	}
-	if step.Kind != StepModelTurn || step.Seq != s.ModelStep || s.ModelStep == 0 {
+	if !s.modelStepCurrent(step) {
 		return fmt.Errorf("%w: model_turn %d", ErrStaleStep, step.Seq)
 	}
 	s.ModelStep = 0
@@ -428,15 +429,8 @@ func (t *transition) currentStep(step Step) error {
 	if IsTerminal(s.Status) {
 		return ErrTerminal
 	}
-	switch step.Kind {
-	case StepModelTurn:
-		if step.Seq == s.ModelStep && s.ModelStep != 0 {
-			return nil
-		}
-	case StepToolCall:
-		if _, c := s.call(step.CallID); c != nil && c.StepSeq == step.Seq && (c.Status == CallPending || c.Status == CallApproved) {
-			return nil
-		}
+	if s.modelStepCurrent(step) || s.toolStepCall(step) != nil {
+		return nil
 	}
 	return fmt.Errorf("%w: %s %d", ErrStaleStep, step.Kind, step.Seq)
 }
@@ -621,12 +615,48 @@ func (t *transition) stepCall(step Step) (*CallState, error) {
 	if IsTerminal(t.st.Status) {
 		return nil, ErrTerminal
 	}
-	_, c := t.st.call(step.CallID)
-	if step.Kind != StepToolCall || c == nil || c.StepSeq != step.Seq || (c.Status != CallPending && c.Status != CallApproved) {
+	c := t.st.toolStepCall(step)
+	if c == nil {
 		return nil, fmt.Errorf("%w: tool_call %d (%s)", ErrStaleStep, step.Seq, step.CallID)
 	}
 	c.StepSeq = 0
 	return c, nil
+}
+
+// modelStepCurrent reports whether step is the run's current model_turn
+// step.
+func (st *RunState) modelStepCurrent(step Step) bool {
+	return step.Kind == StepModelTurn && step.Seq == st.ModelStep && st.ModelStep != 0
+}
+
+// toolStepCall returns the call that step, when it is a current tool_call
+// step, runs (nil: it is not).
+func (st *RunState) toolStepCall(step Step) *CallState {
+	if step.Kind != StepToolCall {
+		return nil
+	}
+	if _, c := st.call(step.CallID); c != nil && c.StepSeq == step.Seq && (c.Status == CallPending || c.Status == CallApproved) {
+		return c
+	}
+	return nil
+}
+
+// appliesCleanly reports whether in is the outcome of one of the run's
+// current steps whose transition cannot fail: a model reply to the
+// current model_turn step, or a tool's output for a current tool_call
+// step (past the checks below, modelReplied and toolExecuted always
+// succeed). The Runner applies those to its run's state in place.
+func (st *RunState) appliesCleanly(in Input) bool {
+	if IsTerminal(st.Status) {
+		return false
+	}
+	switch in := in.(type) {
+	case *ModelReplied:
+		return st.modelStepCurrent(in.Step)
+	case *ToolExecuted:
+		return st.toolStepCall(in.Step) != nil
+	}
+	return false
 }
 
 func (t *transition) toolExecuted(ctx context.Context, in ToolExecuted) error {
