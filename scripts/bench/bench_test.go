@@ -195,6 +195,22 @@ func TestFloorLoops(t *testing.T) {
 	if !strings.Contains(md, "| 20 | 8.00 | 2.00 | **4.00×** |") || !strings.Contains(md, "| 20 | 6.00 | **3.00×** | **1.00×** |") {
 		t.Errorf("the comparison's row is missing from the report:\n%s", md)
 	}
+	if strings.Contains(md, "Targets:") {
+		t.Errorf("the targets are reported without the 500-turn row:\n%s", md)
+	}
+	for _, tc := range []struct {
+		ratio, ns500 float64
+		want         string
+	}{
+		{4, 8800, "at 20 turns: **met** (4.00×); its time per turn at 500 turns at most 1.1× its time at 20: **met** (1.10×)"},
+		{4.01, 8000, "at 20 turns: **not met** (4.01×)"},
+		{3, 8900, "at 20: **not met** (1.11×)"},
+	} {
+		md := floorMarkdown([]floorRow{{Turns: 20, BatonNS: 8000, FloorNS: 2000, Ratio: tc.ratio, Growth: 1}, {Turns: 500, BatonNS: tc.ns500, FloorNS: 2000}})
+		if !strings.Contains(md, tc.want) {
+			t.Errorf("ratio %.2f, %.0f ns at 500 turns: want %q in\n%s", tc.ratio, tc.ns500, tc.want, md)
+		}
+	}
 }
 
 // TestLoadSmoke runs the load run on the in-memory adapters, small: every

@@ -222,6 +222,40 @@ func compareFloor(ctx context.Context, reg *agents.Registry, tools core.ToolExec
 	return rows, nil
 }
 
+// The in-process targets (issue 42): the core runner at most
+// floorRatioTarget times the floor at 20 turns, and its time per turn at
+// 500 turns at most floorGrowthTarget times its time at 20.
+const (
+	floorRatioTarget  = 4.0
+	floorGrowthTarget = 1.1
+)
+
+// floorTarget is the report's line on the in-process targets, or "" when
+// the run did not measure 20 and 500 turns.
+func floorTarget(rows []floorRow) string {
+	var at20, at500 *floorRow
+	for i := range rows {
+		switch rows[i].Turns {
+		case 20:
+			at20 = &rows[i]
+		case 500:
+			at500 = &rows[i]
+		}
+	}
+	if at20 == nil || at500 == nil {
+		return ""
+	}
+	met := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "not met"
+	}
+	growth := safeDiv(at500.BatonNS, at20.BatonNS)
+	return fmt.Sprintf("\nTargets: the core runner at most %.0f× the floor at 20 turns: **%s** (%.2f×); its time per turn at 500 turns at most %.1f× its time at 20: **%s** (%.2f×). Where one is not met, docs/performance.md gives the measured reason.\n",
+		floorRatioTarget, met(at20.Ratio <= floorRatioTarget), at20.Ratio, floorGrowthTarget, met(growth <= floorGrowthTarget), growth)
+}
+
 // floorMarkdown is the comparison's section of the report.
 func floorMarkdown(rows []floorRow) string {
 	if len(rows) == 0 {
@@ -236,6 +270,7 @@ func floorMarkdown(rows []floorRow) string {
 		p("| %d | %.2f | %.2f | **%.2f×** | **%.2f×** | %.0f | %.0f | %s | %s | %d / %d |\n", r.Turns, r.BatonNS/1e3, r.FloorNS/1e3, r.Ratio, r.Growth,
 			r.BatonAllocs, r.FloorAllocs, human(r.BatonBytes), human(r.FloorBytes), r.BatonRuns, r.FloorRuns)
 	}
+	p("%s", floorTarget(rows))
 	p("\nThe public Go API on the same workload (`baton.Runtime.Start` with a `baton.Typed` handler, then `Run.Envelope`): with the workload's provider, and with the scripted provider (the whole script in the request).\n\n")
 	p("| turns | public API µs/turn | ratio to the floor | growth vs %d turns | allocs/turn | B/turn | scripted µs/turn | scripted growth | runs (provider / scripted) |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n", rows[0].Turns)
 	for _, r := range rows {
