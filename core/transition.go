@@ -30,11 +30,11 @@ func (m *Machine) Apply(ctx context.Context, st RunState, transcript []Message, 
 	return out, err
 }
 
-// apply folds in into the state st points to, whose mutable parts it
-// copies before changing them, accumulating the transition's records in
-// o (o.State is not used). On error *st and o are to be discarded, unless
-// st.appliesCleanly(in) said the transition cannot fail. It clears t
-// before it returns.
+// apply folds in into the state st points to (Apply's is o.State, the
+// Runner's its run's), whose mutable parts it copies before changing
+// them, accumulating the transition's records in o. On error *st and o
+// are to be discarded; st.appliesCleanly(in) says beforehand that the
+// transition cannot fail. It clears t before it returns.
 func (m *Machine) apply(ctx context.Context, t *transition, st *RunState, o *Output, transcript []Message, in Input) error {
 	t.m, t.now, t.transcript = m, m.Clock.Now(), transcript
 	st.cloneMutable()
