@@ -156,6 +156,38 @@ func BenchmarkInProcess(b *testing.B) {
 	}
 }
 
+// TestCompareFloor runs the interleaved comparison briefly: a row per
+// length with the medians and the range of the ratio over the rounds,
+// the first length's growth 1.
+func TestCompareFloor(t *testing.T) {
+	ctx := context.Background()
+	mem, err := newDist(ctx, rtMemory, memoryConfig(), app.Deps{}, slog.New(slog.DiscardHandler), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := compareFloor(ctx, mem.app.Agents, mem.app.Tools, []int{1, 3}, 3, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Turns != 1 || rows[1].Turns != 3 {
+		t.Fatalf("rows %+v", rows)
+	}
+	for _, r := range rows {
+		if r.Rounds != 3 || r.BatonRuns < 3 || r.FloorRuns < 3 || r.Public.Runs < 3 || r.PublicScripted.Runs < 3 {
+			t.Errorf("%d turns: %d rounds, runs %d / %d / %d / %d", r.Turns, r.Rounds, r.BatonRuns, r.FloorRuns, r.Public.Runs, r.PublicScripted.Runs)
+		}
+		if r.BatonNS <= 0 || r.FloorNS <= 0 || r.BatonAllocs <= r.FloorAllocs || r.Public.NS <= 0 || r.PublicScripted.NS <= 0 {
+			t.Errorf("%d turns: %+v", r.Turns, r)
+		}
+		if r.Ratio <= 0 || r.RatioRange[0] > r.Ratio || r.Ratio > r.RatioRange[1] || r.Public.Ratio <= 0 {
+			t.Errorf("%d turns: ratio %.2f, range %v, public %.2f", r.Turns, r.Ratio, r.RatioRange, r.Public.Ratio)
+		}
+	}
+	if rows[0].Growth != 1 || rows[0].Public.Growth != 1 || rows[1].Growth <= 0 {
+		t.Errorf("growth %.2f / %.2f / %.2f", rows[0].Growth, rows[0].Public.Growth, rows[1].Growth)
+	}
+}
+
 // TestFloorLoops checks the two loops of the in-process comparison do the
 // workload: the floor's transcript and Baton's run pass the workload's
 // check, and the report shows the comparison.
@@ -192,7 +224,7 @@ func TestFloorLoops(t *testing.T) {
 	}
 	md := floorMarkdown([]floorRow{{Turns: 20, BatonNS: 8000, FloorNS: 2000, Ratio: 4, Growth: 1,
 		Public: pathRow{NS: 6000, Ratio: 3, Growth: 1}, PublicScripted: pathRow{NS: 7000, Growth: 1}}})
-	if !strings.Contains(md, "| 20 | 8.00 | 2.00 | **4.00×** |") || !strings.Contains(md, "| 20 | 6.00 | **3.00×** | **1.00×** |") {
+	if !strings.Contains(md, "| 20 | 8.00 | 2.00 | **4.00×** | 0.00–0.00× |") || !strings.Contains(md, "| 20 | 6.00 | **3.00×** | **1.00×** |") {
 		t.Errorf("the comparison's row is missing from the report:\n%s", md)
 	}
 	if strings.Contains(md, "Targets:") {
@@ -206,7 +238,7 @@ func TestFloorLoops(t *testing.T) {
 		{4.01, 8000, "at 20 turns: **not met** (4.01×)"},
 		{3, 8900, "at 20: **not met** (1.11×)"},
 	} {
-		md := floorMarkdown([]floorRow{{Turns: 20, BatonNS: 8000, FloorNS: 2000, Ratio: tc.ratio, Growth: 1}, {Turns: 500, BatonNS: tc.ns500, FloorNS: 2000}})
+		md := floorMarkdown([]floorRow{{Turns: 20, BatonNS: 8000, FloorNS: 2000, Ratio: tc.ratio, Growth: 1}, {Turns: 500, BatonNS: tc.ns500, FloorNS: 2000, Growth: tc.ns500 / 8000}})
 		if !strings.Contains(md, tc.want) {
 			t.Errorf("ratio %.2f, %.0f ns at 500 turns: want %q in\n%s", tc.ratio, tc.ns500, tc.want, md)
 		}

@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"slices"
+	"sort"
 	"strings"
-	"testing"
+	"time"
 
 	"github.com/baton-agents/baton/baton"
 	"github.com/baton-agents/baton/core"
@@ -43,10 +46,16 @@ type floorRow struct {
 	FloorNS     float64 `json:"floor_ns_per_turn"`
 	FloorAllocs float64 `json:"floor_allocs_per_turn"`
 	FloorBytes  float64 `json:"floor_bytes_per_turn"`
-	// Ratio is BatonNS / FloorNS; Growth is BatonNS / BatonNS at 20 turns.
-	Ratio  float64 `json:"ratio_to_floor"`
-	Growth float64 `json:"growth_vs_20_turns"`
-	// Runs are the benchmark's iterations of each loop.
+	// Ratio is the median over the rounds of Baton's time per turn over
+	// the floor's in the same round (RatioRange: the lowest and highest);
+	// Growth is the median over the rounds of Baton's time per turn over
+	// its time at the first length in the same round.
+	Ratio      float64    `json:"ratio_to_floor"`
+	RatioRange [2]float64 `json:"ratio_range"`
+	Growth     float64    `json:"growth_vs_20_turns"`
+	// Rounds are the rounds of the comparison; Runs the runs of each
+	// loop over all of them.
+	Rounds    int `json:"rounds"`
 	BatonRuns int `json:"baton_runs"`
 	FloorRuns int `json:"floor_runs"`
 	// Public is the public Go API's path, with the workload's provider
@@ -137,90 +146,155 @@ func batonLoop(ctx context.Context, rn *core.Runner, cfg core.RunConfig, w workl
 	return w.check(string(run.State.Status), run.Transcript)
 }
 
-// compareFloor measures the comparison at each of turns.
-func compareFloor(ctx context.Context, reg *agents.Registry, tools core.ToolExecutor, turns []int) ([]floorRow, error) {
+// The comparison's schedule: floorRounds rounds, each measuring every
+// loop at every length for about floorSlice, one after the other.
+const (
+	floorRounds = 7
+	floorSlice  = 120 * time.Millisecond
+)
+
+// floorLoops are the comparison's loops at one length: the core runner,
+// the floor, the public API with the workload's provider and with the
+// scripted one.
+const (
+	loopBaton = iota
+	loopFloor
+	loopPublic
+	loopScripted
+	numLoops
+)
+
+// compareFloor measures the comparison at each of turns. The loops are
+// interleaved: each of rounds rounds measures every loop at every length
+// for about slice, so a ratio (Baton against the floor) and a growth
+// (Baton at a length against Baton at the first) are taken within one
+// round, seconds apart at most, and the report gives their medians over
+// the rounds (and the ratio's range). On a machine that other work
+// shares, a loop measured a whole second apart from the one it is
+// compared with can be 2× slower or faster than it; within a round the
+// two see the same machine.
+func compareFloor(ctx context.Context, reg *agents.Registry, tools core.ToolExecutor, turns []int, rounds int, slice time.Duration) ([]floorRow, error) {
 	a, _ := reg.Get(agentSlug)
 	rn := &core.Runner{Machine: core.NewMachine(core.SystemClock{}), Model: models(), Tools: tools}
-	var rows []floorRow
-	for _, t := range turns {
+	rt, agent := publicRuntime(), publicAgent()
+	loops := make([][numLoops]func() error, len(turns))
+	for j, t := range turns {
 		w := workload{Turns: t, ResultBytes: 100}
 		cfg, err := a.RunConfig(agents.Overrides{Model: w.spec()})
 		if err != nil {
 			return nil, err
 		}
-		// One checked run of each before measuring: the benchmark
-		// functions cannot return an error.
-		if err := batonLoop(ctx, rn, cfg, w, "r-check"); err != nil {
-			return nil, fmt.Errorf("in-process comparison: %w", err)
+		spec, scripted := w.spec(), workload{Turns: t, ResultBytes: 100, Scripted: true}.spec()
+		loops[j] = [numLoops]func() error{
+			loopBaton: func() error { return batonLoop(ctx, rn, cfg, w, "r-floor") },
+			loopFloor: func() error {
+				msgs, err := floorLoop(ctx, w)
+				if err == nil {
+					err = w.check(core.StatusCompleted, msgs)
+				}
+				return err
+			},
+			loopPublic:   func() error { return publicLoop(ctx, rt, agent, spec, w) },
+			loopScripted: func() error { return publicLoop(ctx, rt, agent, scripted, w) },
 		}
-		msgs, err := floorLoop(ctx, w)
-		if err == nil {
-			err = w.check(core.StatusCompleted, msgs)
+	}
+	// samples[round][length][loop]; n[length][loop] is the runs per
+	// slice, set from a checked first run of each loop.
+	samples := make([][][numLoops]loopSample, rounds)
+	n := make([][numLoops]int, len(turns))
+	for j, t := range turns {
+		for l, f := range loops[j] {
+			began := time.Now()
+			if err := f(); err != nil {
+				return nil, fmt.Errorf("in-process comparison at %d turns (loop %d): %w", t, l, err)
+			}
+			n[j][l] = max(1, int(slice/max(time.Since(began), time.Microsecond)))
 		}
-		if err != nil {
-			return nil, fmt.Errorf("in-process comparison: floor loop: %w", err)
-		}
-		rt, agent := publicRuntime(), publicAgent()
-		specs := []*core.ModelSpec{w.spec(), workload{Turns: t, ResultBytes: 100, Scripted: true}.spec()}
-		for _, spec := range specs {
-			if err := publicLoop(ctx, rt, agent, spec, w); err != nil {
-				return nil, fmt.Errorf("in-process comparison: public API (%s): %w", spec.Provider, err)
+	}
+	for r := range samples {
+		samples[r] = make([][numLoops]loopSample, len(turns))
+		for j, t := range turns {
+			for l, f := range loops[j] {
+				s, err := measureLoop(n[j][l], t, f)
+				if err != nil {
+					return nil, fmt.Errorf("in-process comparison at %d turns (loop %d): %w", t, l, err)
+				}
+				samples[r][j][l] = s
 			}
 		}
-		var failed error
-		public := make([]testing.BenchmarkResult, len(specs))
-		for i, spec := range specs {
-			public[i] = testing.Benchmark(func(b *testing.B) {
-				for i := 0; i < b.N; i++ {
-					if err := publicLoop(ctx, rt, agent, spec, w); err != nil {
-						failed = err
-						b.FailNow()
-					}
-				}
-			})
-		}
-		batonRes := testing.Benchmark(func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				if err := batonLoop(ctx, rn, cfg, w, fmt.Sprintf("r-%d", i)); err != nil {
-					failed = err
-					b.FailNow()
-				}
+	}
+	var rows []floorRow
+	for j, t := range turns {
+		over := func(f func(r int) float64) []float64 {
+			v := make([]float64, rounds)
+			for r := range v {
+				v[r] = f(r)
 			}
-		})
-		floor := testing.Benchmark(func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				if _, err := floorLoop(ctx, w); err != nil {
-					failed = err
-					b.FailNow()
-				}
-			}
-		})
-		if failed != nil || batonRes.N == 0 || floor.N == 0 || public[0].N == 0 || public[1].N == 0 {
-			return nil, fmt.Errorf("in-process comparison at %d turns: %v", t, failed)
+			return v
 		}
-		perTurn := func(r testing.BenchmarkResult) (ns, allocs, bytes float64) {
-			n := float64(r.N) * float64(t+1)
-			return float64(r.T.Nanoseconds()) / n, float64(r.MemAllocs) / n, float64(r.MemBytes) / n
+		loop := func(l int, field func(loopSample) float64) float64 {
+			return medianOf(over(func(r int) float64 { return field(samples[r][j][l]) }))
 		}
-		row := floorRow{Turns: t, BatonRuns: batonRes.N, FloorRuns: floor.N}
-		row.BatonNS, row.BatonAllocs, row.BatonBytes = perTurn(batonRes)
-		row.FloorNS, row.FloorAllocs, row.FloorBytes = perTurn(floor)
-		row.Ratio = safeDiv(row.BatonNS, row.FloorNS)
+		ns := func(s loopSample) float64 { return s.NS }
+		allocs := func(s loopSample) float64 { return s.Allocs }
+		bytes := func(s loopSample) float64 { return s.Bytes }
+		ratio := func(l int) []float64 {
+			return over(func(r int) float64 { return safeDiv(samples[r][j][l].NS, samples[r][j][loopFloor].NS) })
+		}
+		growth := func(l int) float64 {
+			return medianOf(over(func(r int) float64 { return safeDiv(samples[r][j][l].NS, samples[r][0][l].NS) }))
+		}
+		ratios := ratio(loopBaton)
+		row := floorRow{Turns: t, Rounds: rounds,
+			BatonNS: loop(loopBaton, ns), BatonAllocs: loop(loopBaton, allocs), BatonBytes: loop(loopBaton, bytes),
+			FloorNS: loop(loopFloor, ns), FloorAllocs: loop(loopFloor, allocs), FloorBytes: loop(loopFloor, bytes),
+			Ratio: medianOf(ratios), RatioRange: [2]float64{minOf(ratios), maxOf(ratios)}, Growth: growth(loopBaton),
+			BatonRuns: rounds * n[j][loopBaton], FloorRuns: rounds * n[j][loopFloor]}
 		for i, p := range []*pathRow{&row.Public, &row.PublicScripted} {
-			p.NS, p.Allocs, p.Bytes = perTurn(public[i])
-			p.Runs = public[i].N
+			l := loopPublic + i
+			p.NS, p.Allocs, p.Bytes = loop(l, ns), loop(l, allocs), loop(l, bytes)
+			p.Runs, p.Growth = rounds*n[j][l], growth(l)
 		}
-		row.Public.Ratio = safeDiv(row.Public.NS, row.FloorNS)
-		row.Growth, row.Public.Growth, row.PublicScripted.Growth = 1, 1, 1
-		if len(rows) > 0 {
-			row.Growth = safeDiv(row.BatonNS, rows[0].BatonNS)
-			row.Public.Growth = safeDiv(row.Public.NS, rows[0].Public.NS)
-			row.PublicScripted.Growth = safeDiv(row.PublicScripted.NS, rows[0].PublicScripted.NS)
-		}
+		row.Public.Ratio = medianOf(ratio(loopPublic))
 		rows = append(rows, row)
 	}
 	return rows, nil
 }
+
+// loopSample is one slice of a loop: time, allocations and bytes per
+// turn.
+type loopSample struct{ NS, Allocs, Bytes float64 }
+
+// measureLoop runs f n times (runs of turns tool turns and the final
+// one) and returns the cost per turn.
+func measureLoop(n, turns int, f func() error) (loopSample, error) {
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	began := time.Now()
+	for i := 0; i < n; i++ {
+		if err := f(); err != nil {
+			return loopSample{}, err
+		}
+	}
+	elapsed := time.Since(began)
+	runtime.ReadMemStats(&m1)
+	per := float64(n) * float64(turns+1)
+	return loopSample{NS: float64(elapsed.Nanoseconds()) / per, Allocs: float64(m1.Mallocs-m0.Mallocs) / per, Bytes: float64(m1.TotalAlloc-m0.TotalAlloc) / per}, nil
+}
+
+// medianOf, minOf and maxOf are of a non-empty slice.
+func medianOf(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func minOf(v []float64) float64 { return slices.Min(v) }
+func maxOf(v []float64) float64 { return slices.Max(v) }
 
 // The in-process targets (issue 42): the core runner at most
 // floorRatioTarget times the floor at 20 turns, and its time per turn at
@@ -251,7 +325,10 @@ func floorTarget(rows []floorRow) string {
 		}
 		return "not met"
 	}
-	growth := safeDiv(at500.BatonNS, at20.BatonNS)
+	growth := at500.Growth // against the first length's, in each round
+	if rows[0].Turns != 20 {
+		growth = safeDiv(at500.BatonNS, at20.BatonNS)
+	}
 	return fmt.Sprintf("\nTargets: the core runner at most %.0f× the floor at 20 turns: **%s** (%.2f×); its time per turn at 500 turns at most %.1f× its time at 20: **%s** (%.2f×). Where one is not met, docs/performance.md gives the measured reason.\n",
 		floorRatioTarget, met(at20.Ratio <= floorRatioTarget), at20.Ratio, floorGrowthTarget, met(growth <= floorGrowthTarget), growth)
 }
@@ -264,10 +341,10 @@ func floorMarkdown(rows []floorRow) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("## In process vs a hand-written loop (the floor)\n\n")
-	p("The workload with 100 B results through core.Runner with the benchmark agent's mediation (parameter schema validation, duplicate-call prevention, redaction, audit hashes, events) and through a minimal hand-written loop calling the same model and tool handler (the floor), one after the other with testing.Benchmark in this process. Per turn: one model call, so T tool turns and the final one. Growth: Baton's time per turn against its time at %d turns.\n\n", rows[0].Turns)
-	p("| turns | Baton µs/turn | floor µs/turn | ratio to the floor | growth vs %d turns | Baton allocs/turn | floor allocs/turn | Baton B/turn | floor B/turn | runs (Baton / floor) |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n", rows[0].Turns)
+	p("The workload with 100 B results through core.Runner with the benchmark agent's mediation (parameter schema validation, duplicate-call prevention, redaction, audit hashes, events) and through a minimal hand-written loop calling the same model and tool handler (the floor), in this process: %d rounds, each running every loop at every length for about %v one after the other. Per turn: one model call, so T tool turns and the final one. Times, allocations and bytes are medians over the rounds; the ratio is the median over the rounds of Baton's time over the floor's in the same round (its range: the lowest and highest round), the growth the median of Baton's time per turn over its time at %d turns in the same round.\n\n", rows[0].Rounds, floorSlice, rows[0].Turns)
+	p("| turns | Baton µs/turn | floor µs/turn | ratio to the floor | ratio range | growth vs %d turns | Baton allocs/turn | floor allocs/turn | Baton B/turn | floor B/turn | runs (Baton / floor) |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n", rows[0].Turns)
 	for _, r := range rows {
-		p("| %d | %.2f | %.2f | **%.2f×** | **%.2f×** | %.0f | %.0f | %s | %s | %d / %d |\n", r.Turns, r.BatonNS/1e3, r.FloorNS/1e3, r.Ratio, r.Growth,
+		p("| %d | %.2f | %.2f | **%.2f×** | %.2f–%.2f× | **%.2f×** | %.0f | %.0f | %s | %s | %d / %d |\n", r.Turns, r.BatonNS/1e3, r.FloorNS/1e3, r.Ratio, r.RatioRange[0], r.RatioRange[1], r.Growth,
 			r.BatonAllocs, r.FloorAllocs, human(r.BatonBytes), human(r.FloorBytes), r.BatonRuns, r.FloorRuns)
 	}
 	p("%s", floorTarget(rows))

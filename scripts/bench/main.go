@@ -193,7 +193,7 @@ func run(ctx context.Context, o options, stdout io.Writer) (*results, error) {
 	}
 	progress("in-process runner done")
 	if !o.smoke && o.floor {
-		if res.Floor, err = compareFloor(ctx, reg, tools, floorTurns); err != nil {
+		if res.Floor, err = compareFloor(ctx, reg, tools, floorTurns, floorRounds, floorSlice); err != nil {
 			return nil, err
 		}
 		progress("in-process comparison with the floor done")
