@@ -149,8 +149,8 @@ func batonLoop(ctx context.Context, rn *core.Runner, cfg core.RunConfig, w workl
 // The comparison's schedule: floorRounds rounds, each measuring every
 // loop at every length for about floorSlice, one after the other.
 const (
-	floorRounds = 7
-	floorSlice  = 120 * time.Millisecond
+	floorRounds = 9
+	floorSlice  = 100 * time.Millisecond
 )
 
 // floorLoops are the comparison's loops at one length: the core runner,
@@ -199,16 +199,17 @@ func compareFloor(ctx context.Context, reg *agents.Registry, tools core.ToolExec
 		}
 	}
 	// samples[round][length][loop]; n[length][loop] is the runs per
-	// slice, set from a checked first run of each loop.
+	// slice: how many (checked) runs of the loop one slice held when
+	// first run.
 	samples := make([][][numLoops]loopSample, rounds)
 	n := make([][numLoops]int, len(turns))
 	for j, t := range turns {
 		for l, f := range loops[j] {
-			began := time.Now()
-			if err := f(); err != nil {
-				return nil, fmt.Errorf("in-process comparison at %d turns (loop %d): %w", t, l, err)
+			for began := time.Now(); n[j][l] == 0 || time.Since(began) < slice; n[j][l]++ {
+				if err := f(); err != nil {
+					return nil, fmt.Errorf("in-process comparison at %d turns (loop %d): %w", t, l, err)
+				}
 			}
-			n[j][l] = max(1, int(slice/max(time.Since(began), time.Microsecond)))
 		}
 	}
 	for r := range samples {
