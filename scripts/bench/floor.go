@@ -19,9 +19,9 @@ import (
 // prevention, redaction, audit hashes, lifecycle events) against a
 // minimal hand-written loop on the same workload (the floor: the same
 // model and the same tool handler, a slice for the transcript and
-// nothing else), each measured with testing.Benchmark in the same
-// process one after the other, at 20, 100 and 500 turns with 100 B
-// results. It reports time and allocations per turn (a turn is one model
+// nothing else), measured in the same process in interleaved rounds
+// (compareFloor), at 20, 100 and 500 turns with 100 B results. It
+// reports time and allocations per turn (a turn is one model
 // call: T tool turns and the final one), the ratio to the floor at the
 // same length, and how the per-turn time at each length compares with
 // 20 turns.
