@@ -54,6 +54,10 @@
 //     A Machine holds configuration only and is safe for concurrent use;
 //     per-run state lives in RunState, which Apply copies before changing
 //     (cloneMutable), so a failed Apply leaves the caller's state as it was.
+//     The Runner applies its run's own current steps' outcomes, whose
+//     transitions cannot fail (appliesCleanly), to the run's state in
+//     place after the same copy of its mutable parts, so earlier copies of
+//     the state never change either.
 //   - A context.Context is passed as the first parameter to whatever may
 //     call a hook, and is never stored in a struct. The machine never reads
 //     a deadline or a cancellation from it; cancelling a run is an input
