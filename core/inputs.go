@@ -187,14 +187,16 @@ type ToolRetrying struct {
 type Heartbeat struct{ Step Step }
 
 // StallResend is a scheduler's notice that the run's scheduled steps have
-// not moved for StallAfter (a step lost between a commit and its send, or
-// one waiting behind a long backlog). Applying it sends every scheduled
-// step again (the output's Next holds them) and moves the run's
-// UpdatedAt, so the run's due time moves on by StallAfter and its steps
-// are sent again at most once per stall period; it emits no event. A run
-// without a scheduled step, or updated less than StallAfter ago, is
-// ErrNothingToApply; a finished run ErrTerminal.
-type StallResend struct{ StallAfter time.Duration }
+// not moved for the stall period (a step lost between a commit and its
+// send, or one waiting behind a long backlog), or, for a step a chaining
+// worker holds, for the lease (its invocation died; chain.go). Applying it
+// sends every scheduled step again (the output's Next holds them), ends
+// the hold and moves the run's UpdatedAt, so the run's due time moves on
+// by the stall period and its steps are sent again at most once per stall
+// period; it emits no event. A run without a scheduled step, or updated
+// more recently than RunState.StallDue allows, is ErrNothingToApply; a
+// finished run ErrTerminal.
+type StallResend struct{ Stall Stall }
 
 // CallbackFailed reports that the delivery of a notification to the
 // run's callback failed for good. Applying it emits a callback_failed

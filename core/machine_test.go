@@ -286,15 +286,15 @@ func TestStallResend(t *testing.T) {
 	}
 	st := out.State
 	clock.T = t0.Add(time.Minute)
-	if _, err := m.Apply(context.Background(), st, nil, StallResend{StallAfter: 2 * time.Minute}); !errors.Is(err, ErrNothingToApply) {
+	if _, err := m.Apply(context.Background(), st, nil, StallResend{Stall: Stall{After: 2 * time.Minute}}); !errors.Is(err, ErrNothingToApply) {
 		t.Fatalf("before the stall period: %v", err)
 	}
 	clock.T = t0.Add(2 * time.Minute)
-	got, err := m.Apply(context.Background(), st, nil, StallResend{StallAfter: 2 * time.Minute})
+	got, err := m.Apply(context.Background(), st, nil, StallResend{Stall: Stall{After: 2 * time.Minute}})
 	if err != nil || len(got.Next) != 1 || got.Next[0].Kind != StepModelTurn || !got.State.UpdatedAt.Equal(clock.T) || len(got.Events) != 0 {
 		t.Fatalf("after the stall period: %+v %v", got, err)
 	}
-	if _, err := m.Apply(context.Background(), got.State, nil, StallResend{StallAfter: 2 * time.Minute}); !errors.Is(err, ErrNothingToApply) {
+	if _, err := m.Apply(context.Background(), got.State, nil, StallResend{Stall: Stall{After: 2 * time.Minute}}); !errors.Is(err, ErrNothingToApply) {
 		t.Fatalf("right after a resend: %v", err)
 	}
 }

@@ -45,7 +45,7 @@ func TestRemoteCallLifecycle(t *testing.T) {
 	if st.Status != StatusRunning || c.Status != CallAwaitingRemote || c.StepSeq != 0 || len(o.Next) != 0 || c.Remote.Follows != 1 || !c.Remote.DueAt.Equal(t0.Add(2*time.Second)) {
 		t.Fatalf("parked: run %s, call %+v, remote %+v, next %v", st.Status, c, c.Remote, o.Next)
 	}
-	if due, ok := st.DueAt(time.Hour); !ok || !due.Equal(t0.Add(2*time.Second)) {
+	if due, ok := st.DueAt(Stall{After: time.Hour}); !ok || !due.Equal(t0.Add(2*time.Second)) {
 		t.Fatalf("run due %s %v", due, ok)
 	}
 	if p, _ := m.Plan(ctx, st, tr, step); p.Kind != PlanSkip {

@@ -367,9 +367,10 @@ type RunState struct {
 	// kept: the shared prefix of a fork (fork.go), nil for a session
 	// whose transcript is all its own. Core never reads it.
 	Base []TranscriptSegment `json:"base,omitempty"`
-	// Held is the scheduled step a chaining worker continues in the
-	// invocation that committed it, instead of sending it (chain.go).
-	Held        *StepLease     `json:"held,omitempty"`
+	// Held is the sequence number of the scheduled step a chaining worker
+	// continues in the invocation that committed it, instead of sending
+	// it (chain.go); 0: none.
+	Held        int64          `json:"held,omitempty"`
 	Error       *RunError      `json:"error,omitempty"`
 	Interrupted map[string]any `json:"interrupted,omitempty"`
 	CreatedAt   time.Time      `json:"created_at"`

@@ -477,10 +477,11 @@ func (st RunState) ScheduledSteps() []Step {
 }
 
 // DueAt is when a scheduler must look at the run: the earliest pending
-// expiry of a paused run or due follow-up of a remote task, or stallAfter past the last update of a run with
-// scheduled steps (a lost step is sent again then). Finished runs are
-// never due.
-func (st RunState) DueAt(stallAfter time.Duration) (time.Time, bool) {
+// expiry of a paused run or due follow-up of a remote task, or, for a run
+// with scheduled steps, when StallDue sends them again (a lost step, or
+// the step of a chaining invocation that died). Finished runs are never
+// due.
+func (st RunState) DueAt(stall Stall) (time.Time, bool) {
 	if IsTerminal(st.Status) {
 		return time.Time{}, false
 	}
@@ -488,8 +489,8 @@ func (st RunState) DueAt(stallAfter time.Duration) (time.Time, bool) {
 	if remote, rok := st.NextRemoteDue(); rok && (!ok || remote.Before(due)) {
 		due, ok = remote, true
 	}
-	if stall, sok := st.StallDue(stallAfter); sok && (!ok || stall.Before(due)) {
-		due, ok = stall, true
+	if at, sok := st.StallDue(stall); sok && (!ok || at.Before(due)) {
+		due, ok = at, true
 	}
 	return due, ok
 }

@@ -122,7 +122,7 @@ func (m *Machine) apply(ctx context.Context, t *transition, st *RunState, o *Out
 		}
 		return err
 	}
-	t.settleHold(in)
+	t.settleHold()
 	s.Version++
 	s.UpdatedAt = t.now
 	return nil
@@ -481,11 +481,11 @@ func (t *transition) stallResend(in StallResend) error {
 	if IsTerminal(s.Status) {
 		return ErrTerminal
 	}
-	due, ok := s.StallDue(in.StallAfter)
+	due, ok := s.StallDue(in.Stall)
 	if !ok || t.now.Before(due) {
 		return ErrNothingToApply
 	}
-	t.out.Next, s.Held = s.ScheduledSteps(), nil
+	t.out.Next, s.Held = s.ScheduledSteps(), 0
 	return nil
 }
 

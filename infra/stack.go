@@ -42,7 +42,8 @@ type StackProps struct {
 	// (chained steps, BATON_CHAIN_STEPS; default 32, -1 turns chaining
 	// off). A step is chained only while the invocation has half its
 	// timeout left (BATON_CHAIN_MIN_REMAINING), and is the invocation's
-	// for its timeout (BATON_CHAIN_LEASE) before the sweeper sends it.
+	// for its timeout (BATON_CHAIN_LEASE, on every function) before the
+	// sweeper sends it.
 	ChainSteps float64
 	// ThrottleRate and ThrottleBurst are the API stage's throttling.
 	ThrottleRate  float64
@@ -273,8 +274,12 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 		// messages of its batch hidden that long while it handles them.
 		"BATON_STEP_VISIBILITY": jsii.String(fmt.Sprintf("%ds", int(6*props.WorkerTimeoutSeconds))),
 		"BATON_INTENT_LEASE":    jsii.String(fmt.Sprintf("%ds", int(2*props.WorkerTimeoutSeconds))),
-		"LOG_LEVEL":             jsii.String("info"),
-		"BATON_EVENT_BUS":       jsii.String(props.EventBus),
+		// How long a step a chaining worker holds is its invocation's
+		// (the worker's timeout): every function sets a held run's due
+		// time from it, as from BATON_STALL_AFTER.
+		"BATON_CHAIN_LEASE": jsii.String(fmt.Sprintf("%ds", int(props.WorkerTimeoutSeconds))),
+		"LOG_LEVEL":         jsii.String("info"),
+		"BATON_EVENT_BUS":   jsii.String(props.EventBus),
 	}
 	for k, v := range props.Env {
 		env[k] = jsii.String(v)
@@ -314,7 +319,6 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 	}
 	worker.AddEnvironment(jsii.String("BATON_CHAIN_STEPS"), jsii.String(chain), nil)
 	worker.AddEnvironment(jsii.String("BATON_CHAIN_MIN_REMAINING"), jsii.String(fmt.Sprintf("%ds", int(props.WorkerTimeoutSeconds/2))), nil)
-	worker.AddEnvironment(jsii.String("BATON_CHAIN_LEASE"), jsii.String(fmt.Sprintf("%ds", int(props.WorkerTimeoutSeconds))), nil)
 	sweeper := fn("Sweeper", awscdk.Duration_Seconds(jsii.Number(60)), 256)
 
 	intakeFn, intakeDLQ := addIntake(stack, props, fn)

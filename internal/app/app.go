@@ -263,7 +263,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	a := &App{Config: cfg, Steps: st.queue, Store: st.store, Tokens: st.tokens, Agents: reg, AgentVersion: bootVersion.ID, Tools: boot.Tools, Stores: st.info, Log: log, cleanup: st.cleanup, stopTelemetry: stopTelemetry}
 	a.opts = durable.Options{Notifier: cfg.Notify.notifier(loadAWS, log), Callbacks: callbacks, RemoteTasks: remoteTasks, Versions: versions, Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log,
 		Pricer: prices, Metering: metering, Telemetry: tel, Metrics: emf,
-		Limits: durable.Limits{StallAfter: cfg.StallAfter, IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives, MaxActiveRuns: cfg.Limits.MaxActiveRuns, Redelivery: cfg.stepVisibility()}}
+		Limits: durable.Limits{StallAfter: cfg.StallAfter, ChainLease: cfg.chainLease(), IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives, MaxActiveRuns: cfg.Limits.MaxActiveRuns, Redelivery: cfg.stepVisibility()}}
 	a.Runner = a.NewRunner()
 	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers, AgentsEnv: agents.Environment{GoHandlers: builder.handlerNames(), Providers: providers.Known}, CheckAgents: builder.check, CORSOrigins: cfg.CORSOrigins,
 		TenantRate: cfg.Limits.TenantRate, CallerRate: cfg.Limits.CallerRate})

@@ -266,20 +266,28 @@ func (c Config) chainLimits() worker.ChainLimits {
 	if c.Chain.Off {
 		return worker.ChainLimits{}
 	}
-	l := worker.ChainLimits{Steps: c.Chain.Steps, MinRemaining: c.Chain.MinRemaining, Lease: c.Chain.Lease}
+	l := worker.ChainLimits{Steps: c.Chain.Steps, MinRemaining: c.Chain.MinRemaining}
 	if l.Steps == 0 {
 		l.Steps = DefaultChainSteps
 	}
 	if l.MinRemaining == 0 {
 		l.MinRemaining = DefaultChainMinRemaining
 	}
-	if l.Lease == 0 {
-		l.Lease = c.stepVisibility()
-	}
-	if l.Lease == 0 {
-		l.Lease = DefaultChainLease
-	}
 	return l
+}
+
+// chainLease is how long a step a chaining worker holds is its invocation's
+// (durable.Limits.ChainLease): Chain.Lease, else the step visibility
+// timeout when known, else DefaultChainLease. Every function computes it,
+// from the same settings: each commit of a held run sets its due time.
+func (c Config) chainLease() time.Duration {
+	switch {
+	case c.Chain.Lease > 0:
+		return c.Chain.Lease
+	case c.stepVisibility() > 0:
+		return c.stepVisibility()
+	}
+	return DefaultChainLease
 }
 
 // ParseDevTokens reads tenant=token,… (BATON_DEV_TOKENS): tokens of 8 or

@@ -2,7 +2,6 @@ package durable
 
 import (
 	"context"
-	"time"
 
 	"github.com/baton-agents/baton/core"
 )
@@ -13,21 +12,19 @@ import (
 // last of its batch, the invocation has time left, the chain is not at
 // its cap) and hands the step a Chain; the step's commit then holds the
 // run's next step when it schedules exactly one (core.Output.Hold: the
-// lease is in the commit, so if the invocation dies the sweeper sends
-// the step once the lease has passed), and the worker runs it from the
-// committed run, without reading it back. Each chained step is still
+// hold is in the commit, so if the invocation dies the sweeper sends the
+// step once the deployment's lease, Limits.ChainLease, has passed since
+// the run last moved), and the worker runs it from the committed run,
+// without reading it back. Each chained step is still
 // one fenced commit: a sweeper's resend after the lease, or any other
 // delivery, is dropped as stale once one of them committed.
 
 // Chain lets a step's commit hold the run's next step for the invocation
-// that runs it.
+// that runs it; the lease is the deployment's (Limits.ChainLease).
 type Chain struct {
-	// Owner names the invocation (recorded on the lease).
+	// Owner names the invocation (its chained attempts' owner).
 	Owner string
-	// Term is how long the lease lasts; the held step's heartbeats renew
-	// it while its I/O runs (progress).
-	Term time.Duration
-	held *heldStep
+	held  *heldStep
 }
 
 // heldStep is a step a commit held, with the run as committed.
@@ -49,14 +46,14 @@ func (c *Chain) Next() (core.Step, Attempt, bool) {
 
 // hold wraps a step commit's attempts: when the transition schedules
 // exactly one step of the run, it holds it instead of sending it.
-func (c *Chain) hold(now func() time.Time, next func(int) (transition, error)) func(int) (transition, error) {
+func (c *Chain) hold(next func(int) (transition, error)) func(int) (transition, error) {
 	return func(attempt int) (transition, error) {
 		t, err := next(attempt)
 		if err != nil || len(t.out.Next) != 1 {
 			return t, err
 		}
 		s := t.out.Next[0]
-		if t.out.Hold(s, c.Owner, now(), c.Term) {
+		if t.out.Hold(s) {
 			t.held = &s
 		}
 		return t, err

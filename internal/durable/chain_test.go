@@ -16,15 +16,17 @@ import (
 )
 
 // TestChainedStepRenewsItsLease: a step held by its invocation whose
-// tool runs past its lease's term beats every third of the term, each
-// beat renewing the lease, so the sweeper never sends the step of a
-// live worker; it runs from the committed run (no read) and its result
-// says it was chained.
+// tool runs past the deployment's lease beats every third of the lease,
+// each beat renewing it, so the sweeper never sends the step of a live
+// worker; it runs from the committed run (no read) and its result says
+// it was chained.
 func TestChainedStepRenewsItsLease(t *testing.T) {
 	ctx := context.Background()
 	const term = 30 * time.Second
 	loads := 0
 	h := newHarness(t, func(s durable.Store) durable.Store { return &loadCounter{Store: s, loads: &loads} })
+	h.opts.Limits.ChainLease = term
+	h.eng = durable.New(h.opts)
 	q := &countingQueue{StepQueue: h.q}
 	h.eng.Queue = q
 	tick := make(chan time.Time)
@@ -50,7 +52,7 @@ func TestChainedStepRenewsItsLease(t *testing.T) {
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("receive: %v %d", err, len(ds))
 	}
-	chain := &durable.Chain{Owner: "inv-1", Term: term}
+	chain := &durable.Chain{Owner: "inv-1"}
 	if err := h.eng.HandleStep(ctx, stepOf(t, ds[0]), durable.Attempt{ReceiveCount: 1, Owner: "inv-1", Chain: chain}); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +126,7 @@ func TestHandOff(t *testing.T) {
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("receive: %v %d", err, len(ds))
 	}
-	chain := &durable.Chain{Owner: "inv-1", Term: time.Minute}
+	chain := &durable.Chain{Owner: "inv-1"}
 	if err := h.eng.HandleStep(ctx, stepOf(t, ds[0]), durable.Attempt{ReceiveCount: 1, Owner: "inv-1", Chain: chain}); err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +165,7 @@ func TestChainedStepSpans(t *testing.T) {
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("receive: %v %d", err, len(ds))
 	}
-	chain := &durable.Chain{Owner: "inv-1", Term: time.Minute}
+	chain := &durable.Chain{Owner: "inv-1"}
 	if err := h.eng.HandleStep(ctx, stepOf(t, ds[0]), durable.Attempt{ReceiveCount: 1, Owner: "inv-1", Chain: chain}); err != nil {
 		t.Fatal(err)
 	}

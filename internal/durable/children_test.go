@@ -89,7 +89,7 @@ func TestChildRunsFanOut(t *testing.T) {
 	if st.Status != core.StatusRunning || len(st.ScheduledSteps()) != 0 {
 		t.Fatalf("parent while a child waits: status %s, scheduled %v", st.Status, st.ScheduledSteps())
 	}
-	if _, ok := st.DueAt(time.Minute); ok {
+	if _, ok := st.DueAt(core.Stall{After: time.Minute}); ok {
 		t.Fatalf("a parent waiting only for children is due for the sweeper")
 	}
 	beta := core.ChildRunID(id, "c2")

@@ -154,7 +154,7 @@ func dueSlot(due time.Time, stallAfter time.Duration) time.Time {
 // (when a Notifier publishes them).
 func (e *Runner) newWrite(tenant string, prev core.RunState, out core.Output) (core.Write, error) {
 	w := core.Write{Tenant: tenant, PrevVersion: prev.Version, Output: dedupeResults(out), Pending: core.PendingItems(prev, out.State), ActiveLimit: e.Limits.MaxActiveRuns}
-	if due, ok := out.State.DueAt(e.Limits.StallAfter); ok {
+	if due, ok := out.State.DueAt(e.stall()); ok {
 		due = dueSlot(due, e.Limits.StallAfter)
 		w.DueAt = &due
 	}

@@ -224,7 +224,7 @@ func TestRemoteAgentStillWorkingParksTheCall(t *testing.T) {
 		if r == nil || r.TaskID == "" || r.DueAt == nil || !r.DueAt.Equal(want) {
 			t.Fatalf("remote %+v, want a task due at %s", r, want)
 		}
-		if due, ok := st.DueAt(time.Hour); !ok || !due.Equal(want) {
+		if due, ok := st.DueAt(core.Stall{After: time.Hour}); !ok || !due.Equal(want) {
 			t.Fatalf("run due at %s (%v), want %s", due, ok, want)
 		}
 		if len(st.ScheduledSteps()) != 0 {

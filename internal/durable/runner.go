@@ -94,6 +94,12 @@ type Limits struct {
 	// heartbeat; each moves the run's UpdatedAt, so a step whose worker
 	// lives is never sent again (see progress).
 	StallAfter time.Duration
+	// ChainLease is how long a step a chaining worker holds is its
+	// (core.Stall.Lease, chain.go): held that long without the run
+	// moving, the sweeper sends it again. Every function of a deployment
+	// must carry the same value, as they do StallAfter; zero leaves held
+	// steps to StallAfter.
+	ChainLease time.Duration
 	// IntentLease is how long a claimed tool execution is exclusive; after
 	// it, a retry treats the earlier attempt's outcome as unknown (default
 	// 5m; keep it at or above the tool timeout).
@@ -289,6 +295,11 @@ func group(st core.RunState, s core.Step) string {
 // drops a repeated id for five minutes, does not drop it.
 func dedupID(st core.RunState, s core.Step) string {
 	return fmt.Sprintf("%s:%d:%d", s.RunID, s.Seq, st.Version)
+}
+
+// stall is the deployment's stall and lease periods.
+func (e *Runner) stall() core.Stall {
+	return core.Stall{After: e.Limits.StallAfter, Lease: e.Limits.ChainLease}
 }
 
 func (e *Runner) enqueue(ctx context.Context, st core.RunState, steps []core.Step) {

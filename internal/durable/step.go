@@ -230,7 +230,7 @@ func (e *Runner) discoverTools(ctx context.Context, src core.ToolSource, rec cor
 func (e *Runner) commitStep(ctx context.Context, rec core.RunRecord, tr []core.Message, in core.Input, chain *Chain, log *slog.Logger) error {
 	next := e.applyTo(ctx, rec, tr, in)
 	if chain != nil {
-		next = chain.hold(e.Clock.Now, next)
+		next = chain.hold(next)
 	}
 	snap, err := e.commit(ctx, rec.Tenant, next)
 	switch {
@@ -285,14 +285,14 @@ func (e *Runner) Sweep(ctx context.Context, limit int) (int, error) {
 			}
 			continue
 		}
-		if due, ok := st.StallDue(e.Limits.StallAfter); ok && !now.Before(due) {
+		if due, ok := st.StallDue(e.stall()); ok && !now.Before(due) {
 			steps := st.ScheduledSteps()
 			// The resend is a commit (fenced by the run's version) that
 			// moves the run's due time on, so a run whose steps only wait
 			// their turn is sent again once per stall period, not on
 			// every pass; a worker that committed meanwhile wins. A step
 			// a chaining worker held is sent once its lease has passed.
-			_, err := e.apply(ctx, rec, core.StallResend{StallAfter: e.Limits.StallAfter})
+			_, err := e.apply(ctx, rec, core.StallResend{Stall: e.stall()})
 			switch {
 			case err == nil:
 				e.Log.WarnContext(ctx, "sweep: sent stalled steps again", "run_id", id, "steps", len(steps), "since", st.UpdatedAt)

@@ -129,7 +129,7 @@ func newFixture(t *testing.T) (*fixture, *counting) {
 
 func (f *fixture) write(prev core.RunState, out core.Output) core.Write {
 	w := core.Write{Tenant: "tenant-a", PrevVersion: prev.Version, Output: out, Pending: core.PendingItems(prev, out.State)}
-	if due, ok := out.State.DueAt(time.Minute); ok {
+	if due, ok := out.State.DueAt(core.Stall{After: time.Minute}); ok {
 		w.DueAt = &due
 	}
 	return w

@@ -69,15 +69,15 @@ func newChainState() chainState {
 // chainCommit is the faults' part of a store commit, before it: a
 // frozen chaining worker, and the mutation that drops the lease. It
 // returns the lease the commit records, or would but for the mutation.
-func (f *faultStore) chainCommit(ctx context.Context, w *core.Write) *core.StepLease {
+func (f *faultStore) chainCommit(ctx context.Context, w *core.Write) int64 {
 	held := w.Output.State.Held
 	if _, chained := core.ChainedStep(ctx); chained && f.fire(FaultChainFreeze) {
 		f.freeze <- struct{}{}
 		<-f.thaw
 	}
-	if f.sim.mutation == MutChainWithoutLease && w.Output.State.Held != nil {
+	if f.sim.mutation == MutChainWithoutLease && w.Output.State.Held != 0 {
 		st := w.Output.State
-		st.Held = nil
+		st.Held = 0
 		w.Output.State = st
 	}
 	return held
@@ -86,11 +86,11 @@ func (f *faultStore) chainCommit(ctx context.Context, w *core.Write) *core.StepL
 // chainCommitted notes what a landed commit did to the run's lease and
 // reports whether the invocation dies now (FaultChainCrash: a chained
 // step's commit that holds the next step).
-func (f *faultStore) chainCommitted(ctx context.Context, w core.Write, held *core.StepLease) bool {
+func (f *faultStore) chainCommitted(ctx context.Context, w core.Write, held int64) bool {
 	s, st := f.sim, w.Output.State
 	s.mu.Lock()
 	switch {
-	case held != nil:
+	case held != 0:
 		s.chain.held[st.RunID] = true
 	case s.chain.held[st.RunID]:
 		delete(s.chain.held, st.RunID)
@@ -100,11 +100,11 @@ func (f *faultStore) chainCommitted(ctx context.Context, w core.Write, held *cor
 	}
 	s.mu.Unlock()
 	step, chained := core.ChainedStep(ctx)
-	if !chained || held == nil || held.Seq <= step.Seq || !f.fire(FaultChainCrash) {
+	if !chained || held <= step.Seq || !f.fire(FaultChainCrash) {
 		return false
 	}
 	s.mu.Lock()
-	s.chain.crashed[st.RunID] = crash{at: s.clock.T, seq: held.Seq}
+	s.chain.crashed[st.RunID] = crash{at: s.clock.T, seq: held}
 	s.mu.Unlock()
 	return true
 }

@@ -126,7 +126,7 @@ func user(contents ...string) []core.Message {
 // write is the Write of a transition from prev to out.
 func (h *harness) write(prev core.RunState, out core.Output) core.Write {
 	w := core.Write{Tenant: h.tenant, PrevVersion: prev.Version, Output: out, Pending: core.PendingItems(prev, out.State), ActiveLimit: h.activeLimit}
-	if due, ok := out.State.DueAt(stallAfter); ok {
+	if due, ok := out.State.DueAt(core.Stall{After: stallAfter}); ok {
 		w.DueAt = &due
 	}
 	return w

@@ -12,7 +12,9 @@ import (
 // durable.Chain) instead of sending it through the queue: only for the
 // last step of a batch (no other run waits), while the chain is shorter
 // than Steps and the invocation has MinRemaining left. A run that
-// pauses, fans out into parallel tool steps or ends is not chained.
+// pauses, fans out into parallel tool steps or ends is not chained. How
+// long a held step is its invocation's is the deployment's
+// (durable.Limits.ChainLease).
 type ChainLimits struct {
 	// Steps is the most steps continued after a message's own, per
 	// invocation; zero turns chaining off.
@@ -21,18 +23,13 @@ type ChainLimits struct {
 	// chained (Lambda's deadline; a process without one, such as baton
 	// dev's pollers, always has enough).
 	MinRemaining time.Duration
-	// Lease is how long a held step is its invocation's: its heartbeats
-	// renew it while it runs, and the sweeper sends it once it has
-	// passed. Keep it at the queue's visibility timeout, so a chained
-	// step whose invocation died is recovered as soon as a sent one.
-	Lease time.Duration
 }
 
 // chain is the Chain the n-th step chained after a message's own may
 // hold its next step with; nil when it may not.
 func (w *Worker) chain(ctx context.Context, owner string, mayChain bool, n int) *durable.Chain {
 	c := w.Chain
-	if !mayChain || n >= c.Steps || c.Lease <= 0 {
+	if !mayChain || n >= c.Steps {
 		return nil
 	}
 	now := time.Now
@@ -42,7 +39,7 @@ func (w *Worker) chain(ctx context.Context, owner string, mayChain bool, n int) 
 	if deadline, ok := ctx.Deadline(); ok && deadline.Sub(now()) < c.MinRemaining {
 		return nil
 	}
-	return &durable.Chain{Owner: owner, Term: c.Lease}
+	return &durable.Chain{Owner: owner}
 }
 
 // continueChain runs the steps chain's commits hold, one after the

@@ -62,7 +62,7 @@ func TestChainedInvocationSplit(t *testing.T) {
 			st.Calls = []core.CallState{{ID: "c1", Status: core.CallPending, StepSeq: 2}}
 		}
 		out := core.Output{State: st, Next: []core.Step{step}}
-		if !out.Hold(out.Next[0], "m#1", time.Now(), time.Minute) {
+		if !out.Hold(out.Next[0]) {
 			t.Fatal("the step was not held")
 		}
 		return out
