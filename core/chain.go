@@ -72,8 +72,8 @@ func (st RunState) StallDue(s Stall) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	period := s.After
-	if _, held := st.HeldStep(); held && s.Lease > 0 && s.Lease < period {
-		period = s.Lease
+	if _, held := st.HeldStep(); held && s.Lease > 0 {
+		period = min(period, s.Lease)
 	}
 	return st.UpdatedAt.Add(period), true
 }

@@ -80,10 +80,10 @@ func (p *progress) retried(ctx context.Context, in core.Input) {
 func (p *progress) heartbeats(ctx context.Context) {
 	defer close(p.done)
 	every := p.e.Limits.StallAfter / 2
-	if _, held := p.rec.State.HeldStep(); held && p.e.Limits.ChainLease > 0 && p.e.Limits.ChainLease/3 < every {
+	if _, held := p.rec.State.HeldStep(); held && p.e.Limits.ChainLease > 0 {
 		// A step held by its invocation renews its lease, as a worker
 		// extends its message's visibility (chain.go).
-		every = p.e.Limits.ChainLease / 3
+		every = min(every, p.e.Limits.ChainLease/3)
 	}
 	for {
 		select {
