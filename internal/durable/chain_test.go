@@ -188,3 +188,37 @@ func TestChainedStepSpans(t *testing.T) {
 		t.Fatalf("step spans %v", got)
 	}
 }
+
+// TestHeldStepWithoutALease: with no lease set (Limits.ChainLease zero),
+// a held step's heartbeats keep the stall period's pace.
+func TestHeldStepWithoutALease(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, nil)
+	var paces []time.Duration
+	durable.SetHeartbeatTimer(h.eng, func(d time.Duration) <-chan time.Time { paces = append(paces, d); return nil })
+	h.start(t, scripted(turn("", call("c1", "ability/search", map[string]any{"q": "x"})), turn("done")), nil)
+	ds, err := h.q.Receive(ctx, 1, 0)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("receive: %v %d", err, len(ds))
+	}
+	chain := &durable.Chain{Owner: "inv-1"}
+	if err := h.eng.HandleStep(ctx, stepOf(t, ds[0]), durable.Attempt{ReceiveCount: 1, Owner: "inv-1", Chain: chain}); err != nil {
+		t.Fatal(err)
+	}
+	step, d, ok := chain.Next()
+	if !ok {
+		t.Fatal("nothing held")
+	}
+	paces = nil
+	if err := h.eng.HandleStep(ctx, step, d); err != nil {
+		t.Fatal(err)
+	}
+	if len(paces) == 0 {
+		t.Fatal("no heartbeat timer")
+	}
+	for _, p := range paces {
+		if p != stallAfter/2 {
+			t.Fatalf("a held step without a lease beats every %s, want half the stall period", p)
+		}
+	}
+}
