@@ -2,7 +2,11 @@ package a2aserver_test
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,7 +86,15 @@ func TestListTasks(t *testing.T) {
 		}
 	}
 
+	// A paused task says what it waits for, without being asked for
+	// history or artifacts.
+	if got := all.Tasks[1]; got.Status.Message == nil {
+		t.Fatalf("the paused task in a plain list says nothing of what it waits for: %+v", got.Status)
+	}
 	h := 1
+	if got := list(&a2a.ListTasksRequest{HistoryLength: &h}).Tasks[0]; len(got.History) != 1 || len(got.Artifacts) != 0 {
+		t.Fatalf("history without artifacts: %d history, %d artifacts", len(got.History), len(got.Artifacts))
+	}
 	full := list(&a2a.ListTasksRequest{HistoryLength: &h, IncludeArtifacts: true})
 	if got := full.Tasks[0]; len(got.History) != 1 || len(got.Artifacts) != 1 || got.Artifacts[0].Parts[0].Text() != "Done three." {
 		t.Fatalf("the completed task with history and artifacts: %+v", got)
@@ -123,9 +135,96 @@ func TestListTasks(t *testing.T) {
 	same("paged", paged, []a2a.TaskID{three.ID, paused.ID, one.ID})
 	same("a page of 100", ids(list(&a2a.ListTasksRequest{PageSize: 100})), []a2a.TaskID{three.ID, paused.ID, one.ID})
 
-	for _, size := range []int{-1, 101} {
-		if _, err := demo.ListTasks(ctx, &a2a.ListTasksRequest{PageSize: size}); !errors.Is(err, a2a.ErrInvalidParams) {
-			t.Fatalf("pageSize %d: %v, want invalid params", size, err)
+	// The server's own checks of the page size (the SDK's client checks
+	// too), over plain JSON-RPC: 0 or absent is the default page.
+	for body, want := range map[string]float64{`{}`: 0, `{"pageSize":0}`: 0, `{"pageSize":100}`: 0, `{"pageSize":-1}`: -32602, `{"pageSize":101}`: -32602, `{"historyLength":-1}`: -32602} {
+		out := rawRPC(t, srv, "demo", "acme", "ListTasks", body)
+		e, _ := out["error"].(map[string]any)
+		code, _ := e["code"].(float64)
+		if code != want {
+			t.Fatalf("ListTasks %s: %v, want error code %v", body, out, want)
+		}
+		if res, _ := out["result"].(map[string]any); want == 0 && body != `{"pageSize":100}` && res["pageSize"] != float64(50) {
+			t.Fatalf("ListTasks %s: page size %v, want the default 50", body, res["pageSize"])
 		}
 	}
+}
+
+// TestListTasksReadsBoundedPages: a page of tasks is filled from as many
+// pages of the tenant's runs as it takes, each asking for what the page
+// still lacks, but one call reads at most ten pages of runs: past runs
+// the filter drops, it returns a short (here empty) page and a token to
+// go on from.
+func TestListTasksReadsBoundedPages(t *testing.T) {
+	_, srv := server(t)
+	ctx := context.Background()
+	demo, other := client(t, srv, "demo", "acme"), client(t, srv, "other", "acme")
+	send := func(c *a2aclient.Client, id string, turns ...any) a2a.TaskID {
+		t.Helper()
+		m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Hi."))
+		m.ID = id
+		if len(turns) > 0 {
+			m = message(id, "Hi.", turns...).Message
+		}
+		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond) // distinct creation times
+		return res.(*a2a.Task).ID
+	}
+	done := map[string]any{"content": "Done."}
+	old := send(demo, "b-1", done)
+	mid := send(demo, "b-2", done)
+	send(other, "b-3")
+	newest := send(demo, "b-4", done)
+	// Newest first: newest, other, mid, old. A page of 2 reads 2 runs
+	// (newest, other), then the 1 it lacks (mid).
+	p, err := demo.ListTasks(ctx, &a2a.ListTasksRequest{PageSize: 2})
+	if err != nil || len(p.Tasks) != 2 || p.Tasks[0].ID != newest || p.Tasks[1].ID != mid || p.NextPageToken == "" {
+		t.Fatalf("a page of 2: %+v, %v", p, err)
+	}
+	for i := range 11 {
+		send(other, fmt.Sprintf("b-o%d", i))
+	}
+	p, err = demo.ListTasks(ctx, &a2a.ListTasksRequest{PageSize: 1})
+	if err != nil || len(p.Tasks) != 0 || p.NextPageToken == "" {
+		t.Fatalf("past 11 runs of another agent, a page of 1: %+v, %v; want an empty page and a token", p, err)
+	}
+	var got []a2a.TaskID
+	for token, calls := p.NextPageToken, 0; token != ""; calls++ {
+		if calls == 10 {
+			t.Fatal("paging does not end")
+		}
+		p, err = demo.ListTasks(ctx, &a2a.ListTasksRequest{PageSize: 1, PageToken: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range p.Tasks {
+			got = append(got, task.ID)
+		}
+		token = p.NextPageToken
+	}
+	if len(got) != 3 || got[0] != newest || got[1] != mid || got[2] != old {
+		t.Fatalf("the pages after: %v, want %v", got, []a2a.TaskID{newest, mid, old})
+	}
+}
+
+// rawRPC posts one JSON-RPC call to agent's route for tenant and returns
+// the decoded response.
+func rawRPC(t *testing.T, srv *httptest.Server, agent, tenant, method, params string) map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/"+agent, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`))
+	req.Header.Set("X-Tenant", tenant)
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
