@@ -131,7 +131,18 @@ func Main(ctx context.Context, args []string, env *Env) int {
 	return ExitError
 }
 
+// subcommands are the client commands that only group others, with
+// theirs: `baton runs -h` lists them (each takes -h itself).
+var subcommands = map[string]string{
+	"runs": "ls, show ID, events ID, fork ID --at SEQ, compare A B",
+	"eval": "run DATASET.jsonl --agent A, show EVAL, ls, cancel EVAL…, dataset --from-runs --agent A",
+}
+
 func dispatch(ctx context.Context, args []string, env *Env) error {
+	if subs, ok := subcommands[args[0]]; ok && len(args) > 1 && (args[1] == "-h" || args[1] == "--help" || args[1] == "help") {
+		fmt.Fprintf(env.Stdout, "usage: baton %s <command> [flags]\ncommands: %s\neach takes -h for its flags; docs/cli.md has them all\n", args[0], subs)
+		return nil
+	}
 	switch args[0] {
 	case "run":
 		return cmdRun(ctx, args[1:], env)

@@ -96,6 +96,17 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// TestGroupHelp: `baton runs -h` and `baton eval --help` list their
+// commands on stdout and exit 0, not a usage error.
+func TestGroupHelp(t *testing.T) {
+	for _, args := range [][]string{{"runs", "-h"}, {"eval", "--help"}, {"runs", "help"}} {
+		env, out, errOut := testEnv(map[string]string{"HOME": t.TempDir()})
+		if code := Main(context.Background(), args, env); code != ExitOK || errOut.Len() != 0 || !strings.HasPrefix(out.String(), "usage: baton "+args[0]+" <command>") || !strings.Contains(out.String(), "show ") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out.String(), errOut.String())
+		}
+	}
+}
+
 // TestFlagErrorsReadOnce: a bad flag value or an unknown flag is one
 // plain line on stderr (no repeated message, no usage dump).
 func TestFlagErrorsReadOnce(t *testing.T) {
