@@ -55,7 +55,7 @@ func (st RunState) HeldStep() (Step, bool) {
 	if st.Held == 0 {
 		return Step{}, false
 	}
-	for _, s := range st.ScheduledSteps() {
+	for s := range st.scheduled { // every chained commit asks: no list built
 		if s.Seq == st.Held {
 			return s, true
 		}

@@ -461,19 +461,29 @@ type VisibilityExtender interface {
 // ScheduledSteps derives the steps a run is waiting on from its state, so
 // a step lost between the commit and the enqueue can be sent again.
 func (st RunState) ScheduledSteps() []Step {
-	if IsTerminal(st.Status) {
-		return nil
-	}
 	var out []Step
-	if st.ModelStep != 0 {
-		out = append(out, Step{Kind: StepModelTurn, Format: StepFormat, RunID: st.RunID, Seq: st.ModelStep})
+	for s := range st.scheduled {
+		out = append(out, s)
+	}
+	return out
+}
+
+// scheduled yields the run's scheduled steps, as ScheduledSteps lists
+// them, without building the list.
+func (st RunState) scheduled(yield func(Step) bool) {
+	if IsTerminal(st.Status) {
+		return
+	}
+	if st.ModelStep != 0 && !yield(Step{Kind: StepModelTurn, Format: StepFormat, RunID: st.RunID, Seq: st.ModelStep}) {
+		return
 	}
 	for _, c := range st.Calls {
 		if (c.Status == CallPending || c.Status == CallApproved) && c.StepSeq != 0 {
-			out = append(out, Step{Kind: StepToolCall, Format: StepFormat, RunID: st.RunID, Seq: c.StepSeq, CallID: c.ID})
+			if !yield(Step{Kind: StepToolCall, Format: StepFormat, RunID: st.RunID, Seq: c.StepSeq, CallID: c.ID}) {
+				return
+			}
 		}
 	}
-	return out
 }
 
 // DueAt is when a scheduler must look at the run: the earliest pending

@@ -42,22 +42,8 @@ func main() {
 		BuildDir:  ctxString(app, "buildDir", "../build"),
 		Providers: strings.Split(ctxString(app, "providers", "bedrock"), ","),
 	}
-	if s := ctxString(app, "workerTimeout", ""); s != "" {
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "workerTimeout: want seconds:", err)
-			os.Exit(1)
-		}
-		props.WorkerTimeoutSeconds = v
-	}
-	if s := ctxString(app, "chainSteps", ""); s != "" {
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "chainSteps: want a number of steps (-1: off):", err)
-			os.Exit(1)
-		}
-		props.ChainSteps = v
-	}
+	props.WorkerTimeoutSeconds = ctxFloat(app, "workerTimeout", "seconds")
+	props.ChainSteps = ctxFloat(app, "chainSteps", "a number of steps (-1: off)")
 	props.BedrockModelArns = ctxList(app, "bedrockModelArns")
 	props.SecretArns = ctxList(app, "secretArns")
 	props.SSMParameterArns = ctxList(app, "ssmParameterArns")
@@ -127,6 +113,21 @@ func ctxString(app awscdk.App, key, def string) string {
 		return fmt.Sprint(v)
 	}
 	return def
+}
+
+// ctxFloat reads a number context value (0 when not set: the props'
+// default), exiting with what it wants when it is not a number.
+func ctxFloat(app awscdk.App, key, want string) float64 {
+	s := ctxString(app, key, "")
+	if s == "" {
+		return 0
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: want %s: %v\n", key, want, err)
+		os.Exit(1)
+	}
+	return v
 }
 
 // ctxList reads a list context value: comma-separated ("a,b" on the

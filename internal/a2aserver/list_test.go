@@ -135,8 +135,10 @@ func TestListTasks(t *testing.T) {
 	same("paged", paged, []a2a.TaskID{three.ID, paused.ID, one.ID})
 	same("a page of 100", ids(list(&a2a.ListTasksRequest{PageSize: 100})), []a2a.TaskID{three.ID, paused.ID, one.ID})
 
-	// The server's own checks of the page size (the SDK's client checks
-	// too), over plain JSON-RPC: 0 or absent is the default page.
+	// The page size and history length over plain JSON-RPC (the SDK's
+	// client checks them before sending, its server before the handler
+	// is called): 0 or absent is the default page, out of range is
+	// invalid params.
 	for body, want := range map[string]float64{`{}`: 0, `{"pageSize":0}`: 0, `{"pageSize":100}`: 0, `{"pageSize":-1}`: -32602, `{"pageSize":101}`: -32602, `{"historyLength":-1}`: -32602} {
 		out := rawRPC(t, srv, "demo", "acme", "ListTasks", body)
 		e, _ := out["error"].(map[string]any)

@@ -48,15 +48,7 @@ func TestChainedStepRenewsItsLease(t *testing.T) {
 			}
 		}
 	}
-	ds, err := h.q.Receive(ctx, 1, 0)
-	if err != nil || len(ds) != 1 {
-		t.Fatalf("receive: %v %d", err, len(ds))
-	}
-	chain := &durable.Chain{Owner: "inv-1"}
-	if err := h.eng.HandleStep(ctx, stepOf(t, ds[0]), durable.Attempt{ReceiveCount: 1, Owner: "inv-1", Chain: chain}); err != nil {
-		t.Fatal(err)
-	}
-	_ = h.q.Delete(ctx, ds[0].ReceiptHandle)
+	chain := h.chainNext(t)
 	step, d, ok := chain.Next()
 	if !ok || step.Kind != core.StepToolCall || !d.Chained() {
 		t.Fatalf("held %+v %v", step, ok)
@@ -122,15 +114,7 @@ func TestHandOff(t *testing.T) {
 	q := &countingQueue{StepQueue: h.q}
 	h.eng.Queue = q
 	runID := h.start(t, scripted(turn("", call("c1", "ability/search", map[string]any{"q": "x"})), turn("done")), nil)
-	ds, err := h.q.Receive(ctx, 1, 0)
-	if err != nil || len(ds) != 1 {
-		t.Fatalf("receive: %v %d", err, len(ds))
-	}
-	chain := &durable.Chain{Owner: "inv-1"}
-	if err := h.eng.HandleStep(ctx, stepOf(t, ds[0]), durable.Attempt{ReceiveCount: 1, Owner: "inv-1", Chain: chain}); err != nil {
-		t.Fatal(err)
-	}
-	_ = h.q.Delete(ctx, ds[0].ReceiptHandle)
+	chain := h.chainNext(t)
 	before := q.count()
 	h.eng.HandOff(ctx, core.Step{}, durable.Attempt{})
 	if q.count() != before {
@@ -161,14 +145,7 @@ func TestChainedStepSpans(t *testing.T) {
 	h.opts.Telemetry = telemetry.Settings{Provider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))}
 	h.eng = durable.New(h.opts)
 	h.start(t, scripted(turn("", call("c1", "ability/search", map[string]any{"q": "x"})), turn("done")), nil)
-	ds, err := h.q.Receive(ctx, 1, 0)
-	if err != nil || len(ds) != 1 {
-		t.Fatalf("receive: %v %d", err, len(ds))
-	}
-	chain := &durable.Chain{Owner: "inv-1"}
-	if err := h.eng.HandleStep(ctx, stepOf(t, ds[0]), durable.Attempt{ReceiveCount: 1, Owner: "inv-1", Chain: chain}); err != nil {
-		t.Fatal(err)
-	}
+	chain := h.chainNext(t)
 	step, d, _ := chain.Next()
 	if err := h.eng.HandleStep(ctx, step, d); err != nil {
 		t.Fatal(err)
@@ -197,14 +174,7 @@ func TestHeldStepWithoutALease(t *testing.T) {
 	var paces []time.Duration
 	durable.SetHeartbeatTimer(h.eng, func(d time.Duration) <-chan time.Time { paces = append(paces, d); return nil })
 	h.start(t, scripted(turn("", call("c1", "ability/search", map[string]any{"q": "x"})), turn("done")), nil)
-	ds, err := h.q.Receive(ctx, 1, 0)
-	if err != nil || len(ds) != 1 {
-		t.Fatalf("receive: %v %d", err, len(ds))
-	}
-	chain := &durable.Chain{Owner: "inv-1"}
-	if err := h.eng.HandleStep(ctx, stepOf(t, ds[0]), durable.Attempt{ReceiveCount: 1, Owner: "inv-1", Chain: chain}); err != nil {
-		t.Fatal(err)
-	}
+	chain := h.chainNext(t)
 	step, d, ok := chain.Next()
 	if !ok {
 		t.Fatal("nothing held")
@@ -221,4 +191,22 @@ func TestHeldStepWithoutALease(t *testing.T) {
 			t.Fatalf("a held step without a lease beats every %s, want half the stall period", p)
 		}
 	}
+}
+
+// chainNext delivers the next step message to the runner as a worker
+// that may chain does, acknowledges it and returns its chain (which holds
+// the run's next step, if its commit held one).
+func (h *harness) chainNext(t *testing.T) *durable.Chain {
+	t.Helper()
+	ctx := context.Background()
+	ds, err := h.q.Receive(ctx, 1, 0)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("receive: %v %d", err, len(ds))
+	}
+	chain := &durable.Chain{Owner: "inv-1"}
+	if err := h.eng.HandleStep(ctx, stepOf(t, ds[0]), durable.Attempt{ReceiveCount: 1, Owner: "inv-1", Chain: chain}); err != nil {
+		t.Fatal(err)
+	}
+	_ = h.q.Delete(ctx, ds[0].ReceiptHandle)
+	return chain
 }

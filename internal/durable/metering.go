@@ -12,7 +12,9 @@ import (
 // benchmark counts them: the DynamoDB request units and SQS requests the
 // stores' clients make while the step runs (internal/cost.Instrument
 // adds them to the step's core.Meter), the step message's send, receive
-// and delete (three SQS requests), one Lambda invocation and its
+// and delete (three SQS requests) and one Lambda invocation, which a
+// chained step, run in the invocation of the step before it, has none
+// of (chain.go), and its
 // GB-seconds until the step's outcome is applied. A commit's own write
 // is counted after it lands and carried to the next step in the step
 // message (core.Step.Spent); the last commit of a run, which schedules
