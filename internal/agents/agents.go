@@ -68,6 +68,8 @@ type Spec struct {
 	Categories   []string                 `json:"categories,omitempty"`
 	Mode         string                   `json:"mode,omitempty"`
 	Compaction   *core.CompactionPolicy   `json:"compaction,omitempty"`
+	// Memory is the agent's long-term memory (memory.go).
+	Memory *MemorySpec `json:"memory,omitempty"`
 	// StreamTokens false turns off streaming the model's tokens to live
 	// streams (default on).
 	StreamTokens *bool `json:"stream_tokens,omitempty"`
