@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"time"
+	"unicode/utf8"
 )
 
 // Long-term memory: what an agent remembers of each end user across
@@ -280,3 +281,33 @@ const StepMemoryExtract StepKind = "memory_extract"
 
 // MemoryExtractID is the Once key of a run's extraction write.
 func MemoryExtractID(runID string) string { return "extract:" + runID }
+
+// MaxSubjectLen caps a memory subject, in bytes.
+const MaxSubjectLen = 256
+
+// DefaultMemorySubject is the subject of a caller's own memories: its
+// identity (a JWT's subject, an IAM principal, a token's label); "" when
+// the caller has none.
+func DefaultMemorySubject(p *Principal) string {
+	if p == nil {
+		return ""
+	}
+	return p.ActorID
+}
+
+// ValidateSubject refuses a subject a caller may not name: empty, longer
+// than MaxSubjectLen, or holding control characters.
+func ValidateSubject(s string) error {
+	if s == "" {
+		return invalid("a memory subject must not be empty")
+	}
+	if len(s) > MaxSubjectLen {
+		return invalid("a memory subject is at most %d bytes, got %d", MaxSubjectLen, len(s))
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || !utf8.ValidRune(r) || r == utf8.RuneError {
+			return invalid("a memory subject must be printable text")
+		}
+	}
+	return nil
+}
