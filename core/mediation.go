@@ -208,6 +208,9 @@ func toolCall(st *RunState, c *CallState, decl ToolDeclaration) *ToolCall {
 		Parameters: cloneObject(c.Parameters), IdempotencyKey: IdempotencyKey(st.RunID, c.ID), Declaration: decl,
 		Principal: st.Config.Principal, Remote: c.Remote.clone(),
 	}
+	if decl.Executor == ExecutorMemory {
+		call.Memory, call.RunStarted = st.Config.Memory, st.CreatedAt
+	}
 	return call
 }
 

@@ -311,3 +311,36 @@ func ValidateSubject(s string) error {
 	}
 	return nil
 }
+
+// ExecutorMemory is the executor kind of the memory tools, which the
+// deployment's memory service executes (package memory).
+const ExecutorMemory = "memory"
+
+// The memory tools.
+const (
+	ToolMemoryRemember = "memory/remember"
+	ToolMemoryRecall   = "memory/recall"
+	ToolMemoryForget   = "memory/forget"
+)
+
+// MemoryTools are the declarations of the memory tools an agent with
+// memory tools offers its model.
+func MemoryTools() []ToolDeclaration {
+	str := func(desc string, max int) map[string]any {
+		return map[string]any{"type": "string", "description": desc, "minLength": 1, "maxLength": max}
+	}
+	obj := func(name string, prop map[string]any) map[string]any {
+		return map[string]any{"type": "object", "properties": map[string]any{name: prop}, "required": []any{name}, "additionalProperties": false}
+	}
+	return []ToolDeclaration{
+		{Name: ToolMemoryRemember, Source: ExecutorMemory, Executor: ExecutorMemory, Scope: ScopeRun,
+			Description: "Remember a fact or preference of the user for later conversations. Write one self-contained sentence.",
+			Parameters:  obj("text", str("The fact or preference, one sentence.", MaxMemoryText))},
+		{Name: ToolMemoryRecall, Source: ExecutorMemory, Executor: ExecutorMemory, Scope: ScopeRun,
+			Description: "Search what you remember of the user. Returns the most relevant memories, each with its id.",
+			Parameters:  obj("query", str("What to look for.", MaxMemoryText))},
+		{Name: ToolMemoryForget, Source: ExecutorMemory, Executor: ExecutorMemory, Scope: ScopeRun,
+			Description: "Forget one memory of the user by its id (from memory/recall).",
+			Parameters:  obj("id", str("The memory's id.", 200))},
+	}
+}

@@ -185,6 +185,11 @@ type ToolCall struct {
 	// task and never sends the first message again; with a Reply it sends
 	// that follow-up first (remote.go).
 	Remote *RemoteTask `json:"remote,omitempty"`
+	// Memory, on a call of a memory tool, is the run's memory policy
+	// (its scope's subject), and RunStarted when the run began (an
+	// erasure after it refuses the call's writes).
+	Memory     *MemoryPolicy `json:"memory,omitempty"`
+	RunStarted time.Time     `json:"run_started,omitzero"`
 }
 
 // Clock is the machine's only source of time.

@@ -143,6 +143,9 @@ type RunConfig struct {
 	// Eval, on a case run of an eval (or its judge's run), names the
 	// eval and the case (evals.go).
 	Eval *EvalRef `json:"eval,omitempty"`
+	// Memory is the run's long-term memory (memory.go): whose scope it
+	// uses, what it recalls and whether it is extracted; nil: none.
+	Memory *MemoryPolicy `json:"memory,omitempty"`
 }
 
 // withDefaults fills unset fields.
