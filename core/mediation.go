@@ -27,6 +27,8 @@ type Plan struct {
 	Tool       *ToolCall
 	Input      Input
 	Compaction *CompactionRequest
+	// Recall is a PlanRecall's recall (recall.go).
+	Recall *RecallRequest
 	// InputRedacted counts the messages of Model.Messages the input
 	// guardrail redacted; Perform passes it on in ModelReplied, whose
 	// transition reports it with a guardrail_redacted event.
@@ -53,6 +55,9 @@ func (m *Machine) plan(ctx context.Context, st *RunState, transcript []Message, 
 		if step.Seq != st.ModelStep || st.ModelStep == 0 {
 			return Plan{Kind: PlanSkip, Reason: fmt.Sprintf("stale model_turn step %d", step.Seq)}, nil
 		}
+		if r := recallPlan(st, transcript); r != nil {
+			return Plan{Kind: PlanRecall, Recall: r}, nil
+		}
 		if p := st.Config.Compaction; p.active() && st.CompactTurn != st.Turn+1 {
 			if compact, through, retained, ok := compactionPlan(p, compactedView(transcript, st.index)); ok {
 				return Plan{Kind: PlanCompact, Compaction: &CompactionRequest{RunID: st.RunID, Messages: compact, Through: through, Retained: retained,
@@ -70,10 +75,14 @@ func (m *Machine) plan(ctx context.Context, st *RunState, transcript []Message, 
 			}
 			view, redacted = redactView(view, res.Redactions)
 		}
+		system := st.Config.System
+		if st.Config.Memory != nil {
+			view, system = st.memoryContext(view, system)
+		}
 		req := newOf(st.arena, arenaRequests)
 		*req = ModelRequest{
 			RunID: st.RunID, SessionID: st.SessionID, Turn: st.Turn + 1, Model: st.Config.Model, AgentVersion: st.Config.AgentVersion,
-			System: st.Config.System, Messages: view, Tools: st.visibleTools(),
+			System: system, Messages: view, Tools: st.visibleTools(),
 			ParallelToolCalls: st.Config.ParallelToolCalls, Trim: trim,
 		}
 		return Plan{Kind: PlanModel, InputRedacted: redacted, Model: req}, nil

@@ -60,6 +60,9 @@ type IO struct {
 	// Compactor, when set, rewrites the deterministic summary of a
 	// context-trimmed model view; its errors fall back to that summary.
 	Compactor ContextCompactor
+	// Memory, when set, recalls the memories a run recalls before its
+	// first turn (recall.go).
+	Memory MemoryRecaller
 	// Clock, when set, stamps when a model call began (ModelReplied's
 	// StartedAt).
 	Clock Clock
@@ -108,6 +111,8 @@ func (io IO) perform(ctx context.Context, step Step, plan Plan, a *arena) Input 
 		return p
 	case PlanCompact:
 		return io.summarize(ctx, step, *plan.Compaction)
+	case PlanRecall:
+		return io.recall(ctx, step, *plan.Recall)
 	}
 	return nil
 }

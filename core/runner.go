@@ -35,6 +35,9 @@ type Runner struct {
 	// a context-trimmed view. Both are optional.
 	Summarizer Summarizer
 	Compactor  ContextCompactor
+	// Memory, when set, recalls the memories of runs whose memory policy
+	// recalls before the first turn (recall.go).
+	Memory MemoryRecaller
 }
 
 // Run is a run held in memory by a Runner.
@@ -131,7 +134,7 @@ func (rn *Runner) apply(ctx context.Context, run *Run, in Input) error {
 }
 
 func (rn *Runner) io() IO {
-	return IO{Model: rn.Model, Tools: rn.Tools, Summarizer: rn.Summarizer, Compactor: rn.Compactor, Clock: rn.Machine.Clock}
+	return IO{Model: rn.Model, Tools: rn.Tools, Summarizer: rn.Summarizer, Compactor: rn.Compactor, Memory: rn.Memory, Clock: rn.Machine.Clock}
 }
 
 // commit makes st the run's state (st may be the run's state itself)

@@ -373,7 +373,10 @@ type RunState struct {
 	// Held is the sequence number of the scheduled step a chaining worker
 	// continues in the invocation that committed it, instead of sending
 	// it (chain.go); 0: none.
-	Held        int64          `json:"held,omitempty"`
+	Held int64 `json:"held,omitempty"`
+	// Recalled: the run's recall before its first turn is done
+	// (recall.go).
+	Recalled    bool           `json:"recalled,omitempty"`
 	Error       *RunError      `json:"error,omitempty"`
 	Interrupted map[string]any `json:"interrupted,omitempty"`
 	CreatedAt   time.Time      `json:"created_at"`

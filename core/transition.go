@@ -78,6 +78,8 @@ func (m *Machine) apply(ctx context.Context, t *transition, st *RunState, o *Out
 		err = t.expire(ctx)
 	case Compacted:
 		err = t.compacted(in)
+	case MemoryRecalled:
+		err = t.memoryRecalled(in)
 	case GuardrailDenied:
 		err = t.guardrailDenied(ctx, in)
 	case Steer:
