@@ -332,15 +332,24 @@ func MemoryTools() []ToolDeclaration {
 	obj := func(name string, prop map[string]any) map[string]any {
 		return map[string]any{"type": "object", "properties": map[string]any{name: prop}, "required": []any{name}, "additionalProperties": false}
 	}
+	// The memory tools may run again after an interrupted attempt: a
+	// remembered memory's id comes from the call, a forgotten one stays
+	// forgotten, a recall only reads.
+	safe := func() map[string]any { return map[string]any{RuntimeRetrySafe: true} }
 	return []ToolDeclaration{
-		{Name: ToolMemoryRemember, Source: ExecutorMemory, Executor: ExecutorMemory, Scope: ScopeRun,
+		{Name: ToolMemoryRemember, Source: ExecutorMemory, Executor: ExecutorMemory, Scope: ScopeRun, Runtime: safe(),
 			Description: "Remember a fact or preference of the user for later conversations. Write one self-contained sentence.",
 			Parameters:  obj("text", str("The fact or preference, one sentence.", MaxMemoryText))},
-		{Name: ToolMemoryRecall, Source: ExecutorMemory, Executor: ExecutorMemory, Scope: ScopeRun,
+		{Name: ToolMemoryRecall, Source: ExecutorMemory, Executor: ExecutorMemory, Scope: ScopeRun, Runtime: safe(),
 			Description: "Search what you remember of the user. Returns the most relevant memories, each with its id.",
 			Parameters:  obj("query", str("What to look for.", MaxMemoryText))},
-		{Name: ToolMemoryForget, Source: ExecutorMemory, Executor: ExecutorMemory, Scope: ScopeRun,
+		{Name: ToolMemoryForget, Source: ExecutorMemory, Executor: ExecutorMemory, Scope: ScopeRun, Runtime: safe(),
 			Description: "Forget one memory of the user by its id (from memory/recall).",
 			Parameters:  obj("id", str("The memory's id.", 200))},
 	}
 }
+
+// ScopeMemoriesSubject is the caller scope that lets a request name a
+// memory subject other than the caller's own (a run's memory_subject,
+// the subject of GET and DELETE /v1/memories).
+const ScopeMemoriesSubject = "memories:subject"

@@ -30,7 +30,7 @@ const (
 	OverrideAgentVersion = "agent_version"
 )
 
-var overridable = map[string]bool{OverrideModel: true, OverrideMaxTurns: true, OverrideBudgets: true, OverrideParallelToolCalls: true, OverrideContextBudget: true, OverrideCallback: true, OverrideAgentVersion: true}
+var overridable = map[string]bool{OverrideMemorySubject: true, OverrideModel: true, OverrideMaxTurns: true, OverrideBudgets: true, OverrideParallelToolCalls: true, OverrideContextBudget: true, OverrideCallback: true, OverrideAgentVersion: true}
 
 // File is the agents file. Schema is the JSON Schema an editor checks
 // it with (events/schemas/agents-file.schema.json); Baton ignores it.
@@ -234,7 +234,7 @@ func build(s Spec) (*Agent, error) {
 	a := &Agent{Spec: s, Executors: map[string]toolspec.Executor{}, allowed: map[string]bool{}, PendingTTL: core.DefaultPendingTTL}
 	for _, o := range s.AllowOverrides {
 		if !overridable[o] {
-			return nil, fmt.Errorf("allow_overrides: %q cannot be overridden (want model, max_turns, budgets, parallel_tool_calls, context_budget, callback or agent_version)", o)
+			return nil, fmt.Errorf("allow_overrides: %q cannot be overridden (want model, max_turns, budgets, parallel_tool_calls, context_budget, callback, agent_version or memory_subject)", o)
 		}
 		a.allowed[o] = true
 	}
@@ -303,6 +303,9 @@ func build(s Spec) (*Agent, error) {
 		return nil, err
 	}
 	if err := a.parseCallback(); err != nil {
+		return nil, err
+	}
+	if err := a.parseMemory(); err != nil {
 		return nil, err
 	}
 	cfg := a.baseConfig()
@@ -413,7 +416,7 @@ func (a *Agent) baseConfig() core.RunConfig {
 		ParallelToolCalls: s.ParallelToolCalls, ContextBudget: s.ContextBudget, ToolResultMaxBytes: s.ToolResultMaxBytes,
 		Policy:     core.PolicyConfig{Mode: s.Mode, ToolPolicy: s.ToolPolicy, ActionPolicy: s.ActionPolicy, Deny: s.Deny, Categories: s.Categories},
 		Compaction: s.Compaction, NoTokenStream: s.StreamTokens != nil && !*s.StreamTokens || s.Guardrails.HasOutput(),
-		Callback: a.baseCallback(),
+		Callback: a.baseCallback(), Memory: a.memoryPolicy(""),
 	}
 	s.Budgets.ApplyTo(&cfg)
 	return cfg
@@ -432,6 +435,9 @@ type Overrides struct {
 	StreamTokens *bool
 	// Callback replaces the agent's callback (callback.go).
 	Callback *CallbackRequest
+	// MemorySubject names the end user whose memories the run uses
+	// (memory.go); the runner checks the caller may name it.
+	MemorySubject *string
 }
 
 // OverrideError names a field the agent does not let callers set, and
@@ -470,6 +476,7 @@ func (a *Agent) RunConfig(o Overrides) (core.RunConfig, error) {
 	set(OverrideBudgets, o.Budgets != nil, func() { o.Budgets.ApplyTo(&cfg) })
 	set(OverrideParallelToolCalls, o.ParallelToolCalls != nil, func() { cfg.ParallelToolCalls = *o.ParallelToolCalls })
 	set(OverrideContextBudget, o.ContextBudget != nil, func() { cfg.ContextBudget = *o.ContextBudget })
+	set(OverrideMemorySubject, o.MemorySubject != nil, func() { cfg.Memory = a.memoryPolicy(*o.MemorySubject) })
 	if err == nil && o.StreamTokens != nil {
 		if *o.StreamTokens && cfg.NoTokenStream {
 			err = &OverrideError{Field: OverrideStreamTokens, Reason: fmt.Sprintf("agent %s does not stream tokens (its agents file sets stream_tokens: false or output guardrails, which check a reply before anyone sees it): a request may turn streaming off, never on", a.Spec.Slug)}

@@ -1,6 +1,11 @@
 package agents
 
-import "github.com/baton-agents/baton/core"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/baton-agents/baton/core"
+)
 
 // OverrideMemorySubject lets a run request name the end user whose
 // memories the run uses ("memory_subject"), when the caller's scopes
@@ -74,3 +79,105 @@ type EmbedderSpec struct {
 	// 256).
 	Dimensions int `json:"dimensions,omitempty"`
 }
+
+// Memory bounds of the agents file.
+const (
+	maxRecallTopK      = 50
+	maxRecallMaxTokens = 8000
+	// DefaultExtractionFacts is how many memories an extraction writes
+	// at most when the agent does not say.
+	DefaultExtractionFacts = 10
+)
+
+// parseMemory checks the agent's memory block and adds the memory tools
+// when it asks for them.
+func (a *Agent) parseMemory() error {
+	m := a.Spec.Memory
+	if m == nil {
+		if a.allowed[OverrideMemorySubject] {
+			return fmt.Errorf("allow_overrides: memory_subject needs a memory block")
+		}
+		return nil
+	}
+	switch m.Scope {
+	case "", MemoryScopeUser:
+	case MemoryScopeAgent:
+		if a.allowed[OverrideMemorySubject] {
+			return fmt.Errorf("allow_overrides: memory_subject does not go with memory.scope agent (one scope for the whole tenant)")
+		}
+	default:
+		return fmt.Errorf("memory.scope: want %q or %q, got %q", MemoryScopeUser, MemoryScopeAgent, m.Scope)
+	}
+	if r := m.Recall; r != nil {
+		if r.TopK > maxRecallTopK {
+			return fmt.Errorf("memory.recall.top_k: at most %d, got %d", maxRecallTopK, r.TopK)
+		}
+		if r.MaxTokens < 0 || r.MaxTokens > maxRecallMaxTokens {
+			return fmt.Errorf("memory.recall.max_tokens: 0 (default %d) to %d, got %d", core.DefaultRecallMaxTokens, maxRecallMaxTokens, r.MaxTokens)
+		}
+	}
+	if x := m.Extraction; x != nil {
+		if x.MaxFacts < 0 || x.MaxFacts > core.MaxMemoryWrite {
+			return fmt.Errorf("memory.extraction.max_facts: 0 (default %d) to %d, got %d", DefaultExtractionFacts, core.MaxMemoryWrite, x.MaxFacts)
+		}
+		if x.Model != nil && x.Model.Provider == "" {
+			return fmt.Errorf("memory.extraction.model.provider is required")
+		}
+		if len(x.Prompt) > 16<<10 {
+			return fmt.Errorf("memory.extraction.prompt: at most 16 KiB")
+		}
+	}
+	if e := m.Embedder; e != nil {
+		switch e.Provider {
+		case EmbedderScripted, EmbedderOpenAI:
+		case EmbedderBedrock:
+			if e.Dimensions != 0 && e.Dimensions != 256 && e.Dimensions != 512 && e.Dimensions != 1024 {
+				return fmt.Errorf("memory.embedder.dimensions: Titan Text Embeddings v2 takes 256, 512 or 1024, got %d", e.Dimensions)
+			}
+		default:
+			return fmt.Errorf("memory.embedder.provider: want %q, %q or %q, got %q", EmbedderScripted, EmbedderOpenAI, EmbedderBedrock, e.Provider)
+		}
+		if e.Dimensions < 0 || e.Dimensions > 4096 {
+			return fmt.Errorf("memory.embedder.dimensions: 0 (the model's default) to 4096, got %d", e.Dimensions)
+		}
+	}
+	if m.Tools {
+		for _, t := range a.Tools {
+			if strings.HasPrefix(t.Name, core.ExecutorMemory+"/") {
+				return fmt.Errorf("tools: %s: memory/ names are the memory tools (memory.tools)", t.Name)
+			}
+		}
+		a.Tools = append(a.Tools, core.MemoryTools()...)
+	}
+	return nil
+}
+
+// memoryPolicy is a run's memory policy: the agent's, with subject (the
+// request's memory_subject, or "" for the caller's own, which the runner
+// fills in from the run's principal).
+func (a *Agent) memoryPolicy(subject string) *core.MemoryPolicy {
+	m := a.Spec.Memory
+	if m == nil {
+		return nil
+	}
+	p := &core.MemoryPolicy{Subject: subject, TopK: core.DefaultRecallTopK, MaxTokens: core.DefaultRecallMaxTokens}
+	if m.Scope == MemoryScopeAgent {
+		p.Subject = core.AgentSubject(a.Spec.Slug)
+	}
+	if r := m.Recall; r != nil {
+		switch {
+		case r.TopK < 0:
+			p.TopK = 0
+		case r.TopK > 0:
+			p.TopK = r.TopK
+		}
+		if r.MaxTokens > 0 {
+			p.MaxTokens = r.MaxTokens
+		}
+	}
+	p.Extract = m.Extraction != nil && m.Extraction.Enabled
+	return p
+}
+
+// HasMemory reports whether the agent has long-term memory.
+func (a *Agent) HasMemory() bool { return a.Spec.Memory != nil }

@@ -45,7 +45,7 @@ func TestValidateListsEveryProblem(t *testing.T) {
 	want := []string{
 		`6:7 agents[0].colour: unknown field "colour"`,
 		"7:20 agents[0].max_turns: got string, want integer",
-		"8:27 agents[0].allow_overrides[0]: value must be one of 'model', 'max_turns', 'budgets', 'parallel_tool_calls', 'context_budget', 'callback', 'agent_version'",
+		"8:27 agents[0].allow_overrides[0]: value must be one of 'model', 'max_turns', 'budgets', 'parallel_tool_calls', 'context_budget', 'callback', 'agent_version', 'memory_subject'",
 		"11:31 agents[0].tools[0].executor.type: value must be one of 'http', 'lambda', 'go', 'agent', 'a2a'",
 		"12:9 agents[0].tools[1]: missing property 'description'",
 		"13:22 agents[0].tools[1].executor: set exactly one of secret_env, secret_ssm, secret_arn",
