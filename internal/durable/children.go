@@ -61,7 +61,7 @@ func (e *Runner) startChild(ctx context.Context, rec core.RunRecord, step core.S
 	_, err := e.Start(ctx, rec.Tenant, StartRequest{
 		Agent: agent, RunID: childID, SessionID: core.ChildSessionID(st.RunID, call.ToolCallID),
 		Messages:  []core.Message{{Role: core.RoleUser, Content: core.ChildTask(call.Parameters)}},
-		Principal: principal, Version: st.Config.AgentVersion, inherited: true,
+		Principal: principal, Version: st.Config.AgentVersion, inherited: true, memorySubject: parentSubject(st.Config.Memory),
 		Parent:  &core.ParentRef{RunID: st.RunID, ToolCallID: call.ToolCallID, RootRunID: root, Depth: st.Config.Depth() + 1},
 		Inherit: st.Budgets,
 	})

@@ -31,6 +31,8 @@ type StartRequest struct {
 	Alias     string
 	Version   string
 	inherited bool
+	// memorySubject is a child run's parent's memory subject.
+	memorySubject string
 	// eval tags an eval's case run or judge's run (evals.go).
 	eval *core.EvalRef
 }
@@ -75,6 +77,9 @@ func (e *Runner) start(ctx context.Context, tenant string, req StartRequest, for
 		cfg.ForkedFrom = &fork.from
 	}
 	cfg.Eval = req.eval
+	if err := memorySubject(&cfg, req); err != nil {
+		return Snapshot{}, err
+	}
 	sessionID := req.SessionID
 	if sessionID == "" {
 		sessionID = e.IDs.NewID("s")

@@ -72,6 +72,10 @@ type Body struct {
 	// allows agent_version.
 	Alias        string `json:"alias"`
 	AgentVersion string `json:"agent_version"`
+	// MemorySubject names the end user whose memories the run uses, when
+	// the agent allows memory_subject (a subject other than the caller's
+	// own needs the memories:subject scope).
+	MemorySubject *string `json:"memory_subject"`
 }
 
 // Overrides are the start-run settings a protocol edge lets its caller
@@ -172,6 +176,12 @@ func (v Validator) Request(b Body) (durable.StartRequest, error) {
 	}
 	req.Overrides.StreamTokens = b.StreamTokens
 	req.Overrides.Callback = b.Callback
+	if b.MemorySubject != nil {
+		if err := core.ValidateSubject(*b.MemorySubject); err != nil {
+			return req, Errorf(400, "invalid_request", "memory_subject: %s", strings.TrimPrefix(err.Error(), core.ErrInvalidInput.Error()+": "))
+		}
+		req.Overrides.MemorySubject = b.MemorySubject
+	}
 	if b.Metadata != nil {
 		if mb, _ := json.Marshal(b.Metadata); len(mb) > maxMetadataBytes {
 			return req, Errorf(400, "invalid_request", "metadata is larger than %d bytes", maxMetadataBytes)
@@ -294,6 +304,8 @@ func Classify(err error) *Error {
 		return Errorf(400, "invalid_dataset", "%v", err)
 	case errors.As(err, &fpe):
 		return &Error{Status: 400, Code: "invalid_fork_point", Message: err.Error(), Details: map[string]any{"valid": fpe.Valid, "more": fpe.More}}
+	case errors.Is(err, durable.ErrMemorySubject):
+		return &Error{Status: http.StatusForbidden, Code: "forbidden", Message: err.Error(), Details: map[string]any{"field": agents.OverrideMemorySubject}}
 	case errors.Is(err, durable.ErrUnknownAgent):
 		return Errorf(400, "unknown_agent", "%v", err)
 	case errors.Is(err, durable.ErrUnknownVersion):
