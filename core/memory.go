@@ -247,6 +247,9 @@ type MemoryWritten struct {
 	Erased bool `json:"erased,omitempty"`
 	// Usage is the extraction's model usage.
 	Usage map[string]any `json:"usage,omitempty"`
+	// Error, when set, is why an extraction gave up: nothing was
+	// written.
+	Error string `json:"error,omitempty"`
 }
 
 // MemoryRecalledData is the memory_recalled event's data: which

@@ -188,3 +188,20 @@ func EstimateTokens(text string) int {
 
 func (*MemoryRecalledData) eventData() {}
 func (*MemoryWrittenData) eventData()  {}
+
+func (MemoryWritten) isInput() {}
+
+// memoryWritten records a memory write of the run: memory_written. An
+// extraction's (after the run finished) is recorded once: a second one
+// is ErrNothingToApply.
+func (t *transition) memoryWritten(in MemoryWritten) error {
+	s := t.st
+	if in.Source == MemoryFromExtraction {
+		if s.Extracted {
+			return ErrNothingToApply
+		}
+		s.Extracted = true
+	}
+	t.emit(EventMemoryWritten, &MemoryWrittenData{Source: in.Source, Added: in.Added, Updated: in.Updated, Deleted: in.Deleted, Erased: in.Erased, Error: in.Error})
+	return nil
+}

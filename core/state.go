@@ -376,7 +376,9 @@ type RunState struct {
 	Held int64 `json:"held,omitempty"`
 	// Recalled: the run's recall before its first turn is done
 	// (recall.go).
-	Recalled    bool           `json:"recalled,omitempty"`
+	Recalled bool `json:"recalled,omitempty"`
+	// Extracted: the run's memory extraction is recorded (recall.go).
+	Extracted   bool           `json:"extracted,omitempty"`
 	Error       *RunError      `json:"error,omitempty"`
 	Interrupted map[string]any `json:"interrupted,omitempty"`
 	CreatedAt   time.Time      `json:"created_at"`

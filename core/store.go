@@ -123,6 +123,15 @@ type Notification struct {
 	// Eval, when set, makes the record the end of an eval's case run (or
 	// of its judge's run), which scores the case (evals.go).
 	Eval *EvalDelivery `json:"eval,omitempty"`
+	// Memory, when set, makes the record the start of a completed run's
+	// memory extraction: its delivery sends the run's StepMemoryExtract
+	// message.
+	Memory *MemoryExtraction `json:"memory,omitempty"`
+}
+
+// MemoryExtraction addresses a run's memory extraction.
+type MemoryExtraction struct {
+	Subject string `json:"subject"`
 }
 
 // ChildStop ends the running child runs of a run that ended: they are

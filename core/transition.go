@@ -80,6 +80,8 @@ func (m *Machine) apply(ctx context.Context, t *transition, st *RunState, o *Out
 		err = t.compacted(in)
 	case MemoryRecalled:
 		err = t.memoryRecalled(in)
+	case MemoryWritten:
+		err = t.memoryWritten(in)
 	case GuardrailDenied:
 		err = t.guardrailDenied(ctx, in)
 	case Steer:

@@ -103,6 +103,8 @@ func (e *Runner) deliverToParents(ctx context.Context, ns []core.Notification) [
 			err = e.stopChildren(ctx, n)
 		case n.Eval != nil:
 			err = e.deliverToEval(ctx, n)
+		case n.Memory != nil:
+			err = e.sendExtraction(ctx, n)
 		default:
 			rest = append(rest, n)
 			continue

@@ -169,6 +169,7 @@ func (e *Runner) newWrite(tenant string, prev core.RunState, out core.Output) (c
 			return core.Write{}, err
 		}
 	}
+	w.Notifications = append(w.Notifications, extractionRecord(prev, out)...)
 	if tasks := core.AbandonedRemoteTasks(prev, out); len(tasks) > 0 {
 		w.Notifications = append(w.Notifications, remoteCancelRecord(tenant, out.State, tasks))
 	}

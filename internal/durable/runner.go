@@ -48,6 +48,10 @@ type Options struct {
 	// ToolSource offers the tools discovered at run time (MCP servers);
 	// nil: none. The worker applies its answer before each model turn.
 	ToolSource core.ToolSource
+	// Memory recalls memories before runs' first turns and extracts
+	// completed runs (memory.go); nil: runs with memory recall nothing
+	// (recorded on the run) and are not extracted here.
+	Memory MemoryService
 	// Notifier publishes run notifications (nil: none are stored or
 	// sent); see notify.go.
 	Notifier core.NotificationPublisher
@@ -220,8 +224,10 @@ type Runner struct {
 	Callbacks   CallbackSender
 	RemoteTasks RemoteTasks
 	IO          core.IO
-	Clock       core.Clock
-	IDs         core.IDSource
+	// Memory extracts completed runs (Options.Memory).
+	Memory core.MemoryExtractor
+	Clock  core.Clock
+	IDs    core.IDSource
 	// Agents is the deployment's own agents file (Options.Agents).
 	Agents    *agents.Registry
 	Log       *slog.Logger
@@ -258,9 +264,14 @@ func New(o Options) *Runner {
 		versions = staticVersions{&Version{Agents: o.Agents, Machines: o.AgentMachines, Tools: o.Tools, ToolSource: o.ToolSource}}
 	}
 	lim := o.Limits.withDefaults()
+	var recaller core.MemoryRecaller
+	if o.Memory != nil {
+		recaller = o.Memory
+	}
 	return &Runner{Machine: &m, Versions: versions, Store: o.Store, Queue: o.Queue, Deltas: o.Deltas, Notifier: o.Notifier, Callbacks: o.Callbacks, RemoteTasks: o.RemoteTasks, Clock: o.Clock, IDs: o.IDs, Agents: o.Agents, Log: o.Log, Limits: lim, Metering: o.Metering, Telemetry: o.Telemetry, Metrics: o.Metrics,
-		IO:    core.IO{Model: o.Model, Summarizer: o.Summarizer, Compactor: o.Compactor, Clock: o.Clock},
-		cache: newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter}
+		IO:     core.IO{Model: o.Model, Summarizer: o.Summarizer, Compactor: o.Compactor, Memory: recaller, Clock: o.Clock},
+		Memory: o.Memory,
+		cache:  newTranscriptCache(lim.TranscriptCacheBytes), after: defaultAfter}
 }
 
 // Errors the API maps to statuses.

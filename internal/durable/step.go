@@ -103,6 +103,11 @@ func (e *Runner) handleStep(ctx context.Context, step core.Step, d Attempt) erro
 			// A turn's tokens are streamed; a compaction summary's never.
 			ioctx, published = e.publish(ioctx, rec.State, plan, log)
 		}
+		if plan.Recall != nil {
+			r := *plan.Recall
+			r.Scope.Tenant = rec.Tenant // the run's tenant, whatever its principal says
+			plan.Recall = &r
+		}
 		switch plan.Kind {
 		case core.PlanTool:
 			in, err = e.traceTool(ioctx, *plan.Tool, func(ctx context.Context) (core.Input, error) { return e.executeTool(ctx, v, rec, step, plan, d) })

@@ -39,6 +39,11 @@ type Worker struct {
 	// Now reads the wall clock the invocation's deadline is on (nil:
 	// time.Now).
 	Now func() time.Time
+	// Routes hand the messages of other kinds than a run's steps to
+	// their handlers (a completed run's memory extraction, by kind);
+	// every other message is a step of a run (Runner.HandleStep). A
+	// routed message never chains.
+	Routes map[core.StepKind]func(context.Context, core.Step, durable.Attempt) error
 }
 
 // Handle processes a batch. It returns the messages to retry; it never
@@ -76,8 +81,13 @@ func (w *Worker) handle(ctx context.Context, rec events.SQSMessage, mayChain boo
 		count = 1
 	}
 	d := durable.Attempt{ReceiveCount: count, Owner: rec.MessageId + "#" + strconv.Itoa(count)}
-	d.Chain = w.chain(ctx, d.Owner, mayChain, 0)
-	err := w.Runner.HandleStep(ctx, step, d)
+	var err error
+	if route := w.Routes[step.Kind]; route != nil {
+		err = route(ctx, step, d)
+	} else {
+		d.Chain = w.chain(ctx, d.Owner, mayChain, 0)
+		err = w.Runner.HandleStep(ctx, step, d)
+	}
 	if err != nil {
 		w.Log.WarnContext(ctx, "step will be retried", "run_id", step.RunID, "step_seq", step.Seq, "receive_count", count, "err", err)
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
