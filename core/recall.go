@@ -205,3 +205,32 @@ func (t *transition) memoryWritten(in MemoryWritten) error {
 	t.emit(EventMemoryWritten, &MemoryWrittenData{Source: in.Source, Added: in.Added, Updated: in.Updated, Deleted: in.Deleted, Erased: in.Erased, Error: in.Error})
 	return nil
 }
+
+// MetaMemoryWritten is the result metadata key under which a memory
+// tool reports what it wrote: {"added": [ids], "updated": [ids],
+// "deleted": [ids]}.
+const MetaMemoryWritten = "memory_written"
+
+// memoryToolWrote records memory_written for a memory tool's successful
+// write (its result's MetaMemoryWritten; a recall wrote nothing).
+func (t *transition) memoryToolWrote(meta map[string]any) {
+	w, _ := meta[MetaMemoryWritten].(map[string]any)
+	ids := func(k string) []string {
+		var out []string
+		if list, ok := w[k].([]any); ok {
+			for _, v := range list {
+				if s, ok := v.(string); ok {
+					out = append(out, s)
+				}
+			}
+		}
+		if list, ok := w[k].([]string); ok {
+			out = append(out, list...)
+		}
+		return out
+	}
+	d := &MemoryWrittenData{Source: MemoryFromTool, Added: ids("added"), Updated: ids("updated"), Deleted: ids("deleted")}
+	if len(d.Added)+len(d.Updated)+len(d.Deleted) > 0 {
+		t.emit(EventMemoryWritten, d)
+	}
+}

@@ -174,3 +174,36 @@ func TestStaleRecallIsRefused(t *testing.T) {
 		t.Fatalf("after the recall: %v %v", plan.Kind, err)
 	}
 }
+
+func TestMemoryToolWriteIsRecorded(t *testing.T) {
+	cfg := memoryConfig(0)
+	cfg.Tools = MemoryTools()
+	cfg.Model = scripted(turn("", ToolCallRequest{ID: "c1", Name: ToolMemoryRemember, Parameters: map[string]any{"text": "Prefers tea."}}),
+		turn("", ToolCallRequest{ID: "c2", Name: ToolMemoryRecall, Parameters: map[string]any{"query": "tea"}}), turn("Done."))
+	var calls []ToolCall
+	tools := ToolExecutorFunc(func(_ context.Context, c ToolCall) (any, error) {
+		calls = append(calls, c)
+		if c.ToolName == ToolMemoryRemember {
+			return map[string]any{"success": true, "result": "Remembered.", "metadata": map[string]any{MetaMemoryWritten: map[string]any{"added": []any{"mem-9"}}}}, nil
+		}
+		return map[string]any{"success": true, "result": "[]"}, nil
+	})
+	rn := &Runner{Machine: NewMachine(&FixedClock{T: t0}), Model: ScriptedModel{}, Tools: tools}
+	run, err := rn.Start(context.Background(), StartInput{RunID: "r-1", SessionID: "s-1", Config: cfg, Messages: []Message{{Role: RoleUser, Content: "I prefer tea."}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.State.Status != StatusCompleted || len(calls) != 2 {
+		t.Fatalf("status %s calls %d", run.State.Status, len(calls))
+	}
+	if calls[0].Memory == nil || calls[0].Memory.Subject != "alice" || !calls[0].RunStarted.Equal(t0) {
+		t.Fatalf("memory call %+v", calls[0])
+	}
+	evs := eventsOf(run.Events, EventMemoryWritten)
+	if len(evs) != 1 {
+		t.Fatalf("memory_written events %d (a recall writes nothing)", len(evs))
+	}
+	if d := evs[0].Data.(*MemoryWrittenData); d.Source != MemoryFromTool || len(d.Added) != 1 || d.Added[0] != "mem-9" {
+		t.Fatalf("memory_written %+v", d)
+	}
+}

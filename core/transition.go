@@ -674,6 +674,9 @@ func (t *transition) toolExecuted(ctx context.Context, in ToolExecuted) error {
 		t.panicked(c, in.Err)
 	}
 	t.resolve(c, res)
+	if decl.Executor == ExecutorMemory && res.Success {
+		t.memoryToolWrote(res.Metadata)
+	}
 	t.settle(ctx)
 	return nil
 }
