@@ -97,6 +97,8 @@ func (m Memory) Validate() error {
 		return invalid("a memory needs a text")
 	case len(m.Text) > MaxMemoryText:
 		return invalid("a memory's text is %d bytes; the limit is %d", len(m.Text), MaxMemoryText)
+	case len(m.Vector) > MaxMemoryDims:
+		return invalid("a memory's vector has %d dimensions; the limit is %d", len(m.Vector), MaxMemoryDims)
 	}
 	return nil
 }

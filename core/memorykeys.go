@@ -15,6 +15,9 @@ const (
 	MaxMemoryID = 200
 	// MaxMemoryOnce caps a memory write's Once key, in bytes.
 	MaxMemoryOnce = 512
+	// MaxMemoryDims caps a memory's vector (the largest embedding models
+	// make 3,072 dimensions), so that a memory stays a small item.
+	MaxMemoryDims = 8192
 )
 
 // ValidateMemoryID refuses an id a store cannot key a memory by: empty,

@@ -411,6 +411,7 @@ func testMemoriesInvalid(t *testing.T, newStore func(*testing.T) Store) {
 		"id twice":        {Put: []core.Memory{ok, memory(alice, "ok", "again")}},
 		"put and delete":  {Put: []core.Memory{ok}, Delete: []string{"ok"}},
 		"long once":       {Put: []core.Memory{ok}, Once: strings.Repeat("o", core.MaxMemoryOnce+1)},
+		"long vector":     {Put: []core.Memory{ok, memory(alice, "vec", "x", make([]int8, core.MaxMemoryDims+1)...)}},
 	}
 	for name, w := range cases {
 		w.Scope = alice
@@ -429,6 +430,10 @@ func testMemoriesInvalid(t *testing.T, newStore func(*testing.T) Store) {
 	if len(m.ids(alice)) != core.MaxMemoryWrite {
 		t.Fatalf("a write of %d memories", core.MaxMemoryWrite)
 	}
+	largest := memory(alice, "largest", strings.Repeat("z", core.MaxMemoryText), make([]int8, core.MaxMemoryDims)...)
+	largest.Vector[core.MaxMemoryDims-1] = -7
+	m.write(core.MemoryWrite{Scope: alice, Put: []core.Memory{largest}})
+	sameMemory(t, m.read(alice, "largest"), largest)
 	for _, sc := range []core.MemoryScope{{Tenant: "acme"}, {Subject: "alice"}} {
 		for what, err := range map[string]error{
 			"write":  m.s.WriteMemories(m.ctx, core.MemoryWrite{Scope: sc, Put: []core.Memory{memory(sc, "m", "x")}}),
