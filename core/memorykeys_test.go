@@ -40,3 +40,25 @@ func TestMemoryWriteValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestMemoryPage(t *testing.T) {
+	for _, tc := range []struct {
+		cursor    string
+		limit     int
+		after     string
+		n         int
+		wantError bool
+	}{
+		{"", 0, "", MemoryPageSize, false},
+		{"", 50, "", 50, false},
+		{"", MemoryPageSize + 1, "", MemoryPageSize, false},
+		{EncodeMemoryCursor("m_7"), 3, "m_7", 3, false},
+		{"", -1, "", 0, true},
+		{"%%", 3, "", 0, true},
+	} {
+		after, n, err := MemoryPage(tc.cursor, tc.limit)
+		if after != tc.after || n != tc.n || (err != nil) != tc.wantError || err != nil && !errors.Is(err, ErrInvalidInput) {
+			t.Fatalf("MemoryPage(%q, %d) = %q, %d, %v", tc.cursor, tc.limit, after, n, err)
+		}
+	}
+}
