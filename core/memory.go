@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-	"unicode/utf8"
 )
 
 // Long-term memory: what an agent remembers of each end user across
@@ -90,13 +89,16 @@ type Memory struct {
 
 // Validate refuses a memory a store must not keep.
 func (m Memory) Validate() error {
+	if err := ValidateMemoryID(m.ID); err != nil {
+		return err
+	}
 	switch {
-	case m.ID == "":
-		return invalid("a memory needs an id")
 	case m.Text == "":
 		return invalid("a memory needs a text")
 	case len(m.Text) > MaxMemoryText:
 		return invalid("a memory's text is %d bytes; the limit is %d", len(m.Text), MaxMemoryText)
+	case len(m.Vector) > MaxMemoryDims:
+		return invalid("a memory's vector has %d dimensions; the limit is %d", len(m.Vector), MaxMemoryDims)
 	}
 	return nil
 }
@@ -119,7 +121,8 @@ type MemoryWrite struct {
 	Since time.Time
 }
 
-// Validate checks a write's size and its memories.
+// Validate checks a write's size, its Once key and its memories: each
+// id is put or deleted at most once.
 func (w MemoryWrite) Validate() error {
 	if err := w.Scope.Validate(); err != nil {
 		return err
@@ -127,6 +130,10 @@ func (w MemoryWrite) Validate() error {
 	if n := len(w.Put) + len(w.Delete); n > MaxMemoryWrite {
 		return invalid("a memory write takes at most %d memories, got %d", MaxMemoryWrite, n)
 	}
+	if len(w.Once) > MaxMemoryOnce || !printableText(w.Once) {
+		return invalid("a memory write's once key must be printable text of at most %d bytes", MaxMemoryOnce)
+	}
+	seen := make(map[string]bool, len(w.Put)+len(w.Delete))
 	for _, m := range w.Put {
 		if err := m.Validate(); err != nil {
 			return err
@@ -134,6 +141,19 @@ func (w MemoryWrite) Validate() error {
 		if m.Subject != w.Scope.Subject {
 			return invalid("memory %s names subject %q in a write to %q", m.ID, m.Subject, w.Scope.Subject)
 		}
+		if seen[m.ID] {
+			return invalid("memory %s is written twice in one write", m.ID)
+		}
+		seen[m.ID] = true
+	}
+	for _, id := range w.Delete {
+		if err := ValidateMemoryID(id); err != nil {
+			return err
+		}
+		if seen[id] {
+			return invalid("memory %s is written twice in one write", id)
+		}
+		seen[id] = true
 	}
 	return nil
 }
@@ -307,10 +327,8 @@ func ValidateSubject(s string) error {
 	if len(s) > MaxSubjectLen {
 		return invalid("a memory subject is at most %d bytes, got %d", MaxSubjectLen, len(s))
 	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || !utf8.ValidRune(r) || r == utf8.RuneError {
-			return invalid("a memory subject must be printable text")
-		}
+	if !printableText(s) {
+		return invalid("a memory subject must be printable text")
 	}
 	return nil
 }

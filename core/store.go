@@ -263,6 +263,7 @@ type Storage interface {
 	DeliveryLog
 	AgentVersionStore
 	EvalStore
+	MemoryStore
 }
 
 // RateLimit is a token bucket: it holds at most Burst tokens and refills

@@ -1,8 +1,8 @@
-// Package dynamostore implements core's storage ports (core.RunStore,
-// core.TranscriptReader, core.RecordReader, core.DueRuns,
-// core.IntentStore, core.IdempotencyStore and core.TokenStore) on one
-// DynamoDB table, and passes the same contract suite (storetest) as the
-// in-memory store.
+// Package dynamostore implements core's storage ports (core.Storage:
+// core.RunStore, core.TranscriptReader, core.RecordReader, core.DueRuns,
+// core.IntentStore, core.IdempotencyStore, core.TokenStore,
+// core.MemoryStore and the rest) on one DynamoDB table, and passes the
+// same contract suite (storetest) as the in-memory store.
 //
 // # Table
 //
@@ -25,6 +25,9 @@
 //	PK=RUN#<run>                       SK=OBX#<id>           an outbox record (a run notification, JSON in d); while unsent, GSI1PK=OBX#<shard>, GSI1SK=<time>#<run>#<id>
 //	PK=IDM#<scope>#<key>               SK=IDM                an idempotency record; SK=IDM#BODY#<nonce>#<part> holds a large body
 //	PK=TOK#<hash>                      SK=TOK                an API token
+//	PK=MEM#<tenant>#<subject>          SK=M#<id>             a long-term memory of the scope (memory.go): text, source, source run, created and updated times, the vector as binary (one byte per int8 dimension) and its embedder
+//	PK=MEM#<tenant>#<subject>          SK=ERASED             the scope's last erasure time (Unix nanoseconds)
+//	PK=MEM#<tenant>#<subject>          SK=ONCE#<key>         a memory write's Once marker: the ids the write put (kept through erasures)
 //
 // Sequence numbers are zero-padded to 16 digits and parts to 4, so the
 // sort key orders records. A record's JSON is split into parts of at most
@@ -55,6 +58,16 @@
 // committed counters, where readers never look: Messages, Events and
 // ToolRecords return only records below their before bound (and below the
 // committed position when before is 0 or less).
+//
+// A memory scope (tenant, subject) is one partition: a memory write is
+// one TransactWriteItems (its puts and deletes, a ConditionCheck of the
+// ERASED item against the write's Since, and the Once marker's put
+// conditioned on it being new); its cancellation reasons become
+// core.ErrErased and core.ErrMemoryDone. Memories pages the partition's
+// M# keys with one strongly consistent query a call (at most
+// core.MemoryPageSize, and DynamoDB's 1 MB); EraseMemories raises the
+// ERASED item first, then deletes what a strongly consistent query finds,
+// 25 keys a BatchWriteItem. Nothing scans.
 //
 // The configuration never changes after a run starts, so a commit writes
 // only the run item's small mutable state; LoadRun reads both items with

@@ -267,16 +267,24 @@ func (s *Store) AbortIdempotent(ctx context.Context, scope, key string) error {
 	return nil
 }
 
-// batchPut writes items with BatchWriteItem, sending unprocessed items
-// again with backoff.
+// batchWriteSize is the most requests one BatchWriteItem takes.
+const batchWriteSize = 25
+
+// batchPut writes items with BatchWriteItem (batchWrite).
 func (s *Store) batchPut(ctx context.Context, items []item) error {
-	for len(items) > 0 {
-		n := min(len(items), 25)
-		reqs := make([]types.WriteRequest, n)
-		for i, it := range items[:n] {
-			reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}
-		}
-		items = items[n:]
+	reqs := make([]types.WriteRequest, len(items))
+	for i, it := range items {
+		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}
+	}
+	return s.batchWrite(ctx, reqs)
+}
+
+// batchWrite sends write requests with BatchWriteItem, batchWriteSize a
+// call, sending unprocessed requests again with backoff.
+func (s *Store) batchWrite(ctx context.Context, all []types.WriteRequest) error {
+	for len(all) > 0 {
+		reqs := all[:min(len(all), batchWriteSize)]
+		all = all[len(reqs):]
 		for attempt := 0; len(reqs) > 0; attempt++ {
 			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{s.table: reqs}})
 			if err != nil {

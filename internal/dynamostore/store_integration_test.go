@@ -105,6 +105,16 @@ func (c *counting) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...f
 	return c.dynamoAPI.Query(ctx, in, opts...)
 }
 
+func (c *counting) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	c.count("BatchWriteItem")
+	return c.dynamoAPI.BatchWriteItem(ctx, in, opts...)
+}
+
+func (c *counting) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	c.count("DeleteItem")
+	return c.dynamoAPI.DeleteItem(ctx, in, opts...)
+}
+
 func (c *counting) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
 	c.count("TransactWriteItems")
 	return c.dynamoAPI.TransactWriteItems(ctx, in, opts...)

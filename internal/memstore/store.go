@@ -39,6 +39,8 @@ type Store struct {
 	// eval and case (evals.go).
 	evals       map[string]core.EvalRecord
 	evalResults map[string]map[int]core.EvalResult
+	// memories are the memory scopes by tenant and subject (memory.go).
+	memories map[string]*memScope
 }
 
 type deliveryKey struct {
@@ -94,6 +96,7 @@ func New() *Store {
 		deliveries: map[string]map[deliveryKey]core.StepDeliveries{},
 		versions:   map[string]core.AgentVersion{}, aliases: map[string]core.AgentAlias{},
 		evals: map[string]core.EvalRecord{}, evalResults: map[string]map[int]core.EvalResult{},
+		memories: map[string]*memScope{},
 	}
 }
 

@@ -69,6 +69,13 @@ func RunContract(t *testing.T, newStore func(t *testing.T) Store) {
 		{"AgentAliases/revisions_audit", testAgentAliases},
 		{"AgentAliases/concurrent", testAgentAliasesConcurrent},
 		{"Evals/create_list_cancel_results", testEvals},
+		{"Memories/round_trip_paging", testMemoriesRoundTrip},
+		{"Memories/replace_delete", testMemoriesReplaceDelete},
+		{"Memories/scopes", testMemoriesScopes},
+		{"Memories/once", testMemoriesOnce},
+		{"Memories/erase", testMemoriesErase},
+		{"Memories/invalid", testMemoriesInvalid},
+		{"Memories/concurrent", testMemoriesConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

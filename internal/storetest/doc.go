@@ -1,9 +1,10 @@
 // Package storetest is the contract test suite of core's storage ports.
-// Every implementation of core.RunStore, core.TranscriptReader,
-// core.RecordReader, core.DueRuns, core.IntentStore,
-// core.IdempotencyStore and core.TokenStore (the in-memory store and the
-// DynamoDB store) runs RunContract from its own tests, so the adapters
-// behave the same.
+// Every implementation of core.Storage (core.RunStore,
+// core.TranscriptReader, core.RecordReader, core.DueRuns,
+// core.IntentStore, core.IdempotencyStore, core.TokenStore,
+// core.MemoryStore and the rest: the in-memory store and the DynamoDB
+// store) runs RunContract from its own tests, so the adapters behave the
+// same.
 //
 // The suite drives real runs through core's machine with the scripted
 // model, so the writes it stores are the writes the runtime makes, and it
@@ -32,6 +33,15 @@
 //     finished record and ignores unknown keys.
 //   - Nothing a store returns aliases memory the caller passed in, or
 //     memory of another result.
+//   - Memories (core.MemoryStore) is the exception to the first reading:
+//     a limit of 0 means core.MemoryPageSize, a page is never empty
+//     while its next cursor is set, and the last page's cursor is "".
+//     Memory, DeleteMemory and MemoryOnce of an id or key no write could
+//     have used are core.ErrNotFound. A write both done (its Once key
+//     used) and refused by an erasure is core.ErrMemoryDone: Once
+//     markers outlive erasures. An erasure at a zero time is
+//     core.ErrInvalidInput, and an erasure earlier than the scope's last
+//     keeps the last one's time.
 //
 // Subtests run in parallel, each on a fresh store from newStore.
 package storetest
