@@ -100,7 +100,7 @@ func (ScriptedModel) Complete(ctx context.Context, req ModelRequest) (ModelReply
 		}
 		if echo, _ := req.Model.Options[ScriptedEchoRequest].(bool); echo {
 			meta["request_messages"] = echoMessages(req.Messages)
-			meta["request_system"] = truncateRunes(req.System, 200)
+			meta["request_system"] = truncateRunes(req.System, 4000)
 		}
 	}
 	return ModelReply{

@@ -340,21 +340,32 @@ func (a *Agent) parseHooks() error {
 }
 
 // CheckCompactionModels checks, once the deployment's enabled model
-// providers are known, every agent's compaction.model: its provider must
+// providers are known, every agent's compaction.model and
+// memory.extraction.model: its provider must
 // be enabled (an unknown one never is), and a provider other than
 // scripted needs a model id. Otherwise every summary would fail at run
 // time; the error names the agent and the field.
 func (r *Registry) CheckCompactionModels(enabled []string) error {
 	for _, slug := range r.Slugs() {
-		p := r.agents[slug].Spec.Compaction
-		if p == nil || p.Model == nil {
-			continue
+		s := r.agents[slug].Spec
+		models := map[string]*core.ModelSpec{}
+		if s.Compaction != nil {
+			models["compaction"] = s.Compaction.Model
 		}
-		if !slices.Contains(enabled, p.Model.Provider) {
-			return fmt.Errorf("agent %s: compaction.model.provider %q is not enabled in this deployment (enabled: %s)", slug, p.Model.Provider, strings.Join(enabled, ", "))
+		if s.Memory != nil && s.Memory.Extraction != nil {
+			models["memory.extraction"] = s.Memory.Extraction.Model
 		}
-		if p.Model.Provider != core.ProviderScripted && strings.TrimSpace(p.Model.Model) == "" {
-			return fmt.Errorf("agent %s: compaction.model.model is required: provider %s needs a model id", slug, p.Model.Provider)
+		for _, field := range []string{"compaction", "memory.extraction"} {
+			m := models[field]
+			if m == nil {
+				continue
+			}
+			if !slices.Contains(enabled, m.Provider) {
+				return fmt.Errorf("agent %s: %s.model.provider %q is not enabled in this deployment (enabled: %s)", slug, field, m.Provider, strings.Join(enabled, ", "))
+			}
+			if m.Provider != core.ProviderScripted && strings.TrimSpace(m.Model) == "" {
+				return fmt.Errorf("agent %s: %s.model.model is required: provider %s needs a model id", slug, field, m.Provider)
+			}
 		}
 	}
 	return nil

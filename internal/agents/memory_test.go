@@ -100,3 +100,16 @@ func TestMemoryBlockValidatesAgainstTheSchema(t *testing.T) {
 		t.Fatal("a string top_k passed")
 	}
 }
+
+func TestExtractionModelMustBeEnabled(t *testing.T) {
+	r, err := Parse([]byte(`{"agents":[{"slug":"demo","model":{"provider":"scripted"},"memory":{"extraction":{"enabled":true,"model":{"provider":"openai"}}}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.CheckCompactionModels([]string{"scripted"}); err == nil || !strings.Contains(err.Error(), "memory.extraction.model.provider") {
+		t.Fatalf("disabled provider: %v", err)
+	}
+	if err := r.CheckCompactionModels([]string{"scripted", "openai"}); err == nil || !strings.Contains(err.Error(), "memory.extraction.model.model is required") {
+		t.Fatalf("no model id: %v", err)
+	}
+}
