@@ -58,7 +58,7 @@ var _ ModelProvider = ScriptedModel{}
 // one {"seq", "role", "content"} per message (content cut to 200
 // characters; seq 0 for a message not yet in the transcript), so a test
 // can see what a turn saw, and request_system: its system prompt (cut
-// the same way).
+// to 4,000 characters: it holds recalled memories).
 const (
 	ScriptedChunkChars   = "chunk_chars"
 	ScriptedChunkDelay   = "chunk_delay"
