@@ -273,7 +273,9 @@ func TestExtractCapsFacts(t *testing.T) {
 		facts = append(facts, strings.Repeat("word", 1)+" number "+string(rune('a'+i%26))+string(rune('a'+i/26))+" "+strings.Repeat("é", 1200))
 	}
 	b, _ := json.Marshal(map[string]any{"facts": facts})
-	h.model = modelFunc(func(context.Context, core.ModelRequest) (core.ModelReply, error) { return core.ModelReply{Content: string(b)}, nil })
+	h.model = modelFunc(func(context.Context, core.ModelRequest) (core.ModelReply, error) {
+		return core.ModelReply{Content: string(b)}, nil
+	})
 	h.specs["a"] = &agents.MemorySpec{Extraction: &agents.ExtractionSpec{MaxFacts: 100}}
 	got := extract(t, h, "run-6", nil)
 	if len(got.Added) != core.MaxMemoryWrite {

@@ -14,7 +14,9 @@ import (
 
 type modelFunc func(ctx context.Context, req core.ModelRequest) (core.ModelReply, error)
 
-func (f modelFunc) Complete(ctx context.Context, req core.ModelRequest) (core.ModelReply, error) { return f(ctx, req) }
+func (f modelFunc) Complete(ctx context.Context, req core.ModelRequest) (core.ModelReply, error) {
+	return f(ctx, req)
+}
 
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
@@ -31,8 +33,10 @@ func newHarness(t *testing.T) *harness {
 	h := &harness{store: newFakeStore(), clock: &core.FixedClock{T: t0}, specs: map[string]*agents.MemorySpec{}}
 	h.model = core.ScriptedModel{}
 	svc, err := New(Config{
-		Store:  h.store,
-		Models: modelFunc(func(ctx context.Context, req core.ModelRequest) (core.ModelReply, error) { return h.model.Complete(ctx, req) }),
+		Store: h.store,
+		Models: modelFunc(func(ctx context.Context, req core.ModelRequest) (core.ModelReply, error) {
+			return h.model.Complete(ctx, req)
+		}),
 		Agents: func(_ context.Context, agent, _ string) (*agents.MemorySpec, error) {
 			if agent == "ghost" {
 				return nil, errors.New("no such agent")
