@@ -26,6 +26,8 @@
 // re-embedded at read time; recency = 0.5^(age / 30 days), age measured
 // from the memory's UpdatedAt. With an empty query, similarity is 0 and
 // the newest memories come first. The best memories are taken in score
-// order until TopK are taken; one whose estimated tokens (EstimateTokens:
-// ceil(bytes / 4)) would exceed what is left of MaxTokens is skipped.
+// order until TopK are taken; one whose estimated tokens
+// (core.EstimateTokens: a quarter of its characters, rounded up) would
+// exceed what is left of MaxTokens is skipped. The budget counts the
+// memories' texts, not the framing core.RenderMemories adds around them.
 package memory

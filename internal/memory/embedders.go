@@ -72,9 +72,7 @@ func resolve(spec *agents.EmbedderSpec) (agents.EmbedderSpec, error) {
 	}
 	switch s.Provider {
 	case agents.EmbedderScripted:
-		if s.Model != "" {
-			return s, fmt.Errorf("the scripted embedder takes no model (got %q)", s.Model)
-		}
+		s.Model = "" // it has one model
 		if s.Dimensions == 0 {
 			s.Dimensions = DefaultScriptedDimensions
 		}

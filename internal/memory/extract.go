@@ -18,7 +18,7 @@ import (
 const (
 	// DefaultMaxFacts caps the facts one extraction writes when the
 	// agent does not say.
-	DefaultMaxFacts = 10
+	DefaultMaxFacts = agents.DefaultExtractionFacts
 	// DuplicateSimilarity is the cosine at or above which an extracted
 	// fact is taken for a memory already stored (or a fact already
 	// extracted): the memory is updated instead of a new one added.

@@ -71,14 +71,10 @@ func (r *Ranker) Score(m core.Memory) Scored {
 	return Scored{Memory: m, Similarity: sim, Score: SimilarityWeight*sim + RecencyWeight*r.Recency(m)}
 }
 
-// EstimateTokens is the token estimate of a memory's text in a recall's
-// budget: ceil(bytes / 4).
-func EstimateTokens(text string) int { return (len(text) + 3) / 4 }
-
 // Select sorts found best first (ties: the newer, then the smaller id)
 // and returns the first topK of them (core.DefaultRecallTopK when not
-// positive, at most MaxRecallTopK) whose estimated tokens fit in
-// maxTokens (core.DefaultRecallMaxTokens when not positive): a memory
+// positive, at most MaxRecallTopK) whose estimated tokens
+// (core.EstimateTokens of each text) fit in maxTokens (core.DefaultRecallMaxTokens when not positive): a memory
 // that does not fit in what is left is skipped and the next one tried.
 func Select(found []Scored, topK, maxTokens int) []Scored {
 	if topK <= 0 {
@@ -104,7 +100,7 @@ func Select(found []Scored, topK, maxTokens int) []Scored {
 		if len(out) == topK {
 			break
 		}
-		if n := EstimateTokens(c.Memory.Text); n <= left {
+		if n := core.EstimateTokens(c.Memory.Text); n <= left {
 			out = append(out, c)
 			left -= n
 		}

@@ -146,7 +146,7 @@ func (s *Service) recallTool(ctx context.Context, call core.ToolCall, scope core
 	for i, m := range got {
 		items[i] = item{ID: m.ID, Text: m.Text, CreatedAt: m.CreatedAt}
 		data.IDs[i] = m.ID
-		data.Tokens += EstimateTokens(m.Text)
+		data.Tokens += core.EstimateTokens(m.Text)
 	}
 	return map[string]any{
 		"success":  true,
