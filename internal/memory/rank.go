@@ -1,8 +1,10 @@
 package memory
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/baton-agents/baton/core"
@@ -71,7 +73,7 @@ func (r *Ranker) Score(m core.Memory) Scored {
 	return Scored{Memory: m, Similarity: sim, Score: SimilarityWeight*sim + RecencyWeight*r.Recency(m)}
 }
 
-// Select sorts found best first (ties: the newer, then the smaller id)
+// Select orders found best first (ties: the newer, then the smaller id)
 // and returns the first topK of them (core.DefaultRecallTopK when not
 // positive, at most MaxRecallTopK) whose estimated tokens
 // (core.EstimateTokens of each text) fit in maxTokens (core.DefaultRecallMaxTokens when not positive): a memory
@@ -84,19 +86,25 @@ func Select(found []Scored, topK, maxTokens int) []Scored {
 	if maxTokens <= 0 {
 		maxTokens = core.DefaultRecallMaxTokens
 	}
-	sort.Slice(found, func(i, j int) bool {
-		a, b := found[i], found[j]
-		if a.Score != b.Score {
-			return a.Score > b.Score
+	// Sort indexes, not the (large) memories.
+	order := make([]int32, len(found))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(i, j int32) int {
+		a, b := &found[i], &found[j]
+		switch {
+		case a.Score != b.Score:
+			return cmp.Compare(b.Score, a.Score)
+		case !a.Memory.UpdatedAt.Equal(b.Memory.UpdatedAt):
+			return b.Memory.UpdatedAt.Compare(a.Memory.UpdatedAt)
 		}
-		if !a.Memory.UpdatedAt.Equal(b.Memory.UpdatedAt) {
-			return a.Memory.UpdatedAt.After(b.Memory.UpdatedAt)
-		}
-		return a.Memory.ID < b.Memory.ID
+		return strings.Compare(a.Memory.ID, b.Memory.ID)
 	})
 	var out []Scored
 	left := maxTokens
-	for _, c := range found {
+	for _, i := range order {
+		c := found[i]
 		if len(out) == topK {
 			break
 		}
