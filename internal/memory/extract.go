@@ -47,7 +47,8 @@ Also add "summary": two or three sentences on what the session was about and wha
 // wrote (see MemoryExtractor). The model (req.Model, or the agent's
 // extraction model) is asked for facts as JSON; each fact is embedded
 // and compared with the scope's memories: one whose normalized text is
-// equal, or whose vector's cosine is at least DuplicateSimilarity,
+// equal, or whose vector (of the same embedder) has a cosine of at least
+// DuplicateSimilarity,
 // updates that memory (same id, new text) instead of adding one. An
 // erasure of the scope after the run began wins: nothing is written and
 // the result says Erased.
@@ -72,13 +73,15 @@ func (s *Service) Extract(ctx context.Context, req core.ExtractRequest) (core.Me
 	if spec.Extraction != nil {
 		ext = *spec.Extraction
 	}
-	reply, err := s.askModel(ctx, req, ext)
-	if err != nil {
-		return core.MemoryWritten{}, err
-	}
-	got, err := ParseExtraction(reply.Content)
-	if err != nil {
-		return core.MemoryWritten{}, fmt.Errorf("memory: extraction of run %s: %w", req.RunID, err)
+	var reply core.ModelReply
+	var got Extraction
+	if userSpoke(req.Messages) {
+		if reply, err = s.askModel(ctx, req, ext); err != nil {
+			return core.MemoryWritten{}, err
+		}
+		if got, err = ParseExtraction(reply.Content); err != nil {
+			return core.MemoryWritten{}, fmt.Errorf("memory: extraction of run %s: %w", req.RunID, err)
+		}
 	}
 	maxFacts := ext.MaxFacts
 	if maxFacts <= 0 {
@@ -130,6 +133,18 @@ func (s *Service) done(ctx context.Context, req core.ExtractRequest, once string
 		}
 	}
 	return out, nil
+}
+
+// userSpoke reports whether msgs hold a user message with text: a run
+// without one has nothing of the user's to remember, and its extraction
+// asks no model (it still writes its once marker).
+func userSpoke(msgs []core.Message) bool {
+	for _, m := range msgs {
+		if m.Role == core.RoleUser && strings.TrimSpace(m.Content) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // extractID is the id of the memory an extraction of run adds in slot

@@ -169,7 +169,7 @@ func TestExtractDedupes(t *testing.T) {
 			{"text": "the user has a cat named miso"}
 		]}`, Usage: map[string]any{"input_tokens": 10}}, nil
 	})
-	got := extract(t, h, "run-2", nil)
+	got := extract(t, h, "run-2", conversation("hi"))
 	if !slices.Equal(got.Updated, ids) || len(got.Added) != 1 || got.Usage["input_tokens"] != 10 {
 		t.Fatalf("%+v", got)
 	}
@@ -196,7 +196,7 @@ func TestExtractNearDuplicateByCosine(t *testing.T) {
 	if c := Cosine(Quantize(a[0]), Quantize(a[1])); c < DuplicateSimilarity {
 		t.Fatalf("the test's texts are not near enough: %v", c)
 	}
-	got := extract(t, h, "run-3", nil)
+	got := extract(t, h, "run-3", conversation("hi"))
 	if !slices.Equal(got.Updated, ids) || len(got.Added) != 0 {
 		t.Fatalf("%+v", got)
 	}
@@ -224,7 +224,7 @@ func TestExtractSettings(t *testing.T) {
 	}
 	// The default prompt, the run's model, no summary.
 	h.specs["a"] = nil
-	extract(t, h, "run-5", nil)
+	extract(t, h, "run-5", conversation("hi"))
 	if sent.Model.Provider != core.ProviderScripted || sent.Model.Model != "" || sent.System != DefaultExtractionPrompt {
 		t.Fatalf("defaults: %+v", sent)
 	}
@@ -244,12 +244,12 @@ func TestExtractErrors(t *testing.T) {
 	h.model = modelFunc(func(context.Context, core.ModelRequest) (core.ModelReply, error) {
 		return core.ModelReply{Content: "I could not find any facts."}, nil
 	})
-	if _, err := h.svc.Extract(ctx, core.ExtractRequest{Scope: scopeA, RunID: "r2", Model: scripted}); err == nil || !strings.Contains(err.Error(), "r2") || !strings.Contains(err.Error(), "no JSON object") {
+	if _, err := h.svc.Extract(ctx, core.ExtractRequest{Scope: scopeA, RunID: "r2", Model: scripted, Messages: conversation("hi")}); err == nil || !strings.Contains(err.Error(), "r2") || !strings.Contains(err.Error(), "no JSON object") {
 		t.Fatalf("bad reply: %v", err)
 	}
 	boom := core.Retryable(errors.New("provider down"))
 	h.model = modelFunc(func(context.Context, core.ModelRequest) (core.ModelReply, error) { return core.ModelReply{}, boom })
-	if _, err := h.svc.Extract(ctx, core.ExtractRequest{Scope: scopeA, RunID: "r3", Model: scripted}); !core.IsRetryable(err) {
+	if _, err := h.svc.Extract(ctx, core.ExtractRequest{Scope: scopeA, RunID: "r3", Model: scripted, Messages: conversation("hi")}); !core.IsRetryable(err) {
 		t.Fatalf("a retryable model error stays retryable: %v", err)
 	}
 	if _, err := h.svc.Extract(ctx, core.ExtractRequest{Scope: scopeA, Model: scripted}); !errors.Is(err, core.ErrInvalidInput) {
@@ -262,6 +262,19 @@ func TestExtractErrors(t *testing.T) {
 		t.Fatalf("%+v %v", got, err)
 	}
 	if _, err := h.store.MemoryOnce(ctx, core.MemoryScope{Tenant: "t1", Subject: "carol"}, core.MemoryExtractID("r4")); err != nil {
+		t.Fatalf("once marker: %v", err)
+	}
+	// A run in which the user said nothing asks no model.
+	h.model = modelFunc(func(context.Context, core.ModelRequest) (core.ModelReply, error) {
+		t.Error("the model was asked")
+		return core.ModelReply{}, nil
+	})
+	got, err = h.svc.Extract(ctx, core.ExtractRequest{Scope: scopeA, RunID: "r5", Model: scripted,
+		Messages: []core.Message{{Role: core.RoleUser, Content: " "}, {Role: core.RoleAssistant, Content: "I am here."}}})
+	if err != nil || len(got.Added) != 0 || got.Source != core.MemoryFromExtraction {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if _, err := h.store.MemoryOnce(ctx, scopeA, core.MemoryExtractID("r5")); err != nil {
 		t.Fatalf("once marker: %v", err)
 	}
 }
@@ -277,7 +290,7 @@ func TestExtractCapsFacts(t *testing.T) {
 		return core.ModelReply{Content: string(b)}, nil
 	})
 	h.specs["a"] = &agents.MemorySpec{Extraction: &agents.ExtractionSpec{MaxFacts: 100}}
-	got := extract(t, h, "run-6", nil)
+	got := extract(t, h, "run-6", conversation("hi"))
 	if len(got.Added) != core.MaxMemoryWrite {
 		t.Fatalf("%d added", len(got.Added))
 	}
