@@ -22,6 +22,14 @@ const (
 	// transcript to condense (as text), Tools is empty, and the reply's
 	// content is the summary. It is never streamed to clients.
 	PurposeSummary = "summary"
+	// PurposeMemoryExtraction is a run's memory extraction (package
+	// memory): System is the extraction prompt, Messages is one user
+	// message holding the run's user and assistant messages as data, a
+	// JSON array of {"role", "content"} objects between the lines
+	// <conversation> and </conversation>, Tools is empty, and the reply's
+	// content is JSON: {"facts": [{"text"}], "summary"?}. It is never
+	// streamed to clients.
+	PurposeMemoryExtraction = "memory_extraction"
 )
 
 // ModelRequest is what one model call sees: a model turn, or a
@@ -40,9 +48,10 @@ type ModelRequest struct {
 	Messages          []Message         `json:"messages"`
 	Tools             []ToolDeclaration `json:"tools,omitempty"`
 	ParallelToolCalls bool              `json:"parallel_tool_calls,omitempty"`
-	// Purpose is PurposeTurn or PurposeSummary. A provider answers both
-	// the same way; the scripted provider answers a summary without
-	// consuming a scripted turn.
+	// Purpose is PurposeTurn, PurposeSummary or PurposeMemoryExtraction.
+	// A provider answers them all the same way; the scripted provider
+	// answers a summary or an extraction without consuming a scripted
+	// turn.
 	Purpose string `json:"purpose,omitempty"`
 	// Summarizes is, on a summary request, the number of transcript
 	// messages the summary condenses.

@@ -66,6 +66,15 @@ const (
 	ScriptedSummaryUsage = "summary_usage"
 	ScriptedSummaryError = "summary_error"
 	ScriptedEchoRequest  = "echo_request"
+	// ScriptedMemoryExtraction, when set, is the reply's content to a
+	// memory extraction request (PurposeMemoryExtraction), which consumes
+	// no scripted turn either; by default the reply is
+	// {"facts": [{"text"}], "summary"} holding, as facts, the sentences of
+	// the conversation's user messages that state a preference or a fact
+	// of the user's ("I prefer", "I like", "I love", "I hate", "I am",
+	// "I'm", "I live", "I work", "my", "call me", "remember"), and as
+	// summary the start of its first user message.
+	ScriptedMemoryExtraction = "memory_extraction"
 )
 
 // Complete returns the scripted reply for req.Turn, or the scripted
@@ -73,6 +82,9 @@ const (
 func (ScriptedModel) Complete(ctx context.Context, req ModelRequest) (ModelReply, error) {
 	if req.Purpose == PurposeSummary {
 		return scriptedSummary(req)
+	}
+	if req.Purpose == PurposeMemoryExtraction {
+		return scriptedExtraction(req)
 	}
 	t, ok := scriptedTurn(req)
 	if !ok {
@@ -190,6 +202,82 @@ func scriptedSummary(req ModelRequest) (ModelReply, error) {
 	return ModelReply{Content: summary, Usage: cloneObject(usage), RequestMetadata: meta, StopReason: "end_turn"}, nil
 }
 
+// scriptedExtraction answers a memory extraction request: the
+// memory_extraction option, or the facts the conversation's user
+// messages state (ScriptedMemoryExtraction).
+func scriptedExtraction(req ModelRequest) (ModelReply, error) {
+	meta := map[string]any{"provider": ProviderScripted, "purpose": PurposeMemoryExtraction}
+	if req.Model.Model != "" {
+		meta["model"] = req.Model.Model
+	}
+	if content, _ := req.Model.Options[ScriptedMemoryExtraction].(string); content != "" {
+		return ModelReply{Content: content, RequestMetadata: meta, StopReason: "end_turn"}, nil
+	}
+	var conversation []Message
+	for _, m := range req.Messages {
+		_, rest, ok := strings.Cut(m.Content, "<conversation>\n")
+		if body, _, closed := strings.Cut(rest, "\n</conversation>"); ok && closed && m.Role == RoleUser {
+			var msgs []Message
+			if json.Unmarshal([]byte(body), &msgs) == nil {
+				conversation = append(conversation, msgs...)
+			}
+		}
+	}
+	facts, summary := []any{}, ""
+	for _, m := range conversation {
+		if m.Role != RoleUser {
+			continue
+		}
+		if summary == "" {
+			summary = "The session began with the user saying: " + truncateRunes(strings.TrimSpace(m.Content), 200)
+		}
+		for _, s := range sentences(m.Content) {
+			if statesFact(s) {
+				facts = append(facts, map[string]any{"text": s})
+			}
+		}
+	}
+	out := map[string]any{"facts": facts}
+	if summary != "" {
+		out["summary"] = summary
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return ModelReply{}, err
+	}
+	return ModelReply{Content: string(b), RequestMetadata: meta, StopReason: "end_turn"}, nil
+}
+
+// sentences splits text after each '.', '!', '?' and line break,
+// trimming each piece and dropping empty ones.
+func sentences(text string) []string {
+	var out []string
+	start := 0
+	for i, r := range text {
+		if r == '.' || r == '!' || r == '?' || r == '\n' || i+len(string(r)) == len(text) {
+			if s := strings.TrimSpace(text[start : i+len(string(r))]); s != "" {
+				out = append(out, s)
+			}
+			start = i + len(string(r))
+		}
+	}
+	return out
+}
+
+// statesFact reports whether a sentence states a preference or a fact
+// of its speaker's (the scripted extraction's triggers).
+func statesFact(s string) bool {
+	words := " " + strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z') && !(r >= '0' && r <= '9') && r != '\'' && r < 0x80
+	}), " ") + " "
+	for _, t := range []string{" i prefer ", " i like ", " i love ", " i hate ", " i am ", " i'm ", " i live ", " i work ", " my ", " call me ", " remember "} {
+		if strings.Contains(words, t) {
+			return true
+		}
+	}
+	return false
+}
+
 // echoMessages is the echo_request view of a request's messages.
 func echoMessages(msgs []Message) []any {
 	out := make([]any, len(msgs))
@@ -210,7 +298,7 @@ func validateModelOptions(spec ModelSpec) error {
 	if _, _, err := scriptedChunking(opts); err != nil {
 		return err
 	}
-	for _, k := range []string{ScriptedSummary, ScriptedSummaryError} {
+	for _, k := range []string{ScriptedSummary, ScriptedSummaryError, ScriptedMemoryExtraction} {
 		if v, ok := opts[k]; ok {
 			if _, isString := v.(string); !isString {
 				return fmt.Errorf("scripted model: %s must be a string, got %T", k, v)

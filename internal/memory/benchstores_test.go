@@ -1,0 +1,113 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/cost"
+	"github.com/baton-agents/baton/internal/dynamostore"
+)
+
+// benchStores are the stores BenchmarkRecall measures: the in-package
+// fake (until memstore implements core.MemoryStore), and DynamoDB when
+// BATON_TEST_DYNAMODB_ENDPOINT names one (scripts/emulators.sh run …).
+func benchStores(tb testing.TB) []benchStore {
+	f := newFakeStore()
+	f.pageSize = 1000
+	out := []benchStore{{name: "fake", store: f, counters: func() benchCounters { return benchCounters{pages: f.pages} }}}
+	if d, ok := dynamoBenchStore(tb); ok {
+		out = append(out, d)
+	}
+	return out
+}
+
+// queryMeter counts the Query calls of a DynamoDB client and the read
+// capacity they consume, computed from the items returned by DynamoDB's
+// rule (a Query's items' sizes summed and rounded up to 4 KB: one unit
+// per 4 KB strongly consistent, half eventually consistent; at least one
+// 4 KB block a call), and as the endpoint reports it.
+type queryMeter struct {
+	mu       sync.Mutex
+	pages    int
+	rcu      float64 // computed
+	reported float64
+	bytes    int64
+}
+
+func (m *queryMeter) middleware(st *middleware.Stack) error {
+	return st.Initialize.Add(middleware.InitializeMiddlewareFunc("BenchQueryMeter", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+		q, ok := in.Parameters.(*dynamodb.QueryInput)
+		if !ok {
+			return next.HandleInitialize(ctx, in)
+		}
+		q.ReturnConsumedCapacity = "TOTAL"
+		out, md, err := next.HandleInitialize(ctx, in)
+		if res, ok := out.Result.(*dynamodb.QueryOutput); ok && err == nil {
+			n := 0
+			for _, it := range res.Items {
+				n += cost.ItemBytes(it)
+			}
+			units := math.Max(1, math.Ceil(float64(n)/4096))
+			if q.ConsistentRead == nil || !*q.ConsistentRead {
+				units /= 2
+			}
+			rru, _ := cost.Consumed(res)
+			m.mu.Lock()
+			m.pages++
+			m.rcu += units
+			m.reported += rru
+			m.bytes += int64(n)
+			m.mu.Unlock()
+		}
+		return out, md, err
+	}), middleware.Before)
+}
+
+func (m *queryMeter) read() benchCounters {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return benchCounters{pages: m.pages, rcu: m.rcu, reported: m.reported, bytes: m.bytes}
+}
+
+// dynamoBenchStore is a dynamostore on a new table of the endpoint
+// BATON_TEST_DYNAMODB_ENDPOINT names, when it is set and the store keeps
+// memories.
+func dynamoBenchStore(tb testing.TB) (benchStore, bool) {
+	endpoint := os.Getenv("BATON_TEST_DYNAMODB_ENDPOINT")
+	if endpoint == "" {
+		return benchStore{}, false
+	}
+	m := &queryMeter{}
+	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
+	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+		o.APIOptions = append(o.APIOptions, m.middleware)
+	})
+	var store any = dynamostore.New(db, "")
+	if _, ok := store.(core.MemoryStore); !ok {
+		tb.Log("dynamostore does not implement core.MemoryStore yet: the DynamoDB runs are skipped")
+		return benchStore{}, false
+	}
+	name := fmt.Sprintf("baton-bench-memory-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := dynamostore.CreateTable(ctx, db, name); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+	})
+	store = dynamostore.New(db, name)
+	return benchStore{name: "dynamodb", store: store.(core.MemoryStore), counters: m.read}, true
+}

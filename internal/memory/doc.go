@@ -1,0 +1,33 @@
+// Package memory is Baton's long-term memory service: the embedders
+// (scripted, OpenAI-compatible, Amazon Titan Text Embeddings v2 on
+// Bedrock), the ranking of a scope's memories, and Service, which
+// implements core.MemoryRecaller (Recall), core.MemoryExtractor
+// (Extract) and core.ToolExecutor (the memory/remember, memory/recall
+// and memory/forget tools) over a core.MemoryStore.
+//
+// It is a driven adapter: the composition root builds a Service with the
+// deployment's store, model router, embedders (NewEmbedders, which takes
+// the Bedrock InvokeModel call as a function, so this package links no
+// AWS SDK client) and a lookup of each agent version's memory
+// declaration.
+//
+// Vectors are stored scaled to unit length and quantized to int8
+// (Quantize: each component × 127, rounded); a memory is scored against
+// a query by the cosine of the two int8 vectors (Cosine: their integer
+// dot product over the product of their integer norms), which differs
+// from the float cosine by less than 0.01 at 256 dimensions.
+//
+// Ranking (Rank): score = 0.85 × similarity + 0.15 × recency, where
+// similarity is the cosine above when the memory's vector was made by
+// the agent's embedder, and otherwise (a vector of another embedder, or
+// none) the lexical overlap of the query's and the memory's words
+// (LexicalSimilarity: the cosine of their word sets), so a memory written
+// before an embedder change is still found by its words and never
+// re-embedded at read time; recency = 0.5^(age / 30 days), age measured
+// from the memory's UpdatedAt. With an empty query, similarity is 0 and
+// the newest memories come first. The best memories are taken in score
+// order until TopK are taken; one whose estimated tokens
+// (core.EstimateTokens: a quarter of its characters, rounded up) would
+// exceed what is left of MaxTokens is skipped. The budget counts the
+// memories' texts, not the framing core.RenderMemories adds around them.
+package memory

@@ -1,0 +1,180 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/agents"
+)
+
+type modelFunc func(ctx context.Context, req core.ModelRequest) (core.ModelReply, error)
+
+func (f modelFunc) Complete(ctx context.Context, req core.ModelRequest) (core.ModelReply, error) {
+	return f(ctx, req)
+}
+
+var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+type harness struct {
+	svc   *Service
+	store *fakeStore
+	clock *core.FixedClock
+	specs map[string]*agents.MemorySpec
+	model core.ModelProvider
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	h := &harness{store: newFakeStore(), clock: &core.FixedClock{T: t0}, specs: map[string]*agents.MemorySpec{}}
+	h.model = core.ScriptedModel{}
+	svc, err := New(Config{
+		Store: h.store,
+		Models: modelFunc(func(ctx context.Context, req core.ModelRequest) (core.ModelReply, error) {
+			return h.model.Complete(ctx, req)
+		}),
+		Agents: func(_ context.Context, agent, _ string) (*agents.MemorySpec, error) {
+			if agent == "ghost" {
+				return nil, errors.New("no such agent")
+			}
+			return h.specs[agent], nil
+		},
+		Embedders: NewEmbedders(EmbedderConfig{}),
+		Clock:     h.clock,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.svc = svc
+	return h
+}
+
+var scopeA = core.MemoryScope{Tenant: "t1", Subject: "alice"}
+
+// put stores memories with the scripted embedder's vectors, one minute
+// apart from t0 on.
+func (h *harness) put(t *testing.T, scope core.MemoryScope, texts ...string) []string {
+	t.Helper()
+	var ids []string
+	for i, text := range texts {
+		v, _ := Scripted{}.Embed(context.Background(), []string{text})
+		at := t0.Add(time.Duration(i) * time.Minute)
+		m := core.Memory{ID: fmt.Sprintf("m%03d", len(h.store.mems[scope])), Subject: scope.Subject, Text: text, CreatedAt: at, UpdatedAt: at,
+			Vector: Quantize(v[0]), Embedder: Scripted{}.Name()}
+		if err := h.store.WriteMemories(context.Background(), core.MemoryWrite{Scope: scope, Put: []core.Memory{m}}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
+func texts(got []core.RecalledMemory) []string {
+	var out []string
+	for _, m := range got {
+		out = append(out, m.Text)
+	}
+	return out
+}
+
+func TestRecallRanksBySimilarityWithinBudget(t *testing.T) {
+	h := newHarness(t)
+	h.put(t, scopeA, "The user prefers green tea.", "The user's dog is called Rex.", "The user lives in Lisbon.", "The user drinks tea without sugar.")
+	h.put(t, core.MemoryScope{Tenant: "t1", Subject: "bob"}, "Bob prefers tea too.")
+	h.put(t, core.MemoryScope{Tenant: "t2", Subject: "alice"}, "Other tenant's alice likes tea.")
+	h.store.pageSize = 2 // three pages
+	got, err := h.svc.Recall(context.Background(), core.RecallRequest{Scope: scopeA, Agent: "a", Query: "Which tea does the user like?", TopK: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx := texts(got); len(tx) != 2 || !strings.Contains(tx[0], "tea") || !strings.Contains(tx[1], "tea") {
+		t.Fatalf("want the two tea memories of alice in t1: %q", tx)
+	}
+	if got[0].Score < got[1].Score || got[0].ID == "" || got[0].CreatedAt.IsZero() {
+		t.Fatalf("best first, with ids and times: %+v", got)
+	}
+	if h.store.pages != 2 {
+		t.Fatalf("read %d pages of a 4-memory scope at 2 a page, want 2", h.store.pages)
+	}
+	// A budget of 8 tokens (32 bytes) holds one of the 27- and 34-byte
+	// tea memories: the first that fits.
+	got, _ = h.svc.Recall(context.Background(), core.RecallRequest{Scope: scopeA, Query: "tea", TopK: 5, MaxTokens: 8})
+	if tx := texts(got); len(tx) != 1 || tx[0] != "The user prefers green tea." {
+		t.Fatalf("budget: %q", tx)
+	}
+}
+
+func TestRecallEmptyQueryIsNewestFirst(t *testing.T) {
+	h := newHarness(t)
+	h.put(t, scopeA, "first", "second", "third")
+	h.clock.T = t0.Add(24 * time.Hour)
+	got, err := h.svc.Recall(context.Background(), core.RecallRequest{Scope: scopeA, Query: "  ", TopK: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx := texts(got); len(tx) != 2 || tx[0] != "third" || tx[1] != "second" {
+		t.Fatalf("%q", tx)
+	}
+}
+
+func TestRecallOtherEmbedderFallsBackToWords(t *testing.T) {
+	h := newHarness(t)
+	h.put(t, scopeA, "The user likes jazz.")
+	// A memory embedded by another model, and one with no vector: both
+	// are ranked by their words.
+	for i, text := range []string{"The user's favourite jazz album is Kind of Blue.", "The user plays chess."} {
+		m := core.Memory{ID: fmt.Sprintf("x%d", i), Subject: "alice", Text: text, CreatedAt: t0, UpdatedAt: t0}
+		if i == 0 {
+			m.Vector, m.Embedder = []int8{127, 0, 0}, "bedrock:amazon.titan-embed-text-v2:0:256"
+		}
+		_ = h.store.WriteMemories(context.Background(), core.MemoryWrite{Scope: scopeA, Put: []core.Memory{m}})
+	}
+	got, err := h.svc.Recall(context.Background(), core.RecallRequest{Scope: scopeA, Query: "jazz album", TopK: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx := texts(got); len(tx) != 3 || !strings.Contains(tx[0], "album") || tx[2] != "The user plays chess." {
+		t.Fatalf("lexical fallback: %q", tx)
+	}
+}
+
+func TestRecallErrors(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.svc.Recall(context.Background(), core.RecallRequest{Scope: core.MemoryScope{Tenant: "t1"}}); !errors.Is(err, core.ErrInvalidInput) {
+		t.Fatalf("no subject: %v", err)
+	}
+	if _, err := h.svc.Recall(context.Background(), core.RecallRequest{Scope: scopeA, Agent: "ghost"}); err == nil || !strings.Contains(err.Error(), "ghost") {
+		t.Fatalf("unknown agent: %v", err)
+	}
+	h.specs["b"] = &agents.MemorySpec{Embedder: &agents.EmbedderSpec{Provider: "bedrock"}}
+	if _, err := h.svc.Recall(context.Background(), core.RecallRequest{Scope: scopeA, Agent: "b", Query: "x"}); err == nil || !strings.Contains(err.Error(), "does not link") {
+		t.Fatalf("bedrock unavailable: %v", err)
+	}
+	if _, err := New(Config{}); err == nil {
+		t.Fatal("New without a store should fail")
+	}
+}
+
+func TestSelect(t *testing.T) {
+	var found []Scored
+	for i := range 80 {
+		found = append(found, Scored{Memory: core.Memory{ID: fmt.Sprintf("%02d", i), Text: "abcd"}, Score: float64(i % 7)})
+	}
+	if got := Select(found, 0, 0); len(got) != core.DefaultRecallTopK || got[0].Score != 6 || got[0].Memory.ID != "06" {
+		t.Fatalf("defaults: %d %+v", len(got), got[0])
+	}
+	if got := Select(found, 1000, 1<<20); len(got) != MaxRecallTopK {
+		t.Fatalf("cap: %d", len(got))
+	}
+	if got := Select(found, 10, 3); len(got) != 3 {
+		t.Fatalf("3 one-token memories fit in 3 tokens: %d", len(got))
+	}
+	r := &Ranker{Now: t0}
+	if r.Recency(core.Memory{UpdatedAt: t0.Add(-RecencyHalfLife)}) != 0.5 || r.Recency(core.Memory{CreatedAt: t0.Add(time.Hour)}) != 1 {
+		t.Fatal("recency half-life")
+	}
+}
