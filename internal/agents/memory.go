@@ -71,6 +71,10 @@ const (
 	EmbedderBedrock = "bedrock"
 )
 
+// TitanV2 is the model of the bedrock embedder: Amazon Titan Text
+// Embeddings v2.
+const TitanV2 = "amazon.titan-embed-text-v2:0"
+
 // EmbedderSpec names the model that embeds an agent's memories.
 type EmbedderSpec struct {
 	Provider string `json:"provider"`
@@ -131,6 +135,9 @@ func (a *Agent) parseMemory() error {
 		switch e.Provider {
 		case EmbedderScripted, EmbedderOpenAI:
 		case EmbedderBedrock:
+			if e.Model != "" && e.Model != TitanV2 {
+				return fmt.Errorf("memory.embedder.model: the bedrock embedder is %s, not %q", TitanV2, e.Model)
+			}
 			if e.Dimensions != 0 && e.Dimensions != 256 && e.Dimensions != 512 && e.Dimensions != 1024 {
 				return fmt.Errorf("memory.embedder.dimensions: Titan Text Embeddings v2 takes 256, 512 or 1024, got %d", e.Dimensions)
 			}

@@ -104,6 +104,11 @@ type Features struct {
 	// elsewhere the rule is validated only, since guardrails are checked
 	// only while a step is planned or a model reply applied.
 	BedrockGuardrails guardrails.BedrockBuilder
+	// Memory builds the long-term memory service (internal/memory, with
+	// its embedders) where steps run; nil: runs of agents with memory
+	// recall nothing (each run records why), and their memory tools and
+	// extractions fail with an error saying so.
+	Memory func(MemoryDeps) (MemoryService, error)
 }
 
 // MCPTools are the tools of the agents' MCP servers: their listings and
@@ -264,6 +269,20 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	a.opts = durable.Options{Notifier: cfg.Notify.notifier(loadAWS, log), Callbacks: callbacks, RemoteTasks: remoteTasks, Versions: versions, Store: st.store, Deltas: st.deltas, Queue: st.queue, Agents: reg, Model: model, Summarizer: deps.Summarizer, Clock: clock, IDs: deps.IDs, Log: log,
 		Pricer: prices, Metering: metering, Telemetry: tel, Metrics: emf,
 		Limits: durable.Limits{StallAfter: cfg.StallAfter, ChainLease: cfg.chainLease(), IntentLease: cfg.IntentLease, MaxReceives: cfg.MaxReceives, MaxActiveRuns: cfg.Limits.MaxActiveRuns, Redelivery: cfg.stepVisibility()}}
+	if cfg.ExecuteTools {
+		mem, err := memoryService(cfg, deps.Features, st.store, versions, model, loadAWS, sec, clock, log)
+		if err != nil {
+			return nil, err
+		}
+		if mem != nil {
+			a.opts.Memory = mem
+			// The deployment's own version was built before the
+			// service: its calls of the memory tools go to it too.
+			builder.memory = mem
+			boot.Tools = withMemory{tools: boot.Tools, memory: mem}
+			a.Tools = boot.Tools
+		}
+	}
 	a.Runner = a.NewRunner()
 	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers, AgentsEnv: agents.Environment{GoHandlers: builder.handlerNames(), Providers: providers.Known}, CheckAgents: builder.check, CORSOrigins: cfg.CORSOrigins,
 		TenantRate: cfg.Limits.TenantRate, CallerRate: cfg.Limits.CallerRate})
@@ -282,7 +301,8 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 			return nil, err
 		}
 	}
-	a.Worker = &worker.Worker{Runner: a.Runner, Log: log, Extender: st.queue, Visibility: cfg.stepVisibility(), Chain: cfg.chainLimits()}
+	a.Worker = &worker.Worker{Runner: a.Runner, Log: log, Extender: st.queue, Visibility: cfg.stepVisibility(), Chain: cfg.chainLimits(),
+		Routes: map[core.StepKind]func(context.Context, core.Step, durable.Attempt) error{core.StepMemoryExtract: a.Runner.ExtractMemories}}
 	if err := a.openIntake(ctx, st, clock); err != nil {
 		return nil, err
 	}

@@ -29,6 +29,9 @@ type versionBuilder struct {
 	sec          *secrets.Resolver
 	remote       *executors.Remote
 	log          *slog.Logger
+	// memory executes the memory tools where steps run (set once the
+	// memory service is built, after the deployment's own version).
+	memory core.ToolExecutor
 }
 
 // goHandlers is the registry of the built-in Go tool handlers and the
@@ -113,6 +116,9 @@ func (b *versionBuilder) build(ctx context.Context, id string, reg *agents.Regis
 	}
 	if m != nil {
 		exec, v.ToolSource = withMCP{tools: exec, mcp: m}, m
+	}
+	if b.memory != nil {
+		exec = withMemory{tools: exec, memory: b.memory}
 	}
 	v.Tools = exec
 	return v, router, nil

@@ -26,6 +26,7 @@ type Store interface {
 	core.DeliveryLog
 	core.AgentVersionStore
 	core.EvalStore
+	core.MemoryStore
 }
 
 // Options wires a Runner. Store, Queue and Agents are required; every

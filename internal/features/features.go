@@ -1,10 +1,10 @@
 // Package features holds the heavy subsystems a Baton function links only
 // when it runs them (app.Features): the model providers' SDKs, Amazon
 // Bedrock Guardrails (the Bedrock runtime client), the MCP client, the
-// A2A client and the OpenTelemetry exporter. baton dev and the worker
-// link All; the API only the exporter (internal/features/spans); the
-// sweeper only the A2A client (internal/features/remote); the intake
-// function none of them.
+// A2A client, long-term memory (its embedders) and the OpenTelemetry
+// exporter. baton dev and the worker link All; the API only the exporter
+// (internal/features/spans); the sweeper only the A2A client
+// (internal/features/remote); the intake function none of them.
 package features
 
 import (
@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/app"
@@ -21,7 +22,9 @@ import (
 	"github.com/baton-agents/baton/internal/features/remote"
 	"github.com/baton-agents/baton/internal/guardrails/bedrock"
 	"github.com/baton-agents/baton/internal/mcptools"
+	"github.com/baton-agents/baton/internal/memory"
 	"github.com/baton-agents/baton/internal/providers"
+	bedrockrt "github.com/baton-agents/baton/internal/providers/bedrock"
 	"github.com/baton-agents/baton/internal/providers/setup"
 	"github.com/baton-agents/baton/internal/secrets"
 	"github.com/baton-agents/baton/internal/telemetry/otelsetup"
@@ -29,7 +32,7 @@ import (
 )
 
 // All is every feature.
-var All = app.Features{Models: Models, MCP: MCP, A2A: remote.A2A, Tracing: otelsetup.Setup, BedrockGuardrails: bedrock.Lazy}
+var All = app.Features{Models: Models, MCP: MCP, A2A: remote.A2A, Tracing: otelsetup.Setup, BedrockGuardrails: bedrock.Lazy, Memory: Memory}
 
 // Models builds the enabled model providers (internal/providers/setup).
 func Models(ctx context.Context, enabled []string, pc providers.Config, aws awsenv.Loader, sec *secrets.Resolver, log *slog.Logger) (core.ModelRouter, error) {
@@ -96,4 +99,36 @@ func ListMCPTools(ctx context.Context, cfg app.Config, agent, tenant string, w i
 		return fmt.Errorf("%d MCP server(s) could not be reached", len(out.Unavailable))
 	}
 	return nil
+}
+
+// Memory builds the long-term memory service (internal/memory) with its
+// embedders: the scripted one, an OpenAI-compatible endpoint on the
+// deployment's OpenAI settings, and Titan Text Embeddings v2 through a
+// Bedrock runtime client made on first use.
+func Memory(d app.MemoryDeps) (app.MemoryService, error) {
+	ec := memory.EmbedderConfig{OpenAI: d.Providers.OpenAI, Secrets: d.Secrets, Retry: d.Providers.Retry(), Log: d.Log,
+		InvokeModel: lazyInvoke(d.AWS, d.Providers.Bedrock)}
+	return memory.New(memory.Config{Store: d.Store, Models: d.Models, Agents: d.Agents, Embedders: memory.NewEmbedders(ec), Clock: d.Clock, Log: d.Log})
+}
+
+// lazyInvoke is Bedrock's InvokeModel on a client built from the
+// process's AWS configuration when first called (a configuration that
+// fails to load is tried again on the next call).
+func lazyInvoke(load awsenv.Loader, cfg providers.BedrockConfig) memory.InvokeModel {
+	var mu sync.Mutex
+	var invoke memory.InvokeModel
+	return func(ctx context.Context, modelID string, body []byte) ([]byte, error) {
+		mu.Lock()
+		if invoke == nil {
+			ac, err := load(ctx)
+			if err != nil {
+				mu.Unlock()
+				return nil, fmt.Errorf("bedrock embedder: the AWS configuration: %w", err)
+			}
+			invoke = bedrockrt.InvokeModel(bedrockrt.NewClient(ac, cfg.Region, cfg.Endpoint))
+		}
+		f := invoke
+		mu.Unlock()
+		return f(ctx, modelID, body)
+	}
 }

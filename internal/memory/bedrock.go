@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/baton-agents/baton/internal/agents"
 	"github.com/baton-agents/baton/internal/providers"
 )
 
 // TitanV2 is the model id of Amazon Titan Text Embeddings v2.
-const TitanV2 = "amazon.titan-embed-text-v2:0"
+const TitanV2 = agents.TitanV2
 
 // DefaultTitanDimensions is Titan v2's default vector size here (it
 // takes 256, 512 or 1024).
