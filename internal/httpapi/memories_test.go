@@ -2,18 +2,23 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/baton-agents/baton/core"
+	batonevents "github.com/baton-agents/baton/events"
 	"github.com/baton-agents/baton/internal/app"
 	"github.com/baton-agents/baton/internal/httpapi"
+	"github.com/baton-agents/baton/internal/openapitest"
 )
 
 // memoryStore is the env's memory store, with the tokens the memory
@@ -69,7 +74,7 @@ func TestMemoriesList(t *testing.T) {
 	seed(t, ms, "globex", "alice", 1, e.clock.T)
 	seed(t, ms, "globex", "acme", 1, e.clock.T)
 
-	st, v, _ := e.do(t, "GET", "/v1/memories", "tok-acme-123", "", nil)
+	st, v := e.mem(t, "GET", "/v1/memories", "tok-acme-123")
 	if st != 200 || strings.Join(texts(v), "|") != "acme/acme fact 1|acme/acme fact 2|acme/acme fact 3" || v["next_cursor"] != "" {
 		t.Fatalf("own memories: %d %v", st, v)
 	}
@@ -80,7 +85,7 @@ func TestMemoriesList(t *testing.T) {
 		t.Fatalf("memory %v, want %v", first, want)
 	}
 	// The caller's own subject named explicitly needs no extra scope.
-	if st, v, _ := e.do(t, "GET", "/v1/memories?subject=acme", "tok-acme-123", "", nil); st != 200 || len(texts(v)) != 3 {
+	if st, v := e.mem(t, "GET", "/v1/memories?subject=acme", "tok-acme-123"); st != 200 || len(texts(v)) != 3 {
 		t.Fatalf("own subject named: %d %v", st, v)
 	}
 
@@ -88,7 +93,7 @@ func TestMemoriesList(t *testing.T) {
 	var all []string
 	path := "/v1/memories?subject=alice&limit=1"
 	for pages := 0; ; pages++ {
-		st, v, _ := e.do(t, "GET", path, "tok-acme-bo", "", nil)
+		st, v := e.mem(t, "GET", path, "tok-acme-bo")
 		if st != 200 || pages > 3 {
 			t.Fatalf("page %d: %d %v", pages, st, v)
 		}
@@ -103,14 +108,14 @@ func TestMemoriesList(t *testing.T) {
 		t.Fatalf("alice's memories in acme: %v", all)
 	}
 	// globex's back office sees globex's alice, never acme's.
-	if st, v, _ := e.do(t, "GET", "/v1/memories?subject=alice", "tok-globex-bo", "", nil); st != 200 || strings.Join(texts(v), "|") != "globex/alice fact 1" {
+	if st, v := e.mem(t, "GET", "/v1/memories?subject=alice", "tok-globex-bo"); st != 200 || strings.Join(texts(v), "|") != "globex/alice fact 1" {
 		t.Fatalf("globex alice: %d %v", st, v)
 	}
 	// globex's token labelled globex has no memories, whatever acme's subject acme has.
-	if st, v, _ := e.do(t, "GET", "/v1/memories", "tok-globex-1", "", nil); st != 200 || len(texts(v)) != 0 || v["memories"] == nil {
+	if st, v := e.mem(t, "GET", "/v1/memories", "tok-globex-1"); st != 200 || len(texts(v)) != 0 || v["memories"] == nil {
 		t.Fatalf("globex own: %d %v", st, v)
 	}
-	if st, v, _ := e.do(t, "GET", "/v1/memories?subject=acme", "tok-globex-bo", "", nil); st != 200 || strings.Join(texts(v), "|") != "globex/acme fact 1" {
+	if st, v := e.mem(t, "GET", "/v1/memories?subject=acme", "tok-globex-bo"); st != 200 || strings.Join(texts(v), "|") != "globex/acme fact 1" {
 		t.Fatalf("globex's subject acme: %d %v", st, v)
 	}
 }
@@ -147,18 +152,18 @@ func TestMemoriesErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := strings.ReplaceAll(tc.path, "%0A", "\n")
-			st, v, _ := e.do(t, tc.method, path, tc.token, "", nil)
+			st, v := e.mem(t, tc.method, path, tc.token)
 			if st != tc.status || code(v) != tc.code {
 				t.Fatalf("%d %v, want %d %s", st, v, tc.status, tc.code)
 			}
 		})
 	}
 	// Nothing was deleted by the refused requests.
-	if st, v, _ := e.do(t, "GET", "/v1/memories", "tok-acme-123", "", nil); st != 200 || len(texts(v)) != 1 {
+	if st, v := e.mem(t, "GET", "/v1/memories", "tok-acme-123"); st != 200 || len(texts(v)) != 1 {
 		t.Fatalf("after the refusals: %d %v", st, v)
 	}
 	// A subject without an identity of its own may be named with memories:subject.
-	if st, v, _ := e.do(t, "GET", "/v1/memories?subject=acme", "tok-anon", "", nil); st != 403 || code(v) != "forbidden" {
+	if st, v := e.mem(t, "GET", "/v1/memories?subject=acme", "tok-anon"); st != 403 || code(v) != "forbidden" {
 		t.Fatalf("anon naming a subject without memories:subject: %d %v", st, v)
 	}
 }
@@ -174,14 +179,13 @@ func TestMemoriesDelete(t *testing.T) {
 	seed(t, ms, "acme", "alice", 2, e.clock.T)
 	seed(t, ms, "globex", "alice", 2, e.clock.T)
 
-	st, _, resp := e.do204(t, "DELETE", "/v1/memories/m1", "tok-acme-123")
-	if st != http.StatusNoContent || resp != "" {
-		t.Fatalf("delete own m1: %d %q", st, resp)
+	if st, v := e.mem(t, "DELETE", "/v1/memories/m1", "tok-acme-123"); st != http.StatusNoContent || v != nil {
+		t.Fatalf("delete own m1: %d %v", st, v)
 	}
-	if st, v, _ := e.do(t, "DELETE", "/v1/memories/m1", "tok-acme-123", "", nil); st != 404 || code(v) != "not_found" {
+	if st, v := e.mem(t, "DELETE", "/v1/memories/m1", "tok-acme-123"); st != 404 || code(v) != "not_found" {
 		t.Fatalf("delete m1 again: %d %v", st, v)
 	}
-	if st, _, _ := e.do204(t, "DELETE", "/v1/memories/m2?subject=alice", "tok-acme-bo"); st != 204 {
+	if st, _ := e.mem(t, "DELETE", "/v1/memories/m2?subject=alice", "tok-acme-bo"); st != 204 {
 		t.Fatalf("back office deletes alice's m2: %d", st)
 	}
 	check := func(tenant, subject, want string) {
@@ -202,29 +206,66 @@ func TestMemoriesDelete(t *testing.T) {
 	check("acme", "alice", "m1")
 	check("globex", "alice", "m1,m2")
 	// globex's back office cannot reach acme's alice: its m1 is globex's.
-	if st, _, _ := e.do204(t, "DELETE", "/v1/memories/m1?subject=alice", "tok-globex-bo"); st != 204 {
+	if st, _ := e.mem(t, "DELETE", "/v1/memories/m1?subject=alice", "tok-globex-bo"); st != 204 {
 		t.Fatalf("globex deletes its alice's m1: %d", st)
 	}
-	if st, _, _ := e.do204(t, "DELETE", "/v1/memories/m2?subject=alice", "tok-globex-bo"); st != 204 {
+	if st, _ := e.mem(t, "DELETE", "/v1/memories/m2?subject=alice", "tok-globex-bo"); st != 204 {
 		t.Fatalf("globex deletes its alice's m2: %d", st)
 	}
 	check("acme", "alice", "m1")
 	check("globex", "alice", "")
 }
 
-// do204 sends a request whose answer may have no body.
-func (e *env) do204(t *testing.T, method, path, token string) (int, map[string]string, string) {
+// memDoc checks the memory tests' exchanges against the OpenAPI
+// document (one checker: building it takes a while).
+var memDoc = sync.OnceValues(func() (*openapitest.Checker, error) { return openapitest.New(batonevents.OpenAPI) })
+
+// mem sends a request to a memory route and checks that the OpenAPI
+// document describes the exchange; it returns the status and the JSON
+// answer (nil for none).
+func (e *env) mem(t *testing.T, method, path, token string) (int, map[string]any) {
 	t.Helper()
 	p, query, _ := strings.Cut(path, "?")
-	req := events.APIGatewayProxyRequest{HTTPMethod: method, Path: p, Headers: map[string]string{"Authorization": "Bearer " + token}, QueryStringParameters: map[string]string{}}
-	if k, v, ok := strings.Cut(query, "="); ok {
-		req.QueryStringParameters[k] = v
+	req := events.APIGatewayProxyRequest{HTTPMethod: method, Path: p, Headers: map[string]string{}, QueryStringParameters: map[string]string{}}
+	if token != "" {
+		req.Headers["Authorization"] = "Bearer " + token
+	}
+	q := url.Values{}
+	for _, kv := range strings.Split(query, "&") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			req.QueryStringParameters[k] = v
+			q.Set(k, v)
+		}
 	}
 	resp, err := e.api.Handle(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, resp.Headers, resp.Body
+	doc, err := memDoc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := len(doc.Problems())
+	hreq, _ := http.NewRequest(method, "http://127.0.0.1:8080"+p+"?"+q.Encode(), nil)
+	for k, v := range req.Headers {
+		hreq.Header.Set(k, v)
+	}
+	hdr := http.Header{}
+	for k, v := range resp.Headers {
+		hdr.Set(k, v)
+	}
+	doc.Exchange(hreq, nil, &http.Response{StatusCode: resp.StatusCode, Header: hdr, Request: hreq}, []byte(resp.Body))
+	if problems := doc.Problems()[seen:]; len(problems) > 0 {
+		t.Fatalf("%s %s: the OpenAPI document does not describe the exchange: %v", method, path, problems)
+	}
+	if resp.Body == "" {
+		return resp.StatusCode, nil
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(resp.Body), &out); err != nil {
+		t.Fatalf("%s %s: body is not JSON: %q", method, path, resp.Body)
+	}
+	return resp.StatusCode, out
 }
 
 // TestMemoriesErase: DELETE /v1/memories?subject= erases the subject at
@@ -238,20 +279,20 @@ func TestMemoriesErase(t *testing.T) {
 	seed(t, ms, "globex", "alice", 2, e.clock.T)
 	e.clock.T = e.clock.T.Add(time.Hour)
 
-	st, v, _ := e.do(t, "DELETE", "/v1/memories?subject=alice", "tok-acme-bo", "", nil)
+	st, v := e.mem(t, "DELETE", "/v1/memories?subject=alice", "tok-acme-bo")
 	if st != 200 || fmt.Sprint(v) != "map[deleted:3 erased_at:2026-05-06T08:08:09Z subject:alice]" {
 		t.Fatalf("erase alice: %d %v", st, v)
 	}
-	if st, v, _ := e.do(t, "DELETE", "/v1/memories?subject=alice", "tok-acme-bo", "", nil); st != 200 || v["deleted"] != 0.0 {
+	if st, v := e.mem(t, "DELETE", "/v1/memories?subject=alice", "tok-acme-bo"); st != 200 || v["deleted"] != 0.0 {
 		t.Fatalf("erase alice again: %d %v", st, v)
 	}
-	if st, v, _ := e.do(t, "GET", "/v1/memories?subject=alice", "tok-acme-bo", "", nil); st != 200 || len(texts(v)) != 0 {
+	if st, v := e.mem(t, "GET", "/v1/memories?subject=alice", "tok-acme-bo"); st != 200 || len(texts(v)) != 0 {
 		t.Fatalf("alice after the erasure: %d %v", st, v)
 	}
-	if st, v, _ := e.do(t, "GET", "/v1/memories?subject=bob", "tok-acme-bo", "", nil); st != 200 || len(texts(v)) != 1 {
+	if st, v := e.mem(t, "GET", "/v1/memories?subject=bob", "tok-acme-bo"); st != 200 || len(texts(v)) != 1 {
 		t.Fatalf("bob after alice's erasure: %d %v", st, v)
 	}
-	if st, v, _ := e.do(t, "GET", "/v1/memories?subject=alice", "tok-globex-bo", "", nil); st != 200 || len(texts(v)) != 2 {
+	if st, v := e.mem(t, "GET", "/v1/memories?subject=alice", "tok-globex-bo"); st != 200 || len(texts(v)) != 2 {
 		t.Fatalf("globex's alice after acme's alice's erasure: %d %v", st, v)
 	}
 	// The erasure refuses a write of a run that began before it.
@@ -262,7 +303,7 @@ func TestMemoriesErase(t *testing.T) {
 	}
 	// The caller's own subject, without ?subject=.
 	seed(t, ms, "acme", "acme", 2, e.clock.T)
-	if st, v, _ := e.do(t, "DELETE", "/v1/memories", "tok-acme-123", "", nil); st != 200 || v["subject"] != "acme" || v["deleted"] != 2.0 {
+	if st, v := e.mem(t, "DELETE", "/v1/memories", "tok-acme-123"); st != 200 || v["subject"] != "acme" || v["deleted"] != 2.0 {
 		t.Fatalf("erase own: %d %v", st, v)
 	}
 }
