@@ -76,9 +76,9 @@ func TestConsoleMemoriesInBrowser(t *testing.T) {
 	}
 	d.waitStatus(t, runID)
 
-	ms, ok := a.Runner.Store.(core.MemoryStore)
-	if !ok {
-		t.Fatalf("the embedded store %T keeps no memories", a.Runner.Store)
+	ms := a.API.Memories
+	if ms == nil {
+		t.Fatal("the embedded store keeps no memories")
 	}
 	created := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 	seed := func(tenant, subject string, texts ...string) {

@@ -118,9 +118,12 @@ type API struct {
 	// Limits keeps the rate limits' buckets (Config.TenantRate and
 	// CallerRate); nil: no rate limits.
 	Limits core.LimitStore
-	Clock  core.Clock
-	Log    *slog.Logger
-	Config Config
+	// Memories keeps the end users' memories (memories.go); nil: the
+	// runner's store, when it keeps them.
+	Memories core.MemoryStore
+	Clock    core.Clock
+	Log      *slog.Logger
+	Config   Config
 }
 
 // New wires the API.

@@ -11,22 +11,18 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/durable"
 )
 
-// installMemoryStore returns the runner's store as a core.MemoryStore;
-// until the embedded store keeps memories it wraps it with fakeMemories,
-// a map-backed store of the port's contract.
+// installMemoryStore returns the API's memory store; until the embedded
+// store keeps memories it installs fakeMemories, a map-backed store of
+// the port's contract.
 func (e *env) installMemoryStore(t *testing.T) core.MemoryStore {
 	t.Helper()
-	if ms, ok := e.eng.Store.(core.MemoryStore); ok {
-		return ms
+	if e.api.Memories != nil {
+		return e.api.Memories
 	}
 	f := &fakeMemories{mems: map[core.MemoryScope]map[string]core.Memory{}, erased: map[core.MemoryScope]time.Time{}, once: map[string][]string{}}
-	e.eng.Store = struct {
-		durable.Store
-		*fakeMemories
-	}{e.eng.Store, f}
+	e.api.Memories = f
 	return f
 }
 

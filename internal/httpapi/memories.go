@@ -38,6 +38,9 @@ type memoryView struct {
 
 // memoryStore is the deployment's memory store.
 func (a *API) memoryStore() (core.MemoryStore, error) {
+	if a.Memories != nil {
+		return a.Memories, nil
+	}
 	ms, ok := a.Runner.Store.(core.MemoryStore)
 	if !ok {
 		return nil, errf(http.StatusNotImplemented, "not_implemented", "this deployment's store keeps no memories")
