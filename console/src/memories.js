@@ -9,9 +9,7 @@ const PAGE = 50;
 const whose = (subject) => (subject ? `of ${subject}` : 'of your own subject');
 
 // explain words a failed request, a 403 with the scopes it needs.
-const explain = (err) => (err.status === 403
-  ? `${err.message}. Reading or deleting another subject's memories needs a credential with the memories:subject scope; your own need memories:read and memories:delete.`
-  : err.message);
+const explain = (err) => (err.status === 403 ? `Forbidden: ${err.message}.` : err.message);
 
 // MemoriesPage shows the long-term memories of one subject (an end user)
 // of the caller's tenant (GET /v1/memories): the caller's own when the

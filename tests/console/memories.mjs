@@ -103,7 +103,8 @@ try {
   await confirm.waitFor();
   if (!(await text(confirm)).includes('Erase every memory of ann? This cannot be undone.')) fail(`the confirmation: ${await text(confirm)}`);
   await checkPage('the erasure\'s confirmation');
-  await page.screenshot({ path: join(artifacts, 'memories-erase.png'), fullPage: true });
+  await confirm.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(artifacts, 'memories-erase.png') });
   await confirm.getByRole('button', { name: 'Keep them' }).click();
   await until('the confirmation to close', async () => (await confirm.count()) === 0);
   if ((await ownCount()) !== input.count - 1) fail('Keep them erased memories');
