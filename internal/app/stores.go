@@ -57,7 +57,7 @@ func openStores(ctx context.Context, cfg Config, loadAWS awsenv.Loader, clock co
 		if deps.Clock != nil {
 			now = clock.Now
 		}
-		st = stores{store: s, deltas: s, tokens: s, idem: s, limits: s, memories: memoriesOf(s), queue: memstore.NewStepQueue(cfg.Stores.Visibility, cfg.MaxReceives, now), info: StoresInfo{Describe: "embedded in-memory stores"}}
+		st = stores{store: s, deltas: s, tokens: s, idem: s, limits: s, memories: s, queue: memstore.NewStepQueue(cfg.Stores.Visibility, cfg.MaxReceives, now), info: StoresInfo{Describe: "embedded in-memory stores"}}
 	} else if st, err = openAWS(ctx, cfg, loadAWS, deps); err != nil {
 		return st, err
 	}
@@ -120,7 +120,7 @@ func openAWS(ctx context.Context, cfg Config, loadAWS awsenv.Loader, deps Deps) 
 	}
 	info.Describe = fmt.Sprintf("DynamoDB table %s at %s, SQS queue %s at %s", sc.Table, orAWS(sc.DynamoDBEndpoint), queue, orAWS(sc.SQSEndpoint))
 	s := dynamostore.New(ddb, sc.Table)
-	return stores{store: s, deltas: s, tokens: s, idem: s, limits: s, memories: memoriesOf(s), queue: sqsqueue.New(sq, info.QueueURL), sqs: sq, info: info, cleanup: cleanup}, nil
+	return stores{store: s, deltas: s, tokens: s, idem: s, limits: s, memories: s, queue: sqsqueue.New(sq, info.QueueURL), sqs: sq, info: info, cleanup: cleanup}, nil
 }
 
 func orAWS(endpoint string) string {
@@ -128,10 +128,4 @@ func orAWS(endpoint string) string {
 		return "AWS"
 	}
 	return endpoint
-}
-
-// memoriesOf is s's memory store, nil when it keeps none.
-func memoriesOf(s any) core.MemoryStore {
-	m, _ := s.(core.MemoryStore)
-	return m
 }

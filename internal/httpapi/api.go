@@ -118,8 +118,8 @@ type API struct {
 	// Limits keeps the rate limits' buckets (Config.TenantRate and
 	// CallerRate); nil: no rate limits.
 	Limits core.LimitStore
-	// Memories keeps the end users' memories (memories.go); nil: the
-	// runner's store, when it keeps them.
+	// Memories keeps the end users' memories (memories.go): the store
+	// itself, which the runner's store wraps.
 	Memories core.MemoryStore
 	Clock    core.Clock
 	Log      *slog.Logger

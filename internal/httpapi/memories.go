@@ -21,10 +21,6 @@ const (
 	maxMemoriesLimit     = 100
 )
 
-// maxMemoryID caps the id DELETE /v1/memories/{id} takes: no memory has
-// a longer one (the memory/forget tool takes ids of at most 200 bytes).
-const maxMemoryID = 200
-
 // memoryView is a memory as the API answers it (without its vector).
 type memoryView struct {
 	ID          string    `json:"id"`
@@ -36,16 +32,12 @@ type memoryView struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 }
 
-// memoryStore is the deployment's memory store.
+// memoryStore is the deployment's memory store (API.Memories).
 func (a *API) memoryStore() (core.MemoryStore, error) {
-	if a.Memories != nil {
-		return a.Memories, nil
+	if a.Memories == nil {
+		return nil, errf(http.StatusNotImplemented, "not_implemented", "this deployment keeps no memories")
 	}
-	ms, ok := a.Runner.Store.(core.MemoryStore)
-	if !ok {
-		return nil, errf(http.StatusNotImplemented, "not_implemented", "this deployment's store keeps no memories")
-	}
-	return ms, nil
+	return a.Memories, nil
 }
 
 // memoryScope is the scope a memory request names: the caller's tenant
@@ -111,8 +103,9 @@ func (a *API) deleteMemory(ctx context.Context, r *request, p []string) (int, an
 	if err != nil {
 		return 0, nil, err
 	}
+	// An id no memory can have (too long, not printable) names none.
 	id := p[0]
-	if len(id) <= maxMemoryID {
+	if err = core.ValidateMemoryID(id); err == nil {
 		err = ms.DeleteMemory(ctx, scope, id)
 	} else {
 		err = core.ErrNotFound

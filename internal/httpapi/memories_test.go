@@ -27,7 +27,10 @@ import (
 // (runs only) and tok-anon (no label: no subject of its own).
 func (e *env) memoryStore(t *testing.T) core.MemoryStore {
 	t.Helper()
-	ms := e.installMemoryStore(t)
+	ms := e.api.Memories
+	if ms == nil {
+		t.Fatal("the embedded store keeps no memories")
+	}
 	ctx := context.Background()
 	for tok, tenant := range map[string]string{"tok-acme-bo": "acme", "tok-globex-bo": "globex"} {
 		if err := e.api.Tokens.PutToken(ctx, httpapi.HashToken(tok), core.Token{Tenant: tenant, Label: "back-office", Scopes: append(app.Scopes(), httpapi.ScopeMemoriesSubject)}); err != nil {
@@ -148,6 +151,7 @@ func TestMemoriesErrors(t *testing.T) {
 		{"cursor not handed out", "GET", "/v1/memories?cursor=not*a*cursor", "tok-acme-123", 400, "invalid_cursor"},
 		{"unknown memory", "DELETE", "/v1/memories/m9", "tok-acme-123", 404, "not_found"},
 		{"id longer than any memory's", "DELETE", "/v1/memories/" + strings.Repeat("m", 5000), "tok-acme-123", 404, "not_found"},
+		{"id no memory can have", "DELETE", "/v1/memories/m%0A1", "tok-acme-123", 404, "not_found"},
 		{"wrong method", "POST", "/v1/memories", "tok-acme-123", 405, "method_not_allowed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -246,7 +250,10 @@ func (e *env) mem(t *testing.T, method, path, token string) (int, map[string]any
 		t.Fatal(err)
 	}
 	seen := len(doc.Problems())
-	hreq, _ := http.NewRequest(method, "http://127.0.0.1:8080"+p+"?"+q.Encode(), nil)
+	hreq, err := http.NewRequest(method, (&url.URL{Scheme: "http", Host: "127.0.0.1:8080", Path: p, RawQuery: q.Encode()}).String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for k, v := range req.Headers {
 		hreq.Header.Set(k, v)
 	}
