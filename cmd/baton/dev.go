@@ -148,7 +148,7 @@ func firstEnv(names ...string) string {
 
 // parseDevTokens reads BATON_DEV_TOKENS=tenant=token,… A token may be
 // followed by extra scopes, each after a '+' (tenant=token+crm:write):
-// every dev token holds all the API scopes plus its extras.
+// every dev token holds app.DevScopes plus its extras.
 func parseDevTokens(s string) ([]app.Token, error) {
 	var out []app.Token
 	for _, part := range strings.Split(s, ",") {
@@ -162,7 +162,7 @@ func parseDevTokens(s string) ([]app.Token, error) {
 		if !ok || strings.TrimSpace(tenant) == "" || len(token) < 8 {
 			return nil, fmt.Errorf("BATON_DEV_TOKENS: want tenant=token pairs (tokens of 8 or more characters, optionally followed by +scope for each extra scope), got %q", part)
 		}
-		t := app.Token{Token: token, Tenant: strings.TrimSpace(tenant), Scopes: app.Scopes()}
+		t := app.Token{Token: token, Tenant: strings.TrimSpace(tenant), Scopes: app.DevScopes()}
 		for _, sc := range fields[1:] {
 			t.Scopes = append(t.Scopes, strings.TrimSpace(sc))
 		}
@@ -190,6 +190,9 @@ func buildDev(ctx context.Context, o devOptions, stderr io.Writer, defaultTokens
 		return nil, nil, err
 	}
 	for _, t := range tokens {
+		if t.Scopes == nil {
+			t.Scopes = app.DevScopes()
+		}
 		if err := a.PutToken(ctx, t); err != nil {
 			return nil, nil, fmt.Errorf("store dev token: %w", err)
 		}
@@ -226,7 +229,7 @@ func banner(w io.Writer, a *app.App, base string, tokens []app.Token, intakeDir 
 	for _, t := range tokens {
 		var extra []string
 		for _, s := range t.Scopes {
-			if !slices.Contains(app.Scopes(), s) {
+			if !slices.Contains(app.DevScopes(), s) {
 				extra = append(extra, s)
 			}
 		}

@@ -97,6 +97,10 @@ export const api = {
   // startEval starts an eval; key is the form's Idempotency-Key.
   startEval: (body, key) => request('POST', 'v1/evals', { body, key }),
   cancelEval: (id) => request('POST', `v1/evals/${encodeURIComponent(id)}/cancel`, { body: {} }),
+  // The memories of a subject ('' or undefined: the caller's own).
+  listMemories: (query, signal) => request('GET', 'v1/memories', { query, signal }),
+  deleteMemory: (id, subject) => request('DELETE', `v1/memories/${encodeURIComponent(id)}`, { query: { subject } }),
+  eraseMemories: (subject) => request('DELETE', 'v1/memories', { query: { subject } }),
 };
 
 // follow reads GET /v1/runs/{id}/stream (fetch, so the credential goes

@@ -7,9 +7,11 @@ import { RunsPage } from './runs.js';
 import { RunPage } from './run.js';
 import { VersionsPage } from './versions.js';
 import { EvalPage, EvalsPage } from './evals.js';
+import { MemoriesPage } from './memories.js';
 
 // Routes live in the fragment (#/runs, #/runs/<id>, #/versions, #/evals,
-// #/evals/<id>, #/evals/<id>?against=<id>): the server serves
+// #/evals/<id>, #/evals/<id>?against=<id>, #/memories,
+// #/memories?subject=<subject>): the server serves
 // one page, and a run id never leaves the browser in a request path to
 // the console.
 function route() {
@@ -20,6 +22,8 @@ function route() {
   const e = h.match(/^\/evals\/([^/?]+)(?:\?(.*))?$/);
   if (e) return { page: 'eval', id: decodeURIComponent(e[1]), against: new URLSearchParams(e[2] || '').get('against') || '' };
   if (h.startsWith('/evals')) return { page: 'evals' };
+  const mem = h.match(/^\/memories(?:\?(.*))?$/);
+  if (mem) return { page: 'memories', subject: new URLSearchParams(mem[1] || '').get('subject') || '' };
   return { page: 'runs' };
 }
 
@@ -49,6 +53,7 @@ function App() {
     versions: () => html`<${VersionsPage} />`,
     evals: () => html`<${EvalsPage} />`,
     eval: () => html`<${EvalPage} key=${`${where.id}|${where.against}`} id=${where.id} against=${where.against} />`,
+    memories: () => html`<${MemoriesPage} key=${where.subject} subject=${where.subject} />`,
     runs: () => html`<${RunsPage} />`,
   };
   return html`
@@ -58,6 +63,7 @@ function App() {
         <a href="#/runs" aria-current=${where.page === 'runs' ? 'page' : undefined}>Runs</a>
         <a href="#/evals" aria-current=${where.page === 'evals' || where.page === 'eval' ? 'page' : undefined}>Evals</a>
         <a href="#/versions" aria-current=${where.page === 'versions' ? 'page' : undefined}>Versions</a>
+        <a href="#/memories" aria-current=${where.page === 'memories' ? 'page' : undefined}>Memories</a>
       </nav>
       <button type="button" class="quiet" onClick=${signOut}>Sign out</button>
     </header>

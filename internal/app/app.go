@@ -286,6 +286,7 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	a.Runner = a.NewRunner()
 	a.API = httpapi.New(a.Runner, st.tokens, st.idem, clock, log, httpapi.Config{MaxBodyBytes: cfg.MaxBody, Providers: cfg.Providers, AgentsEnv: agents.Environment{GoHandlers: builder.handlerNames(), Providers: providers.Known}, CheckAgents: builder.check, CORSOrigins: cfg.CORSOrigins,
 		TenantRate: cfg.Limits.TenantRate, CallerRate: cfg.Limits.CallerRate})
+	a.API.Memories = st.memories
 	if cfg.Limits.TenantRate.Rate > 0 || cfg.Limits.CallerRate.Rate > 0 {
 		a.API.Limits = st.limits
 	}

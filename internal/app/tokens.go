@@ -25,6 +25,12 @@ type Token struct {
 // Scopes lists every API scope.
 func Scopes() []string { return append([]string(nil), httpapi.AllScopes...) }
 
+// DevScopes are the scopes of a baton dev token: the default API
+// scopes and memories:subject (a local tester names any end user's
+// memories, as a back office would), but not agents:manage, which a
+// token is given by name.
+func DevScopes() []string { return append(Scopes(), httpapi.ScopeMemoriesSubject) }
+
 // NewToken returns a new random token with prefix.
 func NewToken(prefix string) string { return core.RandomIDs{}.NewID(prefix) }
 

@@ -55,7 +55,7 @@ func isTerminal(f *os.File) bool {
 }
 
 // Commands lists the client commands Main serves.
-var Commands = []string{"run", "runs", "eval", "approve", "submit", "cancel", "steer", "interrupt", "login"}
+var Commands = []string{"run", "runs", "eval", "approve", "submit", "cancel", "steer", "interrupt", "login", "memories"}
 
 // AgentsCommands are the agents subcommands Main serves (baton agents
 // validate is not a client command: it reads a local file only).
@@ -77,6 +77,9 @@ const Usage = `  run       start a run and follow it live, answering its approva
   cancel    cancel a run: cancel RUN [--reason R]
   steer     add a user message to a run: steer RUN "message"
   interrupt interrupt a run: interrupt RUN [--action A] [--reason R] [--meta k=v]
+  memories  an end user's long-term memories: memories ls [--subject S]
+            [--limit N], memories rm ID [--subject S], memories rm --all
+            --subject S (erase them all)
   login     save the API URL and token: login --url URL --token TOKEN
             (~/.config/baton/config.json, mode 0600)
   agents    agent versions (a token with agents:manage): agents publish FILE
@@ -111,7 +114,7 @@ func Main(ctx context.Context, args []string, env *Env) int {
 	env.in = bufio.NewReader(env.Stdin)
 	err := dispatch(ctx, args, env)
 	name := args[0]
-	if (name == "runs" || name == "agents" || name == "eval") && len(args) > 1 {
+	if (name == "runs" || name == "agents" || name == "eval" || name == "memories") && len(args) > 1 {
 		name += " " + args[1]
 	}
 	var ue *usageError
@@ -134,8 +137,9 @@ func Main(ctx context.Context, args []string, env *Env) int {
 // subcommands are the client commands that only group others, with
 // theirs: `baton runs -h` lists them (each takes -h itself).
 var subcommands = map[string]string{
-	"runs": "ls, show ID, events ID, fork ID --at SEQ, compare A B",
-	"eval": "run DATASET.jsonl --agent A, show EVAL, ls, cancel EVAL…, dataset --from-runs --agent A",
+	"runs":     "ls, show ID, events ID, fork ID --at SEQ, compare A B",
+	"eval":     "run DATASET.jsonl --agent A, show EVAL, ls, cancel EVAL…, dataset --from-runs --agent A",
+	"memories": "ls [--subject S] [--limit N], rm ID [--subject S], rm --all --subject S",
 }
 
 func dispatch(ctx context.Context, args []string, env *Env) error {
@@ -179,6 +183,8 @@ func dispatch(ctx context.Context, args []string, env *Env) error {
 		return cmdLogin(ctx, args[1:], env)
 	case "agents":
 		return cmdAgents(ctx, args[1:], env)
+	case "memories":
+		return cmdMemories(ctx, args[1:], env)
 	}
 	return usageErr("unknown command %q", args[0])
 }

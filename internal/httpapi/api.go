@@ -33,6 +33,10 @@ const (
 	ScopeRunsRead       = "runs:read"
 	ScopeResultsSubmit  = "results:submit"
 	ScopeApprovalDecide = "approvals:decide"
+	// ScopeMemoriesRead reads the caller's memories (GET /v1/memories);
+	// ScopeMemoriesDelete deletes and erases them (DELETE).
+	ScopeMemoriesRead   = "memories:read"
+	ScopeMemoriesDelete = "memories:delete"
 )
 
 // ScopeAgentsManage publishes agent versions and moves aliases
@@ -41,11 +45,18 @@ const (
 // tenant runs.
 const ScopeAgentsManage = "agents:manage"
 
+// ScopeMemoriesSubject names a memory subject other than the caller's
+// own: on the memory routes (?subject=) and in a run's memory_subject.
+// Like ScopeAgentsManage no token holds it unless given it by name (the
+// baton dev tokens are): a back office acting for its end users holds
+// it, an end user's own credential does not.
+const ScopeMemoriesSubject = "memories:subject"
+
 // AllScopes lists the scopes a token holds by default.
-var AllScopes = []string{ScopeRunsWrite, ScopeRunsRead, ScopeResultsSubmit, ScopeApprovalDecide}
+var AllScopes = []string{ScopeRunsWrite, ScopeRunsRead, ScopeResultsSubmit, ScopeApprovalDecide, ScopeMemoriesRead, ScopeMemoriesDelete}
 
 // KnownScopes lists every scope of the API.
-var KnownScopes = append(append([]string(nil), AllScopes...), ScopeAgentsManage)
+var KnownScopes = append(append([]string(nil), AllScopes...), ScopeAgentsManage, ScopeMemoriesSubject)
 
 // Config is the API's configuration.
 type Config struct {
@@ -107,9 +118,12 @@ type API struct {
 	// Limits keeps the rate limits' buckets (Config.TenantRate and
 	// CallerRate); nil: no rate limits.
 	Limits core.LimitStore
-	Clock  core.Clock
-	Log    *slog.Logger
-	Config Config
+	// Memories keeps the end users' memories (memories.go): the store
+	// itself, which the runner's store wraps.
+	Memories core.MemoryStore
+	Clock    core.Clock
+	Log      *slog.Logger
+	Config   Config
 }
 
 // New wires the API.
@@ -247,6 +261,9 @@ func (a *API) routes() []route {
 		{http.MethodGet, []string{"v1", "agent-aliases", "{}"}, ScopeAgentsManage, a.getAlias, false},
 		{http.MethodPut, []string{"v1", "agent-aliases", "{}"}, ScopeAgentsManage, a.putAlias, false},
 		{http.MethodGet, []string{"v1", "agent-audit"}, ScopeAgentsManage, a.listAgentAudit, false},
+		{http.MethodGet, []string{"v1", "memories"}, ScopeMemoriesRead, a.listMemories, false},
+		{http.MethodDelete, []string{"v1", "memories"}, ScopeMemoriesDelete, a.eraseMemories, false},
+		{http.MethodDelete, []string{"v1", "memories", "{}"}, ScopeMemoriesDelete, a.deleteMemory, false},
 	}
 }
 
