@@ -120,6 +120,8 @@ func historyOf(v durable.View, n *int) []*a2a.Message {
 		switch {
 		case m.Role == core.RoleAssistant && m.Content != "":
 			role = a2a.MessageRoleAgent
+		case m.Role == core.RoleUser && m.Metadata[core.MetaSource] == core.MessagesMemory:
+			continue // recalled memories: the model's context, not the conversation
 		case m.Role == core.RoleUser:
 		default:
 			continue
