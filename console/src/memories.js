@@ -119,8 +119,8 @@ export function MemoriesPage({ subject }) {
             <tr key=${m.id} data-memory-id=${m.id}>
               <td data-label="Created"><time datetime=${m.created_at}>${when(m.created_at)}</time><div class="dim mono id">${m.id}</div></td>
               <td data-label="Source">${m.source || html`<span class="dim">unknown</span>`}</td>
-              <td data-label="Source run" class="mono">${m.source_run_id
-                ? html`<a href=${`#/runs/${encodeURIComponent(m.source_run_id)}`}>${m.source_run_id}</a>`
+              <td data-label="Source run" class="run">${m.source_run_id
+                ? html`<a class="mono" href=${`#/runs/${encodeURIComponent(m.source_run_id)}`}>${m.source_run_id}</a>`
                 : html`<span class="dim">none</span>`}</td>
               <td data-label="Text" class="text">${m.text}</td>
               <td class="actions">

@@ -65,7 +65,12 @@ try {
   await page.getByRole('button', { name: 'More memories' }).click();
   await page.getByRole('heading', { name: `${input.count} memories of ann` }).waitFor();
   if ((await rows.count()) !== input.count) fail(`after More memories, ${await rows.count()} rows, want ${input.count}`);
-  passed.push('own memories: created, source, source run, text, in pages');
+  // A narrow window: each memory a block of labelled lines.
+  await page.setViewportSize({ width: 420, height: 800 });
+  await checkWidth(page, 'the memories list at 420 px');
+  await page.screenshot({ path: join(artifacts, 'memories-narrow.png') });
+  await page.setViewportSize({ width: 1280, height: 800 });
+  passed.push('own memories: created, source, source run, text, in pages, also at 420 px');
 
   // The source run's link opens the run.
   await row(own[1].id).getByRole('link', { name: input.run }).click();

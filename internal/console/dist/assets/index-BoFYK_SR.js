@@ -426,7 +426,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
             <tr key=${e.id} data-memory-id=${e.id}>
               <td data-label="Created"><time datetime=${e.created_at}>${Y(e.created_at)}</time><div class="dim mono id">${e.id}</div></td>
               <td data-label="Source">${e.source||K`<span class="dim">unknown</span>`}</td>
-              <td data-label="Source run" class="mono">${e.source_run_id?K`<a href=${`#/runs/${encodeURIComponent(e.source_run_id)}`}>${e.source_run_id}</a>`:K`<span class="dim">none</span>`}</td>
+              <td data-label="Source run" class="run">${e.source_run_id?K`<a class="mono" href=${`#/runs/${encodeURIComponent(e.source_run_id)}`}>${e.source_run_id}</a>`:K`<span class="dim">none</span>`}</td>
               <td data-label="Text" class="text">${e.text}</td>
               <td class="actions">
                 <button type="button" class="secondary" disabled=${d} aria-label=${`Delete memory ${e.id}`} onClick=${()=>y(e)}>Delete</button>
