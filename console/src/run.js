@@ -235,7 +235,7 @@ function Transcript({ view, messages, result, live, running }) {
     items.push(html`
       <li key=${`m${i}`} class=${`msg role-${m.role}`} data-seq=${m.seq}>
         <div class="who head">
-          <span>${m.role}${md.turn ? html` <span class="dim">turn ${md.turn}</span>` : ''}</span>
+          <span>${md.source === 'memory' ? html`recalled memories <span class="dim">in the model's system prompt</span>` : m.role}${md.turn ? html` <span class="dim">turn ${md.turn}</span>` : ''}</span>
           ${forkable && html`<button type="button" class="link fork" aria-expanded=${open ? 'true' : 'false'} onClick=${() => setForkAt(open ? 0 : m.seq)}>Fork from here</button>`}
         </div>
         <div class="text">${m.content}</div>

@@ -190,7 +190,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
     </section>`}function cn({view:e,messages:t,result:n,live:r,running:i}){let[a,o]=W(0),s=en(e,t),c=new Map;for(let e of t)e.role===`tool_result`&&e.metadata&&e.metadata.tool_call_id&&c.set(e.metadata.tool_call_id,e);let l=new Map;for(let e of n.tool_audit_events||[])l.set(e.tool_call_id,e);let u=new Set(t.filter(e=>e.role===`assistant`&&e.metadata).map(e=>e.metadata.turn)),d=[];t.forEach((n,r)=>{let i=n.metadata||{};if(n.role===`tool_result`&&i.tool_call_id&&t.some(e=>e.role===`tool_call`&&e.metadata&&e.metadata.tool_call_id===i.tool_call_id))return;if(n.role===`tool_call`){d.push(K`<${ln} key=${`c${r}`} call=${n} result=${c.get(i.tool_call_id)} audit=${l.get(i.tool_call_id)} />`);return}let u=s.has(n.seq),f=u&&a===n.seq;d.push(K`
       <li key=${`m${r}`} class=${`msg role-${n.role}`} data-seq=${n.seq}>
         <div class="who head">
-          <span>${n.role}${i.turn?K` <span class="dim">turn ${i.turn}</span>`:``}</span>
+          <span>${i.source===`memory`?K`recalled memories <span class="dim">in the model's system prompt</span>`:n.role}${i.turn?K` <span class="dim">turn ${i.turn}</span>`:``}</span>
           ${u&&K`<button type="button" class="link fork" aria-expanded=${f?`true`:`false`} onClick=${()=>o(f?0:n.seq)}>Fork from here</button>`}
         </div>
         <div class="text">${n.content}</div>
