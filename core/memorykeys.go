@@ -75,9 +75,10 @@ func MemoryPage(cursor string, limit int) (after string, n int, err error) {
 	if limit < 0 {
 		return "", 0, invalid("limit must not be negative")
 	}
-	if limit == 0 || limit > MemoryPageSize {
+	if limit == 0 {
 		limit = MemoryPageSize
 	}
+	limit = min(limit, MemoryPageSize)
 	if cursor != "" {
 		if after, err = DecodeMemoryCursor(cursor); err != nil {
 			return "", 0, err

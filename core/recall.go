@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -153,31 +154,28 @@ func RenderMemories(ms []RecalledMemory) string {
 // earlier runs. view is not changed (a copy is made when a message
 // moves).
 func (st *RunState) memoryContext(view []Message, system string) ([]Message, string) {
-	at := -1
-	for i := range view {
-		if view[i].Role == RoleUser && view[i].Metadata[MetaSource] == MessagesMemory {
-			at = i
-			break
-		}
-	}
+	at := slices.IndexFunc(view, isMemoryMessage)
 	if at < 0 {
 		return view, system
 	}
-	out := make([]Message, 0, len(view)-1)
-	out = append(out, view[:at]...)
+	out := make([]Message, at, len(view))
+	copy(out, view[:at])
 	for _, m := range view[at:] {
-		if m.Role == RoleUser && m.Metadata[MetaSource] == MessagesMemory {
-			if m.Seq >= st.FirstMsgSeq && st.Config.Memory != nil {
-				if system != "" {
-					system += "\n\n"
-				}
-				system += m.Content
+		if !isMemoryMessage(m) {
+			out = append(out, m)
+		} else if m.Seq >= st.FirstMsgSeq && st.Config.Memory != nil {
+			if system != "" {
+				system += "\n\n"
 			}
-			continue
+			system += m.Content
 		}
-		out = append(out, m)
 	}
 	return out, system
+}
+
+// isMemoryMessage reports whether m is a run's recalled memories.
+func isMemoryMessage(m Message) bool {
+	return m.Role == RoleUser && m.Metadata[MetaSource] == MessagesMemory
 }
 
 // EstimateTokens estimates a text's tokens as a quarter of its

@@ -183,3 +183,39 @@ func TestMemorySubjectOfARun(t *testing.T) {
 		t.Fatalf("no identity: %v", err)
 	}
 }
+
+// TestOnlyACompletedRunIsExtracted: a run that fails, or that pauses, has
+// no extraction message; nor does a later commit of a finished run.
+func TestOnlyACompletedRunIsExtracted(t *testing.T) {
+	mem := &fakeMemory{}
+	h := newMemoryHarness(t, mem)
+	rec, err := h.eng.Start(context.Background(), "acme", durable.StartRequest{Agent: "demo", SessionID: "s-f", Messages: userMsg("hi"),
+		Principal: &core.Principal{ActorID: "ann", Tenant: "acme"},
+		Overrides: agents.Overrides{Model: scripted(core.ScriptedTurn{Error: "the model is down"})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kinds := h.pumpAll(t); fmt.Sprint(kinds) != "[model_turn model_turn]" {
+		t.Fatalf("a failed run delivered %v", kinds)
+	}
+	if got, _ := h.store.LoadRun(context.Background(), rec.State.RunID); got.State.Status != core.StatusFailed {
+		t.Fatalf("status %s", got.State.Status)
+	}
+	if len(mem.extracts) != 0 {
+		t.Fatalf("a failed run was extracted: %+v", mem.extracts)
+	}
+	// A paused run (a client tool) sends nothing until it completes.
+	paused, err := h.eng.Start(context.Background(), "acme", durable.StartRequest{Agent: "demo", SessionID: "s-p", Messages: userMsg("hi"),
+		Principal: &core.Principal{ActorID: "ann", Tenant: "acme"},
+		RequestTools: []any{map[string]any{"name": "client/ask", "description": "Ask.", "parameters": map[string]any{"type": "object"}}},
+		Overrides: agents.Overrides{Model: scripted(turn("", call("c1", "client/ask", map[string]any{})), turn("Done."))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kinds := h.pumpAll(t); fmt.Sprint(kinds) != "[model_turn model_turn tool_call]" {
+		t.Fatalf("a paused run delivered %v", kinds)
+	}
+	if got, _ := h.store.LoadRun(context.Background(), paused.State.RunID); got.State.Status != core.StatusRuntimeToolPending {
+		t.Fatalf("status %s", got.State.Status)
+	}
+}
