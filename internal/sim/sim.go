@@ -130,7 +130,9 @@ func agentsFileWith(mcpURL, system string) string {
  "tools":[{"name":"ops/charge","source":"ops","description":"Charge a card (not retry-safe).","executor":{"type":"go","handler":"charge%s"}}]}`,
 		system, helperTurns[0].Prompt, helperTurns[0].Completion, helperTurns[1].Prompt, helperTurns[1].Completion, suffix)
 	return `{"agents":[` + agent("sim", "") + ",\n" + agent("sim-short", `,"pending_ttl":"3m"`) + ",\n" +
-		agent("sim-compact", `,"compaction":{"enabled":true,"max_messages":4,"recent_messages":2}`) + ",\n" + helper + "]}"
+		agent("sim-compact", `,"compaction":{"enabled":true,"max_messages":4,"recent_messages":2}`) + ",\n" +
+		strings.Replace(agent("sim-memory", `,"memory":{"extraction":{"enabled":true},"recall":{"top_k":3}}`), `"budgets"]`, `"budgets","memory_subject"]`, 1) + ",\n" +
+		helper + "]}"
 }
 
 // helperTurns are the usage of the helper agent's two turns: a call to
@@ -226,7 +228,9 @@ type plan struct {
 	// (the simulation cancels, interrupts or steers it once, at a point
 	// of its schedule); Expiring (its pauses are never answered: they
 	// expire); Budgeted (a token or cost budget stops it before its
-	// end); Compacting (its agent compacts the transcript).
+	// end); Compacting (its agent compacts the transcript); Remembering
+	// (its agent recalls and extracts long-term memories, of a subject of
+	// the run's own).
 	kind   string
 	stream bool // its model streams tokens
 	// budget is a Budgeted run's request budgets.
@@ -241,11 +245,12 @@ const (
 	Expiring    = "expiring"
 	Budgeted    = "budgeted"
 	Compacting  = "compacting"
+	Remembering = "remembering"
 )
 
 // RunKinds lists the kinds in the order the battery's table prints them
 // ("" is a run left alone).
-var RunKinds = []string{"", Steered, Cancelled, Interrupted, Expiring, Budgeted, Compacting}
+var RunKinds = []string{"", Steered, Cancelled, Interrupted, Expiring, Budgeted, Compacting, Remembering}
 
 func newWorkload(rng *rand.Rand, runs int) workload {
 	w := make(workload, runs)
@@ -459,7 +464,7 @@ func (s *sim) build(o Options) error {
 	if err := s.a.PutToken(context.Background(), app.Token{Token: adminToken, Tenant: tenant, Scopes: append(app.Scopes(), "agents:manage")}); err != nil {
 		return err
 	}
-	return s.a.PutToken(context.Background(), app.Token{Token: token, Tenant: tenant, Scopes: app.Scopes()})
+	return s.a.PutToken(context.Background(), app.Token{Token: token, Tenant: tenant, Scopes: append(app.Scopes(), core.ScopeMemoriesSubject)})
 }
 
 // pricesPath writes the price table to a file once (BATON_PRICES names a
@@ -499,7 +504,7 @@ func (s *sim) Complete(ctx context.Context, req core.ModelRequest) (core.ModelRe
 		s.slowIn <- struct{}{}
 		<-s.slowOut
 	}
-	if req.Purpose != core.PurposeSummary {
+	if req.Purpose == core.PurposeTurn {
 		s.seenSystem(req.RunID, req.System)
 		s.outlive(ctx, req.RunID)
 	}
@@ -608,6 +613,8 @@ func (s *sim) start(ctx context.Context, i int, p plan) error {
 	switch p.kind {
 	case Expiring:
 		agent = "sim-short"
+	case Remembering:
+		agent = "sim-memory"
 	case Compacting:
 		agent = "sim-compact"
 		model["options"] = map[string]any{core.ScriptedSummaryUsage: map[string]any{"prompt_tokens": summaryUsage.Prompt, "completion_tokens": summaryUsage.Completion}}
@@ -620,12 +627,19 @@ func (s *sim) start(ctx context.Context, i int, p plan) error {
 		opts[core.ScriptedChunkChars] = 4
 		model["options"] = opts
 	}
+	text := fmt.Sprintf("task %d", i)
+	if p.kind == Remembering {
+		text = rememberText(i)
+	}
 	req := map[string]any{"agent": agent, "session_id": fmt.Sprintf("s-%d", i), "parallel_tool_calls": p.parallel,
-		"messages": []any{map[string]any{"role": "user", "content": fmt.Sprintf("task %d", i)}},
+		"messages": []any{map[string]any{"role": "user", "content": text}},
 		"tools":    []any{map[string]any{"name": "client/ask", "description": "Ask the user.", "parameters": map[string]any{"type": "object"}}},
 		"model":    model}
 	if p.budget != nil {
 		req["budgets"] = p.budget
+	}
+	if p.kind == Remembering {
+		req["memory_subject"] = memorySubject(i)
 	}
 	body, _ := json.Marshal(req)
 	st, v := s.api(ctx, "POST", "/v1/runs", string(body), "")
@@ -743,6 +757,11 @@ func (s *sim) done(ctx context.Context) bool {
 	for _, id := range s.runs {
 		snap, err := s.a.Runner.Get(ctx, tenant, id)
 		if err != nil || !core.IsTerminal(snap.State.Status) {
+			return false
+		}
+		// A completed remembering run's extraction is recorded (its
+		// outbox record sends it; the sweeper sends a lost one again).
+		if s.kinds[id] == Remembering && snap.State.Status == core.StatusCompleted && !snap.State.Extracted {
 			return false
 		}
 		// Its child runs end too (a parent that ended stops those still
@@ -1130,6 +1149,12 @@ func (s *sim) collect(ctx context.Context) error {
 			}
 		}
 		s.res.Runs[s.index[id]] = RunOutcome{RunID: id, Status: snap.State.Status, Final: v.Result.FinalContent, Messages: msgs, Events: evs, Results: v.Result.ToolExecutionResults, Usage: u, CostUSD: modelUSD, ChildUsage: children}
+		if s.kinds[id] == Remembering {
+			i, _ := strconv.Atoi(strings.TrimPrefix(s.index[id], "r"))
+			if err := s.checkMemories(ctx, i, id, snap.State.Status, evs); err != nil {
+				return err
+			}
+		}
 		if !core.IsTerminal(snap.State.Status) {
 			unfinished++
 		}
@@ -1352,7 +1377,9 @@ func (q *faultQueue) Enqueue(ctx context.Context, steps []core.QueuedStep) error
 		q.sim.fired(FaultSend)
 		return errCrash
 	}
-	if q.sim.sweeping && !q.sim.leaseResend(steps[0].Step.RunID) && again {
+	// A run's extraction message is its outbox record's delivery, sent
+	// again on the outbox's pace (NotifyAfter), not a stalled step.
+	if q.sim.sweeping && steps[0].Step.Kind != core.StepMemoryExtract && !q.sim.leaseResend(steps[0].Step.RunID) && again {
 		q.sim.resentBySweeper(steps[0].Step.RunID)
 	}
 	return q.Queue.Enqueue(ctx, steps)
