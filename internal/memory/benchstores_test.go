@@ -14,18 +14,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/cost"
 	"github.com/baton-agents/baton/internal/dynamostore"
 )
 
-// benchStores are the stores BenchmarkRecall measures: the in-package
-// fake (until memstore implements core.MemoryStore), and DynamoDB when
-// BATON_TEST_DYNAMODB_ENDPOINT names one (scripts/emulators.sh run …).
+// benchStores are the stores BenchmarkRecall measures: memstore, and
+// DynamoDB when BATON_TEST_DYNAMODB_ENDPOINT names one
+// (scripts/emulators.sh run …).
 func benchStores(tb testing.TB) []benchStore {
-	f := newFakeStore()
-	f.pageSize = 1000
-	out := []benchStore{{name: "fake", store: f, counters: func() benchCounters { return benchCounters{pages: f.pages} }}}
+	m := newStore()
+	out := []benchStore{{name: "memstore", store: m, counters: m.counters}}
 	if d, ok := dynamoBenchStore(tb); ok {
 		out = append(out, d)
 	}
@@ -81,8 +79,7 @@ func (m *queryMeter) read() benchCounters {
 }
 
 // dynamoBenchStore is a dynamostore on a new table of the endpoint
-// BATON_TEST_DYNAMODB_ENDPOINT names, when it is set and the store keeps
-// memories.
+// BATON_TEST_DYNAMODB_ENDPOINT names, when it is set.
 func dynamoBenchStore(tb testing.TB) (benchStore, bool) {
 	endpoint := os.Getenv("BATON_TEST_DYNAMODB_ENDPOINT")
 	if endpoint == "" {
@@ -94,11 +91,6 @@ func dynamoBenchStore(tb testing.TB) (benchStore, bool) {
 		o.BaseEndpoint = aws.String(endpoint)
 		o.APIOptions = append(o.APIOptions, m.middleware)
 	})
-	var store any = dynamostore.New(db, "")
-	if _, ok := store.(core.MemoryStore); !ok {
-		tb.Log("dynamostore does not implement core.MemoryStore yet: the DynamoDB runs are skipped")
-		return benchStore{}, false
-	}
 	name := fmt.Sprintf("baton-bench-memory-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -108,6 +100,5 @@ func dynamoBenchStore(tb testing.TB) (benchStore, bool) {
 	tb.Cleanup(func() {
 		_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
 	})
-	store = dynamostore.New(db, name)
-	return benchStore{name: "dynamodb", store: store.(core.MemoryStore), counters: m.read}, true
+	return benchStore{name: "dynamodb", store: dynamostore.New(db, name), counters: m.read}, true
 }

@@ -32,7 +32,10 @@ func extract(t *testing.T, h *harness, run string, msgs []core.Message) core.Mem
 	return got
 }
 
-func stored(h *harness, scope core.MemoryScope) map[string]core.Memory { return h.store.mems[scope] }
+func stored(h *harness, scope core.MemoryScope) map[string]core.Memory {
+	h.t.Helper()
+	return h.store.all(h.t, scope)
+}
 
 func TestScriptedExtractionAnswer(t *testing.T) {
 	reply, err := core.ScriptedModel{}.Complete(context.Background(), core.ModelRequest{

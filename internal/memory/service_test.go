@@ -22,7 +22,9 @@ var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
 type harness struct {
 	svc   *Service
-	store *fakeStore
+	t     *testing.T
+	store *countingStore
+	ids   int
 	clock *core.FixedClock
 	specs map[string]*agents.MemorySpec
 	model core.ModelProvider
@@ -30,7 +32,7 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{store: newFakeStore(), clock: &core.FixedClock{T: t0}, specs: map[string]*agents.MemorySpec{}}
+	h := &harness{t: t, store: newStore(), clock: &core.FixedClock{T: t0}, specs: map[string]*agents.MemorySpec{}}
 	h.model = core.ScriptedModel{}
 	svc, err := New(Config{
 		Store: h.store,
@@ -63,7 +65,8 @@ func (h *harness) put(t *testing.T, scope core.MemoryScope, texts ...string) []s
 	for i, text := range texts {
 		v, _ := Scripted{}.Embed(context.Background(), []string{text})
 		at := t0.Add(time.Duration(i) * time.Minute)
-		m := core.Memory{ID: fmt.Sprintf("m%03d", len(h.store.mems[scope])), Subject: scope.Subject, Text: text, CreatedAt: at, UpdatedAt: at,
+		h.ids++
+		m := core.Memory{ID: fmt.Sprintf("m%03d", h.ids), Subject: scope.Subject, Text: text, CreatedAt: at, UpdatedAt: at,
 			Vector: Quantize(v[0]), Embedder: Scripted{}.Name()}
 		if err := h.store.WriteMemories(context.Background(), core.MemoryWrite{Scope: scope, Put: []core.Memory{m}}); err != nil {
 			t.Fatal(err)
