@@ -41,16 +41,33 @@ type queryMeter struct {
 	rcu      float64 // computed
 	reported float64
 	bytes    int64
+	// call is the Query calls' time; roundTrip the part of it from
+	// sending each request to the response's headers (the rest is the
+	// client's: signing, reading and decoding the body).
+	call, roundTrip time.Duration
 }
 
 func (m *queryMeter) middleware(st *middleware.Stack) error {
+	err := st.Deserialize.Add(middleware.DeserializeMiddlewareFunc("BenchRoundTrip", func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+		start := time.Now()
+		out, md, err := next.HandleDeserialize(ctx, in)
+		m.mu.Lock()
+		m.roundTrip += time.Since(start)
+		m.mu.Unlock()
+		return out, md, err
+	}), middleware.After)
+	if err != nil {
+		return err
+	}
 	return st.Initialize.Add(middleware.InitializeMiddlewareFunc("BenchQueryMeter", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 		q, ok := in.Parameters.(*dynamodb.QueryInput)
 		if !ok {
 			return next.HandleInitialize(ctx, in)
 		}
 		q.ReturnConsumedCapacity = "TOTAL"
+		start := time.Now()
 		out, md, err := next.HandleInitialize(ctx, in)
+		took := time.Since(start)
 		if res, ok := out.Result.(*dynamodb.QueryOutput); ok && err == nil {
 			n := 0
 			for _, it := range res.Items {
@@ -66,6 +83,7 @@ func (m *queryMeter) middleware(st *middleware.Stack) error {
 			m.rcu += units
 			m.reported += rru
 			m.bytes += int64(n)
+			m.call += took
 			m.mu.Unlock()
 		}
 		return out, md, err
@@ -75,7 +93,7 @@ func (m *queryMeter) middleware(st *middleware.Stack) error {
 func (m *queryMeter) read() benchCounters {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return benchCounters{pages: m.pages, rcu: m.rcu, reported: m.reported, bytes: m.bytes}
+	return benchCounters{pages: m.pages, rcu: m.rcu, reported: m.reported, bytes: m.bytes, call: m.call, roundTrip: m.roundTrip}
 }
 
 // dynamoBenchStore is a dynamostore on a new table of the endpoint
