@@ -220,9 +220,10 @@ type Extraction struct {
 }
 
 // ParseExtraction reads an extraction model's reply: a JSON object
-// {"facts": [{"text": …} or "…"], "summary": …}, alone or in a Markdown
-// code fence or surrounded by prose. Anything else is an error that says
-// so.
+// {"facts": [{"text": …} or "…"], "summary": …}, alone, in a Markdown
+// code fence, surrounded by prose, or nested in another object (the
+// first object with a "facts" list counts). Anything else is an error
+// that says so.
 func ParseExtraction(content string) (Extraction, error) {
 	text := strings.TrimSpace(content)
 	if i := strings.Index(text, "```"); i >= 0 {
@@ -234,20 +235,38 @@ func ParseExtraction(content string) (Extraction, error) {
 			text = strings.TrimSpace(rest[:j])
 		}
 	}
-	start, end := strings.IndexByte(text, '{'), strings.LastIndexByte(text, '}')
-	if start < 0 || end < start {
-		return Extraction{}, fmt.Errorf("the model's reply holds no JSON object (want {\"facts\": [{\"text\": ...}]}): %q", truncate(content, 200))
+	var firstErr error
+	for i, tries := strings.IndexByte(text, '{'), 0; i >= 0 && tries < maxParseTries; tries++ {
+		var raw struct {
+			Facts   *[]json.RawMessage `json:"facts"`
+			Summary any                `json:"summary"`
+		}
+		err := json.NewDecoder(strings.NewReader(text[i:])).Decode(&raw)
+		switch {
+		case err == nil && raw.Facts != nil:
+			return extraction(*raw.Facts, raw.Summary)
+		case err != nil && firstErr == nil:
+			firstErr = err
+		}
+		j := strings.IndexByte(text[i+1:], '{')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
 	}
-	var raw struct {
-		Facts   []json.RawMessage `json:"facts"`
-		Summary any               `json:"summary"`
+	if firstErr != nil {
+		return Extraction{}, fmt.Errorf("the model's reply is not the JSON asked for (want {\"facts\": [{\"text\": ...}]}): %v", firstErr)
 	}
-	dec := json.NewDecoder(strings.NewReader(text[start : end+1]))
-	if err := dec.Decode(&raw); err != nil {
-		return Extraction{}, fmt.Errorf("the model's reply is not the JSON asked for (want {\"facts\": [{\"text\": ...}]}): %v", err)
-	}
+	return Extraction{}, fmt.Errorf("the model's reply holds no JSON object with a \"facts\" list (want {\"facts\": [{\"text\": ...}]}): %q", truncate(content, 200))
+}
+
+// maxParseTries caps the objects ParseExtraction tries to decode.
+const maxParseTries = 20
+
+// extraction reads the facts and the summary of a decoded reply.
+func extraction(facts []json.RawMessage, summary any) (Extraction, error) {
 	var out Extraction
-	for i, f := range raw.Facts {
+	for i, f := range facts {
 		var s string
 		if err := json.Unmarshal(f, &s); err == nil {
 			out.Facts = append(out.Facts, s)
@@ -261,9 +280,9 @@ func ParseExtraction(content string) (Extraction, error) {
 		}
 		out.Facts = append(out.Facts, *o.Text)
 	}
-	if s, ok := raw.Summary.(string); ok {
+	if s, ok := summary.(string); ok {
 		out.Summary = s
-	} else if raw.Summary != nil {
+	} else if summary != nil {
 		return Extraction{}, errors.New("the model's reply's summary is not a string")
 	}
 	return out, nil
