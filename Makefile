@@ -120,6 +120,10 @@ bench: build-lambdas ## step benchmarks: in process, in memory, on DynamoDB Loca
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./core/...
 	scripts/emulators.sh run $(GO) run ./scripts/bench -out results $(if $(COLD_BASE),-coldstart-base $(COLD_BASE))
 
+.PHONY: bench-memory
+bench-memory: ## memory recall benchmark: 100, 1,000 and 10,000 memories a scope on memstore and DynamoDB Local (docs/performance.md, Memory recall; ~1 min on 2 cores)
+	scripts/emulators.sh run $(GO) test -run '^$$' -bench Recall -benchtime 20x -timeout 30m ./internal/memory/
+
 LOAD_RUNS ?= 1000
 LOAD_TENANTS ?= 50
 load: ## the load run on DynamoDB Local + fauxqs: LOAD_RUNS runs (1,000) over LOAD_TENANTS tenants (50) to completion through the API and the worker's handler, every request counted, 0 lost and 0 doubled tool calls checked; report to stdout and results/ (~1.5 min on 2 cores)
