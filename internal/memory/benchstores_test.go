@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,13 +17,14 @@ import (
 
 	"github.com/baton-agents/baton/internal/cost"
 	"github.com/baton-agents/baton/internal/dynamostore"
+	"github.com/baton-agents/baton/internal/memstore"
 )
 
 // benchStores are the stores BenchmarkRecall measures: memstore, and
 // DynamoDB when BATON_TEST_DYNAMODB_ENDPOINT names one
 // (scripts/emulators.sh run …).
 func benchStores(tb testing.TB) []benchStore {
-	m := newStore()
+	m := newStore(memstore.New())
 	out := []benchStore{{name: "memstore", store: m, counters: m.counters}}
 	if d, ok := dynamoBenchStore(tb); ok {
 		out = append(out, d)
@@ -99,17 +101,28 @@ func (m *queryMeter) read() benchCounters {
 // dynamoBenchStore is a dynamostore on a new table of the endpoint
 // BATON_TEST_DYNAMODB_ENDPOINT names, when it is set.
 func dynamoBenchStore(tb testing.TB) (benchStore, bool) {
-	endpoint := os.Getenv("BATON_TEST_DYNAMODB_ENDPOINT")
-	if endpoint == "" {
+	m := &queryMeter{}
+	store, ok := dynamoStore(tb, m.middleware)
+	if !ok {
 		return benchStore{}, false
 	}
-	m := &queryMeter{}
+	return benchStore{name: "dynamodb", store: store, counters: m.read}, true
+}
+
+// dynamoStore is a dynamostore on a new table (dropped when tb ends) of
+// the endpoint BATON_TEST_DYNAMODB_ENDPOINT names, its client with the
+// API options given; false when the variable is not set.
+func dynamoStore(tb testing.TB, opts ...func(*middleware.Stack) error) (*dynamostore.Store, bool) {
+	endpoint := os.Getenv("BATON_TEST_DYNAMODB_ENDPOINT")
+	if endpoint == "" {
+		return nil, false
+	}
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
 	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String(endpoint)
-		o.APIOptions = append(o.APIOptions, m.middleware)
+		o.APIOptions = append(o.APIOptions, opts...)
 	})
-	name := fmt.Sprintf("baton-bench-memory-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	name := fmt.Sprintf("baton-test-memory-%d-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9, tables.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := dynamostore.CreateTable(ctx, db, name); err != nil {
@@ -118,5 +131,7 @@ func dynamoBenchStore(tb testing.TB) (benchStore, bool) {
 	tb.Cleanup(func() {
 		_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
 	})
-	return benchStore{name: "dynamodb", store: dynamostore.New(db, name), counters: m.read}, true
+	return dynamostore.New(db, name), true
 }
+
+var tables atomic.Int64

@@ -32,7 +32,7 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{t: t, store: newStore(), clock: &core.FixedClock{T: t0}, specs: map[string]*agents.MemorySpec{}}
+	h := &harness{t: t, store: newStore(backingStore(t)), clock: &core.FixedClock{T: t0}, specs: map[string]*agents.MemorySpec{}}
 	h.model = core.ScriptedModel{}
 	svc, err := New(Config{
 		Store: h.store,

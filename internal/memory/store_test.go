@@ -20,7 +20,11 @@ type countingStore struct {
 	pageSize int
 }
 
-func newStore() *countingStore { return &countingStore{MemoryStore: memstore.New()} }
+// backingStore is the store the tests' harness counts: memstore, or
+// DynamoDB in TestServiceOnDynamoDB (-tags integration).
+var backingStore = func(*testing.T) core.MemoryStore { return memstore.New() }
+
+func newStore(store core.MemoryStore) *countingStore { return &countingStore{MemoryStore: store} }
 
 func (c *countingStore) Memories(ctx context.Context, scope core.MemoryScope, cursor string, limit int) ([]core.Memory, string, error) {
 	c.mu.Lock()
