@@ -103,12 +103,15 @@ func (s *Service) Extract(ctx context.Context, req core.ExtractRequest) (core.Me
 	w.Once, w.Since = once, req.Since
 	switch err := s.store.WriteMemories(ctx, w); {
 	case errors.Is(err, core.ErrErased):
+		s.log.InfoContext(ctx, "memory extraction not written: the subject's memories were erased after the run began", "run_id", req.RunID, "tenant", req.Scope.Tenant)
 		return core.MemoryWritten{Source: core.MemoryFromExtraction, Erased: true, Usage: reply.Usage}, nil
 	case errors.Is(err, core.ErrMemoryDone):
 		return s.done(ctx, req, once)
 	case err != nil:
 		return core.MemoryWritten{}, fmt.Errorf("memory: writing the extraction of run %s: %w", req.RunID, err)
 	}
+	s.log.InfoContext(ctx, "memory extraction written", "run_id", req.RunID, "tenant", req.Scope.Tenant,
+		"facts", len(got.Facts), "added", len(out.Added), "updated", len(out.Updated))
 	return out, nil
 }
 
