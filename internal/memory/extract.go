@@ -48,10 +48,9 @@ Also add "summary": two or three sentences on what the session was about and wha
 // extraction model) is asked for facts as JSON; each fact is embedded
 // and compared with the scope's memories: one whose normalized text is
 // equal, or whose vector (of the same embedder) has a cosine of at least
-// DuplicateSimilarity,
-// updates that memory (same id, new text) instead of adding one. An
-// erasure of the scope after the run began wins: nothing is written and
-// the result says Erased.
+// DuplicateSimilarity, updates that memory (same id, new text) instead
+// of adding one. An erasure of the scope after the run began wins:
+// nothing is written and the result says Erased.
 func (s *Service) Extract(ctx context.Context, req core.ExtractRequest) (core.MemoryWritten, error) {
 	if err := req.Scope.Validate(); err != nil {
 		return core.MemoryWritten{}, err
