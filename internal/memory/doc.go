@@ -30,9 +30,12 @@
 // (core.EstimateTokens: a quarter of its characters, rounded up) would
 // exceed what is left of MaxTokens is skipped. The budget counts the
 // memories' texts, not the framing core.RenderMemories adds around them.
-// A recall reads every memory of the scope (one store page per 1,000):
-// docs/performance.md ("Memory recall") has its cost at 100, 1,000 and
-// 10,000 memories and where a vector index would pay.
+// A recall reads every memory of the scope (one store page per 1,000)
+// before it embeds the query, and embeds it only when some memory has a
+// vector of the agent's embedder: a user's first run (an empty scope)
+// costs no embedding call. docs/performance.md ("Memory recall") has
+// its cost at 100, 1,000 and 10,000 memories and where a vector index
+// would pay.
 //
 // Extraction (Extract) asks the model for facts as JSON, embeds them,
 // and updates a stored memory instead of adding one when a fact's

@@ -111,16 +111,24 @@ func (s *Service) Recall(ctx context.Context, req core.RecallRequest) ([]core.Re
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.ranker(ctx, emb, req.Query)
+	// Read first: a scope without memories (a user's first run) or
+	// without vectors of this embedder needs no embedding of the query.
+	var mems []core.Memory
+	comparable := false
+	err = s.scan(ctx, req.Scope, func(m core.Memory) {
+		mems = append(mems, m)
+		comparable = comparable || (m.Embedder == emb.Name() && len(m.Vector) > 0)
+	})
+	if err != nil || len(mems) == 0 {
+		return nil, err
+	}
+	r, err := s.ranker(ctx, emb, req.Query, comparable)
 	if err != nil {
 		return nil, err
 	}
-	var found []Scored
-	err = s.scan(ctx, req.Scope, func(m core.Memory) {
-		found = append(found, r.Score(m))
-	})
-	if err != nil {
-		return nil, err
+	found := make([]Scored, len(mems))
+	for i, m := range mems {
+		found[i] = r.Score(m)
 	}
 	top := Select(found, req.TopK, req.MaxTokens)
 	out := make([]core.RecalledMemory, len(top))
@@ -130,12 +138,13 @@ func (s *Service) Recall(ctx context.Context, req core.RecallRequest) ([]core.Re
 	return out, nil
 }
 
-// ranker embeds query (an empty one is not embedded: recency alone
-// ranks) and returns the ranker of a recall at the clock's now.
-func (s *Service) ranker(ctx context.Context, emb Embedder, query string) (*Ranker, error) {
+// ranker returns the ranker of a recall at the clock's now, with query
+// embedded when embed is set and the query is not empty (without a
+// vector, words and recency rank).
+func (s *Service) ranker(ctx context.Context, emb Embedder, query string, embed bool) (*Ranker, error) {
 	query = strings.TrimSpace(truncate(query, MaxQueryBytes))
 	r := &Ranker{Embedder: emb.Name(), Words: Words(query), Now: s.clock.Now()}
-	if query == "" {
+	if query == "" || !embed {
 		return r, nil
 	}
 	vecs, err := emb.Embed(ctx, []string{query})

@@ -29,6 +29,7 @@ func TestServiceOnDynamoDB(t *testing.T) {
 		{"RecallRanksBySimilarityWithinBudget", TestRecallRanksBySimilarityWithinBudget},
 		{"RecallEmptyQueryIsNewestFirst", TestRecallEmptyQueryIsNewestFirst},
 		{"RecallOtherEmbedderFallsBackToWords", TestRecallOtherEmbedderFallsBackToWords},
+		{"RecallEmbedsOnlyWhenVectorsCompare", TestRecallEmbedsOnlyWhenVectorsCompare},
 		{"ExtractWritesOnce", TestExtractWritesOnce},
 		{"ExtractDedupes", TestExtractDedupes},
 		{"ExtractNearDuplicateByCosine", TestExtractNearDuplicateByCosine},

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -28,6 +29,9 @@ type harness struct {
 	clock *core.FixedClock
 	specs map[string]*agents.MemorySpec
 	model core.ModelProvider
+	// invokes counts the bedrock embedder's calls (a Titan fake that
+	// embeds every text as the scripted embedder does).
+	invokes int
 }
 
 func newHarness(t *testing.T) *harness {
@@ -45,8 +49,16 @@ func newHarness(t *testing.T) *harness {
 			}
 			return h.specs[agent], nil
 		},
-		Embedders: NewEmbedders(EmbedderConfig{}),
-		Clock:     h.clock,
+		Embedders: NewEmbedders(EmbedderConfig{InvokeModel: func(_ context.Context, _ string, body []byte) ([]byte, error) {
+			h.invokes++
+			var in titanRequest
+			if err := json.Unmarshal(body, &in); err != nil {
+				return nil, err
+			}
+			v, _ := Scripted{Dimensions: in.Dimensions}.Embed(context.Background(), []string{in.InputText})
+			return json.Marshal(titanResponse{Embedding: v[0]})
+		}}),
+		Clock: h.clock,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +166,8 @@ func TestRecallErrors(t *testing.T) {
 		t.Fatalf("unknown agent: %v", err)
 	}
 	h.specs["b"] = &agents.MemorySpec{Embedder: &agents.EmbedderSpec{Provider: "bedrock"}}
-	if _, err := h.svc.Recall(context.Background(), core.RecallRequest{Scope: scopeA, Agent: "b", Query: "x"}); err == nil || !strings.Contains(err.Error(), "does not link") {
+	svc, _ := New(Config{Store: h.store, Agents: h.svc.agents, Embedders: NewEmbedders(EmbedderConfig{})})
+	if _, err := svc.Recall(context.Background(), core.RecallRequest{Scope: scopeA, Agent: "b", Query: "x"}); err == nil || !strings.Contains(err.Error(), "does not link") {
 		t.Fatalf("bedrock unavailable: %v", err)
 	}
 	if _, err := New(Config{}); err == nil {
@@ -179,5 +192,37 @@ func TestSelect(t *testing.T) {
 	r := &Ranker{Now: t0}
 	if r.Recency(core.Memory{UpdatedAt: t0.Add(-RecencyHalfLife)}) != 0.5 || r.Recency(core.Memory{CreatedAt: t0.Add(time.Hour)}) != 1 {
 		t.Fatal("recency half-life")
+	}
+}
+
+func TestRecallEmbedsOnlyWhenVectorsCompare(t *testing.T) {
+	h := newHarness(t)
+	h.specs["b"] = &agents.MemorySpec{Embedder: &agents.EmbedderSpec{Provider: "bedrock"}}
+	recall := func() []string {
+		t.Helper()
+		got, err := h.svc.Recall(context.Background(), core.RecallRequest{Scope: scopeA, Agent: "b", Query: "tea please"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return texts(got)
+	}
+	// An empty scope (a user's first run): no embedding call.
+	if got := recall(); len(got) != 0 || h.invokes != 0 {
+		t.Fatalf("%q, %d calls", got, h.invokes)
+	}
+	// Only the scripted embedder's vectors: ranked by words, no call.
+	h.put(t, scopeA, "The user likes coffee.", "The user likes tea.")
+	if got := recall(); len(got) != 2 || got[0] != "The user likes tea." || h.invokes != 0 {
+		t.Fatalf("%q, %d calls", got, h.invokes)
+	}
+	// A memory of the agent's embedder: the query is embedded once.
+	call := toolCall(core.ToolMemoryRemember, map[string]any{"text": "The user takes tea with lemon."})
+	call.Agent = "b"
+	res := execute(t, h, call)
+	if !res.Success || h.invokes != 1 {
+		t.Fatalf("%+v, %d calls", res, h.invokes)
+	}
+	if got := recall(); len(got) != 3 || h.invokes != 2 {
+		t.Fatalf("%q, %d calls", got, h.invokes)
 	}
 }
