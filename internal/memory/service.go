@@ -113,22 +113,21 @@ func (s *Service) Recall(ctx context.Context, req core.RecallRequest) ([]core.Re
 	}
 	// Read first: a scope without memories (a user's first run) or
 	// without vectors of this embedder needs no embedding of the query.
-	var mems []core.Memory
+	var found []Scored
 	comparable := false
 	err = s.scan(ctx, req.Scope, func(m core.Memory) {
-		mems = append(mems, m)
+		found = append(found, Scored{Memory: m})
 		comparable = comparable || (m.Embedder == emb.Name() && len(m.Vector) > 0)
 	})
-	if err != nil || len(mems) == 0 {
+	if err != nil || len(found) == 0 {
 		return nil, err
 	}
 	r, err := s.ranker(ctx, emb, req.Query, comparable)
 	if err != nil {
 		return nil, err
 	}
-	found := make([]Scored, len(mems))
-	for i, m := range mems {
-		found[i] = r.Score(m)
+	for i := range found {
+		found[i] = r.Score(found[i].Memory)
 	}
 	top := Select(found, req.TopK, req.MaxTokens)
 	out := make([]core.RecalledMemory, len(top))
