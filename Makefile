@@ -121,8 +121,9 @@ bench: build-lambdas ## step benchmarks: in process, in memory, on DynamoDB Loca
 	scripts/emulators.sh run $(GO) run ./scripts/bench -out results $(if $(COLD_BASE),-coldstart-base $(COLD_BASE))
 
 .PHONY: bench-memory
-bench-memory: ## memory recall benchmark: 100, 1,000 and 10,000 memories a scope on memstore and DynamoDB Local (docs/performance.md, Memory recall; ~1 min on 2 cores)
-	scripts/emulators.sh run $(GO) test -run '^$$' -bench Recall -benchtime 20x -timeout 30m ./internal/memory/
+bench-memory: ## memory recall benchmark: 100, 1,000 and 10,000 memories a scope on memstore and DynamoDB Local (docs/performance.md, Memory recall; ~2 min on 2 cores)
+	$(GO) test -run '^$$' -bench 'Recall/memstore' -benchtime 20x -count 3 ./internal/memory/
+	scripts/emulators.sh run $(GO) test -run '^$$' -bench 'Recall/dynamodb' -benchtime 20x -count 3 -timeout 30m ./internal/memory/
 
 LOAD_RUNS ?= 1000
 LOAD_TENANTS ?= 50
