@@ -62,6 +62,10 @@ func TestScriptedExtractionAnswer(t *testing.T) {
 	if reply.Content != "not json" {
 		t.Fatalf("option: %q", reply.Content)
 	}
+	bad := core.RunConfig{Model: core.ModelSpec{Provider: core.ProviderScripted, Options: map[string]any{core.ScriptedMemoryExtraction: 3}}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "memory_extraction must be a string") {
+		t.Fatalf("a scripted model's memory_extraction must be a string: %v", err)
+	}
 }
 
 func TestExtractionInputIsQuotedData(t *testing.T) {
