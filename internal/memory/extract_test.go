@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -308,5 +309,71 @@ func TestExtractCapsFacts(t *testing.T) {
 		if len(m.Text) > core.MaxMemoryText {
 			t.Fatalf("%d bytes", len(m.Text))
 		}
+	}
+}
+
+func TestExtractSummaryKeepsTheWriteWithinItsLimit(t *testing.T) {
+	h := newHarness(t)
+	var facts []string
+	for i := range 30 {
+		facts = append(facts, fmt.Sprintf("fact number %d about %c", i, 'a'+rune(i)))
+	}
+	b, _ := json.Marshal(map[string]any{"facts": facts, "summary": "A long session."})
+	h.model = modelFunc(func(context.Context, core.ModelRequest) (core.ModelReply, error) {
+		return core.ModelReply{Content: string(b)}, nil
+	})
+	h.specs["a"] = &agents.MemorySpec{Extraction: &agents.ExtractionSpec{MaxFacts: core.MaxMemoryWrite, Summary: true}}
+	got := extract(t, h, "run-7", conversation("hi"))
+	if len(got.Added) != core.MaxMemoryWrite || got.Added[len(got.Added)-1] != extractID("run-7", "summary") {
+		t.Fatalf("24 facts and the summary: %d added", len(got.Added))
+	}
+	// Without a summary in the reply, the agent's cap (10 by default)
+	// holds: the first 10 facts, stored already, are updated.
+	h.specs["a"] = &agents.MemorySpec{Extraction: &agents.ExtractionSpec{Summary: true}}
+	b, _ = json.Marshal(map[string]any{"facts": facts})
+	if got := extract(t, h, "run-8", conversation("hi")); len(got.Updated) != DefaultMaxFacts || len(got.Added) != 0 {
+		t.Fatalf("%+v, want %d updated", got, DefaultMaxFacts)
+	}
+}
+
+func TestExtractPrefersTheEqualText(t *testing.T) {
+	h := newHarness(t)
+	// Two stored memories near the fact: the one of equal text is
+	// updated, whichever comes first in the scope.
+	ids := h.put(t, scopeA, "The user prefers green tea in the morning with honey and lemon, please",
+		"the user prefers green tea in the morning with honey and lemon")
+	h.model = modelFunc(func(context.Context, core.ModelRequest) (core.ModelReply, error) {
+		return core.ModelReply{Content: `{"facts": ["The user prefers green tea in the morning with honey and lemon."]}`}, nil
+	})
+	if got := extract(t, h, "run-9", conversation("hi")); !slices.Equal(got.Updated, ids[1:]) || len(got.Added) != 0 {
+		t.Fatalf("%+v (stored %v)", got, ids)
+	}
+}
+
+func TestExtractionInputKeepsTheLatest(t *testing.T) {
+	var msgs []core.Message
+	for i := range 20 {
+		msgs = append(msgs, core.Message{Role: core.RoleUser, Content: fmt.Sprintf("message %02d %s", i, strings.Repeat("x", 7000))})
+	}
+	in := ExtractionInput(msgs)
+	if strings.Contains(in, "message 00") || !strings.Contains(in, "message 19") || len(in) > MaxTranscriptBytes+2000 {
+		t.Fatalf("the most recent messages within %d bytes: %d bytes, first kept %q", MaxTranscriptBytes, len(in), in[:40])
+	}
+	// One message longer than the budget is still sent, cut.
+	one := ExtractionInput([]core.Message{{Role: core.RoleUser, Content: strings.Repeat("é", MaxTranscriptBytes)}})
+	if !strings.Contains(one, "éé") || len(one) > MaxMessageBytes+200 {
+		t.Fatalf("%d bytes", len(one))
+	}
+}
+
+func TestTruncateAndNormalize(t *testing.T) {
+	if got := truncate("aéé", 4); got != "aé" {
+		t.Fatalf("truncate cuts on a rune boundary: %q", got)
+	}
+	if truncate("abc", 3) != "abc" || truncate("abc", 0) != "" {
+		t.Fatal("truncate")
+	}
+	if normalizeText("  I prefer AISLE-seats, 2 of them! ") != "i prefer aisle seats 2 of them" || normalizeText("Café") != "café" {
+		t.Fatalf("%q %q", normalizeText("  I prefer AISLE-seats, 2 of them! "), normalizeText("Café"))
 	}
 }

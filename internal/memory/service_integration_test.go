@@ -36,6 +36,8 @@ func TestServiceOnDynamoDB(t *testing.T) {
 		{"ExtractSettings", TestExtractSettings},
 		{"ExtractErrors", TestExtractErrors},
 		{"ExtractCapsFacts", TestExtractCapsFacts},
+		{"ExtractSummaryKeepsTheWriteWithinItsLimit", TestExtractSummaryKeepsTheWriteWithinItsLimit},
+		{"ExtractPrefersTheEqualText", TestExtractPrefersTheEqualText},
 		{"RememberRecallForget", TestRememberRecallForget},
 		{"ToolScopes", TestToolScopes},
 		{"RememberAfterErasure", TestRememberAfterErasure},

@@ -226,3 +226,30 @@ func TestRecallEmbedsOnlyWhenVectorsCompare(t *testing.T) {
 		t.Fatalf("%q, %d calls", got, h.invokes)
 	}
 }
+
+func TestRankerComparesOnlyItsEmbeddersVectors(t *testing.T) {
+	q := Quantize([]float32{1, 0, 0})
+	r := &Ranker{Embedder: "e1", Query: q, Words: Words("green tea"), Now: t0}
+	same := core.Memory{Text: "coffee", Embedder: "e1", Vector: q}
+	if s := r.Similarity(same); s < 0.999 {
+		t.Fatalf("same embedder, same vector: %v", s)
+	}
+	other := core.Memory{Text: "coffee", Embedder: "e2", Vector: q}
+	if s := r.Similarity(other); s != 0 {
+		t.Fatalf("another embedder's vector of the same length must not be compared: %v", s)
+	}
+	short := core.Memory{Text: "green tea", Embedder: "e1", Vector: q[:2]}
+	if s := r.Similarity(short); s != 1 {
+		t.Fatalf("a vector of another length falls back to words: %v", s)
+	}
+	if s := (&Ranker{Embedder: "e1", Now: t0}).Similarity(same); s != 0 {
+		t.Fatalf("an empty query has no similarity: %v", s)
+	}
+	if s := (&Ranker{Embedder: "e1", Words: Words("coffee"), Now: t0}).Similarity(same); s != 1 {
+		t.Fatalf("a query without a vector ranks by words: %v", s)
+	}
+	sc := r.Score(core.Memory{Text: "green tea", UpdatedAt: t0})
+	if sc.Similarity != 1 || sc.Score != SimilarityWeight+RecencyWeight || sc.Memory.Vector != nil {
+		t.Fatalf("%+v", sc)
+	}
+}
