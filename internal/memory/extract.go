@@ -227,16 +227,9 @@ type Extraction struct {
 // first object with a "facts" list counts). Anything else is an error
 // that says so.
 func ParseExtraction(content string) (Extraction, error) {
-	text := strings.TrimSpace(content)
-	if i := strings.Index(text, "```"); i >= 0 {
-		rest := text[i+3:]
-		if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
-			rest = rest[nl+1:]
-		}
-		if j := strings.Index(rest, "```"); j >= 0 {
-			text = strings.TrimSpace(rest[:j])
-		}
-	}
+	// A Markdown fence or prose around the object needs nothing more:
+	// each object is decoded from its brace on, up to its end.
+	text := content
 	var firstErr error
 	for i, tries := strings.IndexByte(text, '{'), 0; i >= 0 && tries < maxParseTries; tries++ {
 		var raw struct {

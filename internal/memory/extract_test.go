@@ -263,6 +263,13 @@ func TestExtractErrors(t *testing.T) {
 	if _, err := h.svc.Extract(ctx, core.ExtractRequest{Scope: scopeA, RunID: "r3", Model: scripted, Messages: conversation("hi")}); !core.IsRetryable(err) {
 		t.Fatalf("a retryable model error stays retryable: %v", err)
 	}
+	h.model = core.ScriptedModel{}
+	down := core.Retryable(errors.New("table unavailable"))
+	h.store.failWrites = down
+	if _, err := h.svc.Extract(ctx, core.ExtractRequest{Scope: scopeA, RunID: "r6", Model: scripted, Messages: conversation("I like figs.")}); !errors.Is(err, down) || !core.IsRetryable(err) || !strings.Contains(err.Error(), "r6") {
+		t.Fatalf("a failed write is the store's error, named: %v", err)
+	}
+	h.store.failWrites = nil
 	if _, err := h.svc.Extract(ctx, core.ExtractRequest{Scope: scopeA, Model: scripted}); !errors.Is(err, core.ErrInvalidInput) {
 		t.Fatalf("no run id: %v", err)
 	}
@@ -372,6 +379,9 @@ func TestTruncateAndNormalize(t *testing.T) {
 	}
 	if truncate("abc", 3) != "abc" || truncate("abc", 0) != "" {
 		t.Fatal("truncate")
+	}
+	if normalizeText("Zebra 0-9 az`{@/:") != "zebra 0 9 az" {
+		t.Fatalf("%q", normalizeText("Zebra 0-9 az`{@/:"))
 	}
 	if normalizeText("  I prefer AISLE-seats, 2 of them! ") != "i prefer aisle seats 2 of them" || normalizeText("Café") != "café" {
 		t.Fatalf("%q %q", normalizeText("  I prefer AISLE-seats, 2 of them! "), normalizeText("Café"))

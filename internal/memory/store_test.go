@@ -18,6 +18,8 @@ type countingStore struct {
 	pages    int
 	writes   int
 	pageSize int
+	// failWrites, when set, fails every write.
+	failWrites error
 }
 
 // backingStore is the store the tests' harness counts: memstore, or
@@ -37,6 +39,9 @@ func (c *countingStore) Memories(ctx context.Context, scope core.MemoryScope, cu
 }
 
 func (c *countingStore) WriteMemories(ctx context.Context, w core.MemoryWrite) error {
+	if c.failWrites != nil {
+		return c.failWrites
+	}
 	err := c.MemoryStore.WriteMemories(ctx, w)
 	if err == nil {
 		c.mu.Lock()
