@@ -14,7 +14,7 @@ CDK := cd infra && CDK_DISABLE_VERSION_CHECK=true CDK_DISABLE_CLI_TELEMETRY=true
 test: lint check-build check-console infra-test ## everything: lint, builds, unit, CDK, contract and end-to-end tests, the fault battery (1,000 seeds in memory, 30 on the emulators), mutation testing of auth and of the packages the last commit changed
 	$(GO) test -count=1 $(PKGS)
 	scripts/mutate.sh --ci
-	scripts/emulators.sh run sh -c "$(GO) test -count=1 -tags 'integration e2e' ./internal/dynamostore/ ./internal/sqsqueue/ ./internal/providers/openai/ ./tests/ && $(GO) test -count=1 -tags integration -run '^TestBatteryOnEmulators$$' ./internal/sim/"
+	scripts/emulators.sh run sh -c "$(GO) test -count=1 -tags 'integration e2e' ./internal/dynamostore/ ./internal/sqsqueue/ ./internal/providers/openai/ ./internal/memory/ ./tests/ && $(GO) test -count=1 -tags integration -run '^TestBatteryOnEmulators$$' ./internal/sim/"
 
 console: ## rebuild the web console's assets (console/ → internal/console/dist, committed) with the pinned Vite
 	@scripts/console.sh build
