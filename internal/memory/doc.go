@@ -37,10 +37,13 @@
 // its cost at 100, 1,000 and 10,000 memories and where a vector index
 // would pay.
 //
-// Extraction (Extract) asks the model for facts as JSON, embeds them,
-// and updates a stored memory instead of adding one when a fact's
-// normalized text equals it or its vector's cosine is at least
-// DuplicateSimilarity (0.92); it writes once per run (the run's
+// Extraction (Extract) reads the scope, shows the model the stored
+// memories most related to what the user said (MaxShownMemories, as
+// quoted data) with the run's messages, asks it for facts as JSON,
+// embeds them, and updates a stored memory instead of adding one when a
+// fact names it as the one it replaces, or its normalized text equals
+// it, or its vector's cosine is at least DuplicateSimilarity (0.92); it
+// writes once per run (the run's
 // core.MemoryExtractID as the write's Once key, the ids it adds derived
 // from the run), and an erasure of the scope after the run began wins.
 package memory

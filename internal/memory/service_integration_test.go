@@ -38,6 +38,7 @@ func TestServiceOnDynamoDB(t *testing.T) {
 		{"ExtractCapsFacts", TestExtractCapsFacts},
 		{"ExtractSummaryKeepsTheWriteWithinItsLimit", TestExtractSummaryKeepsTheWriteWithinItsLimit},
 		{"ExtractPrefersTheEqualText", TestExtractPrefersTheEqualText},
+		{"ExtractShowsStoredMemoriesAndTakesReplacements", TestExtractShowsStoredMemoriesAndTakesReplacements},
 		{"RememberRecallForget", TestRememberRecallForget},
 		{"ToolScopes", TestToolScopes},
 		{"RememberAfterErasure", TestRememberAfterErasure},
