@@ -14,7 +14,7 @@ CDK := cd infra && CDK_DISABLE_VERSION_CHECK=true CDK_DISABLE_CLI_TELEMETRY=true
 test: lint check-build check-console infra-test ## everything: lint, builds, unit, CDK, contract and end-to-end tests, the fault battery (1,000 seeds in memory, 30 on the emulators), mutation testing of auth and of the packages the last commit changed
 	$(GO) test -count=1 $(PKGS)
 	scripts/mutate.sh --ci
-	scripts/emulators.sh run sh -c "$(GO) test -count=1 -tags 'integration e2e' ./internal/dynamostore/ ./internal/sqsqueue/ ./internal/providers/openai/ ./tests/ && $(GO) test -count=1 -tags integration -run '^TestBatteryOnEmulators$$' ./internal/sim/"
+	scripts/emulators.sh run sh -c "$(GO) test -count=1 -tags 'integration e2e' ./internal/dynamostore/ ./internal/sqsqueue/ ./internal/providers/openai/ ./internal/memory/ ./tests/ && $(GO) test -count=1 -tags integration -run '^TestBatteryOnEmulators$$' ./internal/sim/"
 
 console: ## rebuild the web console's assets (console/ → internal/console/dist, committed) with the pinned Vite
 	@scripts/console.sh build
@@ -119,6 +119,11 @@ demo: ## run a scripted agent in process and print its result envelope
 bench: build-lambdas ## step benchmarks: in process, in memory, on DynamoDB Local + fauxqs, cold starts [COLD_BASE=rev: beside that commit's]; tables to stdout and results/ (never part of make test; ~6 min on 2 cores)
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./core/...
 	scripts/emulators.sh run $(GO) run ./scripts/bench -out results $(if $(COLD_BASE),-coldstart-base $(COLD_BASE))
+
+.PHONY: bench-memory
+bench-memory: ## memory recall benchmark: 100, 1,000 and 10,000 memories a scope on memstore and DynamoDB Local (docs/performance.md, Memory recall; ~2 min on 2 cores)
+	$(GO) test -run '^$$' -bench 'Recall/memstore' -benchtime 20x -count 3 ./internal/memory/
+	scripts/emulators.sh run $(GO) test -run '^$$' -bench 'Recall/dynamodb' -benchtime 20x -count 3 -timeout 30m ./internal/memory/
 
 LOAD_RUNS ?= 1000
 LOAD_TENANTS ?= 50

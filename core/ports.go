@@ -26,9 +26,11 @@ const (
 	// memory): System is the extraction prompt, Messages is one user
 	// message holding the run's user and assistant messages as data, a
 	// JSON array of {"role", "content"} objects between the lines
-	// <conversation> and </conversation>, Tools is empty, and the reply's
-	// content is JSON: {"facts": [{"text"}], "summary"?}. It is never
-	// streamed to clients.
+	// <conversation> and </conversation> (after, between <memories> and
+	// </memories>, the stored memories it shows, {"id", "text"} each),
+	// Tools is empty, and the reply's content is JSON: {"facts":
+	// [{"text", "replaces"?}], "summary"?}. It is never streamed to
+	// clients.
 	PurposeMemoryExtraction = "memory_extraction"
 )
 

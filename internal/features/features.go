@@ -14,7 +14,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/app"
@@ -107,28 +106,6 @@ func ListMCPTools(ctx context.Context, cfg app.Config, agent, tenant string, w i
 // Bedrock runtime client made on first use.
 func Memory(d app.MemoryDeps) (app.MemoryService, error) {
 	ec := memory.EmbedderConfig{OpenAI: d.Providers.OpenAI, Secrets: d.Secrets, Retry: d.Providers.Retry(), Log: d.Log,
-		InvokeModel: lazyInvoke(d.AWS, d.Providers.Bedrock)}
+		InvokeModel: bedrockrt.LazyInvokeModel(d.AWS, d.Providers.Bedrock.Region, d.Providers.Bedrock.Endpoint)}
 	return memory.New(memory.Config{Store: d.Store, Models: d.Models, Agents: d.Agents, Embedders: memory.NewEmbedders(ec), Clock: d.Clock, Log: d.Log})
-}
-
-// lazyInvoke is Bedrock's InvokeModel on a client built from the
-// process's AWS configuration when first called (a configuration that
-// fails to load is tried again on the next call).
-func lazyInvoke(load awsenv.Loader, cfg providers.BedrockConfig) memory.InvokeModel {
-	var mu sync.Mutex
-	var invoke memory.InvokeModel
-	return func(ctx context.Context, modelID string, body []byte) ([]byte, error) {
-		mu.Lock()
-		if invoke == nil {
-			ac, err := load(ctx)
-			if err != nil {
-				mu.Unlock()
-				return nil, fmt.Errorf("bedrock embedder: the AWS configuration: %w", err)
-			}
-			invoke = bedrockrt.InvokeModel(bedrockrt.NewClient(ac, cfg.Region, cfg.Endpoint))
-		}
-		f := invoke
-		mu.Unlock()
-		return f(ctx, modelID, body)
-	}
 }

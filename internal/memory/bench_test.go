@@ -17,8 +17,10 @@ import (
 // 120 bytes, each with a 256-dimension vector (the scripted embedder's
 // and Titan v2's default size), on each store benchStores returns.
 // Besides ns/op it reports the store pages a recall reads (pages/op) and,
-// on DynamoDB, the read capacity it consumes (RCU/op, see
-// bench_dynamo_test.go). docs/performance.md ("Memory recall") has the
+// on DynamoDB, the read capacity it consumes (RCU/op computed from the
+// items, reportedRCU/op as the endpoint reports it), the items' size, and
+// the time in Query calls (query-ms/op), of which the round trips up to
+// the responses' headers (roundtrip-ms/op); see benchstores_test.go. docs/performance.md ("Memory recall") has the
 // figures and how to run it on DynamoDB Local.
 
 // benchSizes are the scope sizes measured.
@@ -37,9 +39,10 @@ type benchStore struct {
 // capacity (computed from the items, and as the endpoint reports it)
 // and the items' bytes.
 type benchCounters struct {
-	pages         int
-	rcu, reported float64
-	bytes         int64
+	pages           int
+	rcu, reported   float64
+	bytes           int64
+	call, roundTrip time.Duration
 }
 
 var (
@@ -120,6 +123,8 @@ func BenchmarkRecall(b *testing.B) {
 					b.ReportMetric(per(c1.rcu-c0.rcu), "RCU/op")
 					b.ReportMetric(per(c1.reported-c0.reported), "reportedRCU/op")
 					b.ReportMetric(per(float64(c1.bytes-c0.bytes))/1024, "itemKB/op")
+					b.ReportMetric(per(float64(c1.call-c0.call))/1e6, "query-ms/op")
+					b.ReportMetric(per(float64(c1.roundTrip-c0.roundTrip))/1e6, "roundtrip-ms/op")
 				}
 			})
 		}

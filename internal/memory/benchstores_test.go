@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,18 +15,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/cost"
 	"github.com/baton-agents/baton/internal/dynamostore"
+	"github.com/baton-agents/baton/internal/memstore"
 )
 
-// benchStores are the stores BenchmarkRecall measures: the in-package
-// fake (until memstore implements core.MemoryStore), and DynamoDB when
-// BATON_TEST_DYNAMODB_ENDPOINT names one (scripts/emulators.sh run …).
+// benchStores are the stores BenchmarkRecall measures: memstore, and
+// DynamoDB when BATON_TEST_DYNAMODB_ENDPOINT names one
+// (scripts/emulators.sh run …).
 func benchStores(tb testing.TB) []benchStore {
-	f := newFakeStore()
-	f.pageSize = 1000
-	out := []benchStore{{name: "fake", store: f, counters: func() benchCounters { return benchCounters{pages: f.pages} }}}
+	m := newStore(memstore.New())
+	out := []benchStore{{name: "memstore", store: m, counters: m.counters}}
 	if d, ok := dynamoBenchStore(tb); ok {
 		out = append(out, d)
 	}
@@ -43,16 +43,33 @@ type queryMeter struct {
 	rcu      float64 // computed
 	reported float64
 	bytes    int64
+	// call is the Query calls' time; roundTrip the part of it from
+	// sending each request to the response's headers (the rest is the
+	// client's: signing, reading and decoding the body).
+	call, roundTrip time.Duration
 }
 
 func (m *queryMeter) middleware(st *middleware.Stack) error {
+	err := st.Deserialize.Add(middleware.DeserializeMiddlewareFunc("BenchRoundTrip", func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+		start := time.Now()
+		out, md, err := next.HandleDeserialize(ctx, in)
+		m.mu.Lock()
+		m.roundTrip += time.Since(start)
+		m.mu.Unlock()
+		return out, md, err
+	}), middleware.After)
+	if err != nil {
+		return err
+	}
 	return st.Initialize.Add(middleware.InitializeMiddlewareFunc("BenchQueryMeter", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 		q, ok := in.Parameters.(*dynamodb.QueryInput)
 		if !ok {
 			return next.HandleInitialize(ctx, in)
 		}
 		q.ReturnConsumedCapacity = "TOTAL"
+		start := time.Now()
 		out, md, err := next.HandleInitialize(ctx, in)
+		took := time.Since(start)
 		if res, ok := out.Result.(*dynamodb.QueryOutput); ok && err == nil {
 			n := 0
 			for _, it := range res.Items {
@@ -68,6 +85,7 @@ func (m *queryMeter) middleware(st *middleware.Stack) error {
 			m.rcu += units
 			m.reported += rru
 			m.bytes += int64(n)
+			m.call += took
 			m.mu.Unlock()
 		}
 		return out, md, err
@@ -77,29 +95,34 @@ func (m *queryMeter) middleware(st *middleware.Stack) error {
 func (m *queryMeter) read() benchCounters {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return benchCounters{pages: m.pages, rcu: m.rcu, reported: m.reported, bytes: m.bytes}
+	return benchCounters{pages: m.pages, rcu: m.rcu, reported: m.reported, bytes: m.bytes, call: m.call, roundTrip: m.roundTrip}
 }
 
 // dynamoBenchStore is a dynamostore on a new table of the endpoint
-// BATON_TEST_DYNAMODB_ENDPOINT names, when it is set and the store keeps
-// memories.
+// BATON_TEST_DYNAMODB_ENDPOINT names, when it is set.
 func dynamoBenchStore(tb testing.TB) (benchStore, bool) {
-	endpoint := os.Getenv("BATON_TEST_DYNAMODB_ENDPOINT")
-	if endpoint == "" {
+	m := &queryMeter{}
+	store, ok := dynamoStore(tb, m.middleware)
+	if !ok {
 		return benchStore{}, false
 	}
-	m := &queryMeter{}
+	return benchStore{name: "dynamodb", store: store, counters: m.read}, true
+}
+
+// dynamoStore is a dynamostore on a new table (dropped when tb ends) of
+// the endpoint BATON_TEST_DYNAMODB_ENDPOINT names, its client with the
+// API options given; false when the variable is not set.
+func dynamoStore(tb testing.TB, opts ...func(*middleware.Stack) error) (*dynamostore.Store, bool) {
+	endpoint := os.Getenv("BATON_TEST_DYNAMODB_ENDPOINT")
+	if endpoint == "" {
+		return nil, false
+	}
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
 	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String(endpoint)
-		o.APIOptions = append(o.APIOptions, m.middleware)
+		o.APIOptions = append(o.APIOptions, opts...)
 	})
-	var store any = dynamostore.New(db, "")
-	if _, ok := store.(core.MemoryStore); !ok {
-		tb.Log("dynamostore does not implement core.MemoryStore yet: the DynamoDB runs are skipped")
-		return benchStore{}, false
-	}
-	name := fmt.Sprintf("baton-bench-memory-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	name := fmt.Sprintf("baton-test-memory-%d-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9, tables.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := dynamostore.CreateTable(ctx, db, name); err != nil {
@@ -108,6 +131,7 @@ func dynamoBenchStore(tb testing.TB) (benchStore, bool) {
 	tb.Cleanup(func() {
 		_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
 	})
-	store = dynamostore.New(db, name)
-	return benchStore{name: "dynamodb", store: store.(core.MemoryStore), counters: m.read}, true
+	return dynamostore.New(db, name), true
 }
+
+var tables atomic.Int64

@@ -17,7 +17,7 @@
 // dot product over the product of their integer norms), which differs
 // from the float cosine by less than 0.01 at 256 dimensions.
 //
-// Ranking (Rank): score = 0.85 × similarity + 0.15 × recency, where
+// Ranking (Ranker, Select): score = 0.85 × similarity + 0.15 × recency, where
 // similarity is the cosine above when the memory's vector was made by
 // the agent's embedder, and otherwise (a vector of another embedder, or
 // none) the lexical overlap of the query's and the memory's words
@@ -30,4 +30,20 @@
 // (core.EstimateTokens: a quarter of its characters, rounded up) would
 // exceed what is left of MaxTokens is skipped. The budget counts the
 // memories' texts, not the framing core.RenderMemories adds around them.
+// A recall reads every memory of the scope (one store page per 1,000)
+// before it embeds the query, and embeds it only when some memory has a
+// vector of the agent's embedder: a user's first run (an empty scope)
+// costs no embedding call. docs/performance.md ("Memory recall") has
+// its cost at 100, 1,000 and 10,000 memories and where a vector index
+// would pay.
+//
+// Extraction (Extract) reads the scope, shows the model the stored
+// memories most related to what the user said (MaxShownMemories, as
+// quoted data) with the run's messages, asks it for facts as JSON,
+// embeds them, and updates a stored memory instead of adding one when a
+// fact names it as the one it replaces, or its normalized text equals
+// it, or its vector's cosine is at least DuplicateSimilarity (0.92); it
+// writes once per run (the run's
+// core.MemoryExtractID as the write's Once key, the ids it adds derived
+// from the run), and an erasure of the scope after the run began wins.
 package memory

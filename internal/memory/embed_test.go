@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/baton-agents/baton/internal/agents"
+	"github.com/baton-agents/baton/internal/providers"
 )
 
 func embedOne(t *testing.T, e Embedder, text string) []float32 {
@@ -117,6 +118,8 @@ func TestValidateEmbedder(t *testing.T) {
 		{&agents.EmbedderSpec{Provider: "vertex"}, false},
 		{&agents.EmbedderSpec{Provider: "openai", Dimensions: -1}, false},
 		{&agents.EmbedderSpec{Provider: "openai", Dimensions: MaxDimensions + 1}, false},
+		{&agents.EmbedderSpec{Provider: "openai", Dimensions: MaxDimensions}, true},
+		{&agents.EmbedderSpec{Provider: "bedrock", Dimensions: 1024}, true},
 	} {
 		if err := ValidateEmbedder(tc.spec); (err == nil) != tc.ok {
 			t.Errorf("%+v: err %v, want ok %v", tc.spec, err, tc.ok)
@@ -137,6 +140,9 @@ func TestEmbeddersFor(t *testing.T) {
 	o2, _ := es.For(&agents.EmbedderSpec{Provider: "openai", Model: DefaultOpenAIModel, Dimensions: 256})
 	if o1 != o2 || o1.Name() != "openai:text-embedding-3-small:256" {
 		t.Fatalf("openai embedders should be built once per name: %v %v", o1.Name(), o2.Name())
+	}
+	if base := o1.(*OpenAI).base.BaseURL; base != providers.DefaultOpenAIBaseURL {
+		t.Fatalf("no base URL configured: %q, want OpenAI's", base)
 	}
 	es = NewEmbedders(EmbedderConfig{InvokeModel: func(context.Context, string, []byte) ([]byte, error) { return nil, nil }})
 	b, err := es.For(&agents.EmbedderSpec{Provider: "bedrock"})

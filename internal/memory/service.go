@@ -111,16 +111,23 @@ func (s *Service) Recall(ctx context.Context, req core.RecallRequest) ([]core.Re
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.ranker(ctx, emb, req.Query)
+	// Read first: a scope without memories (a user's first run) or
+	// without vectors of this embedder needs no embedding of the query.
+	var found []Scored
+	comparable := false
+	err = s.scan(ctx, req.Scope, func(m core.Memory) {
+		found = append(found, Scored{Memory: m})
+		comparable = comparable || (m.Embedder == emb.Name() && len(m.Vector) > 0)
+	})
+	if err != nil || len(found) == 0 {
+		return nil, err
+	}
+	r, err := s.ranker(ctx, emb, req.Query, comparable)
 	if err != nil {
 		return nil, err
 	}
-	var found []Scored
-	err = s.scan(ctx, req.Scope, func(m core.Memory) {
-		found = append(found, r.Score(m))
-	})
-	if err != nil {
-		return nil, err
+	for i := range found {
+		found[i] = r.Score(found[i].Memory)
 	}
 	top := Select(found, req.TopK, req.MaxTokens)
 	out := make([]core.RecalledMemory, len(top))
@@ -130,12 +137,13 @@ func (s *Service) Recall(ctx context.Context, req core.RecallRequest) ([]core.Re
 	return out, nil
 }
 
-// ranker embeds query (an empty one is not embedded: recency alone
-// ranks) and returns the ranker of a recall at the clock's now.
-func (s *Service) ranker(ctx context.Context, emb Embedder, query string) (*Ranker, error) {
+// ranker returns the ranker of a recall at the clock's now, with query
+// embedded when embed is set and the query is not empty (without a
+// vector, words and recency rank).
+func (s *Service) ranker(ctx context.Context, emb Embedder, query string, embed bool) (*Ranker, error) {
 	query = strings.TrimSpace(truncate(query, MaxQueryBytes))
 	r := &Ranker{Embedder: emb.Name(), Words: Words(query), Now: s.clock.Now()}
-	if query == "" {
+	if query == "" || !embed {
 		return r, nil
 	}
 	vecs, err := emb.Embed(ctx, []string{query})

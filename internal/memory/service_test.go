@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -22,15 +23,20 @@ var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
 type harness struct {
 	svc   *Service
-	store *fakeStore
+	t     *testing.T
+	store *countingStore
+	ids   int
 	clock *core.FixedClock
 	specs map[string]*agents.MemorySpec
 	model core.ModelProvider
+	// invokes counts the bedrock embedder's calls (a Titan fake that
+	// embeds every text as the scripted embedder does).
+	invokes int
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{store: newFakeStore(), clock: &core.FixedClock{T: t0}, specs: map[string]*agents.MemorySpec{}}
+	h := &harness{t: t, store: newStore(backingStore(t)), clock: &core.FixedClock{T: t0}, specs: map[string]*agents.MemorySpec{}}
 	h.model = core.ScriptedModel{}
 	svc, err := New(Config{
 		Store: h.store,
@@ -43,8 +49,16 @@ func newHarness(t *testing.T) *harness {
 			}
 			return h.specs[agent], nil
 		},
-		Embedders: NewEmbedders(EmbedderConfig{}),
-		Clock:     h.clock,
+		Embedders: NewEmbedders(EmbedderConfig{InvokeModel: func(_ context.Context, _ string, body []byte) ([]byte, error) {
+			h.invokes++
+			var in titanRequest
+			if err := json.Unmarshal(body, &in); err != nil {
+				return nil, err
+			}
+			v, _ := Scripted{Dimensions: in.Dimensions}.Embed(context.Background(), []string{in.InputText})
+			return json.Marshal(titanResponse{Embedding: v[0]})
+		}}),
+		Clock: h.clock,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +77,8 @@ func (h *harness) put(t *testing.T, scope core.MemoryScope, texts ...string) []s
 	for i, text := range texts {
 		v, _ := Scripted{}.Embed(context.Background(), []string{text})
 		at := t0.Add(time.Duration(i) * time.Minute)
-		m := core.Memory{ID: fmt.Sprintf("m%03d", len(h.store.mems[scope])), Subject: scope.Subject, Text: text, CreatedAt: at, UpdatedAt: at,
+		h.ids++
+		m := core.Memory{ID: fmt.Sprintf("m%03d", h.ids), Subject: scope.Subject, Text: text, CreatedAt: at, UpdatedAt: at,
 			Vector: Quantize(v[0]), Embedder: Scripted{}.Name()}
 		if err := h.store.WriteMemories(context.Background(), core.MemoryWrite{Scope: scope, Put: []core.Memory{m}}); err != nil {
 			t.Fatal(err)
@@ -151,7 +166,8 @@ func TestRecallErrors(t *testing.T) {
 		t.Fatalf("unknown agent: %v", err)
 	}
 	h.specs["b"] = &agents.MemorySpec{Embedder: &agents.EmbedderSpec{Provider: "bedrock"}}
-	if _, err := h.svc.Recall(context.Background(), core.RecallRequest{Scope: scopeA, Agent: "b", Query: "x"}); err == nil || !strings.Contains(err.Error(), "does not link") {
+	svc, _ := New(Config{Store: h.store, Agents: h.svc.agents, Embedders: NewEmbedders(EmbedderConfig{})})
+	if _, err := svc.Recall(context.Background(), core.RecallRequest{Scope: scopeA, Agent: "b", Query: "x"}); err == nil || !strings.Contains(err.Error(), "does not link") {
 		t.Fatalf("bedrock unavailable: %v", err)
 	}
 	if _, err := New(Config{}); err == nil {
@@ -176,5 +192,64 @@ func TestSelect(t *testing.T) {
 	r := &Ranker{Now: t0}
 	if r.Recency(core.Memory{UpdatedAt: t0.Add(-RecencyHalfLife)}) != 0.5 || r.Recency(core.Memory{CreatedAt: t0.Add(time.Hour)}) != 1 {
 		t.Fatal("recency half-life")
+	}
+}
+
+func TestRecallEmbedsOnlyWhenVectorsCompare(t *testing.T) {
+	h := newHarness(t)
+	h.specs["b"] = &agents.MemorySpec{Embedder: &agents.EmbedderSpec{Provider: "bedrock"}}
+	recall := func() []string {
+		t.Helper()
+		got, err := h.svc.Recall(context.Background(), core.RecallRequest{Scope: scopeA, Agent: "b", Query: "tea please"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return texts(got)
+	}
+	// An empty scope (a user's first run): no embedding call.
+	if got := recall(); len(got) != 0 || h.invokes != 0 {
+		t.Fatalf("%q, %d calls", got, h.invokes)
+	}
+	// Only the scripted embedder's vectors: ranked by words, no call.
+	h.put(t, scopeA, "The user likes coffee.", "The user likes tea.")
+	if got := recall(); len(got) != 2 || got[0] != "The user likes tea." || h.invokes != 0 {
+		t.Fatalf("%q, %d calls", got, h.invokes)
+	}
+	// A memory of the agent's embedder: the query is embedded once.
+	call := toolCall(core.ToolMemoryRemember, map[string]any{"text": "The user takes tea with lemon."})
+	call.Agent = "b"
+	res := execute(t, h, call)
+	if !res.Success || h.invokes != 1 {
+		t.Fatalf("%+v, %d calls", res, h.invokes)
+	}
+	if got := recall(); len(got) != 3 || h.invokes != 2 {
+		t.Fatalf("%q, %d calls", got, h.invokes)
+	}
+}
+
+func TestRankerComparesOnlyItsEmbeddersVectors(t *testing.T) {
+	q := Quantize([]float32{1, 0, 0})
+	r := &Ranker{Embedder: "e1", Query: q, Words: Words("green tea"), Now: t0}
+	same := core.Memory{Text: "coffee", Embedder: "e1", Vector: q}
+	if s := r.Similarity(same); s < 0.999 {
+		t.Fatalf("same embedder, same vector: %v", s)
+	}
+	other := core.Memory{Text: "coffee", Embedder: "e2", Vector: q}
+	if s := r.Similarity(other); s != 0 {
+		t.Fatalf("another embedder's vector of the same length must not be compared: %v", s)
+	}
+	short := core.Memory{Text: "green tea", Embedder: "e1", Vector: q[:2]}
+	if s := r.Similarity(short); s != 1 {
+		t.Fatalf("a vector of another length falls back to words: %v", s)
+	}
+	if s := (&Ranker{Embedder: "e1", Now: t0}).Similarity(same); s != 0 {
+		t.Fatalf("an empty query has no similarity: %v", s)
+	}
+	if s := (&Ranker{Embedder: "e1", Words: Words("coffee"), Now: t0}).Similarity(same); s != 1 {
+		t.Fatalf("a query without a vector ranks by words: %v", s)
+	}
+	sc := r.Score(core.Memory{Text: "green tea", UpdatedAt: t0})
+	if sc.Similarity != 1 || sc.Score != SimilarityWeight+RecencyWeight || sc.Memory.Vector != nil {
+		t.Fatalf("%+v", sc)
 	}
 }

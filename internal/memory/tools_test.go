@@ -32,7 +32,7 @@ func TestRememberRecallForget(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 	id := res.Result.(map[string]any)["id"].(string)
-	written := res.Metadata[MetaMemoryWritten].(map[string]any)
+	written := res.Metadata[core.MetaMemoryWritten].(map[string]any)
 	if written["source"] != "tool" || written["added"].([]any)[0] != id {
 		t.Fatalf("metadata %+v", res.Metadata)
 	}
@@ -59,7 +59,7 @@ func TestRememberRecallForget(t *testing.T) {
 	}
 
 	gone := execute(t, h, toolCall(core.ToolMemoryForget, map[string]any{"id": id}))
-	if !gone.Success || gone.Metadata[MetaMemoryWritten].(map[string]any)["deleted"].([]any)[0] != id || len(stored(h, scopeA)) != 1 {
+	if !gone.Success || gone.Metadata[core.MetaMemoryWritten].(map[string]any)["deleted"].([]any)[0] != id || len(stored(h, scopeA)) != 1 {
 		t.Fatalf("forget %+v", gone)
 	}
 	unknown := execute(t, h, toolCall(core.ToolMemoryForget, map[string]any{"id": id}))

@@ -52,3 +52,30 @@ func TestInvokeModel(t *testing.T) {
 		t.Fatalf("a throttled call is one transient *providers.Error (the caller retries): %#v, %d calls", err, calls)
 	}
 }
+
+func TestLazyInvokeModel(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"embedding":[1]}`)
+	}))
+	defer srv.Close()
+	loads := 0
+	fail := errors.New("no credentials")
+	invoke := LazyInvokeModel(func(context.Context) (aws.Config, error) {
+		if loads++; loads == 1 {
+			return aws.Config{}, fail
+		}
+		return aws.Config{Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", testSecretAK, "")}, nil
+	}, "us-east-1", srv.URL)
+	var pe *providers.Error
+	if _, err := invoke(context.Background(), "m", []byte(`{}`)); !errors.As(err, &pe) || !pe.Transient || !errors.Is(err, fail) {
+		t.Fatalf("a failed load is a transient error: %v", err)
+	}
+	for range 2 {
+		if out, err := invoke(context.Background(), "m", []byte(`{}`)); err != nil || string(out) != `{"embedding":[1]}` {
+			t.Fatalf("%s %v", out, err)
+		}
+	}
+	if loads != 2 {
+		t.Fatalf("loaded %d times, want 2 (the failure, then once)", loads)
+	}
+}
