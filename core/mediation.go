@@ -218,7 +218,7 @@ func toolCall(st *RunState, c *CallState, decl ToolDeclaration) *ToolCall {
 		Principal: st.Config.Principal, Remote: c.Remote.clone(),
 	}
 	if decl.Executor == ExecutorMemory {
-		call.Memory, call.RunStarted = st.Config.Memory, st.CreatedAt
+		call.Memory, call.RunStarted, call.AgentVersion = st.Config.Memory, st.CreatedAt, st.Config.AgentVersion
 	}
 	return call
 }

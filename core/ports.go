@@ -201,6 +201,9 @@ type ToolCall struct {
 	// erasure after it refuses the call's writes).
 	Memory     *MemoryPolicy `json:"memory,omitempty"`
 	RunStarted time.Time     `json:"run_started,omitzero"`
+	// AgentVersion, on a call of a memory tool, is the run's agent
+	// version (whose embedder the memory uses).
+	AgentVersion string `json:"agent_version,omitempty"`
 }
 
 // Clock is the machine's only source of time.

@@ -177,6 +177,7 @@ func TestStaleRecallIsRefused(t *testing.T) {
 
 func TestMemoryToolWriteIsRecorded(t *testing.T) {
 	cfg := memoryConfig(0)
+	cfg.AgentVersion = "av_0123456789abcdef"
 	cfg.Tools = MemoryTools()
 	cfg.Model = scripted(turn("", ToolCallRequest{ID: "c1", Name: ToolMemoryRemember, Parameters: map[string]any{"text": "Prefers tea."}}),
 		turn("", ToolCallRequest{ID: "c2", Name: ToolMemoryRecall, Parameters: map[string]any{"query": "tea"}}), turn("Done."))
@@ -196,7 +197,7 @@ func TestMemoryToolWriteIsRecorded(t *testing.T) {
 	if run.State.Status != StatusCompleted || len(calls) != 2 {
 		t.Fatalf("status %s calls %d", run.State.Status, len(calls))
 	}
-	if calls[0].Memory == nil || calls[0].Memory.Subject != "alice" || !calls[0].RunStarted.Equal(t0) {
+	if calls[0].Memory == nil || calls[0].Memory.Subject != "alice" || !calls[0].RunStarted.Equal(t0) || calls[0].AgentVersion != "av_0123456789abcdef" {
 		t.Fatalf("memory call %+v", calls[0])
 	}
 	evs := eventsOf(run.Events, EventMemoryWritten)

@@ -101,7 +101,7 @@ func textParam(call core.ToolCall, name string, maxBytes int) (string, map[strin
 
 // remember stores text as a memory of the scope.
 func (s *Service) remember(ctx context.Context, call core.ToolCall, scope core.MemoryScope, text string) (any, error) {
-	_, emb, err := s.agent(ctx, call.Agent, "")
+	_, emb, err := s.agent(ctx, call.Agent, call.AgentVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func (s *Service) remember(ctx context.Context, call core.ToolCall, scope core.M
 
 // recallTool answers memory/recall.
 func (s *Service) recallTool(ctx context.Context, call core.ToolCall, scope core.MemoryScope, query string) (any, error) {
-	got, err := s.Recall(ctx, core.RecallRequest{Scope: scope, RunID: call.RunID, Agent: call.Agent, Query: query,
+	got, err := s.Recall(ctx, core.RecallRequest{Scope: scope, RunID: call.RunID, Agent: call.Agent, AgentVersion: call.AgentVersion, Query: query,
 		TopK: call.Memory.TopK, MaxTokens: call.Memory.MaxTokens})
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/agents"
 )
 
 func toolCall(name string, params map[string]any) core.ToolCall {
@@ -127,5 +128,28 @@ func TestRememberAfterErasure(t *testing.T) {
 	call.RunStarted = t0.Add(time.Minute)
 	if res := execute(t, h, call); !res.Success {
 		t.Fatalf("%+v", res)
+	}
+}
+
+// TestToolsUseTheRunsAgentVersion: a memory tool's call embeds with the
+// embedder of the run's agent version, not the deployment's current one.
+func TestToolsUseTheRunsAgentVersion(t *testing.T) {
+	h := newHarness(t)
+	var asked []string
+	h.svc.agents = func(_ context.Context, agent, version string) (*agents.MemorySpec, error) {
+		asked = append(asked, agent+"@"+version)
+		return nil, nil
+	}
+	for _, c := range []core.ToolCall{
+		toolCall(core.ToolMemoryRemember, map[string]any{"text": "Likes jazz."}),
+		toolCall(core.ToolMemoryRecall, map[string]any{"query": "jazz"}),
+	} {
+		c.AgentVersion = "av_0123456789abcdef"
+		if res := execute(t, h, c); !res.Success {
+			t.Fatalf("%s: %+v", c.ToolName, res)
+		}
+	}
+	if len(asked) != 2 || asked[0] != "a@av_0123456789abcdef" || asked[1] != "a@av_0123456789abcdef" {
+		t.Fatalf("asked for %v", asked)
 	}
 }
