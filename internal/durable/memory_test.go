@@ -206,9 +206,9 @@ func TestOnlyACompletedRunIsExtracted(t *testing.T) {
 	}
 	// A paused run (a client tool) sends nothing until it completes.
 	paused, err := h.eng.Start(context.Background(), "acme", durable.StartRequest{Agent: "demo", SessionID: "s-p", Messages: userMsg("hi"),
-		Principal: &core.Principal{ActorID: "ann", Tenant: "acme"},
+		Principal:    &core.Principal{ActorID: "ann", Tenant: "acme"},
 		RequestTools: []any{map[string]any{"name": "client/ask", "description": "Ask.", "parameters": map[string]any{"type": "object"}}},
-		Overrides: agents.Overrides{Model: scripted(turn("", call("c1", "client/ask", map[string]any{})), turn("Done."))}})
+		Overrides:    agents.Overrides{Model: scripted(turn("", call("c1", "client/ask", map[string]any{})), turn("Done."))}})
 	if err != nil {
 		t.Fatal(err)
 	}
