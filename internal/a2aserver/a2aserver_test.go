@@ -52,6 +52,9 @@ func server(t *testing.T) (*app.App, *httptest.Server) {
 		tenant := r.Header.Get("X-Tenant")
 		c := a2aserver.Caller{Tenant: tenant, Principal: &core.Principal{Tenant: tenant}, Agent: strings.TrimPrefix(r.URL.Path, "/"),
 			Scopes: []string{"runs:read", "runs:write", "approvals:decide", "results:submit"}, StreamMax: 5 * time.Second}
+		if s := r.Header.Get("X-Scopes"); s != "" { // a caller with fewer scopes
+			c.Scopes = strings.Split(s, " ")
+		}
 		flush := func() { w.(http.Flusher).Flush() }
 		resp := a2aserver.NewResponse(w, flush)
 		h.Serve(r.Context(), c, r.Header, body, &headerWriter{Response: resp, w: w})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 )
 
 // TestVersionHeader: a request's A2A-Version, when sent, must name 1.0
@@ -92,5 +93,64 @@ func TestSendInContext(t *testing.T) {
 	}
 	if a, b := one.(*a2a.Task).ContextID, two.(*a2a.Task).ContextID; a == "" || a == b || a == "ctx-mine" {
 		t.Fatalf("contexts %q and %q", a, b)
+	}
+}
+
+type scopesHeader string
+
+func (h scopesHeader) Before(ctx context.Context, req *a2aclient.Request) (context.Context, any, error) {
+	req.ServiceParams.Append("X-Tenant", "acme")
+	req.ServiceParams.Append("X-Scopes", string(h))
+	return ctx, nil, nil
+}
+
+func (h scopesHeader) After(context.Context, *a2aclient.Response) error { return nil }
+
+// TestAnswerRefusals: an answer on a paused task needs the scope of what
+// it answers (approvals:decide, results:submit), must name a pending item
+// (invalid params naming the item), and must say something.
+func TestAnswerRefusals(t *testing.T) {
+	_, srv := server(t)
+	c := client(t, srv, "demo", "acme")
+	ctx := context.Background()
+	res, err := c.SendMessage(ctx, message("a-1", "Mail Bob.", mailTurns()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	if task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("state %s", task.Status.State)
+	}
+	readOnly, err := a2aclient.NewFromEndpoints(ctx,
+		[]*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL+"/demo", a2a.TransportProtocolJSONRPC)},
+		a2aclient.WithCallInterceptors(scopesHeader("runs:read runs:write")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := func(v map[string]any) *a2a.SendMessageRequest {
+		return &a2a.SendMessageRequest{Message: a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.NewDataPart(v))}
+	}
+	result := map[string]any{"tool_results": []any{map[string]any{"request_id": "q-nope", "success": true}}}
+	for _, tc := range []struct {
+		name   string
+		c      *a2aclient.Client
+		answer map[string]any
+		want   error
+		says   string
+	}{
+		{"a decision without approvals:decide", readOnly, map[string]any{"decision": "accept"}, a2a.ErrUnauthorized, "approvals:decide"},
+		{"decisions without approvals:decide", readOnly, map[string]any{"decisions": []any{map[string]any{"action_id": "x", "decision": "accept"}}}, a2a.ErrUnauthorized, "approvals:decide"},
+		{"a result without results:submit", readOnly, result, a2a.ErrUnauthorized, "results:submit"},
+		{"a result nothing waits for", c, result, a2a.ErrInvalidParams, "has no pending item q-nope"},
+		{"a decision on an unknown action", c, map[string]any{"decisions": []any{map[string]any{"action_id": "act-nope", "decision": "accept"}}}, a2a.ErrInvalidParams, "has no pending item act-nope"},
+		{"nothing", c, map[string]any{}, a2a.ErrInvalidParams, "the message says nothing"},
+	} {
+		if _, err := tc.c.SendMessage(ctx, on(tc.answer)); !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%s: %v, want %v saying %q", tc.name, err, tc.want, tc.says)
+		}
+	}
+	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("after the refused answers: %+v, %v", got, err)
 	}
 }
