@@ -7,9 +7,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
+
+	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/runspec"
 )
 
 // TestVersionHeader: a request's A2A-Version, when sent, must name 1.0
@@ -152,5 +156,107 @@ func TestAnswerRefusals(t *testing.T) {
 	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
 	if err != nil || got.Status.State != a2a.TaskStateInputRequired {
 		t.Fatalf("after the refused answers: %+v, %v", got, err)
+	}
+}
+
+// TestAnswerClientToolTask: a task that waits for a client tool's result
+// (a run started over POST /v1/runs with a client tool) refuses text
+// with what it waits for, and a decision (it waits for no approval); its
+// tool result completes it. The run's principal is the caller's, marked
+// as an A2A request.
+func TestAnswerClientToolTask(t *testing.T) {
+	a, srv := server(t)
+	c := client(t, srv, "demo", "acme")
+	ctx := context.Background()
+	var body runspec.Body
+	if err := json.Unmarshal([]byte(`{"agent":"demo","messages":[{"role":"user","content":"Calendar?"}],
+		"tools":[{"name":"client/get_calendar","description":"Read the calendar.","parameters":{"type":"object","properties":{"day":{"type":"string"}}}}],
+		"model":{"provider":"scripted","turns":[{"tool_calls":[{"id":"c1","name":"client/get_calendar","parameters":{"day":"monday"}}]},{"content":"Monday is free."}]}}`), &body); err != nil {
+		t.Fatal(err)
+	}
+	sreq, err := runspec.Validator{Agents: a.Runner.Agents, Providers: []string{"scripted"}}.Request(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sreq.Principal = &core.Principal{Tenant: "acme"}
+	snap, err := a.Runner.Start(ctx, "acme", sreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(snap.State.RunID)})
+	for deadline := time.Now().Add(5 * time.Second); err == nil && task.Status.State == a2a.TaskStateWorking && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		task, err = c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+	}
+	if err != nil || task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("the client tool task: %+v, %v", task, err)
+	}
+	if txt := task.Status.Message.Parts[0].Text(); !strings.Contains(txt, "return the result of client tool client/get_calendar") {
+		t.Fatalf("status message %q", txt)
+	}
+	data, _ := task.Status.Message.Parts[1].Data().(map[string]any)
+	reqs := data["baton"].(map[string]any)["pending"].(map[string]any)["tool_requests"].([]any)
+	reqID := reqs[0].(map[string]any)["request_id"].(string)
+	on := func(p *a2a.Part) *a2a.SendMessageRequest {
+		return &a2a.SendMessageRequest{Message: a2a.NewMessageForTask(a2a.MessageRoleUser, task, p)}
+	}
+	if _, err := c.SendMessage(ctx, on(a2a.NewTextPart("Monday?"))); !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), "client tool client/get_calendar (request "+reqID+")") {
+		t.Fatalf("text on a task waiting for a client tool: %v", err)
+	}
+	if _, err := c.SendMessage(ctx, on(a2a.NewDataPart(map[string]any{"decision": "accept"}))); !errors.Is(err, a2a.ErrUnsupportedOperation) || !strings.Contains(err.Error(), "waits for no approval") {
+		t.Fatalf("a decision on a task waiting for a client tool: %v", err)
+	}
+	res, err := c.SendMessage(ctx, on(a2a.NewDataPart(map[string]any{"tool_results": []any{map[string]any{"request_id": reqID, "success": true, "result": "free"}}})))
+	if err != nil || res.(*a2a.Task).Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("the tool result: %+v, %v", res, err)
+	}
+}
+
+// TestStartedRunPrincipal: a task's run carries the caller's principal,
+// its request context a2a and the route's agent.
+func TestStartedRunPrincipal(t *testing.T) {
+	a, srv := server(t)
+	res, err := client(t, srv, "demo", "acme").SendMessage(context.Background(), message("p-1", "Hi.", map[string]any{"content": "Hello."}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := a.Runner.Get(context.Background(), "acme", string(res.(*a2a.Task).ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := snap.State.Config.Principal; p == nil || p.Tenant != "acme" || p.RequestContext != "a2a" || p.AgentID != "demo" {
+		t.Fatalf("principal %+v", p)
+	}
+}
+
+// TestPushConfigRefusals: a configuration with credentials other than the
+// token is refused; get and delete of a configuration id the task does
+// not have are invalid params (no id: the task's one).
+func TestPushConfigRefusals(t *testing.T) {
+	_, srv := server(t)
+	recv := newReceiver(t)
+	c := client(t, srv, "demo", "acme")
+	ctx := context.Background()
+	res, err := c.SendMessage(ctx, message("pc-1", "Mail Bob.", mailTurns()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.(*a2a.Task).ID
+	if _, err := c.CreateTaskPushConfig(ctx, &a2a.PushConfig{TaskID: id, URL: recv.srv.URL, Auth: &a2a.PushAuthInfo{Scheme: "Bearer", Credentials: "x"}}); !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), "authentication") {
+		t.Fatalf("a configuration with credentials: %v", err)
+	}
+	if _, err := c.CreateTaskPushConfig(ctx, &a2a.PushConfig{TaskID: id, ID: "ops", URL: recv.srv.URL, Auth: &a2a.PushAuthInfo{}}); err != nil {
+		t.Fatalf("a configuration with an empty authentication: %v", err)
+	}
+	if _, err := c.GetTaskPushConfig(ctx, &a2a.GetTaskPushConfigRequest{TaskID: id, ID: "nope"}); !errors.Is(err, a2a.ErrInvalidParams) {
+		t.Fatalf("get of another id: %v", err)
+	}
+	if err := c.DeleteTaskPushConfig(ctx, &a2a.DeleteTaskPushConfigRequest{TaskID: id, ID: "nope"}); !errors.Is(err, a2a.ErrInvalidParams) {
+		t.Fatalf("delete of another id: %v", err)
+	}
+	if got, err := c.GetTaskPushConfig(ctx, &a2a.GetTaskPushConfigRequest{TaskID: id, ID: "ops"}); err != nil || got.ID != "ops" {
+		t.Fatalf("get of its id: %+v, %v", got, err)
+	}
+	if err := c.DeleteTaskPushConfig(ctx, &a2a.DeleteTaskPushConfigRequest{TaskID: id, ID: "ops"}); err != nil {
+		t.Fatalf("delete of its id: %v", err)
 	}
 }
