@@ -137,3 +137,31 @@ func TestRPCError(t *testing.T) {
 		})
 	}
 }
+
+// TestSinkEvent: a progress event is a working status update, with the
+// status event's message as its message when it has one; other events
+// are not sent.
+func TestSinkEvent(t *testing.T) {
+	var got []a2a.Event
+	s := &sink{yield: func(ev a2a.Event, _ error) bool { got = append(got, ev); return true }, runID: "r-1", sessionID: "s-1"}
+	for _, ev := range []core.Event{
+		{Type: core.EventStatus, Seq: 3, Data: &core.StatusData{Message: "Searching."}},
+		{Type: core.EventStatus, Seq: 4, Data: &core.StatusData{}},
+		{Type: core.EventToolCall, Seq: 5},
+		{Type: core.EventCompleted, Seq: 6},
+	} {
+		if err := s.Event(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d events sent, want 3", len(got))
+	}
+	first, second := got[0].(*a2a.TaskStatusUpdateEvent), got[1].(*a2a.TaskStatusUpdateEvent)
+	if first.Status.State != a2a.TaskStateWorking || first.Status.Message == nil || first.Status.Message.Parts[0].Text() != "Searching." {
+		t.Fatalf("a status with a message: %+v", first.Status)
+	}
+	if second.Status.Message != nil {
+		t.Fatalf("a status without a message: %+v", second.Status.Message)
+	}
+}

@@ -260,3 +260,35 @@ func TestPushConfigRefusals(t *testing.T) {
 		t.Fatalf("delete of its id: %v", err)
 	}
 }
+
+// TestStreamAnswer: a streamed answer on a paused task streams from the
+// answer on: its first update is the approval decided, its last the
+// completed status.
+func TestStreamAnswer(t *testing.T) {
+	_, srv := server(t)
+	c := client(t, srv, "demo", "acme")
+	ctx := context.Background()
+	res, err := c.SendMessage(ctx, message("sa-1", "Mail Bob.", mailTurns()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	yes := a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.NewDataPart(map[string]any{"decision": "accept"}))
+	var events []string
+	var final a2a.TaskState
+	for ev, err := range c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: yes}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
+			if b, _ := u.Metadata["baton"].(map[string]any); b["event"] != nil {
+				e, _ := b["event"].(string)
+				events = append(events, e)
+			}
+			final = u.Status.State
+		}
+	}
+	if len(events) == 0 || events[0] != core.EventApprovalDecided || final != a2a.TaskStateCompleted {
+		t.Fatalf("events %v, final state %s; want approval_decided first, completed last", events, final)
+	}
+}
