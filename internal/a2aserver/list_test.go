@@ -186,12 +186,14 @@ func TestListTasksReadsBoundedPages(t *testing.T) {
 	if err != nil || len(p.Tasks) != 2 || p.Tasks[0].ID != newest || p.Tasks[1].ID != mid || p.NextPageToken == "" {
 		t.Fatalf("a page of 2: %+v, %v", p, err)
 	}
-	for i := range 11 {
+	// Ten runs of another agent: a page of 1 reads them (ten reads) and
+	// stops there, before newest.
+	for i := range 10 {
 		send(other, fmt.Sprintf("b-o%d", i))
 	}
 	p, err = demo.ListTasks(ctx, &a2a.ListTasksRequest{PageSize: 1})
 	if err != nil || len(p.Tasks) != 0 || p.NextPageToken == "" {
-		t.Fatalf("past 11 runs of another agent, a page of 1: %+v, %v; want an empty page and a token", p, err)
+		t.Fatalf("past 10 runs of another agent, a page of 1: %+v, %v; want an empty page and a token", p, err)
 	}
 	var got []a2a.TaskID
 	for token, calls := p.NextPageToken, 0; token != ""; calls++ {

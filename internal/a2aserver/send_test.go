@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -290,5 +291,43 @@ func TestStreamAnswer(t *testing.T) {
 	}
 	if len(events) == 0 || events[0] != core.EventApprovalDecided || final != a2a.TaskStateCompleted {
 		t.Fatalf("events %v, final state %s; want approval_decided first, completed last", events, final)
+	}
+}
+
+// TestSubscribeFromItsStart: a subscription to a task that has not made
+// its first step yet (its turn streams for about 900 ms, and a step's
+// events are written at its end) streams every step of progress after
+// the task as it was: the first turn's start, its tool call and result,
+// the second turn's start.
+func TestSubscribeFromItsStart(t *testing.T) {
+	_, srv := server(t)
+	c := client(t, srv, "demo", "acme")
+	ctx := context.Background()
+	req := message("sub-1", "Look it up.",
+		map[string]any{"content": strings.Repeat("Looking. ", 10), "tool_calls": []any{map[string]any{"id": "c1", "name": "ability/lookup", "parameters": map[string]any{"q": "x"}}}},
+		map[string]any{"content": "Found it."})
+	req.Message.Metadata["baton"].(map[string]any)["model"].(map[string]any)["options"] = map[string]any{"chunk_chars": 1, "chunk_delay": "10ms"}
+	req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+	res, err := c.SendMessage(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	var final a2a.TaskState
+	for ev, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: res.(*a2a.Task).ID}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
+			if b, _ := u.Metadata["baton"].(map[string]any); b["event"] != nil {
+				e, _ := b["event"].(string)
+				events = append(events, e)
+			}
+			final = u.Status.State
+		}
+	}
+	want := []string{core.EventTurnStarted, core.EventToolCall, core.EventToolResult, core.EventTurnStarted}
+	if !slices.Equal(events, want) || final != a2a.TaskStateCompleted {
+		t.Fatalf("events %v, final %s; want %v, and completed", events, final, want)
 	}
 }
