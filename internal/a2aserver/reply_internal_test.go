@@ -165,3 +165,14 @@ func TestSinkEvent(t *testing.T) {
 		t.Fatalf("a status without a message: %+v", second.Status.Message)
 	}
 }
+
+// TestAnswerArtifact: an answer is a text part, and a data part too when
+// it is a JSON object or array.
+func TestAnswerArtifact(t *testing.T) {
+	for content, data := range map[string]bool{`Plain.`: false, ` {"a": 1}`: true, `[1, 2]`: true, `{not json`: false, `"a string"`: false} {
+		a := answer(content)
+		if a.ID != AnswerArtifact || a.Parts[0].Text() != content || (len(a.Parts) == 2) != data {
+			t.Errorf("answer %q: %+v", content, a.Parts)
+		}
+	}
+}
