@@ -132,6 +132,12 @@ func TestAnswerRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	approver, err := a2aclient.NewFromEndpoints(ctx,
+		[]*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL+"/demo", a2a.TransportProtocolJSONRPC)},
+		a2aclient.WithCallInterceptors(scopesHeader("runs:read runs:write approvals:decide")))
+	if err != nil {
+		t.Fatal(err)
+	}
 	on := func(v map[string]any) *a2a.SendMessageRequest {
 		return &a2a.SendMessageRequest{Message: a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.NewDataPart(v))}
 	}
@@ -147,6 +153,7 @@ func TestAnswerRefusals(t *testing.T) {
 		{"decisions without approvals:decide", readOnly, map[string]any{"decisions": []any{map[string]any{"action_id": "x", "decision": "accept"}}}, a2a.ErrUnauthorized, "approvals:decide"},
 		{"a result without results:submit", readOnly, result, a2a.ErrUnauthorized, "results:submit"},
 		{"a result nothing waits for", c, result, a2a.ErrInvalidParams, "has no pending item q-nope"},
+		{"a decision without results:submit", approver, map[string]any{"decisions": []any{map[string]any{"action_id": "act-nope", "decision": "accept"}}}, a2a.ErrInvalidParams, "has no pending item act-nope"},
 		{"a decision on an unknown action", c, map[string]any{"decisions": []any{map[string]any{"action_id": "act-nope", "decision": "accept"}}}, a2a.ErrInvalidParams, "has no pending item act-nope"},
 		{"nothing", c, map[string]any{}, a2a.ErrInvalidParams, "the message says nothing"},
 	} {

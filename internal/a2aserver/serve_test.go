@@ -28,6 +28,10 @@ func TestResponse(t *testing.T) {
 	if r.Status != http.StatusAccepted || buf.String() != "data" || flushed != 1 || r.Headers()["Content-Type"] != "text/event-stream" {
 		t.Fatalf("status %d, body %q, %d flushes, headers %v", r.Status, buf.String(), flushed, r.Headers())
 	}
+	r.Header()["X-Empty"] = []string{} // a header without a value is left out
+	if _, ok := r.Headers()["X-Empty"]; ok {
+		t.Fatalf("headers %v", r.Headers())
+	}
 	r = a2aserver.NewResponse(&buf, func() {})
 	_, _ = r.Write([]byte("x"))
 	r.WriteHeader(http.StatusNotFound)
