@@ -302,7 +302,7 @@ func TestStreamAnswer(t *testing.T) {
 }
 
 // TestSubscribeFromItsStart: a subscription to a task that has not made
-// its first step yet (its turn streams for about 900 ms, and a step's
+// its first step yet (its turn streams for about 3.6 s, and a step's
 // events are written at its end) streams every step of progress after
 // the task as it was: the first turn's start, its tool call and result,
 // the second turn's start.
@@ -311,7 +311,7 @@ func TestSubscribeFromItsStart(t *testing.T) {
 	c := client(t, srv, "demo", "acme")
 	ctx := context.Background()
 	req := message("sub-1", "Look it up.",
-		map[string]any{"content": strings.Repeat("Looking. ", 10), "tool_calls": []any{map[string]any{"id": "c1", "name": "ability/lookup", "parameters": map[string]any{"q": "x"}}}},
+		map[string]any{"content": strings.Repeat("Looking. ", 40), "tool_calls": []any{map[string]any{"id": "c1", "name": "ability/lookup", "parameters": map[string]any{"q": "x"}}}},
 		map[string]any{"content": "Found it."})
 	req.Message.Metadata["baton"].(map[string]any)["model"].(map[string]any)["options"] = map[string]any{"chunk_chars": 1, "chunk_delay": "10ms"}
 	req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
