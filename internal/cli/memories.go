@@ -97,9 +97,13 @@ func cmdMemoriesList(ctx context.Context, args []string, env *Env) error {
 		p.line("no memories")
 		return nil
 	}
-	p.line("%s", p.paint(cBold, fmt.Sprintf("%-28s %-19s %-10s %s", "ID", "CREATED", "SOURCE", "TEXT")))
+	idw := len("ID")
 	for _, m := range all {
-		p.line("%-28s %-19s %-10s %s", m.ID, localTime(m.CreatedAt), m.Source, truncate(oneLine(m.Text), 72))
+		idw = max(idw, len(m.ID))
+	}
+	p.line("%s", p.paint(cBold, fmt.Sprintf("%-*s %-19s %-10s %s", idw, "ID", "CREATED", "SOURCE", "TEXT")))
+	for _, m := range all {
+		p.line("%-*s %-19s %-10s %s", idw, m.ID, localTime(m.CreatedAt), m.Source, truncate(oneLine(m.Text), 72))
 	}
 	if next != "" {
 		p.line("%s", p.paint(cDim, fmt.Sprintf("%d listed; more remain (raise --limit)", len(all))))
