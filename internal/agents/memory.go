@@ -185,6 +185,3 @@ func (a *Agent) memoryPolicy(subject string) *core.MemoryPolicy {
 	p.Extract = m.Extraction != nil && m.Extraction.Enabled
 	return p
 }
-
-// HasMemory reports whether the agent has long-term memory.
-func (a *Agent) HasMemory() bool { return a.Spec.Memory != nil }
