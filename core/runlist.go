@@ -43,6 +43,8 @@ type RunSummary struct {
 	ForkedFrom *ForkRef `json:"forked_from,omitempty"`
 	// Eval is set on an eval's case run or judge's run.
 	Eval *EvalRef `json:"eval,omitempty"`
+	// ScheduleID is set on a run a schedule started.
+	ScheduleID string `json:"schedule_id,omitempty"`
 }
 
 // TitleRunes is how long a run's title (its first user message) may be.
@@ -144,7 +146,7 @@ func DecodeRunCursor(cursor string) (string, error) {
 func (st RunState) Summary() RunSummary {
 	sum := RunSummary{RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, AgentVersion: st.Config.AgentVersion, Status: st.Status, CreatedAt: st.CreatedAt,
 		UpdatedAt: st.UpdatedAt, Title: st.Title, Reason: st.reason(), Turns: st.Turn, TotalTokens: int64(st.Usage.Number("total_tokens")),
-		Parent: st.Config.Parent, Children: len(st.Children), ForkedFrom: st.Config.ForkedFrom, Eval: st.Config.Eval}
+		Parent: st.Config.Parent, Children: len(st.Children), ForkedFrom: st.Config.ForkedFrom, Eval: st.Config.Eval, ScheduleID: st.Config.Schedule.ScheduleID()}
 	if IsTerminal(st.Status) {
 		end := st.UpdatedAt
 		sum.EndedAt = &end

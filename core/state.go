@@ -146,6 +146,9 @@ type RunConfig struct {
 	// Memory is the run's long-term memory (memory.go): whose scope it
 	// uses, what it recalls and whether it is extracted; nil: none.
 	Memory *MemoryPolicy `json:"memory,omitempty"`
+	// Schedule, on a run a schedule started, names the schedule and the
+	// fire time (schedule.go).
+	Schedule *ScheduleRef `json:"schedule,omitempty"`
 }
 
 // withDefaults fills unset fields.

@@ -60,6 +60,8 @@ type NotificationDetail struct {
 	// run whose call it answers, and its tree's first run.
 	ParentRunID string `json:"parent_run_id,omitempty"`
 	RootRunID   string `json:"root_run_id,omitempty"`
+	// ScheduleID is set for a run a schedule started.
+	ScheduleID string `json:"schedule_id,omitempty"`
 }
 
 // NotifiedExpiry is one expired pending item.
@@ -81,7 +83,7 @@ func notifications(tenant string, prev core.RunState, out core.Output, pending [
 		d := NotificationDetail{
 			EventID: fmt.Sprintf("%s:%d:%s", st.RunID, st.Version, event), Event: event,
 			RunID: st.RunID, SessionID: st.SessionID, Agent: st.Config.Agent, Tenant: tenant, Status: st.Status,
-			Usage: st.Usage.Map(), OccurredAt: st.UpdatedAt,
+			Usage: st.Usage.Map(), OccurredAt: st.UpdatedAt, ScheduleID: st.Config.Schedule.ScheduleID(),
 		}
 		if p := st.Config.Parent; p != nil {
 			d.ParentRunID, d.RootRunID = p.RunID, p.RootRunID

@@ -46,9 +46,13 @@ type View struct {
 	// forked at and its tool mode.
 	ForkedFrom *core.ForkRef `json:"forked_from,omitempty"`
 	// Eval is set on an eval's case run or its judge's run.
-	Eval      *core.EvalRef `json:"eval,omitempty"`
-	CreatedAt time.Time     `json:"created_at"`
-	UpdatedAt time.Time     `json:"updated_at"`
+	Eval *core.EvalRef `json:"eval,omitempty"`
+	// ScheduleID and ScheduledFor are set on a run a schedule started:
+	// the schedule and the fire time.
+	ScheduleID   string     `json:"schedule_id,omitempty"`
+	ScheduledFor *time.Time `json:"scheduled_for,omitempty"`
+	CreatedAt    time.Time  `json:"created_at"`
+	UpdatedAt    time.Time  `json:"updated_at"`
 }
 
 // View builds the run view of a snapshot. The envelope embeds the whole
@@ -103,6 +107,9 @@ func (e *Runner) View(ctx context.Context, snap Snapshot, maxBytes int) (View, e
 		Result:   core.BuildEnvelope(st, tr, events, results, audit),
 		Metadata: st.Config.Metadata, Budgets: st.Budgets, Children: st.Children, Deliveries: deliveries, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt,
 		ForkedFrom: st.Config.ForkedFrom, FirstSeq: st.FirstMsgSeq, Eval: st.Config.Eval,
+	}
+	if s := st.Config.Schedule; s != nil {
+		v.ScheduleID, v.ScheduledFor = s.ID, &s.FireTime
 	}
 	if maxBytes > 0 && size(v) > maxBytes {
 		all := v.Result.Messages
