@@ -35,6 +35,8 @@ type StartRequest struct {
 	memorySubject string
 	// eval tags an eval's case run or judge's run (evals.go).
 	eval *core.EvalRef
+	// Schedule names the schedule and fire time of a scheduled run.
+	Schedule *core.ScheduleRef
 }
 
 // Start creates a run: it takes the session lock, stores the first state
@@ -77,6 +79,7 @@ func (e *Runner) start(ctx context.Context, tenant string, req StartRequest, for
 		cfg.ForkedFrom = &fork.from
 	}
 	cfg.Eval = req.eval
+	cfg.Schedule = req.Schedule
 	if err := memorySubject(&cfg, req); err != nil {
 		return Snapshot{}, err
 	}
