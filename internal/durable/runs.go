@@ -52,35 +52,8 @@ func (e *Runner) start(ctx context.Context, tenant string, req StartRequest, for
 	if runID == "" {
 		runID = e.IDs.NewID("r")
 	}
-	v, err := e.startVersion(ctx, tenant, runID, req)
+	v, cfg, err := e.startConfig(ctx, tenant, runID, req, fork)
 	if err != nil {
-		return Snapshot{}, err
-	}
-	agent, ok := v.Agents.Get(req.Agent)
-	if !ok {
-		if v.ID != "" {
-			return Snapshot{}, fmt.Errorf("%w %q in agent version %s", ErrUnknownAgent, req.Agent, v.ID)
-		}
-		return Snapshot{}, fmt.Errorf("%w %q", ErrUnknownAgent, req.Agent)
-	}
-	if fork != nil {
-		req.Overrides = fork.inherit(agent, req.Overrides)
-	}
-	cfg, err := agent.RunConfig(req.Overrides)
-	if err != nil {
-		return Snapshot{}, err
-	}
-	cfg.AgentVersion = v.ID
-	cfg.Metadata = req.Metadata
-	cfg.Principal = req.Principal
-	cfg.Parent = req.Parent
-	cfg.InheritBudgets(req.Inherit)
-	if fork != nil {
-		cfg.ForkedFrom = &fork.from
-	}
-	cfg.Eval = req.eval
-	cfg.Schedule = req.Schedule
-	if err := memorySubject(&cfg, req); err != nil {
 		return Snapshot{}, err
 	}
 	sessionID := req.SessionID
@@ -134,6 +107,51 @@ func (e *Runner) start(ctx context.Context, tenant string, req StartRequest, for
 		return Snapshot{}, fmt.Errorf("%w: session %s kept changing", ErrContention, sessionID)
 	}
 	return Snapshot{}, err
+}
+
+// CheckStart reports whether req would start a run now (its agent
+// version, agent, overrides and memory subject), creating nothing: a
+// schedule checks the run request it will start with.
+func (e *Runner) CheckStart(ctx context.Context, tenant string, req StartRequest) error {
+	_, _, err := e.startConfig(ctx, tenant, "r-check", req, nil)
+	return err
+}
+
+// startConfig resolves the agent version of a run to start and its run
+// configuration.
+func (e *Runner) startConfig(ctx context.Context, tenant, runID string, req StartRequest, fork *forkStart) (*Version, core.RunConfig, error) {
+	v, err := e.startVersion(ctx, tenant, runID, req)
+	if err != nil {
+		return nil, core.RunConfig{}, err
+	}
+	agent, ok := v.Agents.Get(req.Agent)
+	if !ok {
+		if v.ID != "" {
+			return nil, core.RunConfig{}, fmt.Errorf("%w %q in agent version %s", ErrUnknownAgent, req.Agent, v.ID)
+		}
+		return nil, core.RunConfig{}, fmt.Errorf("%w %q", ErrUnknownAgent, req.Agent)
+	}
+	if fork != nil {
+		req.Overrides = fork.inherit(agent, req.Overrides)
+	}
+	cfg, err := agent.RunConfig(req.Overrides)
+	if err != nil {
+		return nil, core.RunConfig{}, err
+	}
+	cfg.AgentVersion = v.ID
+	cfg.Metadata = req.Metadata
+	cfg.Principal = req.Principal
+	cfg.Parent = req.Parent
+	cfg.InheritBudgets(req.Inherit)
+	if fork != nil {
+		cfg.ForkedFrom = &fork.from
+	}
+	cfg.Eval = req.eval
+	cfg.Schedule = req.Schedule
+	if err := memorySubject(&cfg, req); err != nil {
+		return nil, core.RunConfig{}, err
+	}
+	return v, cfg, nil
 }
 
 // Get loads a run for its tenant, first expiring pending items whose time
