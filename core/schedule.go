@@ -146,6 +146,8 @@ type ScheduleStore interface {
 	// later, and, for a started trigger, its LastRunID to t.RunID (a
 	// deleted schedule is no error: the trigger is stored alone).
 	RecordTrigger(ctx context.Context, tenant string, t Trigger) (Trigger, bool, error)
+	// Trigger reads the trigger of (scheduleID, fire) (ErrNotFound: none).
+	Trigger(ctx context.Context, scheduleID string, fire time.Time) (Trigger, error)
 	// Triggers lists a schedule's triggers, latest fire time first, at
 	// most limit, after cursor, as ListSchedules pages.
 	Triggers(ctx context.Context, scheduleID string, limit int, cursor string) (list []Trigger, next string, err error)
