@@ -264,6 +264,7 @@ type Storage interface {
 	AgentVersionStore
 	EvalStore
 	MemoryStore
+	ScheduleStore
 }
 
 // RateLimit is a token bucket: it holds at most Burst tokens and refills

@@ -41,6 +41,8 @@ type Store struct {
 	evalResults map[string]map[int]core.EvalResult
 	// memories are the memory scopes by tenant and subject (memory.go).
 	memories map[string]*memScope
+	// sched holds the schedules and their triggers (schedules.go).
+	sched schedules
 }
 
 type deliveryKey struct {
@@ -96,7 +98,7 @@ func New() *Store {
 		deliveries: map[string]map[deliveryKey]core.StepDeliveries{},
 		versions:   map[string]core.AgentVersion{}, aliases: map[string]core.AgentAlias{},
 		evals: map[string]core.EvalRecord{}, evalResults: map[string]map[int]core.EvalResult{},
-		memories: map[string]*memScope{},
+		memories: map[string]*memScope{}, sched: newSchedules(),
 	}
 }
 
