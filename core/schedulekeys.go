@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -35,10 +36,11 @@ func EncodeScheduleCursor(key string) string {
 }
 
 // DecodeScheduleCursor returns the key a cursor carries. A cursor that is
-// not base64url, or carries no key or not UTF-8 text, is ErrInvalidInput.
+// not base64url, or carries no key or not text (UTF-8 without control
+// characters), is ErrInvalidInput.
 func DecodeScheduleCursor(cursor string) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || len(b) == 0 || len(b) > maxScheduleCursor || !utf8.Valid(b) {
+	if err != nil || len(b) > maxScheduleCursor || !keyText(string(b)) {
 		return "", fmt.Errorf("%w: the cursor is not one this list returned", ErrInvalidInput)
 	}
 	return string(b), nil
@@ -85,13 +87,28 @@ func ValidateSchedulePage(limit int) error {
 const maxScheduleKey = 256
 
 // ValidateScheduleKey checks a schedule's tenant and id as the stores key
-// them: both set, UTF-8, at most 256 bytes (ErrInvalidInput otherwise).
+// them: both set, UTF-8 text without control characters, at most 256
+// bytes (ErrInvalidInput otherwise).
 // A read of a key that fails it finds nothing.
 func ValidateScheduleKey(tenant, id string) error {
 	for _, f := range []struct{ name, v string }{{"tenant", tenant}, {"schedule id", id}} {
-		if f.v == "" || len(f.v) > maxScheduleKey || !utf8.ValidString(f.v) {
-			return fmt.Errorf("%w: a schedule's %s must be 1 to %d bytes of UTF-8", ErrInvalidInput, f.name, maxScheduleKey)
+		if len(f.v) > maxScheduleKey || !keyText(f.v) {
+			return fmt.Errorf("%w: a schedule's %s must be 1 to %d bytes of UTF-8 text without control characters", ErrInvalidInput, f.name, maxScheduleKey)
 		}
 	}
 	return nil
+}
+
+// keyText reports whether s is a non-empty UTF-8 text without control
+// characters.
+func keyText(s string) bool {
+	if s == "" || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
 }

@@ -76,6 +76,14 @@ func RunContract(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Memories/erase", testMemoriesErase},
 		{"Memories/invalid", testMemoriesInvalid},
 		{"Memories/concurrent", testMemoriesConcurrent},
+		{"Schedules/create_get_list", testSchedulesCRUD},
+		{"Schedules/limit", testSchedulesLimit},
+		{"Schedules/limit_concurrent", testSchedulesLimitConcurrent},
+		{"Schedules/update", testSchedulesUpdate},
+		{"Schedules/all_tenants", testAllSchedules},
+		{"Triggers/record_cursor_paging", testTriggers},
+		{"Triggers/concurrent", testTriggersConcurrent},
+		{"Triggers/deleted_schedule", testTriggersDeletedSchedule},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
