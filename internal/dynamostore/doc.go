@@ -28,6 +28,10 @@
 //	PK=MEM#<tenant>#<subject>          SK=M#<id>             a long-term memory of the scope (memory.go): text, source, source run, created and updated times, the vector as binary (one byte per int8 dimension) and its embedder
 //	PK=MEM#<tenant>#<subject>          SK=ERASED             the scope's last erasure time (Unix nanoseconds)
 //	PK=MEM#<tenant>#<subject>          SK=ONCE#<key>         a memory write's Once marker: the ids the write put (kept through erasures)
+//	PK=SCH#<tenant>                    SK=<id>               a schedule (schedules.go): the schedule as JSON (d), tenant, created ca, version ver, cursor cur (the last fire time handled, UTC, fixed width), last run lr; GSI1PK=SCHED, GSI1SK=<tenant>#<id> (every tenant's schedules)
+//	PK=SCHN#<tenant>                   SK=COUNT              the tenant's count of schedules (n), changed by the create and delete transactions
+//	PK=SCHID#<id>                      SK=SCHID              a schedule id's owner (tenant): ids are unique across tenants
+//	PK=SCHT#<schedule>                 SK=<fire time>        a trigger of the schedule (JSON in d), keyed by its fire time (UTC, fixed width, newest first when listed); ttl from its ExpiresAt; kept after its schedule is deleted, until it expires
 //
 // Sequence numbers are zero-padded to 16 digits and parts to 4, so the
 // sort key orders records. A record's JSON is split into parts of at most
@@ -68,6 +72,19 @@
 // core.MemoryPageSize, and DynamoDB's 1 MB); EraseMemories raises the
 // ERASED item first, then deletes what a strongly consistent query finds,
 // 25 keys a BatchWriteItem. Nothing scans.
+//
+// A tenant's schedules are one partition, listed in id order with one
+// strongly consistent query. A create is one TransactWriteItems: the
+// schedule's put and its id owner's, each conditioned on being new
+// (core.ErrConflict), and the count's ADD conditioned on being under the
+// limit (core.ErrScheduleLimit); a delete removes both and takes one off
+// the count. An update is one UpdateItem of the JSON, version and cursor
+// conditioned on the version. Every tenant's schedules (baton dev's
+// scheduler) are the sparse index's SCHED key, whose entries a create and
+// a delete write (an update or a trigger leaves the index keys alone),
+// read back with BatchGetItem. A trigger is a PutItem conditioned on its
+// fire time being new, then an UpdateItem moving the schedule's cursor
+// (and, started, its last run) conditioned on the cursor being earlier.
 //
 // The configuration never changes after a run starts, so a commit writes
 // only the run item's small mutable state; LoadRun reads both items with

@@ -42,6 +42,18 @@
 //     markers outlive erasures. An erasure at a zero time is
 //     core.ErrInvalidInput, and an erasure earlier than the scope's last
 //     keeps the last one's time.
+//   - Schedules (core.ScheduleStore): ids are unique across tenants (a
+//     schedule's triggers are keyed by its id alone), so creating an id
+//     another tenant holds is core.ErrConflict, and a deleted schedule's
+//     id is free again. A tenant or id that is empty, longer than 256
+//     bytes or not text is core.ErrInvalidInput on a create and
+//     core.ErrNotFound on a read. List limits below 1 and cursors no list
+//     returned are core.ErrInvalidInput. A create stores Version 1
+//     whatever it is given. A trigger's ExpiresAt is not read back, and a
+//     second record of a fire time still moves the schedule's cursor to
+//     it (so a record interrupted between its two writes is finished by
+//     the next). AllSchedules may lag a create or delete briefly (a
+//     DynamoDB index), so the suite polls it.
 //
 // Subtests run in parallel, each on a fresh store from newStore.
 package storetest

@@ -297,6 +297,14 @@ func testSchedulesUpdate(t *testing.T, newStore func(*testing.T) Store) {
 	want = next
 	want.LastRunID, want.CreatedAt = "r-first", t0
 	sameSchedule(t, "after the next update", st.get("acme", "sch_u"), want)
+	// A record of a fire time stored already still moves the cursor to
+	// it (it finishes a record interrupted between its two writes).
+	if _, stored, err := st.s.RecordTrigger(st.ctx, "acme", core.Trigger{ScheduleID: "sch_u", FireTime: t0.Add(2 * time.Hour),
+		Outcome: core.TriggerStarted, RunID: "r-again", RecordedAt: t0.Add(4 * time.Hour)}); err != nil || stored {
+		t.Fatalf("record again: %v %v", stored, err)
+	}
+	want.Cursor = t0.Add(2 * time.Hour)
+	sameSchedule(t, "after a second record", st.get("acme", "sch_u"), want)
 
 	none := schedule("acme", "sch_none")
 	none.Version = 2
