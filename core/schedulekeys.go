@@ -88,13 +88,21 @@ const maxScheduleKey = 256
 
 // ValidateScheduleKey checks a schedule's tenant and id as the stores key
 // them: both set, UTF-8 text without control characters, at most 256
-// bytes (ErrInvalidInput otherwise).
-// A read of a key that fails it finds nothing.
+// bytes (ErrInvalidInput otherwise). A read of a key that fails it finds
+// nothing.
 func ValidateScheduleKey(tenant, id string) error {
-	for _, f := range []struct{ name, v string }{{"tenant", tenant}, {"schedule id", id}} {
-		if len(f.v) > maxScheduleKey || !keyText(f.v) {
-			return fmt.Errorf("%w: a schedule's %s must be 1 to %d bytes of UTF-8 text without control characters", ErrInvalidInput, f.name, maxScheduleKey)
-		}
+	if err := validKeyPart("tenant", tenant); err != nil {
+		return err
+	}
+	return ValidateScheduleID(id)
+}
+
+// ValidateScheduleID checks a schedule id as ValidateScheduleKey does.
+func ValidateScheduleID(id string) error { return validKeyPart("schedule id", id) }
+
+func validKeyPart(name, v string) error {
+	if len(v) > maxScheduleKey || !keyText(v) {
+		return fmt.Errorf("%w: a schedule's %s must be 1 to %d bytes of UTF-8 text without control characters", ErrInvalidInput, name, maxScheduleKey)
 	}
 	return nil
 }

@@ -387,13 +387,11 @@ func (s *Store) RecordTrigger(ctx context.Context, tenant string, t core.Trigger
 	stored.ExpiresAt = time.Time{} // as a read gives it: the TTL is not read back
 	if failed {
 		if old == nil {
-			got, gerr := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: itemKey(triggerPK(t.ScheduleID), core.TriggerKey(t.FireTime)), ConsistentRead: aws.Bool(true)})
-			if gerr != nil {
-				return core.Trigger{}, false, fmt.Errorf("record trigger %s %s: %w", t.ScheduleID, core.TriggerKey(t.FireTime), translate(gerr))
-			}
-			old = got.Item
+			stored, err = s.Trigger(ctx, t.ScheduleID, t.FireTime)
+		} else {
+			stored, err = triggerOf(old)
 		}
-		if stored, err = triggerOf(old); err != nil {
+		if err != nil {
 			return core.Trigger{}, false, err
 		}
 	}
@@ -434,6 +432,23 @@ func triggerOf(it item) (core.Trigger, error) {
 	return t, nil
 }
 
+// Trigger reads the trigger of a schedule's fire time with one strongly
+// consistent GetItem.
+func (s *Store) Trigger(ctx context.Context, scheduleID string, fire time.Time) (core.Trigger, error) {
+	key := core.TriggerKey(fire)
+	if core.ValidateScheduleID(scheduleID) != nil {
+		return core.Trigger{}, fmt.Errorf("trigger %q %s: %w", scheduleID, key, core.ErrNotFound)
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: itemKey(triggerPK(scheduleID), key), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return core.Trigger{}, fmt.Errorf("trigger %s %s: %w", scheduleID, key, translate(err))
+	}
+	if out.Item == nil {
+		return core.Trigger{}, fmt.Errorf("trigger %s %s: %w", scheduleID, key, core.ErrNotFound)
+	}
+	return triggerOf(out.Item)
+}
+
 // Triggers pages a schedule's triggers latest first: one strongly
 // consistent query of its partition, backwards.
 func (s *Store) Triggers(ctx context.Context, scheduleID string, limit int, cursor string) ([]core.Trigger, string, error) {
@@ -450,8 +465,8 @@ func (s *Store) Triggers(ctx context.Context, scheduleID string, limit int, curs
 		cond += fmt.Sprintf(" AND %s < %s", x.n(attrSK), x.v(avS(before)))
 	}
 	out := []core.Trigger{}
-	if scheduleID == "" {
-		return out, "", nil
+	if core.ValidateScheduleID(scheduleID) != nil {
+		return out, "", nil // no schedule has it
 	}
 	in := &dynamodb.QueryInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true), ScanIndexForward: aws.Bool(false),
 		KeyConditionExpression: aws.String(cond), ExpressionAttributeNames: x.namesOrNil(), ExpressionAttributeValues: x.valuesOrNil()}

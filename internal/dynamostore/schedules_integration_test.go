@@ -28,9 +28,10 @@ func (c *counting) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemIn
 // TestScheduleRoundTrips pins the requests of the schedule calls and the
 // items they write: a create and a delete are one transaction each (the
 // tenant's count item follows them), a read one GetItem, a page one
-// query, an update one UpdateItem, a trigger a PutItem and an UpdateItem,
-// every tenant's schedules an index query and a BatchGetItem; a trigger
-// expires by the table's TTL no earlier than its ExpiresAt.
+// query, an update one UpdateItem, a trigger a PutItem and an UpdateItem
+// (and a read of one a GetItem), every tenant's schedules an index query
+// and a BatchGetItem; a trigger expires by the table's TTL no earlier
+// than its ExpiresAt.
 func TestScheduleRoundTrips(t *testing.T) {
 	f, c := newFixture(t)
 	ctx := t.Context()
@@ -53,6 +54,7 @@ func TestScheduleRoundTrips(t *testing.T) {
 				Reason: "paused: paused", RecordedAt: time.Unix(3601, 0), ExpiresAt: time.Unix(7200, 5)})
 			return err
 		}},
+		{"a trigger read", "map[GetItem:1]", func() error { _, err := f.s.Trigger(ctx, "sch_1", time.Unix(3600, 0)); return err }},
 		{"a page of triggers", "map[Query:1]", func() error { _, _, err := f.s.Triggers(ctx, "sch_1", 10, ""); return err }},
 		{"every tenant's", "map[BatchGetItem:1 Query:1]", func() error { _, _, err := f.s.AllSchedules(ctx, 10, ""); return err }},
 	}

@@ -200,6 +200,17 @@ func (s *Store) RecordTrigger(_ context.Context, tenant string, t core.Trigger) 
 	return stored, !ok, nil
 }
 
+// Trigger reads the trigger of a schedule's fire time.
+func (s *Store) Trigger(_ context.Context, scheduleID string, fire time.Time) (core.Trigger, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.sched.triggers[scheduleID][core.TriggerKey(fire)]
+	if !ok {
+		return core.Trigger{}, fmt.Errorf("trigger %s %s: %w", scheduleID, core.TriggerKey(fire), core.ErrNotFound)
+	}
+	return t, nil
+}
+
 // Triggers pages a schedule's triggers, latest fire time first.
 func (s *Store) Triggers(_ context.Context, scheduleID string, limit int, cursor string) ([]core.Trigger, string, error) {
 	if err := core.ValidateSchedulePage(limit); err != nil {

@@ -408,6 +408,20 @@ func testTriggers(t *testing.T, newStore func(*testing.T) Store) {
 	if list, next, err := st.s.Triggers(st.ctx, "sch_other", 10, ""); err != nil || len(list) != 1 || list[0].RunID != "r-other" || next != "" {
 		t.Fatalf("another schedule's triggers: %+v %q %v", list, next, err)
 	}
+	for _, tr := range want {
+		got, err := st.s.Trigger(st.ctx, "sch_t", tr.FireTime.In(time.FixedZone("Y", -5*3600)))
+		if err != nil {
+			t.Fatalf("read the trigger at %s: %v", tr.FireTime, err)
+		}
+		sameTrigger(t, "a trigger read", got, tr)
+	}
+	wantErr(t, "read a fire time without a trigger", triggerErr(st, "sch_t", at(8)), core.ErrNotFound)
+	wantErr(t, "read another schedule's fire time", triggerErr(st, "sch_other", at(1)), core.ErrNotFound)
+	wantErr(t, "read an unknown schedule's trigger", triggerErr(st, "sch_none", at(1)), core.ErrNotFound)
+	wantErr(t, "read a trigger without a schedule id", triggerErr(st, "", at(1)), core.ErrNotFound)
+	if list, next, err := st.s.Triggers(st.ctx, "", 10, ""); err != nil || len(list) != 0 || next != "" {
+		t.Fatalf("the triggers of no schedule id: %+v %q %v", list, next, err)
+	}
 	if list, next, err := st.s.Triggers(st.ctx, "sch_none", 10, ""); err != nil || len(list) != 0 || next != "" {
 		t.Fatalf("an unknown schedule's triggers: %+v %q %v", list, next, err)
 	}
@@ -418,6 +432,11 @@ func testTriggers(t *testing.T, newStore func(*testing.T) Store) {
 	}
 	wantErr(t, "a trigger without a fire time", recordErr(st, "acme", core.Trigger{ScheduleID: "sch_t", Outcome: core.TriggerSkipped}), core.ErrInvalidInput)
 	wantErr(t, "a trigger without a schedule", recordErr(st, "acme", core.Trigger{FireTime: at(7), Outcome: core.TriggerSkipped}), core.ErrInvalidInput)
+}
+
+func triggerErr(st *schedTest, id string, fire time.Time) error {
+	_, err := st.s.Trigger(st.ctx, id, fire)
+	return err
 }
 
 func recordErr(st *schedTest, tenant string, tr core.Trigger) error {
@@ -493,6 +512,9 @@ func testTriggersDeletedSchedule(t *testing.T, newStore func(*testing.T) Store) 
 	}
 	if list, _, err := st.s.Triggers(st.ctx, "sch_d", 10, ""); err != nil || len(list) != 2 || list[0].RunID != "r-2" {
 		t.Fatalf("the deleted schedule's triggers: %+v %v", list, err)
+	}
+	if got, err := st.s.Trigger(st.ctx, "sch_d", late.FireTime); err != nil || got.RunID != "r-2" {
+		t.Fatalf("read the deleted schedule's trigger: %+v %v", got, err)
 	}
 	st.create(schedule("acme", "sch_d2"), 1) // the delete freed its place
 }
