@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -119,4 +120,21 @@ func keyText(s string) bool {
 		}
 	}
 	return true
+}
+
+// MaxScheduleBytes bounds a schedule's JSON (its run request is most of
+// it), so a store keeps it in one item.
+const MaxScheduleBytes = 256 << 10
+
+// MarshalSchedule is the JSON a store keeps of a schedule: ErrInvalidInput
+// when it cannot be encoded or is larger than MaxScheduleBytes.
+func MarshalSchedule(s Schedule) ([]byte, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: schedule %s: %v", ErrInvalidInput, s.ID, err)
+	}
+	if len(b) > MaxScheduleBytes {
+		return nil, fmt.Errorf("%w: schedule %s is %d bytes of JSON, more than %d", ErrInvalidInput, s.ID, len(b), MaxScheduleBytes)
+	}
+	return b, nil
 }

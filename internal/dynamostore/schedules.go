@@ -56,9 +56,9 @@ func triggerPK(id string) string        { return "SCHT#" + id }
 
 // scheduleItem is a schedule's item as a create writes it.
 func scheduleItem(sc core.Schedule) (item, error) {
-	d, err := json.Marshal(sc)
+	d, err := core.MarshalSchedule(sc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: schedule %s: %v", core.ErrInvalidInput, sc.ID, err)
+		return nil, err
 	}
 	ca, err := sc.CreatedAt.MarshalText()
 	if err != nil {
@@ -177,9 +177,9 @@ func (s *Store) UpdateSchedule(ctx context.Context, sc core.Schedule) error {
 	if core.ValidateScheduleKey(sc.Tenant, sc.ID) != nil {
 		return fmt.Errorf("schedule %q: %w", sc.ID, core.ErrNotFound)
 	}
-	d, err := json.Marshal(sc)
+	d, err := core.MarshalSchedule(sc)
 	if err != nil {
-		return fmt.Errorf("%w: schedule %s: %v", core.ErrInvalidInput, sc.ID, err)
+		return err
 	}
 	x := newExpr()
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.table), Key: itemKey(schedPK(sc.Tenant), sc.ID),

@@ -45,9 +45,9 @@ func (s *Store) scheduleLocked(tenant, id string) (core.Schedule, error) {
 }
 
 func (s *Store) putScheduleLocked(sc core.Schedule) error {
-	b, err := json.Marshal(sc)
+	b, err := core.MarshalSchedule(sc)
 	if err != nil {
-		return fmt.Errorf("%w: schedule %s: %v", core.ErrInvalidInput, sc.ID, err)
+		return err
 	}
 	s.sched.byID[sc.ID] = b
 	return nil

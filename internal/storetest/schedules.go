@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -170,6 +171,17 @@ func testSchedulesCRUD(t *testing.T, newStore func(*testing.T) Store) {
 	// Ids are unique: the same tenant's or another's.
 	wantErr(t, "create an existing id", st.s.CreateSchedule(st.ctx, schedule("acme", "sch_a"), 0), core.ErrConflict)
 	wantErr(t, "create another tenant's id", st.s.CreateSchedule(st.ctx, schedule("globex", "sch_a"), 0), core.ErrConflict)
+	huge := schedule("acme", "sch_huge")
+	huge.Request = json.RawMessage(`{"messages":[{"role":"user","content":"` + strings.Repeat("x", core.MaxScheduleBytes) + `"}]}`)
+	wantErr(t, "create a schedule over the size bound", st.s.CreateSchedule(st.ctx, huge, 0), core.ErrInvalidInput)
+	wantErr(t, "a refused create stored nothing", getErr(st, "acme", "sch_huge"), core.ErrNotFound)
+	huge.ID, huge.Version = "sch_a", 2
+	wantErr(t, "update a schedule over the size bound", st.s.UpdateSchedule(st.ctx, huge), core.ErrInvalidInput)
+	wantErr(t, "create an unencodable schedule", st.s.CreateSchedule(st.ctx, func() core.Schedule {
+		s := schedule("acme", "sch_bad")
+		s.Request = json.RawMessage(`{"unterminated`)
+		return s
+	}(), 0), core.ErrInvalidInput)
 	wantErr(t, "create without an id", st.s.CreateSchedule(st.ctx, schedule("acme", ""), 0), core.ErrInvalidInput)
 	wantErr(t, "create without a tenant", st.s.CreateSchedule(st.ctx, schedule("", "sch_q"), 0), core.ErrInvalidInput)
 
