@@ -84,7 +84,9 @@
 // a delete write (an update or a trigger leaves the index keys alone),
 // read back with BatchGetItem. A trigger is a PutItem conditioned on its
 // fire time being new, then an UpdateItem moving the schedule's cursor
-// (and, started, its last run) conditioned on the cursor being earlier.
+// (and, started, its last run) conditioned on the cursor being earlier;
+// a schedule's triggers are read with one GetItem (Trigger) or query
+// (Triggers, newest first).
 //
 // The configuration never changes after a run starts, so a commit writes
 // only the run item's small mutable state; LoadRun reads both items with
