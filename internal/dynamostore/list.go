@@ -35,6 +35,8 @@ const (
 	// an eval's case or judge (core.EvalRef, JSON).
 	attrForkedFrom = "forked_from"
 	attrEval       = "eval"
+	// attrSchedule is a scheduled run's schedule (core.ScheduleRef, JSON).
+	attrSchedule = "schedule"
 	// attrAgentVersion is the run's agent version (set once it has one).
 	attrAgentVersion = "agent_version"
 
@@ -66,7 +68,7 @@ func listAttrs(run item, tenant string, st core.RunState) error {
 		}
 		run[attrParent] = avS(string(b))
 	}
-	for attr, v := range map[string]any{attrForkedFrom: st.Config.ForkedFrom, attrEval: st.Config.Eval} {
+	for attr, v := range map[string]any{attrForkedFrom: st.Config.ForkedFrom, attrEval: st.Config.Eval, attrSchedule: st.Config.Schedule} {
 		if reflect.ValueOf(v).IsNil() {
 			continue
 		}
@@ -222,7 +224,7 @@ func listEntry(it item) (listed, error) {
 // An entry whose item is gone keeps what the index had.
 func (s *Store) summaries(ctx context.Context, entries []listed) error {
 	e := newExpr()
-	proj := strings.Join([]string{e.n(attrPK), e.n("agent"), e.n(attrAgentVersion), e.n(attrParent), e.n(attrForkedFrom), e.n(attrEval), e.n("state"), e.n("state_gz")}, ", ")
+	proj := strings.Join([]string{e.n(attrPK), e.n("agent"), e.n(attrAgentVersion), e.n(attrParent), e.n(attrForkedFrom), e.n(attrEval), e.n(attrSchedule), e.n("state"), e.n("state_gz")}, ", ")
 	keys := make([]item, len(entries))
 	at := make(map[string]int, len(entries))
 	for i, l := range entries {
@@ -285,6 +287,12 @@ func fillSummary(sum *core.RunSummary, it item) error {
 		st.Config.Eval = &core.EvalRef{}
 		if err := json.Unmarshal([]byte(ev), st.Config.Eval); err != nil {
 			return fmt.Errorf("list runs: run %s: eval: %w", sum.RunID, err)
+		}
+	}
+	if sc, ok := getS(it, attrSchedule); ok {
+		st.Config.Schedule = &core.ScheduleRef{}
+		if err := json.Unmarshal([]byte(sc), st.Config.Schedule); err != nil {
+			return fmt.Errorf("list runs: run %s: schedule: %w", sum.RunID, err)
 		}
 	}
 	*sum = st.Summary()

@@ -135,7 +135,9 @@ func testListEntries(t *testing.T, newStore func(*testing.T) Store) {
 	child.Parent = &core.ParentRef{RunID: "r-plan", ToolCallID: "call-1", RootRunID: "r-plan", Depth: 1}
 	h.mustStart("r-child", "s-child", child, nil, user(long)...)
 	h.clock.T = t0.Add(2 * time.Minute)
-	h.mustStart("r-late", "s-late", config(t, turn("Later.")), nil, user("Later")...)
+	late := config(t, turn("Later."))
+	late.Schedule = &core.ScheduleRef{ID: "sch-1", FireTime: t0}
+	h.mustStart("r-late", "s-late", late, nil, user("Later")...)
 
 	list := func(q core.RunListQuery) []core.RunSummary {
 		t.Helper()
@@ -158,6 +160,9 @@ func testListEntries(t *testing.T, newStore func(*testing.T) Store) {
 	if kid.Title != strings.Repeat("é", core.TitleRunes)+"…" || kid.Agent != "researcher" || kid.AgentVersion != "" || kid.EndedAt != nil || kid.Turns != 0 ||
 		kid.Parent == nil || *kid.Parent != *child.Parent {
 		t.Fatalf("the child run's entry %+v", kid)
+	}
+	if byID["r-late"].ScheduleID != "sch-1" || plan.ScheduleID != "" {
+		t.Fatalf("a scheduled run's entry %+v", byID["r-late"])
 	}
 	for _, tc := range []struct {
 		q    core.RunListQuery
