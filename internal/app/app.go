@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/smithy-go/middleware"
 	"go.opentelemetry.io/otel/trace"
 
@@ -76,11 +77,12 @@ type Deps struct {
 }
 
 // Features are the heavy subsystems a function links only when it runs
-// them: internal/features.All has them all (baton dev, the worker); the
-// API takes the span exporter alone, the sweeper the A2A client alone (to
+// them: internal/features.All has them all but the EventBridge Scheduler
+// client (baton dev, the worker); the API takes the span exporter and the
+// EventBridge Scheduler client alone, the sweeper the A2A client alone (to
 // cancel the remote tasks runs gave up on), and the intake function none,
 // so they link no model provider SDK, Bedrock runtime client, MCP client
-// or OpenTelemetry exporter.
+// or OpenTelemetry exporter, and only the API the Scheduler client.
 type Features struct {
 	// Models builds the model providers Config.Providers names; nil:
 	// the scripted provider only, and a model call to any other one is
@@ -109,6 +111,13 @@ type Features struct {
 	// recall nothing (each run records why), and their memory tools and
 	// extractions fail with an error saying so.
 	Memory func(MemoryDeps) (MemoryService, error)
+	// Scheduler builds the EventBridge Scheduler client that keeps each
+	// schedule's EventBridge schedule (internal/schedules/eventbridge):
+	// in the stack's schedule group, sending to the intake queue as the
+	// scheduler role. Only the API links it (internal/features/spans);
+	// nil: no EventBridge schedule is kept (baton dev fires schedules in
+	// process).
+	Scheduler func(cfg aws.Config, group, roleARN, queueARN string) core.Scheduler
 }
 
 // MCPTools are the tools of the agents' MCP servers: their listings and

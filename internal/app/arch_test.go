@@ -103,7 +103,7 @@ func TestArchitecture(t *testing.T) {
 		pkgs = append(pkgs, p)
 	}
 	sort.Strings(pkgs)
-	driven := []string{"internal/dynamostore", "internal/sqsqueue", "internal/memstore", "internal/providers", "internal/executors", "internal/secrets", "internal/awsenv", "internal/toolspec", "internal/hooks", "internal/guardrails", "internal/notify", "internal/mcptools", "internal/a2atool"}
+	driven := []string{"internal/dynamostore", "internal/sqsqueue", "internal/memstore", "internal/providers", "internal/executors", "internal/secrets", "internal/awsenv", "internal/toolspec", "internal/hooks", "internal/guardrails", "internal/notify", "internal/mcptools", "internal/a2atool", "internal/schedules/eventbridge"}
 	driving := []string{"internal/httpapi", "internal/worker", "internal/intake", "internal/runspec", "internal/durable", "internal/app", "internal/local", "internal/lambdastream", "cmd", "functions"}
 	for _, p := range pkgs {
 		for _, imp := range all[p] {
@@ -126,6 +126,10 @@ func TestArchitecture(t *testing.T) {
 				// The Bedrock Guardrails rule is a feature: it reaches a
 				// function through app.Features only.
 				t.Errorf("%s imports %s: Bedrock Guardrails reach a function through app.Features (internal/features) only", p, imp)
+			case under(imp, "internal/schedules/eventbridge") && !under(p, "internal/features", "internal/schedules/eventbridge"):
+				// The EventBridge Scheduler client is a feature: it
+				// reaches the API through app.Features only.
+				t.Errorf("%s imports %s: the EventBridge Scheduler client reaches a function through app.Features (internal/features) only", p, imp)
 			case under(p, "internal/agents", "internal/toolspec") && imp != module+"/core" && imp != module+"/events" && !under(imp, "internal/agents", "internal/toolspec"):
 				// The agents file parses into declarations; only the
 				// composition root builds adapters from them.
@@ -137,7 +141,8 @@ func TestArchitecture(t *testing.T) {
 	// SDK, Bedrock Guardrails or MCP client outside the worker, the A2A
 	// client in the worker and the sweeper (which cancels remote tasks
 	// runs gave up on), no span exporter in the sweeper or the intake
-	// function. TestFunctionsLinkedSDKs checks the same on the real import
+	// function, the EventBridge Scheduler client in the API alone (which
+	// creates, updates and deletes schedules). TestFunctionsLinkedSDKs checks the same on the real import
 	// graph, SDKs included.
 	reach := func(from string) map[string]bool {
 		seen := map[string]bool{}
@@ -156,8 +161,9 @@ func TestArchitecture(t *testing.T) {
 	}
 	for fn, banned := range map[string][]string{
 		"functions/api":     {"internal/providers/setup", "internal/guardrails/bedrock", "internal/mcptools", "internal/a2atool"},
-		"functions/sweeper": {"internal/providers/setup", "internal/guardrails/bedrock", "internal/mcptools", "internal/telemetry/otelsetup"},
-		"functions/intake":  {"internal/providers/setup", "internal/guardrails/bedrock", "internal/mcptools", "internal/a2atool", "internal/telemetry/otelsetup"},
+		"functions/sweeper": {"internal/providers/setup", "internal/guardrails/bedrock", "internal/mcptools", "internal/telemetry/otelsetup", "internal/schedules/eventbridge"},
+		"functions/intake":  {"internal/providers/setup", "internal/guardrails/bedrock", "internal/mcptools", "internal/a2atool", "internal/telemetry/otelsetup", "internal/schedules/eventbridge"},
+		"functions/worker":  {"internal/schedules/eventbridge"},
 	} {
 		deps := reach(fn)
 		for _, b := range banned {
@@ -168,6 +174,9 @@ func TestArchitecture(t *testing.T) {
 	}
 	if deps := reach("functions/worker"); !deps[module+"/internal/providers/setup"] || !deps[module+"/internal/guardrails/bedrock"] || !deps[module+"/internal/mcptools"] || !deps[module+"/internal/a2atool"] {
 		t.Error("the worker does not link the model providers, Bedrock Guardrails, the MCP client and the A2A client")
+	}
+	if deps := reach("functions/api"); !deps[module+"/internal/schedules/eventbridge"] {
+		t.Error("the API does not link the EventBridge Scheduler client, with which it keeps schedules")
 	}
 	if deps := reach("functions/sweeper"); !deps[module+"/internal/a2atool"] {
 		t.Error("the sweeper does not link the A2A client, with which it cancels remote tasks")
@@ -184,7 +193,9 @@ func TestArchitecture(t *testing.T) {
 // third-party packages included: the Bedrock runtime client (the model
 // provider and Bedrock Guardrails) is linked by the worker alone, which
 // runs steps; the API, the sweeper and the intake function never call
-// Bedrock. No function links the generated SSM, Secrets Manager, Lambda
+// Bedrock. The EventBridge Scheduler client is the API's alone, which
+// creates, updates and deletes schedules (they fire through the intake
+// queue). No function links the generated SSM, Secrets Manager, Lambda
 // or EventBridge clients, whose schema tables each start would
 // initialise: secrets, lambda tools and hooks, and notifications go
 // through awsenv.JSONClient. Each links the DynamoDB and SQS clients of
@@ -196,6 +207,9 @@ func TestFunctionsLinkedSDKs(t *testing.T) {
 		banned := []string{sdk + "ssm", sdk + "secretsmanager", sdk + "lambda", sdk + "eventbridge"}
 		if fn != "functions/worker" {
 			banned = append(banned, sdk+"bedrockruntime")
+		}
+		if fn != "functions/api" {
+			banned = append(banned, sdk+"scheduler")
 		}
 		for _, b := range banned {
 			if deps[fn][b] {
@@ -210,6 +224,9 @@ func TestFunctionsLinkedSDKs(t *testing.T) {
 	}
 	if !deps["functions/worker"][sdk+"bedrockruntime"] {
 		t.Errorf("the worker does not link %s", sdk+"bedrockruntime")
+	}
+	if !deps["functions/api"][sdk+"scheduler"] {
+		t.Errorf("the API does not link %s", sdk+"scheduler")
 	}
 }
 

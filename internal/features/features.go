@@ -2,8 +2,10 @@
 // when it runs them (app.Features): the model providers' SDKs, Amazon
 // Bedrock Guardrails (the Bedrock runtime client), the MCP client, the
 // A2A client, long-term memory (its embedders) and the OpenTelemetry
-// exporter. baton dev and the worker link All; the API only the exporter
-// (internal/features/spans); the sweeper only the A2A client
+// exporter; and the EventBridge Scheduler client of schedules. baton dev
+// and the worker link All (without the Scheduler client: baton dev fires
+// schedules in process); the API only the exporter and the Scheduler
+// client (internal/features/spans); the sweeper only the A2A client
 // (internal/features/remote); the intake function none of them.
 package features
 
