@@ -30,19 +30,19 @@ var intakeTransformer = struct {
 // ReportBatchItemFailures, sends refused messages to the dead-letter
 // queue) and, when props.IntakeEventPattern is set, the EventBridge rule
 // that feeds the queue. The caller grants the table and the step queue.
-func addIntake(stack awscdk.Stack, props *StackProps, fn func(string, awscdk.Duration, float64) awslambda.Function) (awslambda.Function, awssqs.Queue) {
-	dlq := awssqs.NewQueue(stack, jsii.String("IntakeDLQ"), &awssqs.QueueProps{
+func addIntake(stack awscdk.Stack, props *StackProps, fn func(string, awscdk.Duration, float64) awslambda.Function) (f awslambda.Function, queue, dlq awssqs.Queue) {
+	dlq = awssqs.NewQueue(stack, jsii.String("IntakeDLQ"), &awssqs.QueueProps{
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 	})
-	queue := awssqs.NewQueue(stack, jsii.String("IntakeQueue"), &awssqs.QueueProps{
+	queue = awssqs.NewQueue(stack, jsii.String("IntakeQueue"), &awssqs.QueueProps{
 		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(6 * intakeTimeoutSeconds)),
 		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(intakeMaxReceives)},
 		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:        jsii.Bool(true),
 	})
-	f := fn("Intake", awscdk.Duration_Seconds(jsii.Number(intakeTimeoutSeconds)), 256)
+	f = fn("Intake", awscdk.Duration_Seconds(jsii.Number(intakeTimeoutSeconds)), 256)
 	f.AddEnvironment(jsii.String("BATON_INTAKE_DLQ_URL"), dlq.QueueUrl(), nil)
 	dlq.GrantSendMessages(f)
 	f.AddEventSource(awslambdaeventsources.NewSqsEventSource(queue, &awslambdaeventsources.SqsEventSourceProps{
@@ -74,5 +74,5 @@ func addIntake(stack awscdk.Stack, props *StackProps, fn func(string, awscdk.Dur
 			Conditions: &map[string]any{"ArnEquals": map[string]any{"aws:SourceArn": rule.AttrArn()}},
 		}))
 	}
-	return f, dlq
+	return f, queue, dlq
 }

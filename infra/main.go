@@ -21,6 +21,9 @@
 // adds the routes under /iam/ with AWS_IAM authorization for SigV4
 // callers. tenantRate, tenantBurst, callerRate, callerBurst and tenantMaxActive
 // are the per-tenant limits (limits.go, docs/limits.md).
+// scheduleMinInterval (a Go duration, at least 1m; default 1m) and
+// maxSchedulesPerTenant (default 100) are the limits of scheduled runs
+// (schedules.go, docs/deploying.md).
 package main
 
 import (
@@ -75,6 +78,7 @@ func main() {
 		props.Limits.MaxActiveRuns = n
 	}
 	props.IAMPrincipals = ctxJSON(app, "iamPrincipals")
+	props.Schedules = SchedulesProps{MinInterval: ctxString(app, "scheduleMinInterval", ""), MaxPerTenant: ctxString(app, "maxSchedulesPerTenant", "")}
 	switch v := ctxString(app, "cognitoUserPool", ""); v {
 	case "":
 	case "create":

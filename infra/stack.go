@@ -103,6 +103,8 @@ type StackProps struct {
 	JWT JWTProps
 	// Limits are the per-tenant limits (limits.go).
 	Limits LimitsProps
+	// Schedules are the limits of scheduled runs (schedules.go).
+	Schedules SchedulesProps
 	// IAMPrincipals, a JSON object of IAM role or user ARNs to
 	// {"tenant": …, "scopes": […]}, adds the routes again under /iam/
 	// with AWS_IAM authorization for service callers (identity.go).
@@ -151,6 +153,7 @@ func (p *StackProps) defaults() {
 	if p.EventBus == "" {
 		p.EventBus = "default"
 	}
+	p.Schedules.defaults()
 }
 
 // Validate checks the props.
@@ -176,6 +179,9 @@ func (p *StackProps) Validate() error {
 		}
 	}
 	if err := p.Limits.validate(); err != nil {
+		return err
+	}
+	if err := p.Schedules.validate(); err != nil {
 		return err
 	}
 	if err := validateIAMPrincipals(p.IAMPrincipals); err != nil {
@@ -321,7 +327,8 @@ func NewBatonStack(scope constructs.Construct, id string, props *StackProps) (aw
 	worker.AddEnvironment(jsii.String("BATON_CHAIN_MIN_REMAINING"), jsii.String(fmt.Sprintf("%ds", int(props.WorkerTimeoutSeconds/2))), nil)
 	sweeper := fn("Sweeper", awscdk.Duration_Seconds(jsii.Number(60)), 256)
 
-	intakeFn, intakeDLQ := addIntake(stack, props, fn)
+	intakeFn, intakeQueue, intakeDLQ := addIntake(stack, props, fn)
+	addSchedules(stack, props, api, intakeFn, intakeQueue)
 	for _, f := range []awslambda.Function{api, worker, sweeper, intakeFn} {
 		table.GrantReadWriteData(f)
 		steps.GrantSendMessages(f)
