@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"reflect"
 	"slices"
 	"strings"
@@ -10,31 +9,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 )
-
-// render writes a template value as text: a Ref as <id>, a GetAtt as
-// <id.Attr>, an Fn::Join joined.
-func render(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case map[string]any:
-		if r, ok := x["Ref"].(string); ok {
-			return "<" + r + ">"
-		}
-		if ga, ok := x["Fn::GetAtt"].([]any); ok && len(ga) == 2 {
-			return "<" + ga[0].(string) + "." + ga[1].(string) + ">"
-		}
-		if j, ok := x["Fn::Join"].([]any); ok && len(j) == 2 {
-			var parts []string
-			for _, p := range j[1].([]any) {
-				parts = append(parts, render(p))
-			}
-			return strings.Join(parts, j[0].(string))
-		}
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
 
 // functionsByPrefix maps each Baton function (Api, Worker, Sweeper,
 // Intake) to its logical id.
@@ -91,7 +65,7 @@ func TestSchedules(t *testing.T) {
 				t.Errorf("two schedule groups: %s, %s", group, id)
 			}
 			group = id
-		case r.Type == "AWS::IAM::Role" && strings.Contains(render(r.Properties["AssumeRolePolicyDocument"]), "scheduler.amazonaws.com"):
+		case r.Type == "AWS::IAM::Role" && strings.Contains(nagText(r.Properties["AssumeRolePolicyDocument"]), "scheduler.amazonaws.com"):
 			if role != "" {
 				t.Errorf("two roles EventBridge Scheduler may assume: %s, %s", role, id)
 			}
@@ -108,7 +82,7 @@ func TestSchedules(t *testing.T) {
 		if p := raw.Resources[group].Properties; !reflect.DeepEqual(p, map[string]any{"Name": "Test-schedules"}) {
 			t.Errorf("schedule group %v", p)
 		}
-		if render(raw.Outputs["ScheduleGroupName"].(map[string]any)["Value"]) != "<"+group+">" {
+		if nagText(raw.Outputs["ScheduleGroupName"].(map[string]any)["Value"]) != "<"+group+">" {
 			t.Errorf("output %v", raw.Outputs["ScheduleGroupName"])
 		}
 	})
@@ -169,7 +143,7 @@ func TestSchedules(t *testing.T) {
 			if len(manage) != 1 {
 				t.Fatalf("API scheduler statements %v", manage)
 			}
-			manage[0]["Resource"] = render(manage[0]["Resource"])
+			manage[0]["Resource"] = nagText(manage[0]["Resource"])
 			if !reflect.DeepEqual(manage[0], wantManage) {
 				t.Errorf("API scheduler statement %v\nwant %v", manage[0], wantManage)
 			}
@@ -186,7 +160,7 @@ func TestSchedules(t *testing.T) {
 		checkScheduleEnv(t, raw, fns, "1m", "100")
 		api := raw.Resources[fns["Api"]].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
 		for k, want := range map[string]string{"BATON_SCHEDULE_GROUP": "<" + group + ">", "BATON_SCHEDULER_ROLE_ARN": "<" + role + ".Arn>", "BATON_INTAKE_QUEUE_ARN": "<" + queue + ".Arn>"} {
-			if got := render(api[k]); got != want {
+			if got := nagText(api[k]); got != want {
 				t.Errorf("API %s = %s, want %s", k, got, want)
 			}
 		}
