@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
@@ -110,5 +111,11 @@ func addSchedules(stack awscdk.Stack, props *StackProps, api, intake awslambda.F
 		f.AddEnvironment(jsii.String("BATON_SCHEDULE_MIN_INTERVAL"), jsii.String(props.Schedules.MinInterval), nil)
 		f.AddEnvironment(jsii.String("BATON_MAX_SCHEDULES"), jsii.String(props.Schedules.MaxPerTenant), nil)
 	}
+	// A fire time EventBridge Scheduler could not send within its retry
+	// policy's 24 hours is dropped: its run never starts, and no trigger
+	// records it.
+	alarmOnAny(stack, "ScheduleDrops", "EventBridge Scheduler dropped fire times of Baton schedules (the intake queue refused them for 24 hours): their runs did not start",
+		awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String("AWS/Scheduler"), MetricName: jsii.String("InvocationDroppedCount"),
+			DimensionsMap: &map[string]*string{"ScheduleGroup": group.Ref()}, Statistic: jsii.String("Sum"), Period: awscdk.Duration_Minutes(jsii.Number(5))}))
 	awscdk.NewCfnOutput(stack, jsii.String("ScheduleGroupName"), &awscdk.CfnOutputProps{Value: group.Ref()})
 }

@@ -156,6 +156,24 @@ func TestSchedules(t *testing.T) {
 		}
 	})
 
+	t.Run("an alarm on dropped fire times", func(t *testing.T) {
+		var found bool
+		for _, a := range ofType(raw, "AWS::CloudWatch::Alarm") {
+			if a["Namespace"] != "AWS/Scheduler" {
+				continue
+			}
+			found = true
+			dims := a["Dimensions"].([]any)
+			if a["MetricName"] != "InvocationDroppedCount" || a["Statistic"] != "Sum" || a["Threshold"] != float64(1) || len(dims) != 1 ||
+				!reflect.DeepEqual(dims[0], map[string]any{"Name": "ScheduleGroup", "Value": map[string]any{"Ref": group}}) {
+				t.Errorf("alarm %v", a)
+			}
+		}
+		if !found {
+			t.Error("no alarm on EventBridge Scheduler's dropped invocations")
+		}
+	})
+
 	t.Run("environment", func(t *testing.T) {
 		checkScheduleEnv(t, raw, fns, "1m", "100")
 		api := raw.Resources[fns["Api"]].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)

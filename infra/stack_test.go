@@ -79,7 +79,7 @@ func TestStack(t *testing.T) {
 	t.Run("resource counts", func(t *testing.T) {
 		for typ, n := range map[string]float64{
 			"AWS::DynamoDB::Table": 1, "AWS::SQS::Queue": 4, "AWS::Lambda::Function": 4,
-			"AWS::Lambda::EventSourceMapping": 2, "AWS::ApiGateway::RestApi": 1, "AWS::CloudWatch::Alarm": 6, "AWS::CloudWatch::Dashboard": 1,
+			"AWS::Lambda::EventSourceMapping": 2, "AWS::ApiGateway::RestApi": 1, "AWS::CloudWatch::Alarm": 7, "AWS::CloudWatch::Dashboard": 1,
 			"AWS::Events::Rule": 1,
 		} {
 			tpl.ResourceCountIs(jsii.String(typ), jsii.Number(n))
