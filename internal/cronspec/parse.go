@@ -20,8 +20,16 @@ type field struct {
 	nameBase int
 	noStep   bool // EventBridge's day-of-week takes no / steps
 	// sunEnd: a range ending with the name SUN ends at 7 (standard
-	// day-of-week, where 7 is also Sunday).
+	// day-of-week, where 7 is also Sunday, though * and a/s end at 6).
 	sunEnd bool
+}
+
+// last is where * and a/s end.
+func (f field) last() int {
+	if f.sunEnd {
+		return f.max - 1
+	}
+	return f.max
 }
 
 var (
@@ -112,7 +120,7 @@ func (f field) element(elem string) (lo, hi, step int, err *Error) {
 		if f.noStep {
 			return 0, 0, 0, cronError("the %s field %q: cron(…)'s day-of-week takes no / steps (list the days instead)", f.name, elem)
 		}
-		span := f.max - f.min
+		span := f.last() - f.min
 		if !isDigits(stepText) || len(stepText) > 4 {
 			return 0, 0, 0, cronError("the %s field %q: the step after / must be a whole number 1-%d", f.name, elem, span)
 		}
@@ -122,7 +130,7 @@ func (f field) element(elem string) (lo, hi, step int, err *Error) {
 		}
 	}
 	if rng == "*" {
-		return f.min, f.max, step, nil
+		return f.min, f.last(), step, nil
 	}
 	a, b, isRange := strings.Cut(rng, "-")
 	if lo, err = f.value(a, elem); err != nil {
@@ -143,7 +151,7 @@ func (f field) element(elem string) (lo, hi, step int, err *Error) {
 			return 0, 0, 0, cronError("the %s field %q is a range that runs backwards; ranges do not wrap around", f.name, elem)
 		}
 	case hasStep:
-		hi = f.max // a/s runs from a to the field's end
+		hi = f.last() // a/s runs from a to the field's end
 	default:
 		hi = lo
 	}
