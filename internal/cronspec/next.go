@@ -264,11 +264,11 @@ const (
 
 // MinInterval is the smallest gap between consecutive fire times after
 // from: a rate's duration; for cron, the smallest gap among its first 2000
-// fire times or those within 400 days, whichever ends first, and among the
-// fire times within 48 hours of each of the zone's transitions in those
-// 400 days (daylight saving can bring two fire times closer: "0 0,2 * * *"
-// fires an hour apart in Europe/Lisbon on 29 March 2026). A spec that fires
-// at most once has no gap: the largest Duration.
+// fire times or those within 400 days, whichever ends first, and between
+// the fire times around each of the zone's transitions in those 400 days
+// (daylight saving can bring two fire times closer: "0 0,2 * * *" fires an
+// hour apart in Europe/Lisbon on 29 March 2026). A spec that fires at most
+// once has no gap: the largest Duration.
 func (s *Spec) MinInterval(from time.Time) time.Duration {
 	if s.every > 0 {
 		return s.every
@@ -303,7 +303,10 @@ func (s *Spec) MinInterval(from time.Time) time.Duration {
 			continue
 		}
 		if next.After(last) {
-			scan(next.Add(-transitionSpan), next.Add(transitionSpan), transitionMax)
+			// Only a pair of fire times around the transition can be
+			// closer than best: the first of them is less than best
+			// before it.
+			scan(next.Add(-min(best, transitionSpan)), next, transitionMax)
 		}
 		t = next
 	}
