@@ -9,7 +9,9 @@ import (
 // the same zone: rate(N unit) (singular for 1, plural otherwise) or
 // cron(minute hour day-of-month month day-of-week year) with numbers only
 // (a five-field expression's day-of-week becomes 1-7, 1 Sunday, and the
-// day field it leaves at * becomes ?). Its fire times are the spec's. An
+// day field it leaves at * becomes ?). Its fire times are the spec's when
+// EventBridge reads it in the same zone and, for a rate, with the anchor
+// as the schedule's StartDate (the rendering does not carry it). An
 // expression whose rendering is longer than EventBridge's 256 characters
 // is an *Error (Field "cron").
 func (s *Spec) AWS() (string, error) {

@@ -33,12 +33,19 @@
 // one has none). These stand alone in their field.
 //
 // rate(N unit), unit minute, minutes, hour, hours, day or days (N a
-// positive whole number, at most 3650 days in all): fire times every N
-// units, a fixed duration (a day is 24 hours), from the anchor Parse is
-// given (truncated to the minute), which is itself the first fire time.
+// positive whole number, at most 3650 days in all; the singular and the
+// plural are both accepted whatever N): fire times every N units, a fixed
+// duration (a day is 24 hours), from the anchor Parse is given (truncated
+// to the minute), which is itself the first fire time.
+//
+// The prefixes cron( and rate( are case-insensitive; AWS renders them in
+// lower case.
 //
 // An expression with no fire time on any date (such as "0 0 30 2 *") is
-// refused. One-off times are not expressions: AtExpression renders one.
+// refused; one whose year field has passed, or whose only times are ones
+// the clocks skip, parses and has no next fire time. Descriptors (@daily)
+// are refused. One-off times are not expressions: AtExpression renders
+// one for EventBridge.
 //
 // # Time zones and daylight saving
 //
@@ -98,7 +105,8 @@ func LoadZone(tz string) (*time.Location, error) {
 	return loc, nil
 }
 
-// Spec is a parsed expression in its zone.
+// Spec is a parsed expression in its zone; it does not change, so it is
+// safe for concurrent use.
 type Spec struct {
 	loc *time.Location
 
