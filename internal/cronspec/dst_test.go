@@ -61,6 +61,12 @@ func TestDaylightSaving(t *testing.T) {
 			[]string{"2026-11-01T05:00:00Z", "2026-11-01T05:30:00Z", "2026-11-01T07:00:00Z", "2026-11-01T07:30:00Z"}},
 		{"rate(1 hour) across 1 November", "America/New_York", "rate(1 hour)", "2026-11-01T03:00:00Z", "2026-11-01T04:30:00Z",
 			[]string{"2026-11-01T05:00:00Z", "2026-11-01T06:00:00Z", "2026-11-01T07:00:00Z"}},
+		// Dublin's tzdata has "negative" daylight saving (IST is standard
+		// time, GMT the winter offset): the same rules by offset.
+		{"Dublin spring", "Europe/Dublin", "30 1 * * *", "", "2026-03-27T12:00:00Z",
+			[]string{"2026-03-28T01:30:00Z", "2026-03-30T00:30:00Z"}},
+		{"Dublin autumn", "Europe/Dublin", "30 1 * * *", "", "2026-10-24T12:00:00Z",
+			[]string{"2026-10-25T00:30:00Z", "2026-10-26T01:30:00Z"}},
 		// Lord Howe moves its clocks by 30 minutes: 4 October 2026 02:00
 		// becomes 02:30 (+10:30 to +11): 02:15 is skipped, 02:45 is not.
 		{"half-hour gap", "Australia/Lord_Howe", "15,45 2 * * *", "", "2026-10-02T16:00:00Z",
