@@ -223,6 +223,9 @@ func (d *dev) call(t *testing.T, method, path, token, body string, hdr ...string
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	var m map[string]any
+	if len(b) == 0 && res.StatusCode == http.StatusNoContent {
+		return resp{res.StatusCode, nil, res.Header}
+	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatalf("%s %s: %d, body not JSON: %s", method, path, res.StatusCode, b)
 	}

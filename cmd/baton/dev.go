@@ -28,6 +28,9 @@ type devOptions struct {
 	intakeDir string
 	// iamKeys stand in for IAM under /iam/ (--iam-key).
 	iamKeys []app.IAMKey
+	// clock is the controllable clock of --clock-offset (nil: the wall
+	// clock).
+	clock *app.DevClock
 }
 
 func parseDevFlags(args []string, stderr io.Writer) (devOptions, error) {
@@ -66,8 +69,18 @@ func parseDevFlags(args []string, stderr io.Writer) (devOptions, error) {
 	callerRate := fs.String("caller-rate", os.Getenv("BATON_CALLER_RATE"), "each caller's (token's, JWT subject's) API request rate: R/s; empty: no limit")
 	callerBurst := fs.String("caller-burst", os.Getenv("BATON_CALLER_BURST"), "each caller's burst above --caller-rate")
 	maxActive := fs.String("tenant-max-active", os.Getenv("BATON_TENANT_MAX_ACTIVE"), "cap each tenant's unfinished runs; the next start is a 429 too_many_active_runs (empty or 0: no cap)")
+	maxSchedules := fs.String("max-schedules", os.Getenv("BATON_MAX_SCHEDULES"), "cap each tenant's schedules (default 100; -1: no cap); the next create is a 429 schedule_limit_reached")
+	minInterval := fs.String("schedule-min-interval", os.Getenv("BATON_SCHEDULE_MIN_INTERVAL"), "the smallest gap between a schedule's fire times (default 1m)")
+	clockOffset := fs.String("clock-offset", "", "run on a controllable clock this far (a Go duration, e.g. 0s or 2h) from the wall clock; POST /_dev/clock {\"advance\": \"90s\"} moves it forward (try schedules without waiting)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if *clockOffset != "" {
+		d, err := time.ParseDuration(*clockOffset)
+		if err != nil {
+			return o, fmt.Errorf("--clock-offset: want a Go duration such as 0s or 90m, got %q", *clockOffset)
+		}
+		o.clock = app.NewDevClock(d)
 	}
 	o.cfg.CORSOrigins = app.List(*cors)
 	limitFlags := map[string]struct {
@@ -81,6 +94,10 @@ func parseDevFlags(args []string, stderr io.Writer) (devOptions, error) {
 		return o, err
 	}
 	o.cfg.Limits = lim
+	schedFlags := map[string]string{"BATON_MAX_SCHEDULES": *maxSchedules, "BATON_SCHEDULE_MIN_INTERVAL": *minInterval}
+	if o.cfg.Schedules, err = app.SchedulesFromEnv(func(k, def string) string { return schedFlags[k] }); err != nil {
+		return o, fmt.Errorf("%w (--max-schedules, --schedule-min-interval)", err)
+	}
 	if o.iamKeys, err = app.ParseIAMKeys(*iamKeys); err != nil {
 		return o, fmt.Errorf("--iam-key: %w", err)
 	}
@@ -185,7 +202,11 @@ func buildDev(ctx context.Context, o devOptions, stderr io.Writer, defaultTokens
 			return nil, nil, err
 		}
 	}
-	a, err := app.Build(ctx, o.cfg, app.Deps{LogOutput: stderr, Features: features.All})
+	deps := app.Deps{LogOutput: stderr, Features: features.All}
+	if o.clock != nil {
+		deps.Clock = o.clock
+	}
+	a, err := app.Build(ctx, o.cfg, deps)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -210,7 +231,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer func() { _ = a.FlushTelemetry(context.Background()) }()
-	err = a.Serve(ctx, app.ServeOptions{Addr: o.addr, Pollers: o.pollers, IntakeDir: o.intakeDir, IAMKeys: o.iamKeys, Ready: func(base string) {
+	err = a.Serve(ctx, app.ServeOptions{Addr: o.addr, Pollers: o.pollers, IntakeDir: o.intakeDir, IAMKeys: o.iamKeys, Clock: o.clock, Ready: func(base string) {
 		banner(stdout, a, base, tokens, o.intakeDir)
 	}})
 	if err != nil {

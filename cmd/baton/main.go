@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"slices"
 	"syscall"
+	_ "time/tzdata" // schedules' time zones, on a machine without zoneinfo too
 
 	"github.com/baton-agents/baton/internal/app"
 	"github.com/baton-agents/baton/internal/cli"

@@ -86,10 +86,10 @@ func TestParseDevTokens(t *testing.T) {
 	if len(got) != 2 || got[0].Tenant != "acme" || got[0].Token != "tok-acme-123" || got[1].Token != "tok-globex-456" {
 		t.Fatalf("tokens %+v", got)
 	}
-	if s := strings.Join(got[0].Scopes, " "); s != "runs:write runs:read results:submit approvals:decide memories:read memories:delete memories:subject crm:write crm:read" {
+	if s := strings.Join(got[0].Scopes, " "); s != "runs:write runs:read results:submit approvals:decide memories:read memories:delete schedules:read schedules:write memories:subject crm:write crm:read" {
 		t.Errorf("acme scopes %s", s)
 	}
-	if s := strings.Join(got[1].Scopes, " "); s != "runs:write runs:read results:submit approvals:decide memories:read memories:delete memories:subject" {
+	if s := strings.Join(got[1].Scopes, " "); s != "runs:write runs:read results:submit approvals:decide memories:read memories:delete schedules:read schedules:write memories:subject" {
 		t.Errorf("globex scopes %s", s)
 	}
 	for _, bad := range []string{"acme", "acme=short", "=tok-acme-123", "acme=tok-acme-123+crm write", "acme=tok-acme-123+runs:all", "x/../acme=tok-acme-123", "acme#RUN#x=tok-acme-123"} {

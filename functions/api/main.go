@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	_ "time/tzdata" // schedules' time zones: Lambda has no zoneinfo
 
 	"github.com/baton-agents/baton/internal/app"
 	"github.com/baton-agents/baton/internal/features/spans"

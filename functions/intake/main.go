@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	_ "time/tzdata" // schedules' time zones: Lambda has no zoneinfo
 
 	"github.com/aws/aws-lambda-go/lambda"
 

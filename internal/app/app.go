@@ -23,6 +23,7 @@ import (
 	"github.com/baton-agents/baton/internal/httpapi"
 	"github.com/baton-agents/baton/internal/intake"
 	"github.com/baton-agents/baton/internal/providers"
+	"github.com/baton-agents/baton/internal/schedules"
 	"github.com/baton-agents/baton/internal/secrets"
 	"github.com/baton-agents/baton/internal/telemetry"
 	"github.com/baton-agents/baton/internal/toolspec"
@@ -147,6 +148,8 @@ type App struct {
 	AgentVersion string
 	// Tools executes server tools; nil unless Config.ExecuteTools.
 	Tools core.ToolExecutor
+	// Schedules is the schedule service (baton dev runs its Loop).
+	Schedules *schedules.Service
 	// Stores describes the stores.
 	Stores StoresInfo
 	Log    *slog.Logger
@@ -314,6 +317,9 @@ func Build(ctx context.Context, cfg Config, deps Deps) (*App, error) {
 	a.Worker = &worker.Worker{Runner: a.Runner, Log: log, Extender: st.queue, Visibility: cfg.stepVisibility(), Chain: cfg.chainLimits(),
 		Routes: map[core.StepKind]func(context.Context, core.Step, durable.Attempt) error{core.StepMemoryExtract: a.Runner.ExtractMemories}}
 	if err := a.openIntake(ctx, st, clock); err != nil {
+		return nil, err
+	}
+	if err := a.openSchedules(ctx, st, deps.Features, loadAWS, clock); err != nil {
 		return nil, err
 	}
 	return a, nil

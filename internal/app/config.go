@@ -25,6 +25,8 @@ type Config struct {
 	Agents Agents
 	// Intake is the intake queue, whose messages start runs (intake.go).
 	Intake Intake
+	// Schedules are the schedule settings (schedules.go).
+	Schedules Schedules
 	// Region is the AWS region (AWS_REGION); empty uses the SDK's
 	// resolution, then us-east-1. Bedrock defaults to it.
 	Region string
@@ -198,6 +200,9 @@ func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 		return c, err
 	}
 	if c.Limits, err = LimitsFromEnv(get); err != nil {
+		return c, err
+	}
+	if c.Schedules, err = SchedulesFromEnv(get); err != nil {
 		return c, err
 	}
 	switch s := get("BATON_STORES", "aws"); s {

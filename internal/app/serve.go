@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/baton-agents/baton/internal/httpapi"
 	"github.com/baton-agents/baton/internal/local"
@@ -22,7 +23,16 @@ type ServeOptions struct {
 	// IAMKeys are the access keys whose SigV4 requests baton dev accepts
 	// under /iam/, standing in for IAM (baton dev --iam-key).
 	IAMKeys []IAMKey
+	// Clock is baton dev's controllable clock (--clock-offset), served
+	// at /_dev/clock; nil: the wall clock.
+	Clock *DevClock
 }
+
+// DevClock is baton dev's controllable clock (local.DevClock).
+type DevClock = local.DevClock
+
+// NewDevClock starts a controllable clock offset from the wall clock.
+func NewDevClock(offset time.Duration) *DevClock { return local.NewDevClock(offset) }
 
 // IAMKey is an access key of baton dev's stand-in for IAM and the
 // principal it belongs to.
@@ -63,7 +73,8 @@ func (a *App) Serve(ctx context.Context, o ServeOptions) error {
 		Streams: local.Streams{Match: httpapi.IsStream, Handler: a.API.Stream},
 		Worker:  a.Worker.Handle, Receiver: a.Steps, Pollers: o.Pollers,
 		Sweep: func(ctx context.Context) error { _, err := a.Runner.Sweep(ctx, 100); return err },
-		Log:   a.Log, Ready: o.Ready,
+		Log:   a.Log, Ready: o.Ready, Clock: o.Clock,
+		Scheduler: func(ctx context.Context) { a.Schedules.Loop(ctx, time.Second) },
 	}))
 }
 

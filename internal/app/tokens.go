@@ -72,7 +72,7 @@ func putToken(ctx context.Context, store core.TokenStore, t Token) error {
 
 // Check rejects a scope that is not a valid scope name
 // (core.ValidScope), and an unknown scope in the API's own namespaces
-// (runs:, results:, approvals:), which is more likely a typo than an
+// (runs:, results:, approvals:, memories:, schedules:, …), which is more likely a typo than an
 // extra scope.
 func (t Token) Check() error {
 	if !core.ValidTenant(t.Tenant) {

@@ -27,6 +27,7 @@ type Store interface {
 	core.AgentVersionStore
 	core.EvalStore
 	core.MemoryStore
+	core.ScheduleStore
 }
 
 // Options wires a Runner. Store, Queue and Agents are required; every

@@ -24,6 +24,7 @@ import (
 	"github.com/baton-agents/baton/internal/console"
 	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/runspec"
+	"github.com/baton-agents/baton/internal/schedules"
 	"github.com/baton-agents/baton/internal/telemetry"
 )
 
@@ -37,6 +38,10 @@ const (
 	// ScopeMemoriesDelete deletes and erases them (DELETE).
 	ScopeMemoriesRead   = "memories:read"
 	ScopeMemoriesDelete = "memories:delete"
+	// ScopeSchedulesRead reads the tenant's schedules and their
+	// triggers; ScopeSchedulesWrite creates, changes and deletes them.
+	ScopeSchedulesRead  = "schedules:read"
+	ScopeSchedulesWrite = "schedules:write"
 )
 
 // ScopeAgentsManage publishes agent versions and moves aliases
@@ -53,7 +58,7 @@ const ScopeAgentsManage = "agents:manage"
 const ScopeMemoriesSubject = "memories:subject"
 
 // AllScopes lists the scopes a token holds by default.
-var AllScopes = []string{ScopeRunsWrite, ScopeRunsRead, ScopeResultsSubmit, ScopeApprovalDecide, ScopeMemoriesRead, ScopeMemoriesDelete}
+var AllScopes = []string{ScopeRunsWrite, ScopeRunsRead, ScopeResultsSubmit, ScopeApprovalDecide, ScopeMemoriesRead, ScopeMemoriesDelete, ScopeSchedulesRead, ScopeSchedulesWrite}
 
 // KnownScopes lists every scope of the API.
 var KnownScopes = append(append([]string(nil), AllScopes...), ScopeAgentsManage, ScopeMemoriesSubject)
@@ -121,9 +126,12 @@ type API struct {
 	// Memories keeps the end users' memories (memories.go): the store
 	// itself, which the runner's store wraps.
 	Memories core.MemoryStore
-	Clock    core.Clock
-	Log      *slog.Logger
-	Config   Config
+	// Schedules is the schedule service (schedules.go); nil: the
+	// deployment has no schedules.
+	Schedules *schedules.Service
+	Clock     core.Clock
+	Log       *slog.Logger
+	Config    Config
 }
 
 // New wires the API.
@@ -264,6 +272,12 @@ func (a *API) routes() []route {
 		{http.MethodGet, []string{"v1", "memories"}, ScopeMemoriesRead, a.listMemories, false},
 		{http.MethodDelete, []string{"v1", "memories"}, ScopeMemoriesDelete, a.eraseMemories, false},
 		{http.MethodDelete, []string{"v1", "memories", "{}"}, ScopeMemoriesDelete, a.deleteMemory, false},
+		{http.MethodPost, []string{"v1", "schedules"}, ScopeSchedulesWrite, a.createSchedule, true},
+		{http.MethodGet, []string{"v1", "schedules"}, ScopeSchedulesRead, a.listSchedules, false},
+		{http.MethodGet, []string{"v1", "schedules", "{}"}, ScopeSchedulesRead, a.getSchedule, false},
+		{http.MethodPatch, []string{"v1", "schedules", "{}"}, ScopeSchedulesWrite, a.patchSchedule, false},
+		{http.MethodDelete, []string{"v1", "schedules", "{}"}, ScopeSchedulesWrite, a.deleteSchedule, false},
+		{http.MethodGet, []string{"v1", "schedules", "{}", "triggers"}, ScopeSchedulesRead, a.listTriggers, false},
 	}
 }
 

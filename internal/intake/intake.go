@@ -24,9 +24,16 @@
 //     unfinished run, a key in flight): reported as a batch item failure,
 //     so SQS delivers it again, and after the queue's maximum receives
 //     redrives it to the dead-letter queue without baton_ attributes.
+//
+// A message {"schedule_fire": {"tenant", "schedule_id", "fire_time"}},
+// which EventBridge Scheduler sends at a schedule's fire time, fires that
+// schedule instead (internal/schedules): once per fire time, its trigger
+// recorded; a transient failure is retried, and recorded as failed on the
+// message's last receive.
 package intake
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -35,6 +42,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,6 +51,7 @@ import (
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/runspec"
+	"github.com/baton-agents/baton/internal/schedules"
 )
 
 // Dead-letter message attributes.
@@ -81,6 +90,18 @@ type Handler struct {
 	// function's timeout and below the queue's visibility timeout).
 	IdempotencyTTL time.Duration
 	InFlightLease  time.Duration
+	// Schedules fires the schedule_fire messages EventBridge Scheduler
+	// sends (nil: they are refused to the dead-letter queue).
+	Schedules ScheduleFirer
+	// MaxReceives is the intake queue's receive count before SQS
+	// redrives a message (default 5): on its last receive a fire time
+	// that keeps failing is recorded as failed.
+	MaxReceives int
+}
+
+// ScheduleFirer fires one fire time of a schedule (internal/schedules).
+type ScheduleFirer interface {
+	Fire(ctx context.Context, tenant, id string, fire time.Time, o schedules.FireOptions) (core.Trigger, error)
 }
 
 // message is an intake message.
@@ -107,6 +128,9 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 }
 
 func (h *Handler) handle(ctx context.Context, rec events.SQSMessage) error {
+	if bytes.Contains([]byte(rec.Body), []byte(`"schedule_fire"`)) {
+		return h.fire(ctx, rec)
+	}
 	var m message
 	if err := runspec.Decode([]byte(rec.Body), &m, false); err != nil {
 		return h.deadLetter(ctx, rec, err)
@@ -167,6 +191,44 @@ func (h *Handler) handle(ctx context.Context, rec events.SQSMessage) error {
 	}
 	h.log().InfoContext(ctx, "intake run started", "message_id", rec.MessageId, "tenant", tenant, "run_id", snap.State.RunID, "idempotency_key", key)
 	return nil
+}
+
+// fire handles a schedule's fire time: its trigger is recorded (the run
+// it started, or why not); a transient failure is retried, and recorded
+// as failed on the message's last receive.
+func (h *Handler) fire(ctx context.Context, rec events.SQSMessage) error {
+	var m struct {
+		Fire *core.ScheduleFire `json:"schedule_fire"`
+	}
+	if err := runspec.Decode([]byte(rec.Body), &m, false); err != nil {
+		return h.deadLetter(ctx, rec, err)
+	}
+	if m.Fire == nil || h.Schedules == nil {
+		return h.deadLetter(ctx, rec, runspec.Errorf(http.StatusBadRequest, "invalid_request", "schedule_fire: this deployment fires no schedules here, or the message has none"))
+	}
+	at, err := time.Parse(time.RFC3339, m.Fire.FireTime)
+	if err != nil || !core.ValidTenant(m.Fire.Tenant) {
+		return h.deadLetter(ctx, rec, runspec.Errorf(http.StatusBadRequest, "invalid_request", "schedule_fire needs a tenant and an RFC 3339 fire_time, got %q and %q", m.Fire.Tenant, m.Fire.FireTime))
+	}
+	count, _ := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"])
+	t, err := h.Schedules.Fire(ctx, m.Fire.Tenant, m.Fire.ScheduleID, at, schedules.FireOptions{LastAttempt: count >= h.maxReceives()})
+	switch {
+	case errors.Is(err, schedules.ErrStale):
+		h.log().WarnContext(ctx, "schedule fire dropped", "message_id", rec.MessageId, "err", err)
+		return nil
+	case err != nil:
+		return err
+	}
+	h.log().InfoContext(ctx, "schedule fired", "message_id", rec.MessageId, "tenant", m.Fire.Tenant, "schedule_id", m.Fire.ScheduleID,
+		"fire_time", m.Fire.FireTime, "outcome", t.Outcome, "run_id", t.RunID, "reason", t.Reason)
+	return nil
+}
+
+func (h *Handler) maxReceives() int {
+	if h.MaxReceives <= 0 {
+		return 5
+	}
+	return h.MaxReceives
 }
 
 // deadLetter sends the message, body unchanged, to the dead-letter queue

@@ -230,6 +230,11 @@ type Options struct {
 	Log        *slog.Logger
 	// Ready is called with the server's base URL once it listens.
 	Ready func(baseURL string)
+	// Scheduler, when set, runs until ctx ends: the in-process scheduler
+	// that fires schedules (no EventBridge Scheduler here).
+	Scheduler func(ctx context.Context)
+	// Clock, when set, is served at DevClockPath (--clock-offset).
+	Clock *DevClock
 }
 
 // Serve serves the API on o.Addr and runs the pollers and the sweep until
@@ -242,7 +247,14 @@ func Serve(ctx context.Context, o Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Streams end when Serve does: their requests' context is ctx's.
-	srv := &http.Server{Handler: Proxy(o.API, o.Streams, o.MaxBody, o.IAM), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+	var handler http.Handler = Proxy(o.API, o.Streams, o.MaxBody, o.IAM)
+	if o.Clock != nil {
+		mux := http.NewServeMux()
+		mux.Handle(DevClockPath, o.Clock)
+		mux.Handle("/", handler)
+		handler = mux
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	var wg sync.WaitGroup
 	for i := 0; i < o.Pollers; i++ {
@@ -258,6 +270,10 @@ func Serve(ctx context.Context, o Options) error {
 			wg.Add(1)
 			go func() { defer wg.Done(); Poll(ctx, o.IntakeReceiver, o.Intake, o.Log) }()
 		}
+	}
+	if o.Scheduler != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); o.Scheduler(ctx) }()
 	}
 	if o.IntakeDir.Dir != "" {
 		wg.Add(1)
