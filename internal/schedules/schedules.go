@@ -202,7 +202,7 @@ func (s *Service) List(ctx context.Context, tenant string, limit int, cursor str
 	list, next, err := s.Store.ListSchedules(ctx, tenant, limit, cursor)
 	if err != nil {
 		if errors.Is(err, core.ErrInvalidInput) {
-			return nil, "", runspec.Errorf(http.StatusBadRequest, "invalid_request", "cursor: not a cursor of this list")
+			return nil, "", runspec.Errorf(http.StatusBadRequest, "invalid_cursor", "cursor is not a next_cursor this list returned")
 		}
 		return nil, "", err
 	}
@@ -312,7 +312,7 @@ func (s *Service) Triggers(ctx context.Context, tenant, id string, limit int, cu
 	}
 	list, next, err := s.Store.Triggers(ctx, id, limit, cursor)
 	if errors.Is(err, core.ErrInvalidInput) {
-		return nil, "", runspec.Errorf(http.StatusBadRequest, "invalid_request", "cursor: not a cursor of this list")
+		return nil, "", runspec.Errorf(http.StatusBadRequest, "invalid_cursor", "cursor is not a next_cursor this list returned")
 	}
 	return list, next, err
 }
