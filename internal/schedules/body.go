@@ -36,6 +36,11 @@ func (b Body) timing() bool {
 	return b.Cron != nil || b.At != nil || b.Timezone != nil || b.Start != nil || b.End != nil
 }
 
+// changesRequest reports whether b changes the run request.
+func (b Body) changesRequest() bool {
+	return b.Request != nil || b.Agent != nil || b.Alias != nil || b.AgentVersion != nil
+}
+
 // apply sets sc's fields from b (create: every required field must be
 // there), checking each field on its own.
 func (b Body) apply(sc *core.Schedule, create bool) error {

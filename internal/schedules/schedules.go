@@ -154,7 +154,7 @@ func (s *Service) Create(ctx context.Context, tenant string, p *core.Principal, 
 	}
 	sc.ID = s.Runner.IDs.NewID("sch")
 	sc.CreatedAt, sc.UpdatedAt, sc.Version, sc.Cursor = now, now, 1, now
-	pl, err := s.check(ctx, sc, now, true)
+	pl, err := s.check(ctx, sc, now, true, true)
 	if err != nil {
 		return View{}, err
 	}
@@ -241,11 +241,11 @@ func (s *Service) update(ctx context.Context, tenant, id string, p *core.Princip
 	if err := b.apply(&sc, false); err != nil {
 		return View{}, err
 	}
-	if b.Request != nil || b.Agent != nil || b.Alias != nil || b.AgentVersion != nil {
+	if b.changesRequest() {
 		// A new run request runs as its writer.
 		sc.Principal = schedulePrincipal(p)
 	}
-	pl, err := s.check(ctx, sc, now, b.timing())
+	pl, err := s.check(ctx, sc, now, b.timing(), b.changesRequest())
 	if err != nil {
 		return View{}, err
 	}
@@ -319,8 +319,10 @@ func (s *Service) Triggers(ctx context.Context, tenant, id string, limit int, cu
 
 // check validates a schedule about to be written: its timing (when
 // timing changed: the minimum interval, a one-off time in the future, a
-// window that can fire) and its run request. It returns its plan.
-func (s *Service) check(ctx context.Context, sc core.Schedule, now time.Time, timing bool) (plan, error) {
+// window that can fire) and its run request (when it changed: a schedule
+// whose agent is gone can still be paused, and its fire times record
+// why they fail). It returns its plan.
+func (s *Service) check(ctx context.Context, sc core.Schedule, now time.Time, timing, request bool) (plan, error) {
 	pl, err := planOf(sc)
 	if err != nil {
 		return plan{}, err
@@ -347,6 +349,9 @@ func (s *Service) check(ctx context.Context, sc core.Schedule, now time.Time, ti
 			}
 			return plan{}, fieldErr(field, "the schedule has no fire time between its start and its end")
 		}
+	}
+	if !request {
+		return pl, nil
 	}
 	req, err := s.startRequest(sc)
 	if err != nil {

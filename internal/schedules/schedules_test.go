@@ -527,3 +527,38 @@ func TestPatch(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAgentRemoved: a schedule whose agent is no longer deployed records
+// each fire time as failed with the reason, and can still be paused and
+// deleted.
+func TestAgentRemoved(t *testing.T) {
+	e := newEnv(t, schedules.Config{})
+	ctx := context.Background()
+	v, err := e.svc.Create(ctx, "acme", e.p, body("* * * * *"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The deployment drops the agent: the stored request names one it
+	// no longer has.
+	sc, err := e.a.Runner.Store.GetSchedule(ctx, "acme", v.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Agent, sc.Version = "retired", sc.Version+1
+	sc.Request = json.RawMessage(strings.Replace(string(sc.Request), `"agent":"demo"`, `"agent":"retired"`, 1))
+	if err := e.a.Runner.Store.UpdateSchedule(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	e.tick(t, t0.Truncate(time.Minute).Add(time.Minute+time.Second))
+	trs := e.triggers(t, v.ID)
+	if len(trs) != 1 || trs[0].Outcome != core.TriggerFailed || !strings.HasPrefix(trs[0].Reason, "unknown_agent: ") {
+		t.Fatalf("triggers %+v", trs)
+	}
+	paused := true
+	if got, err := e.svc.Update(ctx, "acme", v.ID, e.p, schedules.Body{Paused: &paused}); err != nil || !got.Paused {
+		t.Fatalf("pause: %+v %v", got, err)
+	}
+	if err := e.svc.Delete(ctx, "acme", v.ID); err != nil {
+		t.Fatal(err)
+	}
+}
