@@ -137,7 +137,7 @@ func TestAPISamples(t *testing.T) {
 			// The sample run does not exist in a fresh store; list-runs
 			// and interrupt carry a custom domain's base path, which the
 			// handler routes through.
-			want, code := map[string]int{"start-run.json": 202, "list-runs.json": 200, "start-eval.json": 202, "list-evals.json": 200, "get-openapi.json": 200, "agui.json": 200, "a2a-card.json": 200, "a2a.json": 200, "list-memories.json": 200, "erase-memories.json": 200}[filepath.Base(f)], "not_found"
+			want, code := map[string]int{"start-run.json": 202, "list-runs.json": 200, "start-eval.json": 202, "list-evals.json": 200, "get-openapi.json": 200, "agui.json": 200, "a2a-card.json": 200, "a2a.json": 200, "list-memories.json": 200, "erase-memories.json": 200, "create-schedule.json": 201, "list-schedules.json": 200}[filepath.Base(f)], "not_found"
 			if _, ok := manageSamples[filepath.Base(f)]; ok {
 				want, code = 403, "forbidden"
 			} else if want == 0 {
