@@ -92,7 +92,7 @@ func (e *env) handle(t *testing.T, req events.APIGatewayProxyRequest) (int, map[
 		t.Fatal(err)
 	}
 	var out map[string]any
-	if resp.StatusCode == http.StatusNotModified && resp.Body == "" {
+	if (resp.StatusCode == http.StatusNotModified || resp.StatusCode == http.StatusNoContent) && resp.Body == "" {
 		return resp.StatusCode, nil, resp
 	}
 	if err := json.Unmarshal([]byte(resp.Body), &out); err != nil {
