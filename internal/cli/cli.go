@@ -55,7 +55,7 @@ func isTerminal(f *os.File) bool {
 }
 
 // Commands lists the client commands Main serves.
-var Commands = []string{"run", "runs", "eval", "approve", "submit", "cancel", "steer", "interrupt", "login", "memories"}
+var Commands = []string{"run", "runs", "eval", "approve", "submit", "cancel", "steer", "interrupt", "login", "memories", "schedules"}
 
 // AgentsCommands are the agents subcommands Main serves (baton agents
 // validate is not a client command: it reads a local file only).
@@ -80,6 +80,10 @@ const Usage = `  run       start a run and follow it live, answering its approva
   memories  an end user's long-term memories: memories ls [--subject S]
             [--limit N], memories rm ID [--subject S], memories rm --all
             --subject S (erase them all)
+  schedules scheduled runs: schedules ls, schedules create --agent A
+            (--cron EXPR | --at TIME) [--timezone TZ] (--input TEXT |
+            --request FILE), schedules pause|resume|rm ID, schedules
+            history ID (what each fire time started, or why not)
   login     save the API URL and token: login --url URL --token TOKEN
             (~/.config/baton/config.json, mode 0600)
   agents    agent versions (a token with agents:manage): agents publish FILE
@@ -114,7 +118,7 @@ func Main(ctx context.Context, args []string, env *Env) int {
 	env.in = bufio.NewReader(env.Stdin)
 	err := dispatch(ctx, args, env)
 	name := args[0]
-	if (name == "runs" || name == "agents" || name == "eval" || name == "memories") && len(args) > 1 {
+	if (name == "runs" || name == "agents" || name == "eval" || name == "memories" || name == "schedules") && len(args) > 1 {
 		name += " " + args[1]
 	}
 	var ue *usageError
@@ -137,9 +141,10 @@ func Main(ctx context.Context, args []string, env *Env) int {
 // subcommands are the client commands that only group others, with
 // theirs: `baton runs -h` lists them (each takes -h itself).
 var subcommands = map[string]string{
-	"runs":     "ls, show ID, events ID, fork ID --at SEQ, compare A B",
-	"eval":     "run DATASET.jsonl --agent A, show EVAL, ls, cancel EVAL…, dataset --from-runs --agent A",
-	"memories": "ls [--subject S] [--limit N], rm ID [--subject S], rm --all --subject S",
+	"runs":      "ls, show ID, events ID, fork ID --at SEQ, compare A B",
+	"eval":      "run DATASET.jsonl --agent A, show EVAL, ls, cancel EVAL…, dataset --from-runs --agent A",
+	"memories":  "ls [--subject S] [--limit N], rm ID [--subject S], rm --all --subject S",
+	"schedules": "ls, create --agent A (--cron EXPR | --at TIME) (--input TEXT | --request FILE), pause ID, resume ID, rm ID, history ID",
 }
 
 func dispatch(ctx context.Context, args []string, env *Env) error {
@@ -185,6 +190,8 @@ func dispatch(ctx context.Context, args []string, env *Env) error {
 		return cmdAgents(ctx, args[1:], env)
 	case "memories":
 		return cmdMemories(ctx, args[1:], env)
+	case "schedules":
+		return cmdSchedules(ctx, args[1:], env)
 	}
 	return usageErr("unknown command %q", args[0])
 }

@@ -76,7 +76,7 @@ func cmdRunsFork(ctx context.Context, args []string, env *Env) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(*file)
+	body, err := readBody("--file", *file)
 	if err != nil {
 		return err
 	}

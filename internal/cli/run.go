@@ -46,7 +46,7 @@ func cmdRun(ctx context.Context, args []string, env *Env) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(*file)
+	body, err := readBody("--file", *file)
 	if err != nil {
 		return err
 	}
@@ -113,21 +113,21 @@ func (ff *followFlags) options(json bool) (followOptions, error) {
 	return opts, nil
 }
 
-// readBody reads a --file request body: a JSON object (an empty one
-// without a file).
-func readBody(file string) (map[string]any, error) {
+// readBody reads a request body from the file a flag names (such as
+// --file): a JSON object (an empty one without a file).
+func readBody(flagName, file string) (map[string]any, error) {
 	body := map[string]any{}
 	if file == "" {
 		return body, nil
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("--file: %w", err)
+		return nil, fmt.Errorf("%s: %w", flagName, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	if err := dec.Decode(&body); err != nil {
-		return nil, usageErr("--file %s is not a JSON object: %v", file, err)
+		return nil, usageErr("%s %s is not a JSON object: %v", flagName, file, err)
 	}
 	return body, nil
 }
