@@ -101,6 +101,12 @@ export const api = {
   listMemories: (query, signal) => request('GET', 'v1/memories', { query, signal }),
   deleteMemory: (id, subject) => request('DELETE', `v1/memories/${encodeURIComponent(id)}`, { query: { subject } }),
   eraseMemories: (subject) => request('DELETE', 'v1/memories', { query: { subject } }),
+  // Schedules (docs/schedules.md) and their trigger history.
+  listSchedules: (query, signal) => request('GET', 'v1/schedules', { query, signal }),
+  getSchedule: (id, signal) => request('GET', `v1/schedules/${encodeURIComponent(id)}`, { signal }),
+  pauseSchedule: (id, paused) => request('PATCH', `v1/schedules/${encodeURIComponent(id)}`, { body: { paused } }),
+  deleteSchedule: (id) => request('DELETE', `v1/schedules/${encodeURIComponent(id)}`),
+  triggers: (id, query, signal) => request('GET', `v1/schedules/${encodeURIComponent(id)}/triggers`, { query, signal }),
 };
 
 // follow reads GET /v1/runs/{id}/stream (fetch, so the credential goes

@@ -18,6 +18,17 @@ export function when(iso) {
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
 }
 
+// fireTime writes a fire time (UTC from the API) in the browser's time
+// zone, to the minute; utc is the same time in UTC, for a title.
+export function fireTime(iso) {
+  const d = new Date(iso);
+  if (!iso || Number.isNaN(d.getTime())) return { local: iso || '', utc: '' };
+  const local = d.toLocaleString(undefined, {
+    weekday: 'short', year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short',
+  });
+  return { local, utc: `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC` };
+}
+
 export function ms(n) {
   if (n === null || n === undefined || Number.isNaN(n)) return '';
   if (n < 1000) return `${Math.round(n)} ms`;

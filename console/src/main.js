@@ -8,10 +8,12 @@ import { RunPage } from './run.js';
 import { VersionsPage } from './versions.js';
 import { EvalPage, EvalsPage } from './evals.js';
 import { MemoriesPage } from './memories.js';
+import { SchedulePage, SchedulesPage } from './schedules.js';
 
 // Routes live in the fragment (#/runs, #/runs/<id>, #/versions, #/evals,
 // #/evals/<id>, #/evals/<id>?against=<id>, #/memories,
-// #/memories?subject=<subject>): the server serves
+// #/memories?subject=<subject>, #/schedules, #/schedules/<id>): the
+// server serves
 // one page, and a run id never leaves the browser in a request path to
 // the console.
 function route() {
@@ -24,6 +26,9 @@ function route() {
   if (h.startsWith('/evals')) return { page: 'evals' };
   const mem = h.match(/^\/memories(?:\?(.*))?$/);
   if (mem) return { page: 'memories', subject: new URLSearchParams(mem[1] || '').get('subject') || '' };
+  const sch = h.match(/^\/schedules\/([^/?]+)/);
+  if (sch) return { page: 'schedule', id: decodeURIComponent(sch[1]) };
+  if (h.startsWith('/schedules')) return { page: 'schedules' };
   return { page: 'runs' };
 }
 
@@ -54,6 +59,8 @@ function App() {
     evals: () => html`<${EvalsPage} />`,
     eval: () => html`<${EvalPage} key=${`${where.id}|${where.against}`} id=${where.id} against=${where.against} />`,
     memories: () => html`<${MemoriesPage} key=${where.subject} subject=${where.subject} />`,
+    schedules: () => html`<${SchedulesPage} />`,
+    schedule: () => html`<${SchedulePage} key=${where.id} id=${where.id} />`,
     runs: () => html`<${RunsPage} />`,
   };
   return html`
@@ -64,6 +71,7 @@ function App() {
         <a href="#/evals" aria-current=${where.page === 'evals' || where.page === 'eval' ? 'page' : undefined}>Evals</a>
         <a href="#/versions" aria-current=${where.page === 'versions' ? 'page' : undefined}>Versions</a>
         <a href="#/memories" aria-current=${where.page === 'memories' ? 'page' : undefined}>Memories</a>
+        <a href="#/schedules" aria-current=${where.page === 'schedules' || where.page === 'schedule' ? 'page' : undefined}>Schedules</a>
       </nav>
       <button type="button" class="quiet" onClick=${signOut}>Sign out</button>
     </header>

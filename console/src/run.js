@@ -6,6 +6,7 @@ import { Pending } from './pending.js';
 import { timeline } from './timeline.js';
 import { ForkForm, Lineage } from './fork.js';
 import { forkPoints, withSeqs } from './forkpoints.js';
+import { ScheduledBy } from './schedules.js';
 
 const POLL_MS = 2000;
 
@@ -100,6 +101,7 @@ export function RunPage({ id }) {
     ${error && html`<p class="error" role="alert">${error}</p>`}
     <${Facts} view=${view} />
     <${Lineage} view=${view} />
+    <${ScheduledBy} view=${view} />
     <${Controls} view=${view} onActed=${acted} />
     <${Pending} view=${view} onActed=${acted} />
     <div class="columns">
