@@ -33,6 +33,7 @@ const stateBadge = (s) => html`<span class=${`badge ${s.paused ? 'paused' : 'act
 
 function NextTimes({ s, max = 5 }) {
   const times = (s.next_fire_times || []).slice(0, max);
+  if (s.paused) return html`<span class="dim">none while paused</span>`;
   if (times.length === 0) return html`<span class="dim">none</span>`;
   return html`<ul class="next">${times.map((t) => html`<li key=${t}><${FireTime} iso=${t} /></li>`)}</ul>`;
 }
@@ -230,7 +231,6 @@ export function SchedulePage({ id }) {
       </section>
       <section aria-labelledby="next-h">
         <h2 id="next-h">Next fire times</h2>
-        ${s.paused && !deleted && html`<p class="note">Paused: these fire only once it is resumed.</p>`}
         <${NextTimes} s=${s} />
         <h2>Each run is asked</h2>
         <pre>${pretty(s.request)}</pre>

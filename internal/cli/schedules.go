@@ -174,7 +174,7 @@ func cmdSchedulesList(ctx context.Context, args []string, env *Env) error {
 			next = fireTime(s.NextFireTimes[0])
 		}
 		if s.Paused {
-			state = "paused"
+			next, state = "-", "paused"
 		}
 		rows = append(rows, []string{s.ScheduleID, agentName(s), s.when(), next, state, orDash(s.LastRunID)})
 	}
@@ -345,17 +345,18 @@ func pausedNote(s schedule) string {
 	return ""
 }
 
-// printNext prints a schedule's next fire times, in local time.
+// printNext prints a schedule's next fire times, in local time (a
+// paused schedule has none).
 func printNext(env *Env, s schedule) {
-	if len(s.NextFireTimes) == 0 {
+	switch {
+	case s.Paused:
+		fmt.Fprintln(env.Stdout, "paused: it fires nothing until resumed (baton schedules resume)")
+		return
+	case len(s.NextFireTimes) == 0:
 		fmt.Fprintln(env.Stdout, "it has no fire times left")
 		return
 	}
-	what := "next fire times"
-	if s.Paused {
-		what = "next fire times once resumed"
-	}
-	fmt.Fprintf(env.Stdout, "%s:\n", what)
+	fmt.Fprintln(env.Stdout, "next fire times:")
 	for _, t := range s.NextFireTimes {
 		fmt.Fprintf(env.Stdout, "  %s\n", fireTime(t))
 	}

@@ -89,7 +89,9 @@ func (s *scheduleServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		sc.Alias, _ = body["alias"].(string)
 		sc.AgentVersion, _ = body["agent_version"].(string)
-		sc.Paused, _ = body["paused"].(bool)
+		if sc.Paused, _ = body["paused"].(bool); sc.Paused {
+			sc.NextFireTimes = []string{}
+		}
 		sc.Request, _ = body["request"].(map[string]any)
 		s.schedules = append(s.schedules, sc)
 		w.WriteHeader(201)
@@ -97,6 +99,10 @@ func (s *scheduleServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "PATCH" && one && sub == "":
 		if i := find(id); i >= 0 {
 			s.schedules[i].Paused = body["paused"].(bool)
+			s.schedules[i].NextFireTimes = []string{}
+			if !s.schedules[i].Paused && s.schedules[i].At == "" {
+				s.schedules[i].NextFireTimes = []string{"2026-11-27T11:00:00Z"}
+			}
 			_ = json.NewEncoder(w).Encode(s.schedules[i])
 		}
 	case r.Method == "DELETE" && one && sub == "":
@@ -124,7 +130,7 @@ func newScheduleServer(t *testing.T) (*scheduleServer, func(stdin string, args .
 	s.schedules = []schedule{
 		{ScheduleID: "sch-morning-digest", Agent: "digest", Cron: "0 9 * * MON-FRI", Timezone: "Europe/Lisbon", Overlap: "skip", Missed: "skip",
 			NextFireTimes: []string{"2026-11-30T09:00:00Z"}, LastRunID: "r-1234567890abc"},
-		{ScheduleID: "sch-2", Agent: "triage", Alias: "prod", Cron: "rate(1 hour)", Timezone: "UTC", Paused: true, NextFireTimes: []string{"2026-11-27T11:00:00Z"}},
+		{ScheduleID: "sch-2", Agent: "triage", Alias: "prod", Cron: "rate(1 hour)", Timezone: "UTC", Paused: true, NextFireTimes: []string{}},
 		{ScheduleID: "sch-3", Agent: "report", At: "2026-12-31T17:00:00Z", Timezone: "UTC", NextFireTimes: []string{}},
 	}
 	s.triggers["sch-morning-digest"] = []trigger{
@@ -177,7 +183,7 @@ func TestSchedulesList(t *testing.T) {
 	columnsAlign(t, lines, "ID", "AGENT", "WHEN", "NEXT", "STATE", "LAST RUN")
 	for i, want := range [][]string{
 		{"sch-morning-digest", "digest", "0 9 * * MON-FRI (Europe/Lisbon)", "Mon 2026-11-30 10:00 CET (09:00 UTC)", "active", "r-1234567890abc"},
-		{"sch-2", "triage@prod", "rate(1 hour) (UTC)", "Fri 2026-11-27 12:00 CET (11:00 UTC)", "paused", "-"},
+		{"sch-2", "triage@prod", "rate(1 hour) (UTC)", "-", "paused", "-"},
 		{"sch-3", "report", "at 2026-12-31T17:00:00Z (UTC)", "none", "active", "-"},
 	} {
 		if got := strings.Split(regexpSpaces(lines[i+1]), "|"); !slices.Equal(got, want) {
@@ -245,7 +251,7 @@ func TestSchedulesCreate(t *testing.T) {
 	file := filepath.Join(dir, "req.json")
 	_ = os.WriteFile(file, []byte(`{"agent":"report","alias":"prod","messages":[{"role":"user","content":"Month's report"}],"metadata":{"team":"ops"},"max_turns":3}`), 0o600)
 	code, out, _ = run("", "create", "--at", "2026-12-31T17:00:00Z", "--request", file, "--paused")
-	if code != ExitOK || !strings.HasPrefix(out, "created schedule sch-5: report@prod, at 2026-12-31T17:00:00Z (UTC) (paused)\nnext fire times once resumed:\n") {
+	if code != ExitOK || out != "created schedule sch-5: report@prod, at 2026-12-31T17:00:00Z (UTC) (paused)\npaused: it fires nothing until resumed (baton schedules resume)\n" {
 		t.Fatalf("create --request: %d %q", code, out)
 	}
 	wantBody = `{"agent":"report","alias":"prod","at":"2026-12-31T17:00:00Z","paused":true,"request":{"max_turns":3,"messages":[{"content":"Month's report","role":"user"}],"metadata":{"team":"ops"}}}`

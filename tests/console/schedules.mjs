@@ -73,7 +73,7 @@ try {
   for (const s of all) {
     const r = row(s.schedule_id);
     const t = await text(r);
-    for (const want of [s.schedule_id, s.agent, s.cron || '', s.timezone, s.paused ? 'paused' : 'active']) {
+    for (const want of [s.schedule_id, s.agent, s.cron || '', s.timezone, s.paused ? 'paused' : 'active', s.paused ? 'none while paused' : '']) {
       if (!t.includes(want)) fail(`the row of ${s.schedule_id} lacks "${want}": ${t}`);
     }
     await checkTimes(r.locator('td[data-label="Next fire times"]'), s.next_fire_times.slice(0, 3), `the row of ${s.schedule_id}`);
@@ -135,6 +135,7 @@ try {
   await page.getByText('No fire time reached yet.').waitFor();
   await page.getByRole('button', { name: 'Pause' }).click();
   await until('the state paused', async () => (await text(state())) === 'paused');
+  if (!(await text(page.locator('#next-h + *'))).includes('none while paused')) fail('a paused schedule shows next fire times');
   await page.getByText('Paused: it starts no runs until resumed.').waitFor();
   if (!(await api('GET', `/v1/schedules/${input.weekday}`)).paused) fail('Pause did not pause the schedule in the API');
   await checkPage('a paused schedule');
