@@ -167,7 +167,9 @@ func (c *client) postKeyed(ctx context.Context, path string, body any, key strin
 }
 
 // transient reports whether a request's error may pass when it is sent
-// again: no answer, too many requests, or a server error.
+// again: no answer, too many requests (but a limit of schedules, which
+// stays until one is deleted), or a server error (but 501: the
+// deployment does not have the feature).
 func transient(err error) bool {
 	var re *reachError
 	var ae *APIError
@@ -175,7 +177,8 @@ func transient(err error) bool {
 	case errors.As(err, &re):
 		return true
 	case errors.As(err, &ae):
-		return ae.Status == http.StatusTooManyRequests || ae.Status >= 500
+		return (ae.Status == http.StatusTooManyRequests && ae.Code != "schedule_limit_reached") ||
+			(ae.Status >= 500 && ae.Status != http.StatusNotImplemented)
 	}
 	return false
 }

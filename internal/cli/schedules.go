@@ -309,9 +309,15 @@ func cmdSchedulesCreate(ctx context.Context, args []string, env *Env) error {
 	if err != nil {
 		return err
 	}
-	var s schedule
-	if err := c.request(ctx, http.MethodPost, "/v1/schedules", nil, body, &s); err != nil {
+	// One Idempotency-Key, sent again with a retry: one schedule however
+	// many of the attempts arrived.
+	raw, err := c.postKeyed(ctx, "/v1/schedules", body, newKey())
+	if err != nil {
 		return err
+	}
+	var s schedule
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return fmt.Errorf("POST /v1/schedules: the response is not the schedule expected: %w", err)
 	}
 	if f.json {
 		return writeJSON(env, s)

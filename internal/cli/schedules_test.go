@@ -26,6 +26,7 @@ type scheduleServer struct {
 	triggers  map[string][]trigger
 	requests  []string
 	bodies    []string
+	keys      []string // the Idempotency-Key of each create
 }
 
 func (s *scheduleServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -75,6 +76,12 @@ func (s *scheduleServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "GET" && r.URL.Path == "/v1/schedules":
 		page(len(s.schedules), "schedules", s.schedules)
 	case r.Method == "POST" && r.URL.Path == "/v1/schedules":
+		s.keys = append(s.keys, r.Header.Get("Idempotency-Key"))
+		if body["agent"] == "full" {
+			w.WriteHeader(429)
+			fmt.Fprint(w, `{"error":{"code":"schedule_limit_reached","message":"tenant acme has 100 schedules, its limit","details":{"limit":100}}}`)
+			return
+		}
 		if body["cron"] == "* * * * * *" {
 			w.WriteHeader(400)
 			fmt.Fprint(w, `{"error":{"code":"invalid_request","message":"cron: want five fields, cron(…) or rate(…)","details":{"field":"cron"}}}`)
@@ -290,8 +297,18 @@ func TestSchedulesCreate(t *testing.T) {
 		errOut != "baton schedules create: invalid_request: cron: want five fields, cron(…) or rate(…) (HTTP 400)\n" {
 		t.Fatalf("a refused cron: %d %q", code, errOut)
 	}
-	if len(s.bodies) != 4 {
-		t.Errorf("%d bodies sent, want 4 (no request for a usage error)", len(s.bodies))
+	// The limit of schedules is no transient error: no retry.
+	if code, _, errOut := run("", "create", "--agent", "full", "--cron", "@daily", "--input", "x"); code != ExitError ||
+		errOut != "baton schedules create: schedule_limit_reached: tenant acme has 100 schedules, its limit (HTTP 429)\n" {
+		t.Fatalf("over the limit: %d %q", code, errOut)
+	}
+	if len(s.bodies) != 5 {
+		t.Errorf("%d bodies sent, want 5 (no request for a usage error, no retry at the limit)", len(s.bodies))
+	}
+	for i, k := range s.keys {
+		if !strings.HasPrefix(k, "cli-") || slices.Contains(s.keys[:i], k) {
+			t.Errorf("create %d has Idempotency-Key %q (keys %q)", i, k, s.keys)
+		}
 	}
 }
 
