@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +13,8 @@ import (
 // TestConsoleSchedulesInBrowser drives the console's Schedules pages in
 // headless Chromium (tests/console/schedules.mjs) at 1,280 × 800, in a
 // browser time zone that is not UTC, against baton dev on its
-// controllable clock: schedules created through the API, the clock moved
+// controllable clock: 51 schedules created through the API (more than
+// the list's page), the clock moved
 // so that one fires (a started run that waits on a client tool, then
 // fire times skipped because it is unfinished, then one skipped while
 // paused); the list with each one's next fire times, state and last
@@ -28,6 +30,10 @@ func TestConsoleSchedulesInBrowser(t *testing.T) {
 	weekday := createSchedule(t, d, `{"agent":"e2e","cron":"0 9 * * MON-FRI","timezone":"Europe/Lisbon","missed":"run_once","request":`+scheduleDone+`}`)["schedule_id"].(string)
 	at := time.Now().UTC().Add(72 * time.Hour).Truncate(time.Minute).Format(time.RFC3339)
 	doomed := createSchedule(t, d, `{"agent":"e2e","at":"`+at+`","paused":true,"request":`+scheduleDone+`}`)["schedule_id"].(string)
+	// More than the list's page (50), all of them on a day's fire time.
+	for i := 0; i < 48; i++ {
+		createSchedule(t, d, fmt.Sprintf(`{"agent":"e2e","cron":"%d %d * * *","timezone":"Asia/Tokyo","request":%s}`, i%60, i%24, scheduleDone))
+	}
 
 	// A minute: a run that waits on a client tool; another: a fire time
 	// skipped while it is unfinished; paused across a third, resumed: one

@@ -68,9 +68,17 @@ try {
   // The list, from the nav.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Schedules' }).click();
   await page.getByRole('heading', { name: 'Schedules', exact: true }).waitFor();
-  await row(input.weekday).waitFor();
-  if ((await page.locator('table.schedules tbody tr[data-schedule-id]').count()) !== all.length) fail(`the list shows ${await page.locator('table.schedules tbody tr[data-schedule-id]').count()} schedules, want ${all.length}`);
-  for (const s of all) {
+  // More than a page (50): the rest after More schedules.
+  const rows = page.locator('table.schedules tbody tr[data-schedule-id]');
+  await until('the first page of schedules', async () => (await rows.count()) === 50);
+  if (all.length <= 50) fail(`the test wants more than a page of schedules, has ${all.length}`);
+  await checkPage('the first page of schedules');
+  await page.getByRole('button', { name: 'More schedules' }).click();
+  await until('every schedule', async () => (await rows.count()) === all.length);
+  if ((await page.getByRole('button', { name: 'More schedules' }).count()) !== 0) fail('More schedules is offered after the last page');
+  const order = await rows.evaluateAll((trs) => trs.map((tr) => tr.dataset.scheduleId));
+  if (order.join() !== all.map((s) => s.schedule_id).join()) fail('the list is not in the API\'s order');
+  for (const s of all.filter((x) => [input.fired, input.weekday, input.doomed].includes(x.schedule_id) || x === all[all.length - 1])) {
     const r = row(s.schedule_id);
     const t = await text(r);
     for (const want of [s.schedule_id, s.agent, s.cron || '', s.timezone, s.paused ? 'paused' : 'active', s.paused ? 'none while paused' : '']) {
@@ -91,7 +99,7 @@ try {
   await checkWidth(page, 'the schedules list at 420 px');
   await page.screenshot({ path: join(artifacts, 'schedules-narrow.png') });
   await page.setViewportSize({ width: 1280, height: 800 });
-  passed.push('the list: agent, expression and zone, next fire times local with UTC titles, state, last run; also at 420 px');
+  passed.push('the list in pages: agent, expression and zone, next fire times local with UTC titles, state, last run; also at 420 px');
 
   // A schedule that fired: its history, latest first.
   await row(input.fired).getByRole('link', { name: input.fired }).click();
@@ -164,11 +172,11 @@ try {
   const gone = await fetch(`${base}/v1/schedules/${input.doomed}`, { headers: { Authorization: `Bearer ${token}` } });
   if (gone.status !== 404) fail(`the deleted schedule answers ${gone.status}`);
   await page.getByRole('link', { name: '← Schedules' }).click();
-  await row(input.weekday).waitFor();
+  await until('the list', async () => (await rows.count()) > 0);
   if ((await row(input.doomed).count()) !== 0) fail('the deleted schedule is still listed');
   passed.push('Delete, after a confirmation');
 
-  for (const label of ['Pause', 'Resume', 'Delete', 'Yes, delete it', 'Keep it']) {
+  for (const label of ['More schedules', 'Pause', 'Resume', 'Delete', 'Yes, delete it', 'Keep it']) {
     if (!checked.has(label)) fail(`the contrast of button "${label}" was never checked (checked: ${[...checked].join(', ')})`);
   }
   if (problems.length) fail(`the page broke its Content Security Policy or threw: ${problems.join(' | ')}`);
