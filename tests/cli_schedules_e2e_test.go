@@ -83,7 +83,7 @@ func TestCLISchedules(t *testing.T) {
 	}
 	r = runCLI(t, env, "", "schedules", "history", id)
 	lines = strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	if r.code != 0 || len(lines) != 1+len(scheduleTriggers(t, d, id)) || !strings.HasPrefix(lines[0], "FIRE TIME ") || !strings.Contains(lines[1], "  started  "+run) {
+	if r.code != 0 || len(lines) < 2 || !strings.HasPrefix(lines[0], "FIRE TIME ") || !strings.Contains(r.stdout, "  started  "+run+"\n") {
 		t.Fatalf("history: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 
