@@ -15,7 +15,7 @@ import (
 // to the schedule) and from --input, paused; a refused expression names
 // the field; ls lists both as a table and as JSON; the clock moves a
 // minute and history shows the run the fire time started, which carries
-// the schedule; pause and resume change the schedule in the API; rm
+// the schedule (baton runs show says so); pause and resume change the schedule in the API; rm
 // deletes it, and then history is not_found.
 func TestCLISchedules(t *testing.T) {
 	d := startDev(t, append(devArgs(t), "--clock-offset", "0s"))
@@ -85,6 +85,9 @@ func TestCLISchedules(t *testing.T) {
 	lines = strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
 	if r.code != 0 || len(lines) < 2 || !strings.HasPrefix(lines[0], "FIRE TIME ") || !strings.Contains(r.stdout, "  started  "+run+"\n") {
 		t.Fatalf("history: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if r = runCLI(t, env, "", "runs", "show", run); r.code != 0 || !strings.Contains(r.stdout, "\nscheduled by "+id+" for ") {
+		t.Fatalf("runs show of the scheduled run: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 
 	if r = runCLI(t, env, "", "schedules", "pause", id); r.code != 0 || r.stdout != "paused schedule "+id+"\n" {

@@ -107,6 +107,9 @@ func cmdRunsShow(ctx context.Context, args []string, env *Env) error {
 	if v.ForkedFrom != nil {
 		p.line("%s %s", p.paint(cDim, "forked from"), v.ForkedFrom)
 	}
+	if v.ScheduleID != "" {
+		p.line("%s %s %s %s", p.paint(cDim, "scheduled by"), v.ScheduleID, p.paint(cDim, "for"), fireTime(v.ScheduledFor))
+	}
 	showTranscript(p, msgs, redactedCalls(evs))
 	for _, ch := range v.Children {
 		p.line("%s %s %s for call %s · %s%s", p.paint(cDim, "child:"), ch.RunID, p.paint(statusColour(ch.Status), ch.Status), ch.ToolCallID,

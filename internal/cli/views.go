@@ -18,7 +18,11 @@ type runView struct {
 	Status    string `json:"status"`
 	// ForkedFrom is the run and message a fork was made from.
 	ForkedFrom *forkRef `json:"forked_from"`
-	Pending    struct {
+	// ScheduleID and ScheduledFor: the schedule that started the run, and
+	// its fire time.
+	ScheduleID   string `json:"schedule_id"`
+	ScheduledFor string `json:"scheduled_for"`
+	Pending      struct {
 		ToolRequests []toolRequest `json:"tool_requests"`
 		Actions      []action      `json:"actions"`
 	} `json:"pending"`
