@@ -153,6 +153,7 @@ function RunRow({ run: r, now, open, onToggle }) {
           <a href=${`#/runs/${encodeURIComponent(r.run_id)}`} title=${r.title || undefined}>${label}</a>
         </div>
         <div class="dim mono id">${r.run_id}</div>
+        ${r.schedule_id && html`<div class="scheduled dim">scheduled by <a class="mono" href=${`#/schedules/${encodeURIComponent(r.schedule_id)}`}>${r.schedule_id}</a></div>`}
         ${onToggle && html`
           <button type="button" class="link" aria-expanded=${open ? 'true' : 'false'} onClick=${onToggle}>
             ${open ? '▾' : '▸'} ${r.children} child run${r.children === 1 ? '' : 's'}

@@ -136,7 +136,16 @@ try {
   await page.screenshot({ path: join(artifacts, 'schedule-run.png') });
   await by.getByRole('link', { name: input.fired }).click();
   await page.getByRole('heading', { name: `Schedule ${input.fired}` }).waitFor();
-  passed.push('a scheduled run links its schedule and fire time');
+  // The runs list marks it too.
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs' }).click();
+  const listed = page.locator(`table.runs tr[data-run-id="${started.run_id}"] .scheduled`);
+  await listed.waitFor();
+  if ((await text(listed)) !== `scheduled by ${input.fired}` || (await listed.getByRole('link').getAttribute('href')) !== `#/schedules/${input.fired}`) {
+    fail(`the runs list says of the scheduled run: ${await text(listed)}`);
+  }
+  await checkWidth(page, 'the runs list with scheduled runs');
+  await page.screenshot({ path: join(artifacts, 'schedule-runs.png') });
+  passed.push('a scheduled run links its schedule and fire time, on its page and in the runs list');
 
   // Pause and Resume, through the buttons.
   await openSchedule(input.weekday);

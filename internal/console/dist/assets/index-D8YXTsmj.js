@@ -63,6 +63,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
           <a href=${`#/runs/${encodeURIComponent(e.run_id)}`} title=${e.title||void 0}>${o}</a>
         </div>
         <div class="dim mono id">${e.run_id}</div>
+        ${e.schedule_id&&K`<div class="scheduled dim">scheduled by <a class="mono" href=${`#/schedules/${encodeURIComponent(e.schedule_id)}`}>${e.schedule_id}</a></div>`}
         ${r&&K`
           <button type="button" class="link" aria-expanded=${n?`true`:`false`} onClick=${r}>
             ${n?`▾`:`▸`} ${e.children} child run${e.children===1?``:`s`}
