@@ -92,17 +92,22 @@ func (s schedule) when() string {
 }
 
 // fireTime writes a fire time (UTC from the API) in the local time zone,
-// to the minute, with its UTC time when the two differ.
+// to the minute, with its UTC time when the two differ (and the UTC day
+// when that differs too).
 func fireTime(s string) string {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return s
 	}
-	local := t.Local().Format("Mon 2006-01-02 15:04 MST")
-	if _, off := t.Local().Zone(); off == 0 {
-		return local
+	local, utc := t.Local(), t.UTC()
+	if _, off := local.Zone(); off == 0 {
+		return local.Format("Mon 2006-01-02 15:04 MST")
 	}
-	return local + " (" + t.UTC().Format("15:04 UTC") + ")"
+	layout := "15:04 UTC"
+	if local.Day() != utc.Day() {
+		layout = "Mon 15:04 UTC"
+	}
+	return local.Format("Mon 2006-01-02 15:04 MST") + " (" + utc.Format(layout) + ")"
 }
 
 // pages follows next_cursor until the last page or limit (0: all)

@@ -392,3 +392,24 @@ func TestSchedulesHistory(t *testing.T) {
 		t.Fatalf("history of an unknown schedule: %d %q", code, errOut)
 	}
 }
+
+// TestFireTime: a fire time is written in the local zone with its UTC
+// time, and the UTC day when the local day is another.
+func TestFireTime(t *testing.T) {
+	local := time.Local
+	defer func() { time.Local = local }()
+	time.Local = time.FixedZone("CET", 3600)
+	for in, want := range map[string]string{
+		"2026-11-30T09:00:00Z": "Mon 2026-11-30 10:00 CET (09:00 UTC)",
+		"2026-11-29T23:30:00Z": "Mon 2026-11-30 00:30 CET (Sun 23:30 UTC)",
+		"soon":                 "soon",
+	} {
+		if got := fireTime(in); got != want {
+			t.Errorf("fireTime(%q) = %q, want %q", in, got, want)
+		}
+	}
+	time.Local = time.UTC
+	if got := fireTime("2026-11-30T09:00:00Z"); got != "Mon 2026-11-30 09:00 UTC" {
+		t.Errorf("in UTC: %q", got)
+	}
+}
