@@ -14,6 +14,7 @@ import { fireTime, pretty, when } from './format.js';
 
 const PAGE = 50;
 const POLL_MS = 5000;
+const LIST_POLL_MS = 60000;
 
 const runLink = (id) => html`<a class="mono" href=${`#/runs/${encodeURIComponent(id)}`}>${id}</a>`;
 export const scheduleLink = (id) => html`<a class="mono" href=${`#/schedules/${encodeURIComponent(id)}`}>${id}</a>`;
@@ -45,18 +46,30 @@ export function SchedulesPage() {
   const [next, setNext] = useState('');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  const [extended, setExtended] = useState(false); // pages after the first are shown
+  // The first page is read again every minute (fire times pass) until
+  // more pages are shown.
   useEffect(() => {
+    if (extended) return undefined;
     const ctl = new AbortController();
-    api.listSchedules({ limit: PAGE }, ctl.signal).then((p) => {
+    let timer;
+    const read = () => api.listSchedules({ limit: PAGE }, ctl.signal).then((p) => {
       setSchedules(p.schedules || []);
       setNext(p.next_cursor || '');
+      setError('');
+      timer = setTimeout(read, LIST_POLL_MS);
     }, (err) => {
       if (err.name !== 'AbortError') setError(err.message);
     });
-    return () => ctl.abort();
-  }, []);
+    read();
+    return () => {
+      ctl.abort();
+      clearTimeout(timer);
+    };
+  }, [extended]);
   const more = async () => {
     setBusy(true);
+    setExtended(true);
     try {
       const p = await api.listSchedules({ limit: PAGE, cursor: next });
       setSchedules([...schedules, ...(p.schedules || [])]);

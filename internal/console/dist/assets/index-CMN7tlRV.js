@@ -141,7 +141,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
     <div class="lineage" data-testid="lineage">
       ${a&&K`<p>Forked from ${o(a.run_id)} at message ${a.seq}${a.tools?` (tools: ${a.tools})`:``}</p>`}
       ${t.length>0&&K`<p>Forks: ${t.map((e,t)=>K`${t?`, `:``}${o(e.run_id)}`)}${r?`, and more`:``}</p>`}
-    </div>`}function en(e){return e.map((e,t)=>typeof e.seq==`number`?e:{...e,seq:t+1})}function tn(e,t){let n=typeof e.first_seq==`number`&&e.first_seq>0?e.first_seq:1/0;return new Set(t.filter(e=>(e.role===`user`||e.role===`assistant`)&&e.seq>=n).map(e=>e.seq))}var nn=50,rn=5e3,an=e=>K`<a class="mono" href=${`#/runs/${encodeURIComponent(e)}`}>${e}</a>`,on=e=>K`<a class="mono" href=${`#/schedules/${encodeURIComponent(e)}`}>${e}</a>`;function sn({iso:e}){let t=He(e);return K`<time datetime=${e} title=${t.utc}>${t.local}</time>`}var cn=e=>e.at?K`once, at <${sn} iso=${e.at} />`:K`<code>${e.cron}</code>`,ln=e=>K`${e.agent}${(e.alias||e.agent_version)&&K`<div class="dim mono version">${e.alias?`alias ${e.alias}`:e.agent_version}</div>`}`,un=e=>K`<span class=${`badge ${e.paused?`paused`:`active`}`}>${e.paused?`paused`:`active`}</span>`;function dn({s:e,max:t=5}){let n=(e.next_fire_times||[]).slice(0,t);return e.paused?K`<span class="dim">none while paused</span>`:n.length===0?K`<span class="dim">none</span>`:K`<ul class="next">${n.map(e=>K`<li key=${e}><${sn} iso=${e} /></li>`)}</ul>`}function fn(){let[e,t]=W(null),[n,r]=W(``),[i,a]=W(``),[o,s]=W(!1);return G(()=>{let e=new AbortController;return J.listSchedules({limit:nn},e.signal).then(e=>{t(e.schedules||[]),r(e.next_cursor||``)},e=>{e.name!==`AbortError`&&a(e.message)}),()=>e.abort()},[]),K`
+    </div>`}function en(e){return e.map((e,t)=>typeof e.seq==`number`?e:{...e,seq:t+1})}function tn(e,t){let n=typeof e.first_seq==`number`&&e.first_seq>0?e.first_seq:1/0;return new Set(t.filter(e=>(e.role===`user`||e.role===`assistant`)&&e.seq>=n).map(e=>e.seq))}var nn=50,rn=5e3,an=6e4,on=e=>K`<a class="mono" href=${`#/runs/${encodeURIComponent(e)}`}>${e}</a>`,sn=e=>K`<a class="mono" href=${`#/schedules/${encodeURIComponent(e)}`}>${e}</a>`;function cn({iso:e}){let t=He(e);return K`<time datetime=${e} title=${t.utc}>${t.local}</time>`}var ln=e=>e.at?K`once, at <${cn} iso=${e.at} />`:K`<code>${e.cron}</code>`,un=e=>K`${e.agent}${(e.alias||e.agent_version)&&K`<div class="dim mono version">${e.alias?`alias ${e.alias}`:e.agent_version}</div>`}`,dn=e=>K`<span class=${`badge ${e.paused?`paused`:`active`}`}>${e.paused?`paused`:`active`}</span>`;function fn({s:e,max:t=5}){let n=(e.next_fire_times||[]).slice(0,t);return e.paused?K`<span class="dim">none while paused</span>`:n.length===0?K`<span class="dim">none</span>`:K`<ul class="next">${n.map(e=>K`<li key=${e}><${cn} iso=${e} /></li>`)}</ul>`}function pn(){let[e,t]=W(null),[n,r]=W(``),[i,a]=W(``),[o,s]=W(!1),[c,l]=W(!1);return G(()=>{if(c)return;let e=new AbortController,n,i=()=>J.listSchedules({limit:nn},e.signal).then(e=>{t(e.schedules||[]),r(e.next_cursor||``),a(``),n=setTimeout(i,an)},e=>{e.name!==`AbortError`&&a(e.message)});return i(),()=>{e.abort(),clearTimeout(n)}},[c]),K`
     <h1>Schedules</h1>
     <p class="dim">Create a schedule with <code>baton schedules create --agent A --cron EXPR --input TEXT</code> (or <code>POST /v1/schedules</code>); open one for its history. Times are in your time zone; hover one for UTC.</p>
     ${i&&K`<p class="error" role="alert">${i}</p>`}
@@ -156,30 +156,30 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
         <tbody>
           ${e.map(e=>K`
             <tr key=${e.schedule_id} data-schedule-id=${e.schedule_id}>
-              <td data-label="Schedule" class="id-cell">${on(e.schedule_id)}</td>
-              <td data-label="Agent">${ln(e)}</td>
-              <td data-label="When">${cn(e)}<div class="dim">${e.timezone}</div></td>
-              <td data-label="Next fire times"><${dn} s=${e} max=${3} /></td>
-              <td data-label="State">${un(e)}</td>
-              <td data-label="Last run" class="id-cell">${e.last_run_id?an(e.last_run_id):K`<span class="dim">none yet</span>`}</td>
+              <td data-label="Schedule" class="id-cell">${sn(e.schedule_id)}</td>
+              <td data-label="Agent">${un(e)}</td>
+              <td data-label="When">${ln(e)}<div class="dim">${e.timezone}</div></td>
+              <td data-label="Next fire times"><${fn} s=${e} max=${3} /></td>
+              <td data-label="State">${dn(e)}</td>
+              <td data-label="Last run" class="id-cell">${e.last_run_id?on(e.last_run_id):K`<span class="dim">none yet</span>`}</td>
             </tr>`)}
           ${e.length===0&&K`<tr><td colspan="6">No schedules.</td></tr>`}
         </tbody>
       </table>
-      ${n&&K`<nav class="pager" aria-label="Pages"><button type="button" disabled=${o} onClick=${async()=>{s(!0);try{let i=await J.listSchedules({limit:nn,cursor:n});t([...e,...i.schedules||[]]),r(i.next_cursor||``)}catch(e){a(e.message)}s(!1)}}>More schedules</button></nav>`}`}`}var pn=e=>K`<span class=${`badge o-${e.outcome}`}>${e.outcome}</span>`;function mn({id:e}){let[t,n]=W(null),[r,i]=W(null),[a,o]=W(``),[s,c]=W(!1),[l,u]=W(``),[d,f]=W(``),[p,m]=W(!1),[h,g]=W(!1),[_,v]=W(!1);G(()=>{if(_)return;let t=new AbortController,r,a=async()=>{try{let[r,a]=await Promise.all([J.getSchedule(e,t.signal),s?null:J.triggers(e,{limit:nn},t.signal)]);n(r),a&&(i(a.triggers||[]),o(a.next_cursor||``)),u(``)}catch(e){if(e.name===`AbortError`||(u(e.message),e.status===404))return}r=setTimeout(a,rn)};return a(),()=>{t.abort(),clearTimeout(r)}},[e,s,_]);let y=async()=>{m(!0);try{let t=await J.triggers(e,{limit:nn,cursor:a});c(!0),i([...r,...t.triggers||[]]),o(t.next_cursor||``)}catch(e){u(e.message)}m(!1)},b=async t=>{m(!0),u(``);try{n(await J.pauseSchedule(e,t)),f(t?`Paused: it starts no runs until resumed.`:`Resumed.`)}catch(e){u(e.message)}m(!1)};return t?K`
+      ${n&&K`<nav class="pager" aria-label="Pages"><button type="button" disabled=${o} onClick=${async()=>{s(!0),l(!0);try{let i=await J.listSchedules({limit:nn,cursor:n});t([...e,...i.schedules||[]]),r(i.next_cursor||``)}catch(e){a(e.message)}s(!1)}}>More schedules</button></nav>`}`}`}var mn=e=>K`<span class=${`badge o-${e.outcome}`}>${e.outcome}</span>`;function hn({id:e}){let[t,n]=W(null),[r,i]=W(null),[a,o]=W(``),[s,c]=W(!1),[l,u]=W(``),[d,f]=W(``),[p,m]=W(!1),[h,g]=W(!1),[_,v]=W(!1);G(()=>{if(_)return;let t=new AbortController,r,a=async()=>{try{let[r,a]=await Promise.all([J.getSchedule(e,t.signal),s?null:J.triggers(e,{limit:nn},t.signal)]);n(r),a&&(i(a.triggers||[]),o(a.next_cursor||``)),u(``)}catch(e){if(e.name===`AbortError`||(u(e.message),e.status===404))return}r=setTimeout(a,rn)};return a(),()=>{t.abort(),clearTimeout(r)}},[e,s,_]);let y=async()=>{m(!0);try{let t=await J.triggers(e,{limit:nn,cursor:a});c(!0),i([...r,...t.triggers||[]]),o(t.next_cursor||``)}catch(e){u(e.message)}m(!1)},b=async t=>{m(!0),u(``);try{n(await J.pauseSchedule(e,t)),f(t?`Paused: it starts no runs until resumed.`:`Resumed.`)}catch(e){u(e.message)}m(!1)};return t?K`
     <p><a href="#/schedules">← Schedules</a></p>
     <h1>Schedule <span class="mono">${t.schedule_id}</span></h1>
     ${l&&K`<p class="error" role="alert">${l}</p>`}
     <p class="count" aria-live="polite">${d}</p>
     <dl class="facts">
-      <div><dt id="state-label">State</dt><dd><span role="status" aria-labelledby="state-label">${_?K`<span class="badge deleted">deleted</span>`:un(t)}</span></dd></div>
+      <div><dt id="state-label">State</dt><dd><span role="status" aria-labelledby="state-label">${_?K`<span class="badge deleted">deleted</span>`:dn(t)}</span></dd></div>
       <div><dt>Agent</dt><dd>${t.agent}${t.alias?` (alias ${t.alias})`:``}${t.agent_version?K` <span class="mono">${t.agent_version}</span>`:``}</dd></div>
-      <div><dt>When</dt><dd>${cn(t)} <span class="dim">(${t.timezone})</span></dd></div>
-      ${t.start&&K`<div><dt>From</dt><dd><${sn} iso=${t.start} /></dd></div>`}
-      ${t.end&&K`<div><dt>Until</dt><dd><${sn} iso=${t.end} /></dd></div>`}
+      <div><dt>When</dt><dd>${ln(t)} <span class="dim">(${t.timezone})</span></dd></div>
+      ${t.start&&K`<div><dt>From</dt><dd><${cn} iso=${t.start} /></dd></div>`}
+      ${t.end&&K`<div><dt>Until</dt><dd><${cn} iso=${t.end} /></dd></div>`}
       <div><dt>Overlap</dt><dd>${t.overlap}</dd></div>
       <div><dt>Missed</dt><dd>${t.missed}</dd></div>
-      <div><dt>Last run</dt><dd>${t.last_run_id?an(t.last_run_id):K`<span class="dim">none yet</span>`}</dd></div>
+      <div><dt>Last run</dt><dd>${t.last_run_id?on(t.last_run_id):K`<span class="dim">none yet</span>`}</dd></div>
       <div><dt>Created</dt><dd><time datetime=${t.created_at}>${Y(t.created_at)}</time></dd></div>
       <div><dt>Updated</dt><dd><time datetime=${t.updated_at}>${Y(t.updated_at)}</time></dd></div>
     </dl>
@@ -207,9 +207,9 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
           <tbody>
             ${(r||[]).map(e=>K`
               <tr key=${e.fire_time} data-fire-time=${e.fire_time}>
-                <td data-label="Fire time"><${sn} iso=${e.fire_time} /></td>
-                <td data-label="Outcome">${pn(e)}</td>
-                <td data-label="Run" class="id-cell">${e.run_id?an(e.run_id):K`<span class="dim">none</span>`}</td>
+                <td data-label="Fire time"><${cn} iso=${e.fire_time} /></td>
+                <td data-label="Outcome">${mn(e)}</td>
+                <td data-label="Run" class="id-cell">${e.run_id?on(e.run_id):K`<span class="dim">none</span>`}</td>
                 <td data-label="Reason" class="reason">${e.reason||``}</td>
               </tr>`)}
             ${r&&r.length===0&&K`<tr><td colspan="4">No fire time reached yet.</td></tr>`}
@@ -219,37 +219,37 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
       </section>
       <section aria-labelledby="next-h">
         <h2 id="next-h">Next fire times</h2>
-        <${dn} s=${t} />
+        <${fn} s=${t} />
         <h2>Each run is asked</h2>
         <pre>${Ke(t.request)}</pre>
       </section>
-    </div>`:K`<p><a href="#/schedules">← Schedules</a></p><h1>Schedule <span class="mono">${e}</span></h1>${l?K`<p class="error" role="alert">${l}</p>`:K`<p>Loading…</p>`}`}function hn({view:e}){return e.schedule_id?K`
+    </div>`:K`<p><a href="#/schedules">← Schedules</a></p><h1>Schedule <span class="mono">${e}</span></h1>${l?K`<p class="error" role="alert">${l}</p>`:K`<p>Loading…</p>`}`}function gn({view:e}){return e.schedule_id?K`
     <div class="lineage" data-testid="scheduled-by">
-      <p>Scheduled by ${on(e.schedule_id)}${e.scheduled_for&&K`, for the fire time <${sn} iso=${e.scheduled_for} />`}</p>
-    </div>`:null}var gn=2e3;function _n({id:e}){let[t,n]=W(null),[r,i]=W(null),[a,o]=W({}),[s,c]=W(``),[l,u]=W(0),d=ge(null),f=e=>{d.current=e,n(e),e.result&&e.result.messages_truncated?vn(e.run_id).then(i,()=>i(null)):i(null)};G(()=>{let t=new AbortController,n=null,r=async()=>{try{f(await J.getRun(e,t.signal)),c(``)}catch(e){e.name!==`AbortError`&&c(e.message)}},i=()=>{clearTimeout(n),n=setTimeout(r,100)},a=0;return(async()=>{for(await r();!t.signal.aborted;){let s=d.current;if(!s||Be(s.status)||Ve(s.status))return;try{await Ie(e,a,e=>{if(e.id&&Number(e.id)>a&&(a=Number(e.id)),e.event===`token`&&e.data&&typeof e.data.delta==`string`){let t=e.data.turn;o(n=>({...n,[t]:(n[t]||``)+e.data.delta}))}else e.event===`end`&&e.data&&e.data.run_id?(clearTimeout(n),f(e.data)):e.event!==`thinking`&&e.event!==`id`&&i()},t.signal)}catch{if(t.signal.aborted)return;await new Promise(e=>setTimeout(e,gn)),await r()}}})(),()=>{t.abort(),clearTimeout(n)}},[e,l]);let p=e=>{f(e),u(e=>e+1)};if(!t)return K`<h1>Run ${e}</h1>${s?K`<p class="error" role="alert">${s}</p>`:K`<p>Loading…</p>`}`;let m=t.result||{},h=en(r||m.messages||[]);return K`
+      <p>Scheduled by ${sn(e.schedule_id)}${e.scheduled_for&&K`, for the fire time <${cn} iso=${e.scheduled_for} />`}</p>
+    </div>`:null}var _n=2e3;function vn({id:e}){let[t,n]=W(null),[r,i]=W(null),[a,o]=W({}),[s,c]=W(``),[l,u]=W(0),d=ge(null),f=e=>{d.current=e,n(e),e.result&&e.result.messages_truncated?yn(e.run_id).then(i,()=>i(null)):i(null)};G(()=>{let t=new AbortController,n=null,r=async()=>{try{f(await J.getRun(e,t.signal)),c(``)}catch(e){e.name!==`AbortError`&&c(e.message)}},i=()=>{clearTimeout(n),n=setTimeout(r,100)},a=0;return(async()=>{for(await r();!t.signal.aborted;){let s=d.current;if(!s||Be(s.status)||Ve(s.status))return;try{await Ie(e,a,e=>{if(e.id&&Number(e.id)>a&&(a=Number(e.id)),e.event===`token`&&e.data&&typeof e.data.delta==`string`){let t=e.data.turn;o(n=>({...n,[t]:(n[t]||``)+e.data.delta}))}else e.event===`end`&&e.data&&e.data.run_id?(clearTimeout(n),f(e.data)):e.event!==`thinking`&&e.event!==`id`&&i()},t.signal)}catch{if(t.signal.aborted)return;await new Promise(e=>setTimeout(e,_n)),await r()}}})(),()=>{t.abort(),clearTimeout(n)}},[e,l]);let p=e=>{f(e),u(e=>e+1)};if(!t)return K`<h1>Run ${e}</h1>${s?K`<p class="error" role="alert">${s}</p>`:K`<p>Loading…</p>`}`;let m=t.result||{},h=en(r||m.messages||[]);return K`
     <p><a href="#/runs">← Runs</a></p>
     <h1>Run <span class="mono">${t.run_id}</span></h1>
     ${s&&K`<p class="error" role="alert">${s}</p>`}
-    <${bn} view=${t} />
+    <${xn} view=${t} />
     <${$t} view=${t} />
-    <${hn} view=${t} />
-    <${xn} view=${t} onActed=${p} />
+    <${gn} view=${t} />
+    <${Sn} view=${t} onActed=${p} />
     <${Gt} view=${t} onActed=${p} />
     <div class="columns">
       <section aria-labelledby="transcript-h" class="transcript">
         <h2 id="transcript-h">Transcript</h2>
-        <${Sn} view=${t} messages=${h} result=${m} live=${a} running=${!Be(t.status)&&!Ve(t.status)} />
+        <${Cn} view=${t} messages=${h} result=${m} live=${a} running=${!Be(t.status)&&!Ve(t.status)} />
       </section>
       <section aria-labelledby="steps-h" class="steps">
         <h2 id="steps-h">Steps</h2>
-        <${En} events=${m.events||[]} deliveries=${t.deliveries||[]} />
+        <${Dn} events=${m.events||[]} deliveries=${t.deliveries||[]} />
         ${t.children&&t.children.length>0&&K`
           <h2 id="children-h">Child runs</h2>
-          <${Dn} children=${t.children} events=${m.events||[]} deliveries=${t.deliveries||[]} />`}
+          <${On} children=${t.children} events=${m.events||[]} deliveries=${t.deliveries||[]} />`}
         <h2>Usage and cost</h2>
-        <${On} view=${t} />
+        <${kn} view=${t} />
       </section>
-    </div>`}async function vn(e){let t=[],n=0;for(;;){let r=await J.messages(e,n);if(t.push(...r.messages),r.messages.length===0||r.next===n)return t;n=r.next}}function yn(e){let t=e.result||{};if(t.error&&t.error.message)return t.error.message;if(e.status===`budget_exceeded`&&t.budget)return`budget ${t.budget} reached`;if(t.interrupted&&t.interrupted.reason)return t.interrupted.reason;let n=t.events||[];for(let t=n.length-1;t>=0;t--){let r=n[t];if(r.type===`cancelled`&&r.data&&r.data.reason)return r.data.reason;if(r.type===`approval_required`&&e.status===`approval_required`)return`an action waits for approval`;if(r.type===`runtime_tool_pending`&&e.status===`runtime_tool_pending`)return`a client tool waits for its result`}return``}function bn({view:e}){let t=yn(e);return K`
+    </div>`}async function yn(e){let t=[],n=0;for(;;){let r=await J.messages(e,n);if(t.push(...r.messages),r.messages.length===0||r.next===n)return t;n=r.next}}function bn(e){let t=e.result||{};if(t.error&&t.error.message)return t.error.message;if(e.status===`budget_exceeded`&&t.budget)return`budget ${t.budget} reached`;if(t.interrupted&&t.interrupted.reason)return t.interrupted.reason;let n=t.events||[];for(let t=n.length-1;t>=0;t--){let r=n[t];if(r.type===`cancelled`&&r.data&&r.data.reason)return r.data.reason;if(r.type===`approval_required`&&e.status===`approval_required`)return`an action waits for approval`;if(r.type===`runtime_tool_pending`&&e.status===`runtime_tool_pending`)return`a client tool waits for its result`}return``}function xn({view:e}){let t=bn(e);return K`
     <dl class="facts">
       <div><dt id="status-label">Status</dt><dd><span role="status" aria-labelledby="status-label" class=${`badge s-${e.status}`}>${e.status}</span>${Ve(e.status)&&K` <span class="marker">waiting on you</span>`}</dd></div>
       ${t&&K`<div><dt>Reason</dt><dd>${t}</dd></div>`}
@@ -259,7 +259,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
       <div><dt>Started</dt><dd><time datetime=${e.created_at}>${Y(e.created_at)}</time></dd></div>
       <div><dt>Updated</dt><dd><time datetime=${e.updated_at}>${Y(e.updated_at)}</time></dd></div>
       <div><dt>Turns</dt><dd>${e.result?e.result.turn_count:0}</dd></div>
-    </dl>`}function xn({view:e,onActed:t}){let[n,r]=W(``),[i,a]=W(``),[o,s]=W(``),[c,l]=W(!1);if(Be(e.status))return null;let u=async e=>{l(!0),s(``);try{return t(await e()),!0}catch(e){return s(e.message),!1}finally{l(!1)}};return K`
+    </dl>`}function Sn({view:e,onActed:t}){let[n,r]=W(``),[i,a]=W(``),[o,s]=W(``),[c,l]=W(!1);if(Be(e.status))return null;let u=async e=>{l(!0),s(``);try{return t(await e()),!0}catch(e){return s(e.message),!1}finally{l(!1)}};return K`
     <section aria-labelledby="controls-h" class="controls">
       <h2 id="controls-h">Control</h2>
       <form onSubmit=${async t=>{t.preventDefault(),n.trim()?await u(()=>J.steer(e.run_id,n))&&r(``):s(`Write a message first.`)}} class="steer">
@@ -274,7 +274,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
         <button type="button" disabled=${c} onClick=${()=>u(()=>J.interrupt(e.run_id,i))}>Interrupt</button>
       </div>
       ${o&&K`<p class="error" role="alert">${o}</p>`}
-    </section>`}function Sn({view:e,messages:t,result:n,live:r,running:i}){let[a,o]=W(0),s=tn(e,t),c=new Map;for(let e of t)e.role===`tool_result`&&e.metadata&&e.metadata.tool_call_id&&c.set(e.metadata.tool_call_id,e);let l=new Map;for(let e of n.tool_audit_events||[])l.set(e.tool_call_id,e);let u=new Set(t.filter(e=>e.role===`assistant`&&e.metadata).map(e=>e.metadata.turn)),d=[];t.forEach((n,r)=>{let i=n.metadata||{};if(n.role===`tool_result`&&i.tool_call_id&&t.some(e=>e.role===`tool_call`&&e.metadata&&e.metadata.tool_call_id===i.tool_call_id))return;if(n.role===`tool_call`){d.push(K`<${Cn} key=${`c${r}`} call=${n} result=${c.get(i.tool_call_id)} audit=${l.get(i.tool_call_id)} />`);return}let u=s.has(n.seq),f=u&&a===n.seq;d.push(K`
+    </section>`}function Cn({view:e,messages:t,result:n,live:r,running:i}){let[a,o]=W(0),s=tn(e,t),c=new Map;for(let e of t)e.role===`tool_result`&&e.metadata&&e.metadata.tool_call_id&&c.set(e.metadata.tool_call_id,e);let l=new Map;for(let e of n.tool_audit_events||[])l.set(e.tool_call_id,e);let u=new Set(t.filter(e=>e.role===`assistant`&&e.metadata).map(e=>e.metadata.turn)),d=[];t.forEach((n,r)=>{let i=n.metadata||{};if(n.role===`tool_result`&&i.tool_call_id&&t.some(e=>e.role===`tool_call`&&e.metadata&&e.metadata.tool_call_id===i.tool_call_id))return;if(n.role===`tool_call`){d.push(K`<${wn} key=${`c${r}`} call=${n} result=${c.get(i.tool_call_id)} audit=${l.get(i.tool_call_id)} />`);return}let u=s.has(n.seq),f=u&&a===n.seq;d.push(K`
       <li key=${`m${r}`} class=${`msg role-${n.role}`} data-seq=${n.seq}>
         <div class="who head">
           <span>${i.source===`memory`?K`recalled memories <span class="dim">in the model's system prompt</span>`:n.role}${i.turn?K` <span class="dim">turn ${i.turn}</span>`:``}</span>
@@ -286,7 +286,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
       <li key=${`live${e}`} class="msg role-assistant streaming" aria-live="polite" aria-busy=${i?`true`:`false`}>
         <div class="who">assistant <span class="dim">turn ${e}, streaming</span></div>
         <div class="text" data-testid="streaming-text">${t}</div>
-      </li>`);return d.length===0?K`<p>No messages yet.</p>`:K`<ol class="messages">${d}</ol>`}function Cn({call:e,result:t,audit:n}){let r=e.metadata||{},i=t&&t.metadata||{};return K`
+      </li>`);return d.length===0?K`<p>No messages yet.</p>`:K`<ol class="messages">${d}</ol>`}function wn({call:e,result:t,audit:n}){let r=e.metadata||{},i=t&&t.metadata||{};return K`
     <li class="msg tool" data-tool-call-id=${r.tool_call_id}>
       <div class="who">tool call <strong>${r.tool_name}</strong> <span class="dim mono">${r.tool_call_id}</span>${r.turn?K` <span class="dim">turn ${r.turn}</span>`:``}</div>
       <div class="pair">
@@ -298,12 +298,12 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
           <h3>Result ${t?K`<span class=${i.success===!1?`bad`:`good`}>${i.success===!1?`failed${i.error_type&&i.error_type!==`not_recorded`?` (${i.error_type})`:``}`:`succeeded`}</span>`:K`<span class="dim">pending</span>`}
             ${i.replayed&&K` <span class="badge replayed">replayed</span>`}
             ${i.error_type===`not_recorded`&&K` <span class="badge not-recorded">not recorded</span>`}</h3>
-          ${i.replayed&&K`<p class="note">Answered from the record of ${wn(i.replayed_from)}: nothing ran again.</p>`}
+          ${i.replayed&&K`<p class="note">Answered from the record of ${Tn(i.replayed_from)}: nothing ran again.</p>`}
           ${t&&K`<pre>${Ke(t.content)}</pre>`}
           ${n&&K`<p class="audit">audit: result <span class="mono">${n.result_sha256}</span>, parameters <span class="mono">${n.parameters_sha256}</span>, executor ${n.executor}</p>`}
         </div>
       </div>
-    </li>`}function wn(e){return!e||!e.run_id?`the source run`:K`run <a class="mono" href=${`#/runs/${encodeURIComponent(e.run_id)}`}>${e.run_id}</a>${e.seq?` (message ${e.seq})`:``}`}function Tn(e){let t=e.end&&(e.kind===`model turn`||e.kind===`tool call`)?[e.chained?`chained`:`queued`]:[];return e.retries&&t.push(`${e.retries} ${e.retries===1?`retry`:`retries`}`),e.redeliveries&&t.push(`delivered again ${e.redeliveries}×`),e.stale&&t.push(`${e.stale} stale`),t.join(`, `)}function En({events:e,deliveries:t}){let n=Xt(e,t);return n.length===0?K`<p>No steps yet.</p>`:K`
+    </li>`}function Tn(e){return!e||!e.run_id?`the source run`:K`run <a class="mono" href=${`#/runs/${encodeURIComponent(e.run_id)}`}>${e.run_id}</a>${e.seq?` (message ${e.seq})`:``}`}function En(e){let t=e.end&&(e.kind===`model turn`||e.kind===`tool call`)?[e.chained?`chained`:`queued`]:[];return e.retries&&t.push(`${e.retries} ${e.retries===1?`retry`:`retries`}`),e.redeliveries&&t.push(`delivered again ${e.redeliveries}×`),e.stale&&t.push(`${e.stale} stale`),t.join(`, `)}function Dn({events:e,deliveries:t}){let n=Xt(e,t);return n.length===0?K`<p>No steps yet.</p>`:K`
     <div class="scroll">
     <table class="timeline">
       <caption class="visually-hidden">Durable steps of the run</caption>
@@ -314,12 +314,12 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
             <td>${e.kind}${e.detail?K` <span class="dim">${e.detail}</span>`:``}</td>
             <td><time datetime=${e.start}>${new Date(e.start).toLocaleTimeString()}</time></td>
             <td>${e.end?Ue(new Date(e.end)-new Date(e.start)):`in flight`}</td>
-            <td>${Tn(e)}</td>
+            <td>${En(e)}</td>
             <td>${e.outcome}${e.inDoubt?K` <strong>in_doubt</strong>`:``}</td>
           </tr>`)}
       </tbody>
     </table>
-    </div>`}function Dn({children:e,events:t,deliveries:n}){let r=Xt(t,n);return K`
+    </div>`}function On({children:e,events:t,deliveries:n}){let r=Xt(t,n);return K`
     <ul class="children" aria-labelledby="children-h">
       ${e.map(e=>{let t=r.find(t=>t.callId===e.tool_call_id)||{},n=t.start&&t.end?Ue(new Date(t.end)-new Date(t.start)):``;return K`
         <li key=${e.run_id} data-run-id=${e.run_id}>
@@ -327,7 +327,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
           <span class=${`badge s-${e.status}`}>${e.status}</span>
           <span class="dim">${e.agent}, call ${e.tool_call_id}${n?`, took ${n}`:``}${e.cost?`, ${X(e.cost.total_usd)}`:``}</span>
         </li>`})}
-    </ul>`}function On({view:e}){let t=e.result||{},n=t.usage||{},r=t.cost,i=e.budgets||[];return K`
+    </ul>`}function kn({view:e}){let t=e.result||{},n=t.usage||{},r=t.cost,i=e.budgets||[];return K`
     <dl class="facts">
       ${Object.entries(n).filter(([,e])=>typeof e==`number`).map(([e,t])=>K`<div key=${e}><dt>${e.replaceAll(`_`,` `)}</dt><dd>${t.toLocaleString()}</dd></div>`)}
       ${r&&K`<div><dt>cost</dt><dd><strong>${X(r.total_usd)}</strong> <span class="dim">(model ${X(r.model_usd)}, AWS ${X(r.aws_usd)})</span></dd></div>`}
@@ -337,7 +337,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
       <ul class="budgets">
         ${i.map(e=>{let t=e.name===`cost_usd`,n=t?e.current_usd||0:e.current,r=t?e.ceiling_usd:e.ceiling,i=`budget-${e.name}`;return K`<li key=${e.name}><span id=${i}>${e.name}</span>: ${t?`${X(n)} of ${X(r)}`:`${n} of ${r}`}
             <meter aria-labelledby=${i} min="0" max=${r} value=${Math.min(n,r)} high=${r*.8}></meter></li>`})}
-      </ul>`}`}function kn(){let[e,t]=W(null),[n,r]=W(null),[i,a]=W(``);if(G(()=>{let e=new AbortController;return(async()=>{try{let[n,i]=await Promise.all([J.versions(e.signal),J.listRuns({limit:100},e.signal)]);t(n),r(i.runs||[])}catch(e){if(e.name===`AbortError`)return;a(e.status===403?`Agent versions need a credential with the agents:manage scope; this one lacks it.`:e.message)}})(),()=>e.abort()},[]),i)return K`<h1>Agent versions</h1><p class="error" role="alert">${i}</p>`;if(!e)return K`<h1>Agent versions</h1><p>Loading…</p>`;let o={};for(let e of n||[])e.agent_version&&(o[e.agent_version]=(o[e.agent_version]||0)+1);let s={};for(let t of e.aliases){for(let e of t.routes)(s[e.version]=s[e.version]||[]).push(e.weight<100?`${t.name} ${e.weight}%`:t.name);for(let[e,n]of Object.entries(t.tenants||{}))(s[n]=s[n]||[]).push(`${t.name} (tenant ${e})`)}return K`
+      </ul>`}`}function An(){let[e,t]=W(null),[n,r]=W(null),[i,a]=W(``);if(G(()=>{let e=new AbortController;return(async()=>{try{let[n,i]=await Promise.all([J.versions(e.signal),J.listRuns({limit:100},e.signal)]);t(n),r(i.runs||[])}catch(e){if(e.name===`AbortError`)return;a(e.status===403?`Agent versions need a credential with the agents:manage scope; this one lacks it.`:e.message)}})(),()=>e.abort()},[]),i)return K`<h1>Agent versions</h1><p class="error" role="alert">${i}</p>`;if(!e)return K`<h1>Agent versions</h1><p>Loading…</p>`;let o={};for(let e of n||[])e.agent_version&&(o[e.agent_version]=(o[e.agent_version]||0)+1);let s={};for(let t of e.aliases){for(let e of t.routes)(s[e.version]=s[e.version]||[]).push(e.weight<100?`${t.name} ${e.weight}%`:t.name);for(let[e,n]of Object.entries(t.tenants||{}))(s[n]=s[n]||[]).push(`${t.name} (tenant ${e})`)}return K`
     <h1>Agent versions</h1>
     <h2>Aliases</h2>
     <table class="versions">
@@ -369,7 +369,7 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
           </tr>`)}
       </tbody>
     </table>
-    <p class="dim">Runs counted among your tenant's latest ${(n||[]).length} runs. Publish and move aliases with <code>baton agents</code>.</p>`}function An(e){return e?e.pass===!0?`pass`:e.pass===!1?`fail`:e.status||`pending`:`none`}var jn=e=>(e&&e.checks||[]).filter(e=>!e.pass),Mn=e=>!!e&&(e.status===`running`||e.status===`queued`||e.status===`pending`);function Nn(e,t){let n=new Map((t&&t.cases||[]).map(e=>[e.id,e])),r=(e&&e.cases||[]).map(e=>({id:e.id,a:e,b:n.get(e.id)||null})),i=new Set(r.map(e=>e.id));for(let e of t&&t.cases||[])i.has(e.id)||r.push({id:e.id,a:null,b:e});return r}function Pn(e){let[t,n]=[An(e.a),An(e.b)];return t===`fail`&&n===`pass`?`fixed`:t===`pass`&&n===`fail`?`broken`:``}function Fn(e){return typeof e==`number`?`${(e*100).toFixed(1)}%`:``}function In(e){return(e&&e.progress&&e.progress.scored||0)>0?Fn(e.totals&&e.totals.pass_rate):``}var Ln=(e,t)=>`${e} ${t}${e===1||e===-1?``:`s`}`;function Rn(e){let t=e&&e.progress||{},n=t.total||0,r=t.scored||0;return{scored:r,total:n,label:`${r} of ${n} scored${t.failed?`, ${t.failed} failed`:``}`}}function zn(e,t,n=String){if(typeof e!=`number`||typeof t!=`number`||e===t)return``;let r=t-e;return n(Math.abs(r))===n(0)?``:`${r>0?`+`:`−`}${n(Math.abs(r))}`}var Bn=25,Vn=2e3;function Hn(e,t,n){let[r,i]=W(null),[a,o]=W(``);return G(()=>{let n=new AbortController,r;i(null),o(``);let a=async()=>{try{let r=await e(n.signal);if(i(r),o(``),!t(r))return}catch(e){if(e.name===`AbortError`)return;o(e.message)}r=setTimeout(a,Vn)};return a(),()=>{n.abort(),clearTimeout(r)}},[n]),{data:r,error:a}}function Un({view:e}){let t=Rn(e);return K`<span class="progress"><progress max=${Math.max(t.total,1)} value=${t.scored} aria-label=${`${e.eval_id}: ${t.label}`}></progress> <span class="dim">${t.label}</span></span>`}var Wn=e=>K`<span class=${`badge s-${e.status}`}>${e.status}</span>`;function Gn(){let[e,t]=W([``]),n=e[e.length-1],{data:r,error:i}=Hn(e=>J.listEvals({limit:Bn,cursor:n},e),e=>(e&&e.evals||[]).some(Mn),n),a=r&&r.evals||[];return K`
+    <p class="dim">Runs counted among your tenant's latest ${(n||[]).length} runs. Publish and move aliases with <code>baton agents</code>.</p>`}function jn(e){return e?e.pass===!0?`pass`:e.pass===!1?`fail`:e.status||`pending`:`none`}var Mn=e=>(e&&e.checks||[]).filter(e=>!e.pass),Nn=e=>!!e&&(e.status===`running`||e.status===`queued`||e.status===`pending`);function Pn(e,t){let n=new Map((t&&t.cases||[]).map(e=>[e.id,e])),r=(e&&e.cases||[]).map(e=>({id:e.id,a:e,b:n.get(e.id)||null})),i=new Set(r.map(e=>e.id));for(let e of t&&t.cases||[])i.has(e.id)||r.push({id:e.id,a:null,b:e});return r}function Fn(e){let[t,n]=[jn(e.a),jn(e.b)];return t===`fail`&&n===`pass`?`fixed`:t===`pass`&&n===`fail`?`broken`:``}function In(e){return typeof e==`number`?`${(e*100).toFixed(1)}%`:``}function Ln(e){return(e&&e.progress&&e.progress.scored||0)>0?In(e.totals&&e.totals.pass_rate):``}var Rn=(e,t)=>`${e} ${t}${e===1||e===-1?``:`s`}`;function zn(e){let t=e&&e.progress||{},n=t.total||0,r=t.scored||0;return{scored:r,total:n,label:`${r} of ${n} scored${t.failed?`, ${t.failed} failed`:``}`}}function Bn(e,t,n=String){if(typeof e!=`number`||typeof t!=`number`||e===t)return``;let r=t-e;return n(Math.abs(r))===n(0)?``:`${r>0?`+`:`−`}${n(Math.abs(r))}`}var Vn=25,Hn=2e3;function Un(e,t,n){let[r,i]=W(null),[a,o]=W(``);return G(()=>{let n=new AbortController,r;i(null),o(``);let a=async()=>{try{let r=await e(n.signal);if(i(r),o(``),!t(r))return}catch(e){if(e.name===`AbortError`)return;o(e.message)}r=setTimeout(a,Hn)};return a(),()=>{n.abort(),clearTimeout(r)}},[n]),{data:r,error:a}}function Wn({view:e}){let t=zn(e);return K`<span class="progress"><progress max=${Math.max(t.total,1)} value=${t.scored} aria-label=${`${e.eval_id}: ${t.label}`}></progress> <span class="dim">${t.label}</span></span>`}var Gn=e=>K`<span class=${`badge s-${e.status}`}>${e.status}</span>`;function Kn(){let[e,t]=W([``]),n=e[e.length-1],{data:r,error:i}=Un(e=>J.listEvals({limit:Vn,cursor:n},e),e=>(e&&e.evals||[]).some(Nn),n),a=r&&r.evals||[];return K`
     <h1>Evals</h1>
     <p class="dim">Start an eval with <code>baton eval run DATASET.jsonl --agent A</code> (or <code>POST /v1/evals</code>); open one to see its cases, or compare two.</p>
     ${i&&K`<p class="error" role="alert">${i}</p>`}
@@ -384,9 +384,9 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
           <tr key=${e.eval_id} data-eval-id=${e.eval_id}>
             <td data-label="Eval"><a href=${`#/evals/${encodeURIComponent(e.eval_id)}`}>${e.name||e.eval_id}</a><div class="dim mono id">${e.eval_id}</div></td>
             <td data-label="Agent">${e.agent}${e.agent_version&&K`<div class="dim mono version"><span class="visually-hidden">version </span>${e.agent_version}</div>`}</td>
-            <td data-label="Status">${Wn(e)}</td>
-            <td data-label="Progress"><${Un} view=${e} /></td>
-            <td data-label="Pass rate" class="num">${In(e)}</td>
+            <td data-label="Status">${Gn(e)}</td>
+            <td data-label="Progress"><${Wn} view=${e} /></td>
+            <td data-label="Pass rate" class="num">${Ln(e)}</td>
             <td data-label="Created"><time datetime=${e.created_at}>${Y(e.created_at)}</time></td>
           </tr>`)}
         ${r&&a.length===0&&K`<tr><td colspan="6">No evals yet.</td></tr>`}
@@ -396,21 +396,21 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
     <nav class="pager" aria-label="Pages">
       <button type="button" disabled=${e.length<2} onClick=${()=>t(e.slice(0,-1))}>Newer evals</button>
       <button type="button" disabled=${!r||!r.next_cursor} onClick=${()=>t([...e,r.next_cursor])}>Older evals</button>
-    </nav>`}var Kn=e=>`#/evals/${encodeURIComponent(e)}`;function qn({id:e,against:t}){let{data:n,error:r}=Hn(t=>J.getEval(e,t),Mn,e),{data:i,error:a}=Hn(e=>t?J.getEval(t,e):Promise.resolve(null),Mn,t||``),[o,s]=W(!1);return n?K`
+    </nav>`}var qn=e=>`#/evals/${encodeURIComponent(e)}`;function Jn({id:e,against:t}){let{data:n,error:r}=Un(t=>J.getEval(e,t),Nn,e),{data:i,error:a}=Un(e=>t?J.getEval(t,e):Promise.resolve(null),Nn,t||``),[o,s]=W(!1);return n?K`
     <p><a href="#/evals">← Evals</a></p>
     <h1>Eval ${n.name?K`${n.name} `:``}<span class="mono">${n.eval_id}</span></h1>
     ${r&&K`<p class="error" role="alert">${r}</p>`}
     <div class=${t?`pair evals-pair`:``}>
-      <${Jn} view=${n} side=${t?`A`:``} />
-      ${t&&(i?K`<${Jn} view=${i} side="B" />`:K`<section class="card">${a?K`<p class="error" role="alert">Eval ${t}: ${a}</p>`:K`<p>Loading ${t}…</p>`}</section>`)}
+      <${Yn} view=${n} side=${t?`A`:``} />
+      ${t&&(i?K`<${Yn} view=${i} side="B" />`:K`<section class="card">${a?K`<p class="error" role="alert">Eval ${t}: ${a}</p>`:K`<p>Loading ${t}…</p>`}</section>`)}
     </div>
-    <${Yn} id=${n.eval_id} against=${t} />
-    <${Xn} view=${n} />
+    <${Xn} id=${n.eval_id} against=${t} />
+    <${Zn} view=${n} />
     <h2 id="cases-h">Cases</h2>
     <label class="check"><input type="checkbox" checked=${o} onChange=${e=>s(e.currentTarget.checked)} /> Show only failed cases</label>
-    ${t?K`<${rr} a=${n} b=${i} onlyFailed=${o} />`:K`<${tr} view=${n} onlyFailed=${o} />`}`:K`<h1>Eval <span class="mono">${e}</span></h1>${r?K`<p class="error" role="alert">${r}</p>`:K`<p>Loading…</p>`}`}function Jn({view:e,side:t}){let[n,r]=W(``),[i,a]=W(!1),o=e.totals||{},s=async()=>{a(!0),r(``);try{await J.cancelEval(e.eval_id)}catch(e){r(e.message)}finally{a(!1)}},c=`summary-${e.eval_id}`;return K`
+    ${t?K`<${ir} a=${n} b=${i} onlyFailed=${o} />`:K`<${nr} view=${n} onlyFailed=${o} />`}`:K`<h1>Eval <span class="mono">${e}</span></h1>${r?K`<p class="error" role="alert">${r}</p>`:K`<p>Loading…</p>`}`}function Yn({view:e,side:t}){let[n,r]=W(``),[i,a]=W(!1),o=e.totals||{},s=async()=>{a(!0),r(``);try{await J.cancelEval(e.eval_id)}catch(e){r(e.message)}finally{a(!1)}},c=`summary-${e.eval_id}`;return K`
     <section class="eval-summary" aria-labelledby=${c} data-eval-id=${e.eval_id}>
-      <h2 id=${c}>${t?`${t}: `:`Summary `}${t&&K`<a class="mono" href=${Kn(e.eval_id)}>${e.eval_id}</a>`}</h2>
+      <h2 id=${c}>${t?`${t}: `:`Summary `}${t&&K`<a class="mono" href=${qn(e.eval_id)}>${e.eval_id}</a>`}</h2>
       <dl class="facts">
         <div><dt>Status</dt><dd><span role="status" aria-label=${`Status of ${e.eval_id}`} class=${`badge s-${e.status}`}>${e.status}</span></dd></div>
         <div><dt>Agent</dt><dd>${e.agent}</dd></div>
@@ -418,35 +418,35 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
         ${e.tools&&K`<div><dt>Tools</dt><dd>${e.tools}</dd></div>`}
         <div><dt>Created</dt><dd><time datetime=${e.created_at}>${Y(e.created_at)}</time></dd></div>
         ${e.ended_at&&K`<div><dt>Ended</dt><dd><time datetime=${e.ended_at}>${Y(e.ended_at)}</time></dd></div>`}
-        <div><dt>Progress</dt><dd><${Un} view=${e} /></dd></div>
+        <div><dt>Progress</dt><dd><${Wn} view=${e} /></dd></div>
       </dl>
       <dl class="facts totals" aria-label=${`Totals of ${e.eval_id}`}>
-        <div><dt>Pass rate</dt><dd><strong>${In(e)||`none scored yet`}</strong></dd></div>
+        <div><dt>Pass rate</dt><dd><strong>${Ln(e)||`none scored yet`}</strong></dd></div>
         <div><dt>Mean turns</dt><dd>${typeof o.mean_turns==`number`?o.mean_turns.toFixed(1):``}</dd></div>
         <div><dt>Tokens</dt><dd>${We(o.total_tokens)}</dd></div>
         <div><dt>Cost</dt><dd>${typeof o.cost_usd==`number`?X(o.cost_usd):`not priced`}</dd></div>
         <div><dt>Mean duration</dt><dd>${Ue(o.mean_duration_ms)}</dd></div>
       </dl>
-      ${Mn(e)&&K`<div class="row"><button type="button" class="danger" disabled=${i} onClick=${s}>Cancel eval</button>
+      ${Nn(e)&&K`<div class="row"><button type="button" class="danger" disabled=${i} onClick=${s}>Cancel eval</button>
         <span class="dim">Running cases are cancelled; no new case starts.</span></div>`}
       ${n&&K`<p class="error" role="alert">${n}</p>`}
-    </section>`}function Yn({id:e,against:t}){let[n,r]=W(t||``),[i,a]=W(``);return K`
-    <form class="compare" onSubmit=${t=>{t.preventDefault();let r=n.trim();r?r===e?a(`That is this eval: name another one.`):(a(``),location.hash=`${Kn(e)}?against=${encodeURIComponent(r)}`):a(`Write the id of the eval to compare with.`)}}>
+    </section>`}function Xn({id:e,against:t}){let[n,r]=W(t||``),[i,a]=W(``);return K`
+    <form class="compare" onSubmit=${t=>{t.preventDefault();let r=n.trim();r?r===e?a(`That is this eval: name another one.`):(a(``),location.hash=`${qn(e)}?against=${encodeURIComponent(r)}`):a(`Write the id of the eval to compare with.`)}}>
       <label for="against">Compare with another eval</label>
       <input id="against" class="mono" placeholder="eval id" value=${n} onInput=${e=>r(e.currentTarget.value)} />
       <button type="submit">Compare</button>
-      ${t&&K`<a href=${Kn(e)}>Show this eval alone</a>`}
+      ${t&&K`<a href=${qn(e)}>Show this eval alone</a>`}
       ${i&&K`<p class="error" role="alert">${i}</p>`}
-    </form>`}function Xn({view:e}){let[t,n]=W(``),[r,i]=W(``),[a,o]=W(!1),s=ge(new Map);return K`
-    <form class="compare" onSubmit=${async n=>{n.preventDefault();let r=t.trim();if(!r){i(`Write the agent version to run the cases on.`);return}let a={agent:e.agent,agent_version:r,dataset_from:e.eval_id};e.name&&(a.name=e.name),e.judge&&(a.judge=e.judge),e.tools&&(a.tools=e.tools),e.concurrency&&(a.concurrency=e.concurrency),s.current.has(r)||s.current.set(r,crypto.randomUUID()),o(!0),i(``);try{let t=await J.startEval(a,s.current.get(r));location.hash=`${Kn(e.eval_id)}?against=${encodeURIComponent(t.eval_id)}`}catch(e){i(e.message)}finally{o(!1)}}}>
+    </form>`}function Zn({view:e}){let[t,n]=W(``),[r,i]=W(``),[a,o]=W(!1),s=ge(new Map);return K`
+    <form class="compare" onSubmit=${async n=>{n.preventDefault();let r=t.trim();if(!r){i(`Write the agent version to run the cases on.`);return}let a={agent:e.agent,agent_version:r,dataset_from:e.eval_id};e.name&&(a.name=e.name),e.judge&&(a.judge=e.judge),e.tools&&(a.tools=e.tools),e.concurrency&&(a.concurrency=e.concurrency),s.current.has(r)||s.current.set(r,crypto.randomUUID()),o(!0),i(``);try{let t=await J.startEval(a,s.current.get(r));location.hash=`${qn(e.eval_id)}?against=${encodeURIComponent(t.eval_id)}`}catch(e){i(e.message)}finally{o(!1)}}}>
       <label for="rerun">Run these cases on another version</label>
       <input id="rerun" class="mono" placeholder="agent version" value=${t} onInput=${e=>n(e.currentTarget.value)} />
       <button type="submit" disabled=${a}>Run again</button>
       ${r&&K`<p class="error" role="alert">${r}</p>`}
-    </form>`}var Zn=e=>e&&e.run_id&&K`<a class="mono" href=${`#/runs/${encodeURIComponent(e.run_id)}`}>${e.run_id}</a>`;function Qn({c:e}){let t=An(e),n=t===`none`?`not in this eval`:t;return K`<span class=${`badge v-${t}`}>${n}</span>`}function $n({c:e}){if(!e)return null;let t=jn(e),n=(e.checks||[]).length;return K`
-    ${t.length>0?K`<ul class="checks">${t.map(e=>K`<li><strong>${e.name}</strong>${e.detail?K`: ${e.detail}`:``}</li>`)}</ul>`:An(e)===`pass`&&n>0&&K`<div class="dim">${n===1?`its check passed`:`all ${n} checks passed`}</div>`}
+    </form>`}var Qn=e=>e&&e.run_id&&K`<a class="mono" href=${`#/runs/${encodeURIComponent(e.run_id)}`}>${e.run_id}</a>`;function $n({c:e}){let t=jn(e),n=t===`none`?`not in this eval`:t;return K`<span class=${`badge v-${t}`}>${n}</span>`}function er({c:e}){if(!e)return null;let t=Mn(e),n=(e.checks||[]).length;return K`
+    ${t.length>0?K`<ul class="checks">${t.map(e=>K`<li><strong>${e.name}</strong>${e.detail?K`: ${e.detail}`:``}</li>`)}</ul>`:jn(e)===`pass`&&n>0&&K`<div class="dim">${n===1?`its check passed`:`all ${n} checks passed`}</div>`}
     ${e.judge&&K`<div class="judge">Judge: <strong>${e.judge.score.toFixed(2)}</strong>${e.judge.reason?K` — ${e.judge.reason}`:``}${e.judge.run_id&&K` <a class="dim" href=${`#/runs/${encodeURIComponent(e.judge.run_id)}`}>(judge's run)</a>`}</div>`}
-    ${e.diverged_at&&K`<div class="dim">Diverged from the recorded run at message ${e.diverged_at.seq}</div>`}`}var er=(e,t,n)=>t?e.filter(n):e;function tr({view:e,onlyFailed:t}){let n=er(e.cases||[],t,e=>An(e)===`fail`);return K`
+    ${e.diverged_at&&K`<div class="dim">Diverged from the recorded run at message ${e.diverged_at.seq}</div>`}`}var tr=(e,t,n)=>t?e.filter(n):e;function nr({view:e,onlyFailed:t}){let n=tr(e.cases||[],t,e=>jn(e)===`fail`);return K`
     <table class="cases" aria-labelledby="cases-h">
       <thead><tr>
         <th scope="col">Case</th><th scope="col">Result</th><th scope="col">Failing checks, judge</th>
@@ -454,38 +454,38 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
       </tr></thead>
       <tbody>
         ${n.map(e=>K`
-          <tr key=${e.id} data-case-id=${e.id} class=${An(e)===`fail`?`failed`:void 0}>
+          <tr key=${e.id} data-case-id=${e.id} class=${jn(e)===`fail`?`failed`:void 0}>
             <td data-label="Case" class="mono">${e.id}</td>
-            <td data-label="Result"><${Qn} c=${e} /></td>
-            <td data-label="Checks"><${$n} c=${e} /></td>
+            <td data-label="Result"><${$n} c=${e} /></td>
+            <td data-label="Checks"><${er} c=${e} /></td>
             <td data-label="Turns" class="num">${e.turns}</td>
             <td data-label="Tokens" class="num">${We(e.total_tokens)}</td>
             <td data-label="Cost" class="num">${typeof e.cost_usd==`number`?X(e.cost_usd):``}</td>
-            <td data-label="Run">${Zn(e)}</td>
+            <td data-label="Run">${Qn(e)}</td>
           </tr>`)}
         ${n.length===0&&K`<tr><td colspan="7">${t?`No case failed.`:`No cases.`}</td></tr>`}
       </tbody>
-    </table>`}function nr({c:e}){return e?K`
-    <${Qn} c=${e} />
+    </table>`}function rr({c:e}){return e?K`
     <${$n} c=${e} />
-    <div class="dim nums">${Ln(e.turns??0,`turn`)} · ${We(e.total_tokens)} tokens${typeof e.cost_usd==`number`?` · ${X(e.cost_usd)}`:``}</div>
-    <div>${Zn(e)}</div>`:K`<${Qn} c=${null} />`}function rr({a:e,b:t,onlyFailed:n}){if(!t)return K`<p>Loading the other eval…</p>`;let r=er(Nn(e,t),n,e=>An(e.a)===`fail`||An(e.b)===`fail`);return K`
+    <${er} c=${e} />
+    <div class="dim nums">${Rn(e.turns??0,`turn`)} · ${We(e.total_tokens)} tokens${typeof e.cost_usd==`number`?` · ${X(e.cost_usd)}`:``}</div>
+    <div>${Qn(e)}</div>`:K`<${$n} c=${null} />`}function ir({a:e,b:t,onlyFailed:n}){if(!t)return K`<p>Loading the other eval…</p>`;let r=tr(Pn(e,t),n,e=>jn(e.a)===`fail`||jn(e.b)===`fail`);return K`
     <table class="cases pair-cases" aria-labelledby="cases-h">
       <thead><tr>
         <th scope="col">Case</th><th scope="col">A <span class="mono">${e.agent_version||e.eval_id}</span></th>
         <th scope="col">B <span class="mono">${t.agent_version||t.eval_id}</span></th><th scope="col">B − A</th>
       </tr></thead>
       <tbody>
-        ${r.map(e=>{let t=Pn(e),n=e.a&&e.b?[zn(e.a.turns,e.b.turns)&&`${zn(e.a.turns,e.b.turns)} turn${Math.abs(e.b.turns-e.a.turns)===1?``:`s`}`,zn(e.a.total_tokens,e.b.total_tokens,We)&&`${zn(e.a.total_tokens,e.b.total_tokens,We)} tokens`,zn(e.a.cost_usd,e.b.cost_usd,X)].filter(Boolean):[];return K`
+        ${r.map(e=>{let t=Fn(e),n=e.a&&e.b?[Bn(e.a.turns,e.b.turns)&&`${Bn(e.a.turns,e.b.turns)} turn${Math.abs(e.b.turns-e.a.turns)===1?``:`s`}`,Bn(e.a.total_tokens,e.b.total_tokens,We)&&`${Bn(e.a.total_tokens,e.b.total_tokens,We)} tokens`,Bn(e.a.cost_usd,e.b.cost_usd,X)].filter(Boolean):[];return K`
           <tr key=${e.id} data-case-id=${e.id}>
             <td data-label="Case" class="mono">${e.id}</td>
-            <td data-label="A"><${nr} c=${e.a} /></td>
-            <td data-label="B"><${nr} c=${e.b} /></td>
+            <td data-label="A"><${rr} c=${e.a} /></td>
+            <td data-label="B"><${rr} c=${e.b} /></td>
             <td data-label="B − A">${t&&K`<span class=${`badge moved-${t}`}>${t}</span>`}${n.map(e=>K`<div>${e}</div>`)}${!t&&n.length===0&&e.a&&e.b&&e.a.pass!==void 0&&e.b.pass!==void 0&&K`<span class="dim">same</span>`}</td>
           </tr>`})}
         ${r.length===0&&K`<tr><td colspan="4">${n?`No case failed on either side.`:`No cases.`}</td></tr>`}
       </tbody>
-    </table>`}var ir=50,ar=e=>e?`of ${e}`:`of your own subject`,or=e=>e.status===403?`Forbidden: ${e.message}.`:e.message;function sr({subject:e}){let[t,n]=W(e),[r,i]=W(null),[a,o]=W(``),[s,c]=W(``),[l,u]=W(``),[d,f]=W(!1),[p,m]=W(!1),[h,g]=W(0);G(()=>{let t=new AbortController;return i(null),o(``),c(``),m(!1),J.listMemories({subject:e,limit:ir},t.signal).then(e=>{i(e.memories||[]),o(e.next_cursor||``)},e=>{e.name!==`AbortError`&&c(or(e))}),()=>t.abort()},[e,h]);let _=n=>{n.preventDefault();let r=t.trim(),i=r?`#/memories?subject=${encodeURIComponent(r)}`:`#/memories`;u(``),location.hash===i||!r&&!e?g(h+1):location.hash=i},v=async()=>{f(!0);try{let t=await J.listMemories({subject:e,limit:ir,cursor:a});i([...r,...t.memories||[]]),o(t.next_cursor||``)}catch(e){c(or(e))}f(!1)},y=async t=>{f(!0),c(``);try{await J.deleteMemory(t.id,e),i(r.filter(e=>e.id!==t.id)),u(`Deleted memory ${t.id}.`)}catch(e){c(or(e))}f(!1)},b=async()=>{f(!0),c(``);try{let t=await J.eraseMemories(e);u(`Erased the memories of ${t.subject}: ${t.deleted} deleted. Runs that began before ${Y(t.erased_at)} will not write any more.`),m(!1),g(h+1)}catch(e){c(or(e))}f(!1)},x=r&&r.length?r[0].subject:e;return K`
+    </table>`}var ar=50,or=e=>e?`of ${e}`:`of your own subject`,sr=e=>e.status===403?`Forbidden: ${e.message}.`:e.message;function cr({subject:e}){let[t,n]=W(e),[r,i]=W(null),[a,o]=W(``),[s,c]=W(``),[l,u]=W(``),[d,f]=W(!1),[p,m]=W(!1),[h,g]=W(0);G(()=>{let t=new AbortController;return i(null),o(``),c(``),m(!1),J.listMemories({subject:e,limit:ar},t.signal).then(e=>{i(e.memories||[]),o(e.next_cursor||``)},e=>{e.name!==`AbortError`&&c(sr(e))}),()=>t.abort()},[e,h]);let _=n=>{n.preventDefault();let r=t.trim(),i=r?`#/memories?subject=${encodeURIComponent(r)}`:`#/memories`;u(``),location.hash===i||!r&&!e?g(h+1):location.hash=i},v=async()=>{f(!0);try{let t=await J.listMemories({subject:e,limit:ar,cursor:a});i([...r,...t.memories||[]]),o(t.next_cursor||``)}catch(e){c(sr(e))}f(!1)},y=async t=>{f(!0),c(``);try{await J.deleteMemory(t.id,e),i(r.filter(e=>e.id!==t.id)),u(`Deleted memory ${t.id}.`)}catch(e){c(sr(e))}f(!1)},b=async()=>{f(!0),c(``);try{let t=await J.eraseMemories(e);u(`Erased the memories of ${t.subject}: ${t.deleted} deleted. Runs that began before ${Y(t.erased_at)} will not write any more.`),m(!1),g(h+1)}catch(e){c(sr(e))}f(!1)},x=r&&r.length?r[0].subject:e;return K`
     <h1>Memories</h1>
     <form class="toolbar memory-subject" onSubmit=${_}>
       <span class="field">
@@ -502,9 +502,9 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
     <p class="count" aria-live="polite">${l}</p>
     ${!r&&!s&&K`<p>Loading…</p>`}
     ${r&&K`
-      <h2>${r.length}${a?`+`:``} memor${r.length===1&&!a?`y`:`ies`} ${ar(x)}</h2>
+      <h2>${r.length}${a?`+`:``} memor${r.length===1&&!a?`y`:`ies`} ${or(x)}</h2>
       <table class="memories">
-        <caption class="visually-hidden">Memories ${ar(x)}</caption>
+        <caption class="visually-hidden">Memories ${or(x)}</caption>
         <thead><tr>
           <th scope="col">Created</th><th scope="col">Source</th><th scope="col">Source run</th><th scope="col">Text</th><th scope="col"><span class="visually-hidden">Actions</span></th>
         </tr></thead>
@@ -519,24 +519,24 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
                 <button type="button" class="secondary" disabled=${d} aria-label=${`Delete memory ${e.id}`} onClick=${()=>y(e)}>Delete</button>
               </td>
             </tr>`)}
-          ${r.length===0&&K`<tr><td colspan="5">No memories ${ar(x)}.</td></tr>`}
+          ${r.length===0&&K`<tr><td colspan="5">No memories ${or(x)}.</td></tr>`}
         </tbody>
       </table>
       ${a&&K`<nav class="pager" aria-label="Pages"><button type="button" disabled=${d} onClick=${v}>More memories</button></nav>`}
       <section class="erase" aria-labelledby="erase-title">
         <h2 id="erase-title">Erase</h2>
         ${!p&&K`
-          <p class="note">Deletes every memory ${ar(x)}, and refuses what runs that already began would remember later.</p>
+          <p class="note">Deletes every memory ${or(x)}, and refuses what runs that already began would remember later.</p>
           <button type="button" class="danger" disabled=${d} onClick=${()=>m(!0)}>Erase all of this subject</button>`}
         ${p&&K`
           <div class="confirm" role="alertdialog" aria-labelledby="erase-question">
-            <p id="erase-question"><strong>Erase every memory ${ar(x)}?</strong> This cannot be undone.</p>
+            <p id="erase-question"><strong>Erase every memory ${or(x)}?</strong> This cannot be undone.</p>
             <div class="row">
               <button type="button" class="danger" disabled=${d} onClick=${b}>Yes, erase them all</button>
               <button type="button" class="secondary" disabled=${d} onClick=${()=>m(!1)}>Keep them</button>
             </div>
           </div>`}
-      </section>`}`}function cr(){let e=location.hash.replace(/^#/,``)||`/runs`,t=e.match(/^\/runs\/([^/?]+)/);if(t)return{page:`run`,id:decodeURIComponent(t[1])};if(e.startsWith(`/versions`))return{page:`versions`};let n=e.match(/^\/evals\/([^/?]+)(?:\?(.*))?$/);if(n)return{page:`eval`,id:decodeURIComponent(n[1]),against:new URLSearchParams(n[2]||``).get(`against`)||``};if(e.startsWith(`/evals`))return{page:`evals`};let r=e.match(/^\/memories(?:\?(.*))?$/);if(r)return{page:`memories`,subject:new URLSearchParams(r[1]||``).get(`subject`)||``};let i=e.match(/^\/schedules\/([^/?]+)/);return i?{page:`schedule`,id:decodeURIComponent(i[1])}:e.startsWith(`/schedules`)?{page:`schedules`}:{page:`runs`}}function lr(){let[e,t]=W(!!Ae.get()),[n,r]=W(cr()),[i,a]=W(``);return G(()=>{let e=()=>r(cr());return addEventListener(`hashchange`,e),Fe(()=>{Ae.clear(),a(`The API refused the credential (401). Sign in again.`),t(!1)}),()=>removeEventListener(`hashchange`,e)},[]),e?K`
+      </section>`}`}function lr(){let e=location.hash.replace(/^#/,``)||`/runs`,t=e.match(/^\/runs\/([^/?]+)/);if(t)return{page:`run`,id:decodeURIComponent(t[1])};if(e.startsWith(`/versions`))return{page:`versions`};let n=e.match(/^\/evals\/([^/?]+)(?:\?(.*))?$/);if(n)return{page:`eval`,id:decodeURIComponent(n[1]),against:new URLSearchParams(n[2]||``).get(`against`)||``};if(e.startsWith(`/evals`))return{page:`evals`};let r=e.match(/^\/memories(?:\?(.*))?$/);if(r)return{page:`memories`,subject:new URLSearchParams(r[1]||``).get(`subject`)||``};let i=e.match(/^\/schedules\/([^/?]+)/);return i?{page:`schedule`,id:decodeURIComponent(i[1])}:e.startsWith(`/schedules`)?{page:`schedules`}:{page:`runs`}}function ur(){let[e,t]=W(!!Ae.get()),[n,r]=W(lr()),[i,a]=W(``);return G(()=>{let e=()=>r(lr());return addEventListener(`hashchange`,e),Fe(()=>{Ae.clear(),a(`The API refused the credential (401). Sign in again.`),t(!1)}),()=>removeEventListener(`hashchange`,e)},[]),e?K`
     <header class="top">
       <a class="brand" href="#/runs">Baton</a>
       <nav aria-label="Main">
@@ -549,5 +549,5 @@ var e,t,n,r,i,a,o,s,c,l,u=Symbol.for(`pv`),d={},f=[],p=/^m(i|n|o|s|text|space)$/
       <button type="button" class="quiet" onClick=${()=>{Ae.clear(),t(!1)}}>Sign out</button>
     </header>
     <main id="main">
-      ${{run:()=>K`<${_n} key=${n.id} id=${n.id} />`,versions:()=>K`<${kn} />`,evals:()=>K`<${Gn} />`,eval:()=>K`<${qn} key=${`${n.id}|${n.against}`} id=${n.id} against=${n.against} />`,memories:()=>K`<${sr} key=${n.subject} subject=${n.subject} />`,schedules:()=>K`<${fn} />`,schedule:()=>K`<${mn} key=${n.id} id=${n.id} />`,runs:()=>K`<${Ze} />`}[n.page]()}
-    </main>`:K`<${Le} notice=${i} onSignedIn=${()=>{a(``),t(!0)}} />`}I(K`<${lr} />`,document.getElementById(`app`));
+      ${{run:()=>K`<${vn} key=${n.id} id=${n.id} />`,versions:()=>K`<${An} />`,evals:()=>K`<${Kn} />`,eval:()=>K`<${Jn} key=${`${n.id}|${n.against}`} id=${n.id} against=${n.against} />`,memories:()=>K`<${cr} key=${n.subject} subject=${n.subject} />`,schedules:()=>K`<${pn} />`,schedule:()=>K`<${hn} key=${n.id} id=${n.id} />`,runs:()=>K`<${Ze} />`}[n.page]()}
+    </main>`:K`<${Le} notice=${i} onSignedIn=${()=>{a(``),t(!0)}} />`}I(K`<${ur} />`,document.getElementById(`app`));
