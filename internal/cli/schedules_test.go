@@ -413,3 +413,21 @@ func TestFireTime(t *testing.T) {
 		t.Errorf("in UTC: %q", got)
 	}
 }
+
+// TestSchedulesHelp: baton schedules -h names its commands, and each
+// command's -h its flags.
+func TestSchedulesHelp(t *testing.T) {
+	_, run := newScheduleServer(t)
+	if code, out, _ := run("", "-h"); code != ExitOK || !strings.Contains(out, "usage: baton schedules <command>") || !strings.Contains(out, "history ID") {
+		t.Fatalf("schedules -h: %d %q", code, out)
+	}
+	code, _, errOut := run("", "create", "-h")
+	for _, flag := range []string{"-agent", "-cron", "-at", "-timezone", "-input", "-request", "-start", "-end", "-overlap", "-missed", "-paused"} {
+		if code != ExitOK || !strings.Contains(errOut, "  "+flag+" ") && !strings.Contains(errOut, "  "+flag+"\n") {
+			t.Errorf("create -h: exit %d, no %s in %q", code, flag, errOut)
+		}
+	}
+	if code, _, errOut := run(""); code != ExitUsage || !strings.Contains(errOut, "want schedules ls|create|pause|resume|rm|history") {
+		t.Fatalf("schedules alone: %d %q", code, errOut)
+	}
+}
