@@ -18,7 +18,7 @@ import (
 // the schedule (baton runs show says so); pause and resume change the schedule in the API; rm
 // deletes it, and then history is not_found.
 func TestCLISchedules(t *testing.T) {
-	d := startDev(t, append(devArgs(t), "--clock-offset", "0s"))
+	d := startDev(t, append(devArgs(t), "--clock-offset", minuteStart().String()))
 	env := cliEnv(t, d, tokAcme)
 	var req map[string]any
 	if err := json.Unmarshal([]byte(scheduleDone), &req); err != nil {

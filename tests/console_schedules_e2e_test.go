@@ -25,7 +25,7 @@ import (
 func TestConsoleSchedulesInBrowser(t *testing.T) {
 	browser := chromiumPath(t)
 	node := consoleNode(t)
-	d := startDev(t, append(devArgs(t), "--clock-offset", "0s"))
+	d := startDev(t, append(devArgs(t), "--clock-offset", minuteStart().String()))
 	fired := createSchedule(t, d, `{"agent":"e2e","cron":"* * * * *","timezone":"Europe/Lisbon","request":`+scheduleSlow+`}`)["schedule_id"].(string)
 	weekday := createSchedule(t, d, `{"agent":"e2e","cron":"0 9 * * MON-FRI","timezone":"Europe/Lisbon","missed":"run_once","request":`+scheduleDone+`}`)["schedule_id"].(string)
 	at := time.Now().UTC().Add(72 * time.Hour).Truncate(time.Minute).Format(time.RFC3339)

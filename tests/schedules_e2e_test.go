@@ -24,6 +24,15 @@ const (
 		{"tool_calls":[{"id":"c1","name":"client/get_calendar","parameters":{"day":"mon"}}]},{"content":"done"}]}}`
 )
 
+// minuteStart is a clock offset that puts baton dev's clock 5 s past a
+// minute: its own passing then reaches no fire time of a one-minute
+// cron for most of a minute, so the only fire times a test sees are the
+// ones it moves the clock to.
+func minuteStart() time.Duration {
+	now := time.Now()
+	return now.Truncate(time.Minute).Add(time.Minute + 5*time.Second).Sub(now).Round(time.Millisecond)
+}
+
 // advance moves baton dev's clock forward.
 func (d *dev) advance(t *testing.T, by time.Duration) time.Time {
 	t.Helper()
@@ -86,7 +95,7 @@ func TestScheduledRuns(t *testing.T) {
 		rcv := &notifyReceiver{}
 		srv := httptest.NewServer(rcv)
 		defer srv.Close()
-		d := startDev(t, append(args, "--clock-offset", "0s", "--notify-url", srv.URL+"/events"))
+		d := startDev(t, append(args, "--clock-offset", minuteStart().String(), "--notify-url", srv.URL+"/events"))
 		every := createSchedule(t, d, `{"agent":"e2e","cron":"* * * * *","timezone":"Europe/Lisbon","request":`+scheduleDone+`}`)
 		paused := createSchedule(t, d, `{"agent":"e2e","cron":"* * * * *","paused":true,"request":`+scheduleDone+`}`)
 		slow := createSchedule(t, d, `{"agent":"e2e","cron":"* * * * *","overlap":"skip","request":`+scheduleSlow+`}`)
