@@ -37,14 +37,15 @@ type env struct {
 
 var t0 = time.Date(2026, 5, 6, 10, 0, 30, 0, time.UTC)
 
-func newEnv(t *testing.T, cfg schedules.Config, mutate ...func(*app.Config)) *env {
+func newEnv(t *testing.T, cfg schedules.Config, mutate ...func(*app.Config, *app.Deps)) *env {
 	t.Helper()
 	c := &clock{t: t0}
 	conf := app.Config{Stores: app.Stores{Memory: true, Visibility: time.Minute}, Agents: app.Agents{JSON: agentsJSON}, Providers: []string{"scripted"}}
+	deps := app.Deps{Clock: c, Log: slog.New(slog.DiscardHandler)}
 	for _, m := range mutate {
-		m(&conf)
+		m(&conf, &deps)
 	}
-	a, err := app.Build(context.Background(), conf, app.Deps{Clock: c, Log: slog.New(slog.DiscardHandler)})
+	a, err := app.Build(context.Background(), conf, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,6 +233,9 @@ func TestThreeFireTimesThreeRuns(t *testing.T) {
 		if s := snap.State.Config.Schedule; s == nil || s.ID != v.ID || !s.FireTime.Equal(fire) || snap.State.Status != core.StatusCompleted {
 			t.Fatalf("run %s: schedule %+v, status %s", tr.RunID, s, snap.State.Status)
 		}
+		if snap.State.SessionID != core.ScheduledSessionID(v.ID, fire) {
+			t.Fatalf("run %s on session %s, want the fire time's own", tr.RunID, snap.State.SessionID)
+		}
 		if p := snap.State.Config.Principal; p == nil || p.ActorID != "ops" || p.AuthSource != schedules.AuthSource {
 			t.Fatalf("run principal %+v", p)
 		}
@@ -313,8 +317,12 @@ func TestPausedFiresNone(t *testing.T) {
 				t.Fatalf("a paused schedule fired: %+v", trs)
 			}
 			resume := false
-			if _, err := e.svc.Update(ctx, "acme", v.ID, e.p, schedules.Body{Paused: &resume}); err != nil {
-				t.Fatal(err)
+			got, err := e.svc.Update(ctx, "acme", v.ID, e.p, schedules.Body{Paused: &resume})
+			if err != nil || got.Paused || len(got.NextFireTimes) == 0 {
+				t.Fatalf("resume: %+v %v", got, err)
+			}
+			if want := map[string]string{core.MissedSkip: "", core.MissedRunOnce: core.ScheduledRunID(v.ID, base.Add(3*time.Minute))}[missed]; got.LastRunID != want {
+				t.Fatalf("after resuming, last run %q, want %q", got.LastRunID, want)
 			}
 			e.tick(t, base.Add(3*time.Minute+2*time.Second))
 			trs := e.triggers(t, v.ID)
@@ -380,7 +388,7 @@ func TestMissedWhileDown(t *testing.T) {
 // TestFailedTriggerIsRecorded: a fire time that cannot start its run
 // (the tenant at its active-run limit) is recorded with the reason.
 func TestFailedTriggerIsRecorded(t *testing.T) {
-	e := newEnv(t, schedules.Config{}, func(c *app.Config) { c.Limits.MaxActiveRuns = 1 })
+	e := newEnv(t, schedules.Config{}, func(c *app.Config, _ *app.Deps) { c.Limits.MaxActiveRuns = 1 })
 	b := body("* * * * *")
 	b.Overlap = str(core.OverlapAllow)
 	v, err := e.svc.Create(context.Background(), "acme", e.p, b)
@@ -560,5 +568,279 @@ func TestAgentRemoved(t *testing.T) {
 	}
 	if err := e.svc.Delete(ctx, "acme", v.ID); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// outage fails run starts while down, as a table outage would; conflicts
+// makes that many schedule updates lose a race; gone makes a delete find
+// the schedule gone.
+type outage struct {
+	durable.Store
+	down      *bool
+	conflicts *int
+	gone      *bool
+}
+
+func (o outage) CreateRun(ctx context.Context, head core.SessionHead, w core.Write) error {
+	if *o.down {
+		return core.Retryable(errors.New("table unavailable"))
+	}
+	return o.Store.CreateRun(ctx, head, w)
+}
+
+func (o outage) UpdateSchedule(ctx context.Context, sc core.Schedule) error {
+	if *o.conflicts > 0 {
+		*o.conflicts--
+		return core.ErrConflict
+	}
+	return o.Store.UpdateSchedule(ctx, sc)
+}
+
+func (o outage) DeleteSchedule(ctx context.Context, tenant, id string) error {
+	if *o.gone {
+		return core.ErrNotFound
+	}
+	return o.Store.DeleteSchedule(ctx, tenant, id)
+}
+
+func newOutageEnv(t *testing.T, cfg schedules.Config) (*env, outage) {
+	o := outage{down: new(bool), conflicts: new(int), gone: new(bool)}
+	e := newEnv(t, cfg, func(_ *app.Config, d *app.Deps) {
+		d.WrapStore = func(s durable.Store) durable.Store { o.Store = s; return o }
+	})
+	return e, o
+}
+
+// TestTransientFailureInTick: a start that fails for a transient reason
+// is retried on the next ticks; from half the grace on it is recorded as
+// failed with the error.
+func TestTransientFailureInTick(t *testing.T) {
+	e, o := newOutageEnv(t, schedules.Config{})
+	v, err := e.svc.Create(context.Background(), "acme", e.p, body("* * * * *"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fire := t0.Truncate(time.Minute).Add(time.Minute)
+	*o.down = true
+	for _, after := range []time.Duration{time.Second, 29 * time.Second} {
+		e.clock.set(fire.Add(after))
+		if err := e.svc.Tick(context.Background()); err == nil || !strings.Contains(err.Error(), "table unavailable") {
+			t.Fatalf("a tick %s after the fire time: %v", after, err)
+		}
+		if trs := e.triggers(t, v.ID); len(trs) != 0 {
+			t.Fatalf("recorded before half the grace: %+v", trs)
+		}
+	}
+	e.tick(t, fire.Add(30*time.Second))
+	trs := e.triggers(t, v.ID)
+	if len(trs) != 1 || trs[0].Outcome != core.TriggerFailed || !strings.HasPrefix(trs[0].Reason, "internal: ") || !strings.Contains(trs[0].Reason, "table unavailable") {
+		t.Fatalf("triggers %+v", trs)
+	}
+	// The next fire time, the table back, starts its run.
+	*o.down = false
+	e.tick(t, fire.Add(time.Minute+time.Second))
+	if trs = e.triggers(t, v.ID); len(trs) != 2 || trs[0].Outcome != core.TriggerStarted {
+		t.Fatalf("triggers %+v", trs)
+	}
+}
+
+// TestUpdateRetriesConflicts: an update that loses a race with another
+// writer reads again and applies the change; one that keeps losing says
+// so.
+func TestUpdateRetriesConflicts(t *testing.T) {
+	e, o := newOutageEnv(t, schedules.Config{})
+	ctx := context.Background()
+	v, err := e.svc.Create(ctx, "acme", e.p, body("0 9 * * *"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	*o.conflicts = 4
+	if got, err := e.svc.Update(ctx, "acme", v.ID, e.p, schedules.Body{Cron: str("0 10 * * *")}); err != nil || got.Cron != "0 10 * * *" {
+		t.Fatalf("after 4 conflicts: %+v %v", got, err)
+	}
+	*o.conflicts = 5
+	if _, err := e.svc.Update(ctx, "acme", v.ID, e.p, schedules.Body{Cron: str("0 11 * * *")}); !errors.Is(err, core.ErrConflict) {
+		t.Fatalf("after 5 conflicts: %v", err)
+	}
+	*o.gone = true
+	if err := e.svc.Delete(ctx, "acme", v.ID); apiErr(t, err).Status != 404 {
+		t.Fatalf("a schedule deleted meanwhile: %v", err)
+	}
+}
+
+// TestMissedAndDueInOneTick: a tick that finds missed fire times and a
+// due one records the missed and fires the due one in the same tick.
+func TestMissedAndDueInOneTick(t *testing.T) {
+	e := newEnv(t, schedules.Config{})
+	b := body("* * * * *")
+	b.Overlap = str(core.OverlapAllow)
+	v, err := e.svc.Create(context.Background(), "acme", e.p, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t0.Truncate(time.Minute)
+	e.tick(t, base.Add(4*time.Minute+10*time.Second)) // 10:01 to 10:03 missed, 10:04 due
+	trs := e.triggers(t, v.ID)
+	if len(trs) != 4 || trs[0].Outcome != core.TriggerStarted || trs[0].Reason != "" || !trs[0].FireTime.Equal(base.Add(4*time.Minute)) {
+		t.Fatalf("triggers %+v", trs)
+	}
+	for _, tr := range trs[1:] {
+		if tr.Outcome != core.TriggerSkipped || !strings.HasPrefix(tr.Reason, "missed: ") {
+			t.Fatalf("a missed fire time: %+v", tr)
+		}
+	}
+}
+
+// TestDueFireTimesSeeTheRunBefore: with a grace that lets a tick find
+// several due fire times, each sees the run the one before started, so
+// overlap skip holds within one tick.
+func TestDueFireTimesSeeTheRunBefore(t *testing.T) {
+	e := newEnv(t, schedules.Config{MisfireGrace: 5 * time.Minute})
+	v, err := e.svc.Create(context.Background(), "acme", e.p, body("* * * * *"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.tick(t, t0.Truncate(time.Minute).Add(3*time.Minute+time.Second))
+	trs := e.triggers(t, v.ID)
+	if len(trs) != 3 || trs[2].Outcome != core.TriggerStarted || trs[1].Outcome != core.TriggerSkipped || trs[0].Outcome != core.TriggerSkipped {
+		t.Fatalf("triggers %+v", trs)
+	}
+}
+
+// recorder is a scheduler that records what it is given.
+type recorder struct {
+	specs   []core.ScheduleSpec
+	removed []string
+}
+
+func (r *recorder) Sync(_ context.Context, _ core.Schedule, spec core.ScheduleSpec) error {
+	r.specs = append(r.specs, spec)
+	return nil
+}
+
+func (r *recorder) Remove(_ context.Context, s core.Schedule) error {
+	r.removed = append(r.removed, s.ID)
+	return nil
+}
+
+// TestSchedulerSpecs: what EventBridge Scheduler is given for each kind
+// of schedule: a cron in its six-field form and zone, a rate anchored at
+// the schedule's creation minute, a one-off in UTC, a pause as disabled;
+// a delete removes it.
+func TestSchedulerSpecs(t *testing.T) {
+	e := newEnv(t, schedules.Config{})
+	rec := &recorder{}
+	e.svc.Scheduler = rec
+	ctx := context.Background()
+	cron := body("0 9 * * MON-FRI")
+	cron.Timezone = str("Europe/Lisbon")
+	rate := body("rate(2 hours)")
+	one := body("")
+	one.Cron, one.At = nil, str("2026-10-25T01:30:00+01:00")
+	one.Timezone = str("Europe/Lisbon")
+	var ids []string
+	for _, b := range []schedules.Body{cron, rate, one} {
+		v, err := e.svc.Create(ctx, "acme", e.p, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, v.ID)
+	}
+	created := t0.Truncate(time.Minute)
+	want := []core.ScheduleSpec{
+		{Expression: "cron(0 9 ? * 2-6 *)", Timezone: "Europe/Lisbon", Enabled: true},
+		{Expression: "rate(2 hours)", Timezone: "UTC", Start: &created, Enabled: true},
+		{Expression: "at(2026-10-25T00:30:00)", Timezone: "UTC", Enabled: true},
+	}
+	for i, w := range want {
+		got := rec.specs[i]
+		if got.Expression != w.Expression || got.Timezone != w.Timezone || got.Enabled != w.Enabled || (got.Start == nil) != (w.Start == nil) ||
+			(got.Start != nil && !got.Start.Equal(*w.Start)) || got.End != nil {
+			t.Fatalf("spec %d: %+v, want %+v", i, got, w)
+		}
+	}
+	paused := true
+	if _, err := e.svc.Update(ctx, "acme", ids[0], e.p, schedules.Body{Paused: &paused}); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.specs[3]; got.Enabled || got.Expression != "cron(0 9 ? * 2-6 *)" {
+		t.Fatalf("paused: %+v", got)
+	}
+	if err := e.svc.Delete(ctx, "acme", ids[1]); err != nil || len(rec.removed) != 1 || rec.removed[0] != ids[1] {
+		t.Fatalf("delete: %v %v", rec.removed, err)
+	}
+}
+
+// TestOneOff: a one-off schedule fires once, at its time, on the session
+// its request names.
+func TestOneOff(t *testing.T) {
+	e := newEnv(t, schedules.Config{})
+	ctx := context.Background()
+	at := t0.Add(90 * time.Second).Truncate(time.Minute)
+	b := body("")
+	b.Cron, b.At = nil, str(at.Format(time.RFC3339))
+	b.Request = json.RawMessage(`{"session_id":"thread-1","messages":[{"role":"user","content":"once"}],"model":{"provider":"scripted","turns":[{"content":"ok"}]}}`)
+	v, err := e.svc.Create(ctx, "acme", e.p, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.NextFireTimes) != 1 || !v.NextFireTimes[0].Equal(at) || v.At == nil || !v.At.Equal(at) {
+		t.Fatalf("view %+v", v)
+	}
+	e.tick(t, at.Add(time.Second))
+	e.tick(t, at.Add(2*time.Minute))
+	trs := e.triggers(t, v.ID)
+	if len(trs) != 1 || trs[0].Outcome != core.TriggerStarted {
+		t.Fatalf("triggers %+v", trs)
+	}
+	snap, err := e.a.Runner.Get(ctx, "acme", trs[0].RunID)
+	if err != nil || snap.State.SessionID != "thread-1" {
+		t.Fatalf("run session %s %v", snap.State.SessionID, err)
+	}
+	if got, _ := e.svc.Get(ctx, "acme", v.ID); len(got.NextFireTimes) != 0 {
+		t.Fatalf("after it fired: %v", got.NextFireTimes)
+	}
+}
+
+// TestPatchAliasAlone: a change of the alias alone keeps the request, and
+// the agent alone keeps the alias.
+func TestPatchAliasAlone(t *testing.T) {
+	e := newEnv(t, schedules.Config{})
+	ctx := context.Background()
+	v, err := e.svc.Create(ctx, "acme", e.p, body("0 9 * * *"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.svc.Update(ctx, "acme", v.ID, e.p, schedules.Body{Alias: str("default")})
+	if err != nil || got.Alias != "default" || string(got.Request) != string(v.Request) {
+		t.Fatalf("alias alone: %+v (%s) %v", got, got.Request, err)
+	}
+	got, err = e.svc.Update(ctx, "acme", v.ID, e.p, schedules.Body{Agent: str("demo")})
+	if err != nil || got.Alias != "default" || got.Agent != "demo" || string(got.Request) != string(v.Request) {
+		t.Fatalf("agent alone: %+v %v", got, err)
+	}
+	if _, err := e.svc.Update(ctx, "acme", v.ID, e.p, schedules.Body{AgentVersion: str("av_0000000000000000")}); apiErr(t, err).Status != 400 {
+		t.Fatalf("a version the agent does not allow: %v", err)
+	}
+}
+
+// TestRequestSize: a run request of more than 64 KiB is refused for its
+// size; one of 64 KiB is not.
+func TestRequestSize(t *testing.T) {
+	e := newEnv(t, schedules.Config{})
+	frame := `{"messages":[{"role":"user","content":"%s"}]}`
+	for _, c := range []struct {
+		size    int
+		refused bool
+	}{{64 << 10, false}, {64<<10 + 1, true}} {
+		b := body("0 9 * * *")
+		b.Request = json.RawMessage(strings.Replace(frame, "%s", strings.Repeat("x", c.size-len(frame)+2), 1))
+		if len(b.Request) != c.size {
+			t.Fatalf("built %d bytes", len(b.Request))
+		}
+		_, err := e.svc.Create(context.Background(), "acme", e.p, b)
+		if refused := err != nil && strings.Contains(err.Error(), "larger than"); refused != c.refused {
+			t.Fatalf("%d bytes: %v", c.size, err)
+		}
 	}
 }

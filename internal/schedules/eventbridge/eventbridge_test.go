@@ -224,6 +224,12 @@ func TestSyncDefinitions(t *testing.T) {
 			s:     func(s *core.Schedule) { s.CreatedAt = now },
 			spec:  core.ScheduleSpec{Expression: "rate(1 day)", Timezone: "UTC", Enabled: true},
 			state: "ENABLED", tz: "UTC", start: ptr(now.Truncate(time.Minute))},
+		{name: "a rate exactly whole periods behind starts now",
+			spec:  core.ScheduleSpec{Expression: "rate(15 minutes)", Timezone: "UTC", Start: ptr(now.Add(-45 * time.Minute)), Enabled: true},
+			state: "ENABLED", tz: "UTC", start: ptr(now)},
+		{name: "a rate of days is anchored by whole days",
+			spec:  core.ScheduleSpec{Expression: "rate(2 days)", Timezone: "UTC", Start: ptr(now.Add(-3 * 24 * time.Hour)), Enabled: true},
+			state: "ENABLED", tz: "UTC", start: ptr(now.Add(24 * time.Hour))},
 		{name: "an end that passed disables it", spec: core.ScheduleSpec{Expression: "cron(0 9 * * ? *)", Timezone: "UTC", End: &past, Enabled: true}, state: "DISABLED", tz: "UTC"},
 		{name: "a rate whose next period is past its end is disabled",
 			spec:  core.ScheduleSpec{Expression: "rate(1 hour)", Timezone: "UTC", Start: ptr(now.Add(-90 * time.Minute)), End: ptr(now.Add(10 * time.Minute)), Enabled: true},
@@ -317,9 +323,11 @@ func TestErrorsWrapTheAWSError(t *testing.T) {
 
 func TestABadRateIsRefusedBeforeAnyRequest(t *testing.T) {
 	s, reqs := fakeScheduler(t)
-	err := s.Sync(context.Background(), schedule(), core.ScheduleSpec{Expression: "rate(5 fortnights)", Enabled: true})
-	if err == nil || err.Error() != `eventbridge scheduler: schedule sch-1: expression "rate(5 fortnights)" is not rate(N minutes|hours|days)` {
-		t.Errorf("error %v", err)
+	for _, expr := range []string{"rate(5 fortnights)", "rate(0 minutes)", "rate(-1 hours)", "rate(5 days"} {
+		err := s.Sync(context.Background(), schedule(), core.ScheduleSpec{Expression: expr, Enabled: true})
+		if err == nil || err.Error() != `eventbridge scheduler: schedule sch-1: expression "`+expr+`" is not rate(N minutes|hours|days)` {
+			t.Errorf("%s: error %v", expr, err)
+		}
 	}
 	if n := len(reqs()); n != 0 {
 		t.Errorf("%d requests", n)
