@@ -30,13 +30,14 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
-GUARANTEES=(core internal/durable internal/auth internal/dynamostore internal/memstore internal/sqsqueue internal/httpapi internal/a2aserver internal/worker)
+GUARANTEES=(core internal/durable internal/auth internal/dynamostore internal/memstore internal/sqsqueue internal/httpapi internal/a2aserver internal/worker internal/schedules)
 # Efficacy floors (percent, as recorded in docs/testing.md, rounded down):
 # a run, or a CI diff run, under its package's floor fails.
 declare -A FLOOR=(
   [core]=86 [internal/durable]=86 [internal/auth]=95
   [internal/dynamostore]=0 [internal/memstore]=86 [internal/sqsqueue]=98
   [internal/httpapi]=0 [internal/a2aserver]=98 [internal/worker]=92
+  [internal/schedules]=97
 )
 WORKERS="${WORKERS:-2}"
 

@@ -15,7 +15,7 @@ var v0 = runspec.Validator{}
 
 func TestValidID(t *testing.T) {
 	for id, want := range map[string]bool{
-		"sch-00a1b2c3d4e5f6a7b8c9d0e1f2": true, "sch-1": true, "sch-A_z-9": true, "sch-" + strings.Repeat("a", 64): true,
+		"sch-00a1b2c3d4e5f6a7b8c9d0e1f2": true, "sch-1": true, "sch-A_z-9": true, "sch-Z": true, "sch-z": true, "sch-a": true, "sch-0": true, "sch-9": true, "sch-" + strings.Repeat("a", 64): true,
 		"sch-": false, "sch-" + strings.Repeat("a", 65): false, "r-1": false, "sch-a.b": false, "sch-a/b": false, "sch-a b": false,
 		"sch-é": false, "sch-a:b": false, "sch-a@b": false, "sch-a[b": false, "sch-a`b": false, "sch-a{b": false,
 	} {

@@ -17,7 +17,9 @@ import (
 	"github.com/baton-agents/baton/internal/schedules"
 )
 
-const agentsJSON = `{"agents":[{"slug":"demo","model":{"provider":"scripted"},"allow_overrides":["model"]}]}`
+const agentsJSON = `{"agents":[{"slug":"demo","model":{"provider":"scripted"},"allow_overrides":["model"]},
+	{"slug":"other","model":{"provider":"scripted"},"allow_overrides":["model"]},
+	{"slug":"versioned","model":{"provider":"scripted"},"allow_overrides":["model","agent_version"]}]}`
 
 // clock is a clock the test moves.
 type clock struct {
@@ -147,6 +149,11 @@ func TestBadInputNamesTheField(t *testing.T) {
 			b.Request = json.RawMessage(`{"colour":"red","messages":[{"role":"user","content":"x"}]}`)
 		}},
 		{"unknown agent", "agent", func(b *schedules.Body) { b.Agent = str("nobody") }},
+		{"unknown version", "agent_version", func(b *schedules.Body) { b.Agent, b.AgentVersion = str("versioned"), str("av_0000000000000000") }},
+		{"no fire time before the end", "cron", func(b *schedules.Body) { b.Cron, b.End = str("0 9 1 1 *"), json.RawMessage(`"2026-06-01T00:00:00Z"`) }},
+		{"at before the start", "at", func(b *schedules.Body) {
+			b.Cron, b.At, b.Start = nil, str("2026-06-01T00:00:00Z"), json.RawMessage(`"2026-07-01T00:00:00Z"`)
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -819,6 +826,19 @@ func TestPatchAliasAlone(t *testing.T) {
 	if err != nil || got.Alias != "default" || got.Agent != "demo" || string(got.Request) != string(v.Request) {
 		t.Fatalf("agent alone: %+v %v", got, err)
 	}
+	// Another agent: the runs run it, with the same request.
+	got, err = e.svc.Update(ctx, "acme", v.ID, e.p, schedules.Body{Agent: str("other")})
+	if err != nil || got.Agent != "other" || string(got.Request) != string(v.Request) {
+		t.Fatalf("another agent: %+v %v", got, err)
+	}
+	e.tick(t, time.Date(2026, 5, 7, 9, 0, 1, 0, time.UTC))
+	trs := e.triggers(t, v.ID)
+	if len(trs) != 1 {
+		t.Fatalf("triggers %+v", trs)
+	}
+	if snap, err := e.a.Runner.Get(ctx, "acme", trs[0].RunID); err != nil || snap.State.Config.Agent != "other" {
+		t.Fatalf("the run's agent: %v", err)
+	}
 	if _, err := e.svc.Update(ctx, "acme", v.ID, e.p, schedules.Body{AgentVersion: str("av_0000000000000000")}); apiErr(t, err).Status != 400 {
 		t.Fatalf("a version the agent does not allow: %v", err)
 	}
@@ -842,5 +862,72 @@ func TestRequestSize(t *testing.T) {
 		if refused := err != nil && strings.Contains(err.Error(), "larger than"); refused != c.refused {
 			t.Fatalf("%d bytes: %v", c.size, err)
 		}
+	}
+}
+
+// TestStart: a schedule's first fire time is at or after its start (the
+// start itself when it is one).
+func TestStart(t *testing.T) {
+	e := newEnv(t, schedules.Config{})
+	for _, c := range []struct{ start, first string }{
+		{"2026-06-01T09:00:00Z", "2026-06-01T09:00:00Z"},
+		{"2026-06-01T09:00:01Z", "2026-06-02T09:00:00Z"},
+	} {
+		b := body("0 9 * * *")
+		b.Start = json.RawMessage(`"` + c.start + `"`)
+		v, err := e.svc.Create(context.Background(), "acme", e.p, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := v.NextFireTimes[0].Format(time.RFC3339); got != c.first || v.Start == nil {
+			t.Fatalf("start %s: first fire time %s, want %s", c.start, got, c.first)
+		}
+	}
+}
+
+// TestFireWhilePaused: a fire that arrives for a paused schedule (sent
+// just before the pause reached EventBridge Scheduler) starts nothing and
+// is recorded as skipped.
+func TestFireWhilePaused(t *testing.T) {
+	e := newEnv(t, schedules.Config{})
+	ctx := context.Background()
+	v, err := e.svc.Create(ctx, "acme", e.p, body("* * * * *"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paused := true
+	if _, err := e.svc.Update(ctx, "acme", v.ID, e.p, schedules.Body{Paused: &paused}); err != nil {
+		t.Fatal(err)
+	}
+	fire := t0.Truncate(time.Minute).Add(time.Minute)
+	tr, err := e.svc.Fire(ctx, "acme", v.ID, fire, schedules.FireOptions{})
+	if err != nil || tr.Outcome != core.TriggerSkipped || !strings.HasPrefix(tr.Reason, "paused: ") || tr.RunID != "" {
+		t.Fatalf("%+v %v", tr, err)
+	}
+}
+
+// TestLoop: the in-process scheduler ticks until its context ends.
+func TestLoop(t *testing.T) {
+	e := newEnv(t, schedules.Config{})
+	v, err := e.svc.Create(context.Background(), "acme", e.p, body("* * * * *"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.clock.set(t0.Truncate(time.Minute).Add(time.Minute + time.Second))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.svc.Loop(ctx, 0); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(e.triggers(t, v.ID)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the loop fired nothing")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the loop did not stop with its context")
 	}
 }
