@@ -36,7 +36,7 @@ GUARANTEES=(core internal/durable internal/auth internal/dynamostore internal/me
 declare -A FLOOR=(
   [core]=86 [internal/durable]=86 [internal/auth]=95
   [internal/dynamostore]=0 [internal/memstore]=86 [internal/sqsqueue]=98
-  [internal/httpapi]=0 [internal/a2aserver]=98 [internal/worker]=92
+  [internal/httpapi]=94 [internal/a2aserver]=98 [internal/worker]=92
   [internal/schedules]=96
 )
 WORKERS="${WORKERS:-2}"
