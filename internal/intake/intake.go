@@ -33,7 +33,6 @@
 package intake
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -128,7 +127,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 }
 
 func (h *Handler) handle(ctx context.Context, rec events.SQSMessage) error {
-	if bytes.Contains([]byte(rec.Body), []byte(`"schedule_fire"`)) {
+	if strings.Contains(rec.Body, `"schedule_fire"`) {
 		return h.fire(ctx, rec)
 	}
 	var m message

@@ -79,10 +79,16 @@ func TestScheduleFireRefusals(t *testing.T) {
 	if len(dead) != 2 {
 		t.Fatalf("dead letters %+v", dead)
 	}
+	want := map[string]string{"m-bad": "invalid_request", "m-unknown": "unknown_field"}
 	for _, d := range dead {
-		if d.Attributes[intake.AttrErrorCode] == "" || !strings.Contains(d.Attributes[intake.AttrErrorMessage], "") {
-			t.Fatalf("dead letter %+v", d)
+		src := d.Attributes[intake.AttrSourceMessageID]
+		if code := d.Attributes[intake.AttrErrorCode]; code == "" || code != want[src] || d.Attributes[intake.AttrErrorMessage] == "" {
+			t.Fatalf("dead letter %+v, want code %q", d, want[src])
 		}
+		delete(want, src)
+	}
+	if len(want) != 0 {
+		t.Fatalf("not dead-lettered: %v", want)
 	}
 	if n := e.runs.Load(); n != 0 {
 		t.Fatalf("%d runs", n)
