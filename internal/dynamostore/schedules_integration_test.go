@@ -5,7 +5,9 @@ package dynamostore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,22 +38,55 @@ func TestScheduleRoundTrips(t *testing.T) {
 	f, c := newFixture(t)
 	ctx := t.Context()
 	sc := core.Schedule{ID: "sch_1", Tenant: "acme", Agent: "demo", Request: json.RawMessage(`{"agent":"demo"}`), Cron: "0 9 * * *", Timezone: "UTC",
-		Overlap: core.OverlapSkip, Missed: core.MissedSkip, CreatedAt: time.Unix(100, 0), UpdatedAt: time.Unix(100, 0), Cursor: time.Unix(100, 0)}
+		Overlap: core.OverlapSkip, Missed: core.MissedSkip, CreatedAt: time.Unix(100, 0), UpdatedAt: time.Unix(100, 0), Cursor: time.Unix(100, 0),
+		LastRunID: "r-0"}
+	trigger := core.Trigger{ScheduleID: "sch_1", FireTime: time.Unix(3600, 0), Outcome: core.TriggerSkipped,
+		Reason: "paused: paused", RecordedAt: time.Unix(3601, 0), ExpiresAt: time.Unix(7200, 5)}
 	steps := []struct {
 		what, want string
 		do         func() error
 	}{
 		{"a create", "map[TransactWriteItems:1]", func() error { return f.s.CreateSchedule(ctx, sc, 10) }},
-		{"a read", "map[GetItem:1]", func() error { _, err := f.s.GetSchedule(ctx, "acme", "sch_1"); return err }},
+		{"a read", "map[GetItem:1]", func() error {
+			got, err := f.s.GetSchedule(ctx, "acme", "sch_1")
+			if err == nil && got.LastRunID != sc.LastRunID {
+				return fmt.Errorf("last run %q, want %q", got.LastRunID, sc.LastRunID)
+			}
+			return err
+		}},
 		{"a page", "map[Query:1]", func() error { _, _, err := f.s.ListSchedules(ctx, "acme", 10, ""); return err }},
 		{"an update", "map[UpdateItem:1]", func() error {
 			up := sc
 			up.Version, up.Paused = 2, true
 			return f.s.UpdateSchedule(ctx, up)
 		}},
+		{"a stale update", "map[UpdateItem:1]", func() error {
+			// The stored version is 2: an update to 2 expects 1.
+			up := sc
+			up.Version = 2
+			err := f.s.UpdateSchedule(ctx, up)
+			if !errors.Is(err, core.ErrConflict) || !strings.Contains(err.Error(), "version 1 is not the stored one") {
+				return fmt.Errorf("got %v, want a conflict naming version 1", err)
+			}
+			return nil
+		}},
 		{"a trigger", "map[PutItem:1 UpdateItem:1]", func() error {
-			_, _, err := f.s.RecordTrigger(ctx, "acme", core.Trigger{ScheduleID: "sch_1", FireTime: time.Unix(3600, 0), Outcome: core.TriggerSkipped,
-				Reason: "paused: paused", RecordedAt: time.Unix(3601, 0), ExpiresAt: time.Unix(7200, 5)})
+			_, _, err := f.s.RecordTrigger(ctx, "acme", trigger)
+			return err
+		}},
+		{"the same trigger again", "map[PutItem:1 UpdateItem:1]", func() error {
+			again := trigger
+			again.Outcome, again.Reason = core.TriggerStarted, ""
+			got, stored, err := f.s.RecordTrigger(ctx, "acme", again)
+			if err == nil && (stored || got.Outcome != core.TriggerSkipped) {
+				return fmt.Errorf("recorded again: %+v, stored %v", got, stored)
+			}
+			return err
+		}},
+		{"a trigger expiring on a second", "map[PutItem:1 UpdateItem:1]", func() error {
+			on := trigger
+			on.FireTime, on.ExpiresAt = time.Unix(7200, 0), time.Unix(9000, 0)
+			_, _, err := f.s.RecordTrigger(ctx, "acme", on)
 			return err
 		}},
 		{"a trigger read", "map[GetItem:1]", func() error { _, err := f.s.Trigger(ctx, "sch_1", time.Unix(3600, 0)); return err }},
@@ -77,6 +112,9 @@ func TestScheduleRoundTrips(t *testing.T) {
 	}
 	if ttl, _, _ := getN(raw("SCHT#sch_1", core.TriggerKey(time.Unix(3600, 0))), attrTTL); ttl != 7201 {
 		t.Fatalf("the trigger's ttl is %d, want 7201 (its ExpiresAt, rounded up)", ttl)
+	}
+	if ttl, _, _ := getN(raw("SCHT#sch_1", core.TriggerKey(time.Unix(7200, 0))), attrTTL); ttl != 9000 {
+		t.Fatalf("the trigger's ttl is %d, want 9000 (its ExpiresAt, a whole second)", ttl)
 	}
 	if n, _, _ := getN(raw("SCHN#acme", skSchedCount), "n"); n != 1 {
 		t.Fatalf("acme's count is %d after a create", n)
@@ -129,5 +167,51 @@ func TestRecordTriggerFinishesACrashedRecord(t *testing.T) {
 	s, err := f.s.GetSchedule(ctx, "acme", "sch_c")
 	if err != nil || !s.Cursor.Equal(fire) || s.LastRunID != "r-crashed" {
 		t.Fatalf("the schedule: cursor %s, last run %q, %v", s.Cursor, s.LastRunID, err)
+	}
+}
+
+// TestSchedulePagesAreOneQuery: a page of schedules, of every tenant's
+// schedules or of a schedule's triggers reads one item past the page in
+// the same query, to know whether there is a next page.
+func TestSchedulePagesAreOneQuery(t *testing.T) {
+	f, c := newFixture(t)
+	ctx := t.Context()
+	for i := range 3 {
+		sc := core.Schedule{ID: fmt.Sprintf("sch_%d", i), Tenant: "acme", Agent: "demo", Request: json.RawMessage(`{}`), Cron: "0 9 * * *", Timezone: "UTC",
+			Overlap: core.OverlapSkip, Missed: core.MissedSkip, CreatedAt: time.Unix(100, 0), UpdatedAt: time.Unix(100, 0)}
+		if err := f.s.CreateSchedule(ctx, sc, 0); err != nil {
+			t.Fatal(err)
+		}
+		tr := core.Trigger{ScheduleID: "sch_0", FireTime: time.Unix(int64(3600*(i+1)), 0), Outcome: core.TriggerSkipped, Reason: "paused: paused"}
+		if _, _, err := f.s.RecordTrigger(ctx, "acme", tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pages := []struct {
+		what, want string
+		page       func() (int, string, error)
+	}{
+		{"a page of schedules", "map[Query:1]", func() (int, string, error) {
+			out, next, err := f.s.ListSchedules(ctx, "acme", 2, "")
+			return len(out), next, err
+		}},
+		{"a page of every tenant's", "map[BatchGetItem:1 Query:1]", func() (int, string, error) {
+			out, next, err := f.s.AllSchedules(ctx, 2, "")
+			return len(out), next, err
+		}},
+		{"a page of triggers", "map[Query:1]", func() (int, string, error) {
+			out, next, err := f.s.Triggers(ctx, "sch_0", 2, "")
+			return len(out), next, err
+		}},
+	}
+	c.take()
+	for _, p := range pages {
+		n, next, err := p.page()
+		if err != nil || n != 2 || next == "" {
+			t.Fatalf("%s: %d items, next %q, %v; want 2 and a next page", p.what, n, next, err)
+		}
+		if got := fmt.Sprint(c.take()); got != p.want {
+			t.Fatalf("%s sent %s, want %s", p.what, got, p.want)
+		}
 	}
 }

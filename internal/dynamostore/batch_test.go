@@ -1,0 +1,90 @@
+package dynamostore
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/baton-agents/baton/core"
+)
+
+// throttled answers BatchGetItem and BatchWriteItem as DynamoDB does
+// under throttling: the first busy calls process nothing and hand every
+// key or request back as unprocessed; later calls process all of them.
+type throttled struct {
+	dynamoAPI
+	busy  int
+	calls int
+}
+
+func (f *throttled) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	f.calls++
+	if f.calls <= f.busy {
+		return &dynamodb.BatchGetItemOutput{UnprocessedKeys: in.RequestItems}, nil
+	}
+	out := &dynamodb.BatchGetItemOutput{Responses: map[string][]map[string]types.AttributeValue{}}
+	for table, ka := range in.RequestItems {
+		out.Responses[table] = append(out.Responses[table], ka.Keys...)
+	}
+	return out, nil
+}
+
+func (f *throttled) BatchWriteItem(_ context.Context, in *dynamodb.BatchWriteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	f.calls++
+	if f.calls <= f.busy {
+		return &dynamodb.BatchWriteItemOutput{UnprocessedItems: in.RequestItems}, nil
+	}
+	return &dynamodb.BatchWriteItemOutput{}, nil
+}
+
+// TestBatchesRetryUnprocessed: a batch read or write asks again for what
+// DynamoDB left unprocessed, nine calls in all, then gives up with a
+// retryable error rather than loop or drop what it was given.
+func TestBatchesRetryUnprocessed(t *testing.T) {
+	keys := []item{itemKey("P#1", "a"), itemKey("P#2", "b"), itemKey("P#3", "c")}
+	var writes []types.WriteRequest
+	for _, k := range keys {
+		writes = append(writes, types.WriteRequest{PutRequest: &types.PutRequest{Item: k}})
+	}
+	ops := map[string]func(s *Store) error{
+		"get": func(s *Store) error {
+			found, err := s.batchGet(t.Context(), keys)
+			if err == nil && len(found) != len(keys) {
+				return fmt.Errorf("found %d of %d keys", len(found), len(keys))
+			}
+			return err
+		},
+		"write": func(s *Store) error { return s.batchWrite(t.Context(), writes) },
+	}
+	cases := []struct {
+		busy, calls int
+		retryable   bool
+	}{
+		{busy: 0, calls: 1},
+		{busy: 2, calls: 3},
+		{busy: 8, calls: 9},
+		{busy: 9, calls: 9, retryable: true},
+		{busy: 100, calls: 9, retryable: true},
+	}
+	for name, op := range ops {
+		for _, tc := range cases {
+			t.Run(fmt.Sprintf("%s/busy %d", name, tc.busy), func(t *testing.T) {
+				t.Parallel()
+				db := &throttled{busy: tc.busy}
+				err := op(&Store{db: db, table: "t"})
+				if db.calls != tc.calls {
+					t.Errorf("%d calls, want %d", db.calls, tc.calls)
+				}
+				switch {
+				case tc.retryable && !core.IsRetryable(err):
+					t.Fatalf("got %v, want a retryable error", err)
+				case !tc.retryable && err != nil:
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
