@@ -318,7 +318,12 @@ func testMemoriesOnce(t *testing.T, newStore func(*testing.T) Store) {
 	if _, err := m.s.MemoryOnce(m.ctx, alice, "extract:run_unknown"); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("MemoryOnce of an unknown key: %v", err)
 	}
-	m.wantIDs(alice, "m1")
+	longest := strings.Repeat("o", core.MaxMemoryOnce)
+	m.write(core.MemoryWrite{Scope: alice, Once: longest, Put: []core.Memory{memory(alice, "m4", "four")}})
+	if ids, err := m.s.MemoryOnce(m.ctx, alice, longest); err != nil || !slices.Equal(ids, []string{"m4"}) {
+		t.Fatalf("MemoryOnce of the longest key: %v, %v", ids, err)
+	}
+	m.wantIDs(alice, "m1", "m4")
 }
 
 // testMemoriesErase: an erasure deletes the scope's memories (more than
