@@ -75,7 +75,7 @@ func (s *Store) PutAgentVersion(ctx context.Context, v core.AgentVersion) (core.
 	if err == nil {
 		return v, true, nil
 	}
-	if reasons, ok := cancelReasons(err); ok && len(reasons) > 0 && aws.ToString(reasons[0].Code) == "ConditionalCheckFailed" {
+	if reasons, ok := cancelReasons(err); ok && failedAt(reasons, 0) {
 		old, gerr := s.GetAgentVersion(ctx, v.ID)
 		return old, false, gerr
 	}
@@ -166,7 +166,7 @@ func (s *Store) PutAgentAlias(ctx context.Context, a core.AgentAlias, prev int64
 		{Put: &types.Put{TableName: aws.String(s.table), Item: audit}},
 	}})
 	if err != nil {
-		if reasons, ok := cancelReasons(err); ok && len(reasons) > 0 && aws.ToString(reasons[0].Code) == "ConditionalCheckFailed" {
+		if reasons, ok := cancelReasons(err); ok && failedAt(reasons, 0) {
 			return core.AgentAlias{}, fmt.Errorf("agent alias %s changed since revision %d: %w", a.Name, prev, core.ErrConflict)
 		}
 		return core.AgentAlias{}, fmt.Errorf("put agent alias %s: %w", a.Name, translate(err))
