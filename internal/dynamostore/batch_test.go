@@ -88,3 +88,29 @@ func TestBatchesRetryUnprocessed(t *testing.T) {
 		}
 	}
 }
+
+// updates accepts every UpdateItem and counts them.
+type updates struct {
+	dynamoAPI
+	calls int
+}
+
+func (f *updates) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	f.calls++
+	return &dynamodb.UpdateItemOutput{}, nil
+}
+
+// TestNoteDeliveryBounds: a delivery note's step seq is one a step key
+// holds, 0 to maxSeq; one outside is refused before anything is sent.
+func TestNoteDeliveryBounds(t *testing.T) {
+	for _, tc := range []struct {
+		seq int64
+		ok  bool
+	}{{-1, false}, {0, true}, {1, true}, {maxSeq, true}, {maxSeq + 1, false}} {
+		db := &updates{}
+		err := (&Store{db: db, table: "t"}).NoteDelivery(t.Context(), "r-1", core.DeliveryNote{Step: core.Step{Kind: core.StepModelTurn, Seq: tc.seq}})
+		if (err == nil) != tc.ok || db.calls != map[bool]int{true: 1}[tc.ok] {
+			t.Errorf("seq %d: %v after %d updates, want ok %v", tc.seq, err, db.calls, tc.ok)
+		}
+	}
+}

@@ -328,6 +328,10 @@ func TestExpiringItemsCarryTTL(t *testing.T) {
 	if _, err := f.s.ClaimIntent(ctx, "r-1", "call_1", "a", now, time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	deltasExp := now.Add(10 * time.Minute)
+	if err := f.s.PutDeltas(ctx, core.DeltaBatch{RunID: "r-1", Pos: core.DeltaPos{Turn: 1}, ExpiresAt: deltasExp, Deltas: []core.TokenDelta{{Kind: core.DeltaToken, Text: "x"}}}); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		key  item
@@ -335,6 +339,7 @@ func TestExpiringItemsCarryTTL(t *testing.T) {
 	}{
 		{"idempotency record", itemKey(idemPK("scope", "k"), skIdem), now.Add(time.Hour).Unix()},
 		{"intent", itemKey(runPK("r-1"), prefixInt+"call_1"), now.Add(time.Minute + intentRetention).Unix()},
+		{"deltas", itemKey(runPK("r-1"), deltaSK(core.DeltaPos{Turn: 1})), deltasExp.Unix()},
 	}
 	for _, tc := range cases {
 		out, err := f.s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(f.s.table), Key: tc.key, ConsistentRead: aws.Bool(true)})

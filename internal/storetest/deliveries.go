@@ -10,7 +10,8 @@ import (
 
 // testDeliveries notes redelivered and stale deliveries of a run's steps
 // and reads back their sums, ordered by step seq then call id, kept
-// apart from another run's.
+// apart from another run's; a step's turn is the first note's that
+// names one.
 func testDeliveries(t *testing.T, newStore func(*testing.T) Store) {
 	s := newStore(t)
 	ctx := t.Context()
@@ -31,6 +32,7 @@ func testDeliveries(t *testing.T, newStore func(*testing.T) Store) {
 		{"run-a", core.DeliveryNote{Step: toolA, Turn: 0, Redelivered: true, At: t0.Add(3 * time.Second)}},
 		{"run-b", core.DeliveryNote{Step: model, Stale: true, At: t0}},
 		{"run-a", core.DeliveryNote{Step: model, Turn: 9, Stale: true, At: t0.Add(5 * time.Second)}},
+		{"run-a", core.DeliveryNote{Step: toolB, Turn: 4, Redelivered: true, At: t0.Add(6 * time.Second)}},
 	}
 	for _, x := range notes {
 		if err := s.NoteDelivery(ctx, x.run, x.n); err != nil {
@@ -46,7 +48,7 @@ func testDeliveries(t *testing.T, newStore func(*testing.T) Store) {
 	}
 	want := []core.StepDeliveries{
 		{StepSeq: 3, Kind: core.StepModelTurn, Turn: 2, Redeliveries: 2, Stale: 2, LastAt: t0.Add(5 * time.Second)},
-		{StepSeq: 12, Kind: core.StepToolCall, ToolCallID: "call#b", Stale: 1, LastAt: t0.Add(4 * time.Second)},
+		{StepSeq: 12, Kind: core.StepToolCall, ToolCallID: "call#b", Turn: 4, Redeliveries: 1, Stale: 1, LastAt: t0.Add(6 * time.Second)},
 		{StepSeq: 12, Kind: core.StepToolCall, ToolCallID: "call-a", Redeliveries: 1, LastAt: t0.Add(3 * time.Second)},
 	}
 	if !reflect.DeepEqual(got, want) {

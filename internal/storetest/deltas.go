@@ -41,7 +41,8 @@ func testDeltas(t *testing.T, newStore func(*testing.T) Store) {
 		}
 		var out []string
 		for _, b := range got {
-			if b.RunID != "run-a" || len(b.Deltas) != 2 || b.Deltas[1].Text != "ü"+b.Deltas[0].Text || !b.ExpiresAt.Equal(exp) {
+			if b.RunID != "run-a" || len(b.Deltas) != 2 || b.Deltas[1].Text != "ü"+b.Deltas[0].Text || !b.ExpiresAt.Equal(exp) ||
+				b.Deltas[0].Kind != core.DeltaToken || b.Deltas[1].Kind != core.DeltaThinking {
 				t.Fatalf("batch read back as %+v", b)
 			}
 			out = append(out, b.Deltas[0].Text)
