@@ -2,9 +2,12 @@ package dynamostore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -113,4 +116,64 @@ func TestNoteDeliveryBounds(t *testing.T) {
 			t.Errorf("seq %d: %v after %d updates, want ok %v", tc.seq, err, db.calls, tc.ok)
 		}
 	}
+}
+
+// refusing fails every conditional PutItem and UpdateItem as DynamoDB
+// does when the item exists: with the item (held), or without it, the
+// item then gone before GetItem reads it (vanished).
+type refusing struct {
+	dynamoAPI
+	held                item
+	puts, updates, gets int
+}
+
+func (f *refusing) refuse(n *int) error {
+	if *n++; *n > 10 {
+		return errors.New("refusing: too many attempts")
+	}
+	return &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed"), Item: f.held}
+}
+
+func (f *refusing) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	return nil, f.refuse(&f.puts)
+}
+
+func (f *refusing) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	return nil, f.refuse(&f.updates)
+}
+
+func (f *refusing) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	f.gets++
+	return &dynamodb.GetItemOutput{Item: f.held}, nil
+}
+
+// TestConditionFailures: a refused claim or idempotency begin reads the
+// item the refusal carries, with no read of its own; one whose item is
+// gone by the time it is read tries again, three times for an
+// idempotency key, then fails as retryable.
+func TestConditionFailures(t *testing.T) {
+	exp := time.Unix(1000, 0)
+	idem := item{"hash": avS("h"), "done": avBool(false), "expires": avN(exp.UnixNano())}
+	intent := item{"owner": avS("b"), "attempt": avN(2)}
+	t.Run("idempotency key held", func(t *testing.T) {
+		db := &refusing{held: idem}
+		rec, err := (&Store{db: db, table: "t"}).BeginIdempotent(t.Context(), "s", "k", "h", time.Unix(0, 0), time.Hour)
+		if err != nil || rec == nil || rec.Hash != "h" || rec.Done || db.puts != 1 || db.gets != 0 {
+			t.Fatalf("got %+v, %v after %d puts and %d reads", rec, err, db.puts, db.gets)
+		}
+	})
+	t.Run("idempotency key vanished", func(t *testing.T) {
+		db := &refusing{}
+		_, err := (&Store{db: db, table: "t"}).BeginIdempotent(t.Context(), "s", "k", "h", time.Unix(0, 0), time.Hour)
+		if !core.IsRetryable(err) || !errors.Is(err, core.ErrConflict) || db.puts != 3 || db.gets != 3 {
+			t.Fatalf("got %v after %d puts and %d reads, want a retryable conflict after 3 of each", err, db.puts, db.gets)
+		}
+	})
+	t.Run("intent held", func(t *testing.T) {
+		db := &refusing{held: intent}
+		c, err := (&Store{db: db, table: "t"}).ClaimIntent(t.Context(), "r-1", "call_1", "a", time.Unix(0, 0), time.Minute)
+		if err != nil || c.Claimed || !c.Previous || c.Attempt != 2 || db.updates != 1 || db.gets != 0 {
+			t.Fatalf("got %+v, %v after %d updates and %d reads", c, err, db.updates, db.gets)
+		}
+	})
 }
