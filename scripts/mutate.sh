@@ -72,6 +72,23 @@ else
   done
 fi
 
+# reap DIR: every 2 s, stop the compilers, linkers and test binaries
+# running under DIR whose go command is gone. gremlins times a mutant out
+# by killing its `go test` alone, which leaves what that command started
+# running; on a busy machine they slow the next mutants into timeouts of
+# their own, and those leave more.
+reap() {
+  local p pp exe
+  while sleep 2; do
+    for p in $(pgrep -f -- "$1/" || true); do
+      exe="$(ps -o args= -p "$p" 2>/dev/null | awk '{print $1}')" || continue
+      case "${exe##*/}" in compile|link|asm|cgo|vet|*.test) ;; *) continue ;; esac
+      pp="$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ')" || continue
+      [ "$(ps -o comm= -p "$pp" 2>/dev/null)" = go ] || kill "$p" 2>/dev/null || true
+    done
+  done
+}
+
 needs_emulators() { [ "$1" = internal/dynamostore ] || [ "$1" = internal/sqsqueue ]; }
 
 # mutate PKG [DIFFREF]: one gremlins run; prints the package's line.
@@ -90,7 +107,11 @@ mutate() {
   [ -n "${MUTATE_EXCLUDE:-}" ] && args+=(--exclude-files "$MUTATE_EXCLUDE")
   # -count=1: gremlins times its mutants' tests by its own first run,
   # which a cached test result would make instant.
-  local run=(env GOFLAGS="${GOFLAGS:-} -count=1 -vet=off" GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=diff.relative GIT_CONFIG_VALUE_0=true
+  # gremlins' work dirs (and the tests' temporary files) go under a
+  # directory of this run, which reap watches.
+  local tmp
+  tmp="$(mktemp -d)"
+  local run=(env TMPDIR="$tmp" GOFLAGS="${GOFLAGS:-} -count=1 -vet=off" GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=diff.relative GIT_CONFIG_VALUE_0=true
     nice -n 10 "$bin" "${args[@]}")
   if needs_emulators "$pkg"; then
     run=("${run[@]}" --tags integration)
@@ -100,11 +121,16 @@ mutate() {
   local tags=()
   needs_emulators "$pkg" && tags=(-tags integration)
   (cd "$snap" && go test "${tags[@]}" -cover -count=1 -run '^$' "./$pkg/..." >/dev/null)
+  reap "$tmp" &
+  local reaper=$!
   if ! (cd "$snap/$pkg" && "${run[@]}" "$snap/$pkg") >"$out.log" 2>&1; then
+    kill "$reaper" 2>/dev/null || true; rm -rf "$tmp"
     cat "$out.log"; rm -f "$out" "$out.log"
     echo "mutate: gremlins failed on $pkg" >&2
     exit 1
   fi
+  kill "$reaper" 2>/dev/null || true; wait "$reaper" 2>/dev/null || true
+  rm -rf "$tmp"
   grep -E 'LIVED|NOT COVERED|TIMED OUT|Killed:|Timed out:|completed in' "$out.log" || true
   rm -f "$out.log"
   # gremlins' own thresholds count a diff run without mutants as 0 %.
