@@ -2,10 +2,12 @@ package dynamostore
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/baton-agents/baton/core"
 )
@@ -291,6 +294,12 @@ func TestTranslate(t *testing.T) {
 		{"cancelled by condition", &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{{Code: code("ConditionalCheckFailed")}, {Code: code("TransactionConflict")}}}, false, true},
 		{"cancelled by validation", &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{{Code: code("ValidationError")}}}, false, false},
 		{"wrapped", fmt.Errorf("commit: %w", &types.RequestLimitExceeded{}), true, false},
+		{"HTTP 500", httpError(500), true, false},
+		{"HTTP 503", httpError(503), true, false},
+		{"HTTP 499", httpError(499), false, false},
+		{"HTTP 400", httpError(400), false, false},
+		{"not sent", &smithyhttp.RequestSendError{Err: errors.New("connection refused")}, true, false},
+		{"canceled", fmt.Errorf("query: %w", context.Canceled), false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -305,6 +314,25 @@ func TestTranslate(t *testing.T) {
 				t.Fatalf("condition failed %v, want %v", anyConditionFailed(tc.err), tc.condition)
 			}
 		})
+	}
+}
+
+// httpError is the error of a response with status code that no
+// DynamoDB error code names.
+func httpError(code int) error {
+	return &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: &http.Response{StatusCode: code}}, Err: errors.New("unexpected response")}
+}
+
+// TestBackoffBounds: retry n waits between half and all of 10 ms
+// doubled n times (at most six).
+func TestBackoffBounds(t *testing.T) {
+	for n := range 9 {
+		d := 10 * time.Millisecond << min(n, 6)
+		for range 200 {
+			if b := backoff(n); b < d/2 || b > d {
+				t.Fatalf("backoff(%d) = %s, want %s to %s", n, b, d/2, d)
+			}
+		}
 	}
 }
 
