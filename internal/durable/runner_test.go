@@ -675,7 +675,14 @@ func TestToolResultsStoredOnce(t *testing.T) {
 // recordReads counts the record reads a view makes.
 type recordReads struct {
 	countingStore
-	events, records int
+	events, records, deliveries int
+}
+
+func (c *recordReads) Deliveries(ctx context.Context, runID string) ([]core.StepDeliveries, error) {
+	c.mu.Lock()
+	c.deliveries++
+	c.mu.Unlock()
+	return c.Store.Deliveries(ctx, runID)
 }
 
 func (c *recordReads) Events(ctx context.Context, runID string, after, before int64, limit int) ([]core.Event, error) {
@@ -718,7 +725,7 @@ func TestViewsOfCommitsReadNothingBack(t *testing.T) {
 	reads := func() (int, int, int) {
 		rr.mu.Lock()
 		defer rr.mu.Unlock()
-		return len(rr.read), rr.events, rr.records
+		return len(rr.read), rr.events, rr.records + rr.deliveries
 	}
 
 	// A new session: the first view needs no read at all.
@@ -749,12 +756,20 @@ func TestViewsOfCommitsReadNothingBack(t *testing.T) {
 	if g.State.Status != core.StatusApprovalRequired || len(acts) != 1 {
 		t.Fatalf("want a pending approval, got %s %v", g.State.Status, acts)
 	}
+	// A delivery note of the model turn: a later commit's view reads it.
+	if err := rr.NoteDelivery(ctx, snap.State.RunID, core.DeliveryNote{Step: core.Step{Kind: core.StepModelTurn, RunID: snap.State.RunID, Seq: 1},
+		Turn: 1, Redelivered: true, At: time.Unix(100, 0)}); err != nil {
+		t.Fatal(err)
+	}
 	snap, err = h.eng.Apply(ctx, "acme", snap.State.RunID, core.ApprovalDecision{ActionID: acts[0].ActionID, Decision: "accept"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(snap.Written.Events) == 0 {
 		t.Fatal("the approval wrote no event")
+	}
+	if v, err := h.eng.View(ctx, snap, 0); err != nil || len(v.Deliveries) != 1 {
+		t.Fatalf("the approval's view: deliveries %+v, %v", v.Deliveries, err)
 	}
 	if got, want := viewJSON(snap), stored(snap.State.RunID); got != want {
 		t.Fatalf("view of the approval commit\n%s\nwant\n%s", got, want)
@@ -850,5 +865,39 @@ func TestCompactionSummaryRetriedLikeAModelTurn(t *testing.T) {
 				t.Fatalf("%d summaries in %d messages", summaries, len(env.Messages))
 			}
 		})
+	}
+}
+
+// TestEventsLongPoll: Events returns at once when there are events after
+// the cursor (one read), and reads again while there are none and the
+// run is not finished.
+func TestEventsLongPoll(t *testing.T) {
+	rr := &recordReads{}
+	h := newHarness(t, func(s durable.Store) durable.Store { rr.Store = s; return rr })
+	ctx := context.Background()
+	snap, err := h.eng.Start(ctx, "acme", durable.StartRequest{Agent: "demo", SessionID: "s-1", Messages: userMsg("hi"),
+		Overrides: agents.Overrides{Model: scripted(turn("hello"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not pumped: the run is queued, its start's events stored.
+	events := func(after int64, wait time.Duration) ([]core.Event, int) {
+		t.Helper()
+		rr.mu.Lock()
+		before := rr.events
+		rr.mu.Unlock()
+		evs, err := h.eng.Events(ctx, "acme", snap.State.RunID, after, 100, wait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr.mu.Lock()
+		defer rr.mu.Unlock()
+		return evs, rr.events - before
+	}
+	if evs, n := events(0, 5*time.Second); len(evs) == 0 || n != 1 {
+		t.Fatalf("with events to return: %d events after %d reads, want some after one", len(evs), n)
+	}
+	if evs, n := events(snap.State.NextEventSeq-1, 2*time.Second); len(evs) != 0 || n < 2 {
+		t.Fatalf("with none yet: %d events after %d reads, want none after two or more", len(evs), n)
 	}
 }
