@@ -149,9 +149,9 @@ func TestTranscriptIndexTakesTheKnownKey(t *testing.T) {
 }
 
 // TestTranscriptIndexLatestSummary: the index answers with the latest
-// summary's position in the transcript it describes (-1 without one), and
-// cannot answer for a shorter transcript nor for one that starts after
-// the summary.
+// summary's position in the transcript it describes (-1 without one, as
+// for an empty transcript it has seen nothing of), and cannot answer for a
+// shorter transcript nor for one that starts after the summary.
 func TestTranscriptIndexLatestSummary(t *testing.T) {
 	full := indexTranscript()
 	for _, tc := range []struct {
@@ -165,6 +165,8 @@ func TestTranscriptIndexLatestSummary(t *testing.T) {
 		{"from the summary on", full, full[10:], 0, true},
 		{"after the summary", full, full[11:], 0, false},
 		{"shorter than it saw", full, full[:9], 0, false},
+		{"an empty transcript", nil, nil, -1, true},
+		{"empty after it saw some", full, nil, 0, false},
 	} {
 		ix := NewTranscriptIndex("s")
 		if tc.seen != nil {
