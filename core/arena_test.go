@@ -54,3 +54,29 @@ func TestSlab(t *testing.T) {
 		t.Fatal("without an arena values come from the heap")
 	}
 }
+
+// TestSlabChunks: a slab's chunks double from 16 to slabMax values, a
+// slice takes exactly the room left in a chunk without starting another,
+// a larger one starts a new chunk, and only a slice of more than slabMax
+// values comes from the heap.
+func TestSlabChunks(t *testing.T) {
+	var s slab[int]
+	steps := []struct {
+		name string
+		take func()
+		free int // values left in the current chunk
+	}{
+		{"new: the first chunk holds 16", func() { s.new() }, 15},
+		{"slice of exactly the room left", func() { s.slice(15) }, 0},
+		{"slice past the room: a chunk of 32", func() { s.slice(20) }, 12},
+		{"slice of slabMax from a chunk", func() { s.slice(slabMax) }, 0},
+		{"slice of more than slabMax from the heap", func() { s.slice(slabMax + 1) }, 0},
+		{"chunks stay at slabMax", func() { s.new() }, slabMax - 1},
+	}
+	for _, st := range steps {
+		st.take()
+		if len(s.free) != st.free {
+			t.Fatalf("%s: %d values left, want %d", st.name, len(s.free), st.free)
+		}
+	}
+}

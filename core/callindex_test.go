@@ -48,30 +48,34 @@ func TestTranscriptIndexAgreesWithTheScan(t *testing.T) {
 		{"incremental", full[:7], full},
 		{"ahead of the step", full, full[:9]},
 	}
+	// A run's messages may start with a call and its result (a caller's
+	// input), so the second run may also start at c2's tool_call (seq 7).
 	for _, tc := range cases {
-		for _, parallel := range []bool{false, true} {
-			for _, q := range []string{"a", "b", "c", "d", "e"} {
-				t.Run(fmt.Sprintf("%s/parallel=%v/q=%s", tc.name, parallel, q), func(t *testing.T) {
-					st := RunState{RunID: "r", SessionID: "s", FirstMsgSeq: 6, Turn: 2, Config: RunConfig{ParallelToolCalls: parallel}}
-					c := CallState{ID: "new", Name: "ability/search", Parameters: map[string]any{"n": json.Number("1"), "q": q}}
-					st.Calls = []CallState{c, {ID: "c3"}}
-					wantTurn, want := findAnsweredDuplicate(&st, tc.tr, &c)
-					ix := NewTranscriptIndex("s")
-					if tc.seen != nil {
-						ix.mayHaveAnswered(tc.seen, 0, &CallState{Name: "x", Parameters: map[string]any{}})
-					}
-					st.UseIndex(ix)
-					gotTurn, got := findAnsweredDuplicate(&st, tc.tr, &c)
-					if got != want || gotTurn != wantTurn {
-						t.Fatalf("indexed: duplicate %v (turn %d), scan: %v (turn %d)", got, gotTurn, want, wantTurn)
-					}
-					if q == "b" && !parallel && !want {
-						t.Fatal("the scan found no duplicate of an answered call of this run")
-					}
-					if view, scan := compactedView(tc.tr, ix), compactedView(tc.tr, nil); len(view) != len(scan) || (len(view) > 0 && view[0].Seq != scan[0].Seq) {
-						t.Fatalf("compacted view: %d messages from the index, %d from the scan", len(view), len(scan))
-					}
-				})
+		for _, first := range []int64{6, 7} {
+			for _, parallel := range []bool{false, true} {
+				for _, q := range []string{"a", "b", "c", "d", "e"} {
+					t.Run(fmt.Sprintf("%s/first=%d/parallel=%v/q=%s", tc.name, first, parallel, q), func(t *testing.T) {
+						st := RunState{RunID: "r", SessionID: "s", FirstMsgSeq: first, Turn: 2, Config: RunConfig{ParallelToolCalls: parallel}}
+						c := CallState{ID: "new", Name: "ability/search", Parameters: map[string]any{"n": json.Number("1"), "q": q}}
+						st.Calls = []CallState{c, {ID: "c3"}}
+						wantTurn, want := findAnsweredDuplicate(&st, tc.tr, &c)
+						ix := NewTranscriptIndex("s")
+						if tc.seen != nil {
+							ix.mayHaveAnswered(tc.seen, 0, &CallState{Name: "x", Parameters: map[string]any{}})
+						}
+						st.UseIndex(ix)
+						gotTurn, got := findAnsweredDuplicate(&st, tc.tr, &c)
+						if got != want || gotTurn != wantTurn {
+							t.Fatalf("indexed: duplicate %v (turn %d), scan: %v (turn %d)", got, gotTurn, want, wantTurn)
+						}
+						if q == "b" && !parallel && !want {
+							t.Fatal("the scan found no duplicate of an answered call of this run")
+						}
+						if view, scan := compactedView(tc.tr, ix), compactedView(tc.tr, nil); len(view) != len(scan) || (len(view) > 0 && view[0].Seq != scan[0].Seq) {
+							t.Fatalf("compacted view: %d messages from the index, %d from the scan", len(view), len(scan))
+						}
+					})
+				}
 			}
 		}
 	}
@@ -125,5 +129,51 @@ func TestCallKeyIsFNV1a(t *testing.T) {
 	h.Write([]byte("ability/search\x00{\"q\":\"a\"}"))
 	if got := callKeyOf("ability/search", `{"q":"a"}`); got != h.Sum64() || callKeyOf("ability/search", []byte(`{"q":"a"}`)) != got {
 		t.Fatalf("callKeyOf = %x, want %x", got, h.Sum64())
+	}
+}
+
+// TestTranscriptIndexTakesTheKnownKey: sync takes the key of the call its
+// caller computed already (known) for that call's tool_call message, and
+// computes every other call's own.
+func TestTranscriptIndexTakesTheKnownKey(t *testing.T) {
+	full := indexTranscript()
+	ix := NewTranscriptIndex("s")
+	ix.known.id, ix.known.key = "c2", 42
+	if !ix.sync(full) {
+		t.Fatal("the index does not describe the transcript it indexed")
+	}
+	other, _ := callKey("ability/search", full[8].Metadata[MetaParameters])
+	if ix.answered[42] != 7 || ix.answered[other] != 9 {
+		t.Fatalf("answered: %v, want c2 (seq 7) under the known key and c3 (seq 9) under its own", ix.answered)
+	}
+}
+
+// TestTranscriptIndexLatestSummary: the index answers with the latest
+// summary's position in the transcript it describes (-1 without one, as
+// for an empty transcript it has seen nothing of), and cannot answer for a
+// shorter transcript nor for one that starts after the summary.
+func TestTranscriptIndexLatestSummary(t *testing.T) {
+	full := indexTranscript()
+	for _, tc := range []struct {
+		name     string
+		seen, tr []Message
+		pos      int
+		ok       bool
+	}{
+		{"the whole transcript", nil, full, 10, true},
+		{"before the summary", nil, full[:10], -1, true},
+		{"from the summary on", full, full[10:], 0, true},
+		{"after the summary", full, full[11:], 0, false},
+		{"shorter than it saw", full, full[:9], 0, false},
+		{"an empty transcript", nil, nil, -1, true},
+		{"empty after it saw some", full, nil, 0, false},
+	} {
+		ix := NewTranscriptIndex("s")
+		if tc.seen != nil {
+			ix.describes(tc.seen)
+		}
+		if pos, ok := ix.latestSummary(tc.tr); pos != tc.pos || ok != tc.ok {
+			t.Errorf("%s: latestSummary = %d, %v; want %d, %v", tc.name, pos, ok, tc.pos, tc.ok)
+		}
 	}
 }

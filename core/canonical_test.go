@@ -7,13 +7,16 @@ import (
 )
 
 // canonicalCases are generic values whose encoding has edge cases:
-// escapes, invalid UTF-8, U+2028/U+2029, HTML characters, nil maps and
-// slices, numbers as written and the empty json.Number.
+// escapes, invalid UTF-8 (a lone continuation byte 0x80 among them),
+// U+2028/U+2029, HTML characters, nil maps and slices, numbers as written
+// (fractions and exponents with each end of the digit range) and the
+// empty json.Number.
 func canonicalCases() []any {
 	return []any{
 		nil, true, false, "", "plain", "<a&b>", "quote\" back\\slash", "ctl\x00\x01\x08\x0c\n\r\t\x1f\x7f",
-		"bad\xffutf8\xc3", "line\u2028para\u2029", "héllo 世界 🎉",
+		"bad\xffutf8\xc3", "cont\x80", "line\u2028para\u2029", "héllo 世界 🎉",
 		json.Number("0"), json.Number("-1.5e+10"), json.Number("123456789012345678901234567890"), json.Number(""),
+		json.Number("9"), json.Number("1.0"), json.Number("1.9"), json.Number("0.25"), json.Number("1.50"), json.Number("1.59"), json.Number("1E5"), json.Number("1e9"), json.Number("2e-0"),
 		map[string]any(nil), []any(nil), map[string]any{}, []any{},
 		map[string]any{"b": json.Number("2"), "a": []any{"x", nil, map[string]any{"z": true, "Z": false, "é": "é", "a\u2028": "k"}}},
 		map[string]any{"api_key": "s3cret", "nested": map[string]any{"Password": "p", "list": []any{map[string]any{"session-id": json.Number("1")}}}, "ok": "v"},
@@ -49,7 +52,7 @@ func TestAppendCanonicalMatchesEncodingJSON(t *testing.T) {
 			t.Errorf("%#v: canonicalSize = %d, %v", v, n, ok)
 		}
 	}
-	for _, v := range []any{json.Number("1x"), json.Number("01"), 3, 1.5, map[string]any{"a": []string{"x"}}, []any{struct{}{}}} {
+	for _, v := range []any{json.Number("1x"), json.Number("01"), json.Number("1x5"), json.Number("1."), json.Number("1e"), json.Number("1e+"), 3, 1.5, map[string]any{"a": []string{"x"}}, []any{struct{}{}}} {
 		if b, _, ok := appendCanonical(nil, v, false); ok {
 			t.Errorf("%#v: accepted as %s", v, b)
 		}

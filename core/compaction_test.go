@@ -150,6 +150,36 @@ func TestSummaryInputWritesToolsAndCaps(t *testing.T) {
 			t.Errorf("summary input lacks %q:\n%.300s", want, got)
 		}
 	}
+	// A message of exactly the cap is written whole.
+	exact := strings.Repeat("é", SummaryMessageMaxChars)
+	if got := SummaryInput([]Message{{Role: RoleUser, Content: exact}}); !strings.Contains(got, "\n"+exact+"\n") || strings.Contains(got, "left out") {
+		t.Errorf("a message of exactly %d characters was cut:\n%.300s", SummaryMessageMaxChars, got[len(got)-100:])
+	}
+}
+
+// TestCompactionPlanKeepsRecent: a compaction keeps the policy's
+// recent_messages newest messages, or half of max_messages (rounded up)
+// when it names none, and summarizes the rest.
+func TestCompactionPlanKeepsRecent(t *testing.T) {
+	for _, tc := range []struct {
+		max, recent, n, retained int
+	}{
+		{4, 0, 6, 2},
+		{5, 0, 7, 3},
+		{4, 1, 6, 1},
+		{4, 3, 6, 3},
+	} {
+		msgs := longSession(tc.n)
+		for i := range msgs {
+			msgs[i].Seq = int64(i + 1)
+		}
+		p := &CompactionPolicy{Enabled: true, MaxMessages: tc.max, RecentMessages: tc.recent}
+		compact, through, retained, ok := compactionPlan(p, msgs)
+		if !ok || retained != tc.retained || len(compact) != tc.n-tc.retained || through != int64(tc.n-tc.retained) {
+			t.Errorf("max %d, recent %d, %d messages: compacts %d through %d, retains %d (ok %v); want %d retained",
+				tc.max, tc.recent, tc.n, len(compact), through, retained, ok, tc.retained)
+		}
+	}
 }
 
 func TestScriptedSummaryConsumesNoTurn(t *testing.T) {

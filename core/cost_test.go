@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"testing"
 )
 
@@ -134,5 +135,50 @@ func TestCostBudgetNeedsAPricer(t *testing.T) {
 	BudgetLimits{"cost_usd": 0.5, "turns": 2.5}.ApplyTo(&cfg)
 	if cfg.CostBudgetUSD != 0.5 || cfg.Validate() == nil {
 		t.Fatalf("a fractional turns budget was accepted: %+v", cfg.Budgets)
+	}
+}
+
+// TestResourcesAddSub: Add sums each field and Sub takes it away again.
+func TestResourcesAddSub(t *testing.T) {
+	r := Resources{DynamoDBWRU: 1, DynamoDBRRU: 2, SQSRequests: 3, LambdaRequests: 4, LambdaGBSeconds: 5}
+	o := Resources{DynamoDBWRU: 10, DynamoDBRRU: 20, SQSRequests: 30, LambdaRequests: 40, LambdaGBSeconds: 50}
+	sum := r.Add(o)
+	if want := (Resources{DynamoDBWRU: 11, DynamoDBRRU: 22, SQSRequests: 33, LambdaRequests: 44, LambdaGBSeconds: 55}); sum != want {
+		t.Fatalf("Add = %+v, want %+v", sum, want)
+	}
+	if back := sum.Sub(o); back != r || !sum.Sub(sum).IsZero() {
+		t.Fatalf("Sub = %+v, want %+v", back, r)
+	}
+}
+
+// TestBudgetLimitsApplyTo: limits replace the budgets of their names and
+// keep the others; a cost_usd that is not positive, and a count that is
+// not a whole number below 2^31, are set to values Validate refuses.
+func TestBudgetLimitsApplyTo(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		limits  BudgetLimits
+		cost    float64
+		budgets map[string]int
+		valid   bool
+	}{
+		{"cost", BudgetLimits{"cost_usd": 0.5}, 0.5, map[string]int{"turns": 9}, true},
+		{"zero cost", BudgetLimits{"cost_usd": 0}, -1, map[string]int{"turns": 9}, false},
+		{"negative cost", BudgetLimits{"cost_usd": -2}, -1, map[string]int{"turns": 9}, false},
+		{"counts", BudgetLimits{"turns": 3, "tool_calls": 4}, 0, map[string]int{"turns": 3, "tool_calls": 4}, true},
+		{"largest count", BudgetLimits{"total_tokens": 1<<31 - 1}, 0, map[string]int{"turns": 9, "total_tokens": 1<<31 - 1}, true},
+		{"count of 2^31", BudgetLimits{"total_tokens": 1 << 31}, 0, map[string]int{"turns": 9, "total_tokens": 0}, false},
+		{"fraction", BudgetLimits{"turns": 2.5}, 0, map[string]int{"turns": 0}, false},
+	} {
+		cfg := RunConfig{Model: ModelSpec{Provider: ProviderScripted}, Budgets: map[string]int{"turns": 9}}
+		tc.limits.ApplyTo(&cfg)
+		if err := cfg.Validate(); cfg.CostBudgetUSD != tc.cost || !maps.Equal(cfg.Budgets, tc.budgets) || (err == nil) != tc.valid {
+			t.Errorf("%s: cost %v, budgets %v, validate %v; want cost %v, budgets %v, valid %v", tc.name, cfg.CostBudgetUSD, cfg.Budgets, err, tc.cost, tc.budgets, tc.valid)
+		}
+	}
+	var cfg RunConfig
+	BudgetLimits{"turns": 2}.ApplyTo(&cfg)
+	if cfg.Budgets["turns"] != 2 {
+		t.Fatalf("without budgets: %v", cfg.Budgets)
 	}
 }
