@@ -177,3 +177,15 @@ func TestConditionFailures(t *testing.T) {
 		}
 	})
 }
+
+// TestTakeTokenWithoutRate: a limit without a rate takes no token and
+// sends nothing.
+func TestTakeTokenWithoutRate(t *testing.T) {
+	for _, rate := range []float64{0, -1} {
+		db := &updates{}
+		wait, err := (&Store{db: db, table: "t"}).TakeToken(t.Context(), "k", time.Unix(100, 0), core.RateLimit{Rate: rate, Burst: 1})
+		if wait != 0 || err != nil || db.calls != 0 {
+			t.Errorf("rate %v: wait %s, %v after %d updates", rate, wait, err, db.calls)
+		}
+	}
+}

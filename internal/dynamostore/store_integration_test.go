@@ -3,6 +3,7 @@
 package dynamostore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/baton-agents/baton/core"
 	"github.com/baton-agents/baton/internal/storetest"
@@ -328,6 +330,26 @@ func TestExpiringItemsCarryTTL(t *testing.T) {
 	if _, err := f.s.ClaimIntent(ctx, "r-1", "call_1", "a", now, time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	// A finished record with a body of more than one item: the record
+	// and its body's parts expire with it.
+	doneExp := now.Add(2 * time.Hour)
+	if _, err := f.s.BeginIdempotent(ctx, "scope", "big", "h", now, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.FinishIdempotent(ctx, "scope", "big", core.IdempotencyRecord{Hash: "h", StatusCode: 200, Body: bytes.Repeat([]byte("b"), chunkBytes+1), ExpiresAt: doneExp}); err != nil {
+		t.Fatal(err)
+	}
+	parts, err := f.s.db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(f.s.table), ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String("PK = :pk AND begins_with(SK, :body)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": avS(idemPK("scope", "big")), ":body": avS(prefixIBody)}})
+	if err != nil || len(parts.Items) == 0 {
+		t.Fatalf("the body's parts: %d, %v", len(parts.Items), err)
+	}
+	for _, it := range parts.Items {
+		if ttl, ok, _ := getN(it, attrTTL); !ok || ttl < doneExp.Unix() {
+			t.Fatalf("a body part's ttl is %d, want at least %d", ttl, doneExp.Unix())
+		}
+	}
 	deltasExp := now.Add(10 * time.Minute)
 	if err := f.s.PutDeltas(ctx, core.DeltaBatch{RunID: "r-1", Pos: core.DeltaPos{Turn: 1}, ExpiresAt: deltasExp, Deltas: []core.TokenDelta{{Kind: core.DeltaToken, Text: "x"}}}); err != nil {
 		t.Fatal(err)
@@ -340,6 +362,7 @@ func TestExpiringItemsCarryTTL(t *testing.T) {
 		{"idempotency record", itemKey(idemPK("scope", "k"), skIdem), now.Add(time.Hour).Unix()},
 		{"intent", itemKey(runPK("r-1"), prefixInt+"call_1"), now.Add(time.Minute + intentRetention).Unix()},
 		{"deltas", itemKey(runPK("r-1"), deltaSK(core.DeltaPos{Turn: 1})), deltasExp.Unix()},
+		{"finished idempotency record", itemKey(idemPK("scope", "big"), skIdem), doneExp.Unix()},
 	}
 	for _, tc := range cases {
 		out, err := f.s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(f.s.table), Key: tc.key, ConsistentRead: aws.Bool(true)})
