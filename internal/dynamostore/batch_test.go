@@ -189,3 +189,14 @@ func TestTakeTokenWithoutRate(t *testing.T) {
 		}
 	}
 }
+
+// TestTakeTokenUnderContention: a bucket whose conditional write loses
+// takeAttempts times answers as empty for one interval of the rate.
+func TestTakeTokenUnderContention(t *testing.T) {
+	now := time.Unix(100, 0)
+	db := &refusing{held: item{"tat": avN(now.Add(-time.Hour).UnixNano())}}
+	wait, err := (&Store{db: db, table: "t"}).TakeToken(t.Context(), "k", now, core.RateLimit{Rate: 4, Burst: 1})
+	if wait != 250*time.Millisecond || err != nil || db.updates != takeAttempts {
+		t.Fatalf("wait %s, %v after %d updates; want 250ms after %d", wait, err, db.updates, takeAttempts)
+	}
+}

@@ -350,6 +350,9 @@ func TestExpiringItemsCarryTTL(t *testing.T) {
 			t.Fatalf("a body part's ttl is %d, want at least %d", ttl, doneExp.Unix())
 		}
 	}
+	if wait, err := f.s.TakeToken(ctx, "tenant-a", now, core.RateLimit{Rate: 1, Burst: 1}); err != nil || wait != 0 {
+		t.Fatalf("take a token: %s, %v", wait, err)
+	}
 	deltasExp := now.Add(10 * time.Minute)
 	if err := f.s.PutDeltas(ctx, core.DeltaBatch{RunID: "r-1", Pos: core.DeltaPos{Turn: 1}, ExpiresAt: deltasExp, Deltas: []core.TokenDelta{{Kind: core.DeltaToken, Text: "x"}}}); err != nil {
 		t.Fatal(err)
@@ -363,6 +366,7 @@ func TestExpiringItemsCarryTTL(t *testing.T) {
 		{"intent", itemKey(runPK("r-1"), prefixInt+"call_1"), now.Add(time.Minute + intentRetention).Unix()},
 		{"deltas", itemKey(runPK("r-1"), deltaSK(core.DeltaPos{Turn: 1})), deltasExp.Unix()},
 		{"finished idempotency record", itemKey(idemPK("scope", "big"), skIdem), doneExp.Unix()},
+		{"rate limit bucket", itemKey(bucketPK("tenant-a"), skBucket), now.Add(time.Second).Unix()},
 	}
 	for _, tc := range cases {
 		out, err := f.s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(f.s.table), Key: tc.key, ConsistentRead: aws.Bool(true)})
