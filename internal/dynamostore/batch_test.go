@@ -200,3 +200,55 @@ func TestTakeTokenUnderContention(t *testing.T) {
 		t.Fatalf("wait %s, %v after %d updates; want 250ms after %d", wait, err, db.updates, takeAttempts)
 	}
 }
+
+// emptyPages answers every Query with a page whose entries the filter
+// took out, and a key to go on from, as DynamoDB does for a filtered
+// read of a long list; it records the inputs.
+type emptyPages struct {
+	dynamoAPI
+	limits []int32
+}
+
+func (f *emptyPages) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	f.limits = append(f.limits, aws.ToInt32(in.Limit))
+	if len(f.limits) > 20 {
+		return nil, errors.New("emptyPages: too many pages")
+	}
+	k := fmt.Sprintf("2026-01-01T00:00:%02dZ#r-%d", 60-len(f.limits), len(f.limits))
+	return &dynamodb.QueryOutput{LastEvaluatedKey: item{attrGSI2PK: avS("L#t"), attrGSI2SK: avS(k), attrPK: avS("R#x"), attrSK: avS("S")}}, nil
+}
+
+// TestListRunsPages: a list reads one entry past its page in a query; a
+// list that keeps only some runs reads 1000 entries a query, and at most
+// listPagesMax queries a call, then hands back a cursor to go on from.
+func TestListRunsPages(t *testing.T) {
+	cases := []struct {
+		name  string
+		q     core.RunListQuery
+		limit int32
+	}{
+		{"every run", core.RunListQuery{Limit: 5}, 6},
+		{"a status", core.RunListQuery{Limit: 5, Status: core.StatusQueued}, 1000},
+		{"an agent", core.RunListQuery{Limit: 5, Agent: "demo"}, 1000},
+		{"top level", core.RunListQuery{Limit: 5, TopLevel: true}, 1000},
+		{"a parent's", core.RunListQuery{Limit: 5, Parent: "r-1"}, 1000},
+		{"a run's forks", core.RunListQuery{Limit: 5, ForkedFrom: "r-1"}, 1000},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			db := &emptyPages{}
+			page, err := (&Store{db: db, table: "t"}).ListRuns(t.Context(), "t", tc.q)
+			if err != nil || len(page.Runs) != 0 || page.Next == "" {
+				t.Fatalf("page %+v, %v; want none and a cursor", page, err)
+			}
+			if len(db.limits) != listPagesMax {
+				t.Fatalf("%d queries, want %d", len(db.limits), listPagesMax)
+			}
+			for _, l := range db.limits {
+				if l != tc.limit {
+					t.Fatalf("queries of %v entries, want %d", db.limits, tc.limit)
+				}
+			}
+		})
+	}
+}

@@ -183,6 +183,20 @@ func testListEntries(t *testing.T, newStore func(*testing.T) Store) {
 			t.Errorf("%+v: %s, want %s", tc.q, got, tc.want)
 		}
 	}
+	// A cursor and an end: the earlier of the two bounds the page.
+	first, err := s.ListRuns(h.ctx, h.tenant, core.RunListQuery{Limit: 1})
+	if err != nil || fmt.Sprint(runIDs(first.Runs)) != "[r-late]" || first.Next == "" {
+		t.Fatalf("the first page of one: %+v, %v", first, err)
+	}
+	for _, tc := range []struct {
+		until time.Time
+		want  string
+	}{{t0.Add(time.Minute), "[r-plan]"}, {t0.Add(time.Hour), "[r-child r-plan]"}} {
+		p, err := s.ListRuns(h.ctx, h.tenant, core.RunListQuery{Limit: 10, Cursor: first.Next, Until: tc.until})
+		if got := fmt.Sprint(runIDs(p.Runs)); err != nil || got != tc.want {
+			t.Errorf("after the first page, until %s: %s, %v; want %s", tc.until, got, err, tc.want)
+		}
+	}
 	// A filter that keeps few runs still pages without repeats.
 	var paged []string
 	cursor := ""
