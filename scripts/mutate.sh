@@ -17,6 +17,9 @@
 # WORKERS (default 2) mutants are tested at once, each by `go test` of the
 # mutant's package, niced. MUTATE_EXCLUDE, a regexp of file paths, leaves
 # those files out (a package measured by parts, as docs/testing.md says).
+# MUTATE_TIMEOUT_COEFFICIENT replaces the multiple of the tests' first run
+# a mutant's build and tests may take (10; 30 for core): raise it on a
+# busy machine, where builds slow down and mutants time out spuriously.
 # internal/dynamostore and internal/sqsqueue are tested with their
 # integration tests (build tag integration) on the emulators: started
 # here with scripts/emulators.sh run unless BATON_TEST_DYNAMODB_ENDPOINT
@@ -46,7 +49,7 @@ pkgs=()
 for a in "$@"; do
   case "$a" in
     --ci) ci=true ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) a="${a#./}"; pkgs+=("${a%/}") ;;
   esac
 done
@@ -101,6 +104,7 @@ mutate() {
   # tests' time and a link: core's tests are fast, its build is not.
   local coeff=10
   [ "$pkg" = core ] && coeff=30
+  coeff="${MUTATE_TIMEOUT_COEFFICIENT:-$coeff}"
   args=(unleash --workers "$WORKERS" --timeout-coefficient "$coeff" -S lctk
     --exclude-files '(^|/)[a-z]*test/' -o "$out")
   [ -n "$ref" ] && args+=(--diff "$ref")
