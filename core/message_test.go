@@ -23,6 +23,8 @@ func TestNormalizeMessages(t *testing.T) {
 			want: []Message{{Role: RoleAssistant, Content: "x"},
 				{Role: RoleToolCall, Metadata: map[string]any{"tool_call_id": "c1", "tool_name": "a/b", "parameters": map[string]any{"k": num("1")}}},
 				{Role: RoleToolCall, Metadata: map[string]any{"tool_call_id": "c2", "tool_name": "a/c", "parameters": map[string]any{"z": true}}}}},
+		{name: "untyped and input_text parts", in: `[{"role":"user","content":[{"text":"a"},{"type":"input_text","text":"b"},{"type":"text","value":"c"}]}]`,
+			want: []Message{{Role: RoleUser, Content: "abc"}}},
 		{name: "null content", in: `[{"role":"assistant","content":null}]`, want: []Message{{Role: RoleAssistant}}},
 		{name: "missing role", in: `[{"content":"x"}]`, wantErr: "messages[0]: role is required"},
 		{name: "role not string", in: `[{"role":3}]`, wantErr: "role must be a string, got number"},
@@ -105,4 +107,21 @@ func TestFinalContent(t *testing.T) {
 	if got := FinalContent(nil); got != "" {
 		t.Fatalf("FinalContent(nil) = %q", got)
 	}
+}
+
+// TestNormalizeMessageValues: Message values (and pointers to them) are
+// normalized like their JSON form, metadata included; a nil pointer is
+// refused.
+func TestNormalizeMessageValues(t *testing.T) {
+	callMsg := Message{Role: "tool-call", Metadata: map[string]any{MetaToolCallID: "c1", MetaToolName: "a/b"}}
+	got, err := NormalizeMessages([]any{callMsg, &Message{Role: "user", Content: "hi"}, Message{Role: RoleAssistant, Content: "ok"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Message{{Role: RoleToolCall, Metadata: map[string]any{MetaToolCallID: "c1", MetaToolName: "a/b"}}, {Role: RoleUser, Content: "hi"}, {Role: RoleAssistant, Content: "ok"}}
+	if mustCanon(t, got) != mustCanon(t, want) {
+		t.Fatalf("got %+v", got)
+	}
+	_, err = NormalizeMessages([]any{(*Message)(nil)})
+	wantedErr(t, err, "messages[0]: message is null")
 }

@@ -196,3 +196,54 @@ func TestAbandonedRemoteTasks(t *testing.T) {
 		}
 	})
 }
+
+// TestRemoteFollowsAndRounds: a call's Follows counts the follow-ups
+// scheduled since its last message was sent (it starts again at 1 once
+// the client's answer went out), and Rounds counts the task's questions.
+func TestRemoteFollowsAndRounds(t *testing.T) {
+	ctx := context.Background()
+	clock := &FixedClock{T: t0}
+	m := NewMachine(clock)
+	decl := ToolDeclaration{Name: "a2a/x", Source: "a2a", Description: "Ask x.", Executor: ExecutorRemoteAgent, Scope: ScopeRun, Parameters: DefaultRemoteAgentParameters()}
+	out, err := m.Start(ctx, StartInput{RunID: "r-1", SessionID: "s-1", FirstSeq: 1,
+		Config: RunConfig{Model: scripted(turn("done")), Tools: []ToolDeclaration{decl}}, Messages: user("hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, tr := out.State, out.Messages
+	apply := func(in Input) Output {
+		t.Helper()
+		o, err := m.Apply(ctx, st, tr, in)
+		if err != nil {
+			t.Fatalf("%T: %v", in, err)
+		}
+		st, tr = o.State, append(tr, o.Messages...)
+		return o
+	}
+	step := apply(ModelReplied{Step: out.Next[0], Reply: ModelReply{ToolCalls: []ToolCallRequest{{ID: "c1", Name: "a2a/x", Parameters: map[string]any{"message": "go"}}}}}).Next[0]
+	park := func(wantFollows int) {
+		t.Helper()
+		apply(ToolDecided{Step: step, Decision: Decision{Kind: DecideAwaitRemote, Remote: &RemotePending{TaskID: "t-1", State: "TASK_STATE_WORKING"}, Wait: time.Second}})
+		if r := st.Calls[0].Remote; r.Follows != wantFollows || r.Reply != nil {
+			t.Fatalf("parked: follows %d (want %d), reply %+v", r.Follows, wantFollows, r.Reply)
+		}
+		clock.T = clock.T.Add(time.Second)
+		step = apply(FollowRemote{}).Next[0]
+	}
+	ask := func(wantRounds int) {
+		t.Helper()
+		apply(ToolDecided{Step: step, Decision: Decision{Kind: DecideRemoteInput, Remote: &RemotePending{TaskID: "t-1", Question: map[string]any{"question": "Which?"}}}})
+		if r := st.Calls[0].Remote; r.Rounds != wantRounds || r.Follows != 0 {
+			t.Fatalf("asked: rounds %d (want %d), follows %d", r.Rounds, wantRounds, r.Follows)
+		}
+		reqs, _ := st.Pending()
+		step = apply(ClientResult{RequestID: reqs[0].RequestID, Success: true, Result: "this one"}).Next[0]
+	}
+	park(1)
+	park(2)
+	ask(1)
+	park(1) // the answer was sent with this step
+	park(2)
+	ask(2)
+	park(1)
+}
