@@ -247,3 +247,42 @@ func TestRemoteFollowsAndRounds(t *testing.T) {
 	ask(2)
 	park(1)
 }
+
+// TestAbandonedBehindAnEarlierCall: a remote task whose question the
+// client answers with a failure is given up on also while an earlier
+// parallel call still runs, when its result waits in the state to be
+// appended after that call's.
+func TestAbandonedBehindAnEarlierCall(t *testing.T) {
+	ctx := context.Background()
+	m := NewMachine(&FixedClock{T: t0})
+	decl := ToolDeclaration{Name: "a2a/x", Source: "a2a", Description: "Ask x.", Executor: ExecutorRemoteAgent, Scope: ScopeRun, Parameters: DefaultRemoteAgentParameters()}
+	out, err := m.Start(ctx, StartInput{RunID: "r-1", SessionID: "s-1", FirstSeq: 1, Messages: user("hi"),
+		Config: RunConfig{Model: scripted(turn("done")), Tools: []ToolDeclaration{serverTool("ability/search", nil), decl}, ParallelToolCalls: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := m.Apply(ctx, out.State, out.Messages, ModelReplied{Step: out.Next[0], Reply: ModelReply{ToolCalls: []ToolCallRequest{
+		{ID: "c1", Name: "ability/search", Parameters: map[string]any{"q": "a"}}, {ID: "c2", Name: "a2a/x", Parameters: map[string]any{"message": "go"}}}}})
+	if err != nil || len(o.Next) != 2 {
+		t.Fatalf("%v, next %v", err, o.Next)
+	}
+	tr := append(out.Messages, o.Messages...)
+	o, err = m.Apply(ctx, o.State, tr, ToolDecided{Step: o.Next[1], Decision: Decision{Kind: DecideRemoteInput,
+		Remote: &RemotePending{TaskID: "t-2", State: "TASK_STATE_INPUT_REQUIRED", Question: map[string]any{"question": "Which?"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := o.State
+	reqs, _ := st.Pending()
+	answered, err := m.Apply(ctx, st, tr, ClientResult{RequestID: reqs[0].RequestID, Success: false, Error: "no idea"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, c := answered.State.call("c2"); c == nil || c.Status != CallResolved || len(answered.ToolResults) != 0 {
+		t.Fatalf("c2 %+v, results %+v: not waiting behind c1", c, answered.ToolResults)
+	}
+	want := []AbandonedTask{{ToolCallID: "c2", ToolName: "a2a/x", TaskID: "t-2"}}
+	if got := AbandonedRemoteTasks(st, answered); !slices.Equal(got, want) {
+		t.Fatalf("abandoned %+v, want %+v", got, want)
+	}
+}
