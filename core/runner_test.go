@@ -94,3 +94,30 @@ func TestResumeCallsTheModelWithItsOwnContext(t *testing.T) {
 		t.Fatalf("resume: %v, %s, %+v", err, run.State.Status, run.State.Error)
 	}
 }
+
+// TestResumeARunRebuiltFromItsState: a paused run rebuilt from its
+// stored state and transcript (a Run the Runner did not start) resumes
+// like the run it was stored from.
+func TestResumeARunRebuiltFromItsState(t *testing.T) {
+	rn, run, _ := pausedClientRun(t)
+	b, err := MarshalState(run.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := UnmarshalState(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rebuilt := &Run{State: st, Transcript: append([]Message(nil), run.Transcript...)}
+	reqs, _ := st.Pending()
+	answer := ClientResult{RequestID: reqs[0].RequestID, Success: true, Result: "free"}
+	if err := rn.Resume(context.Background(), rebuilt, answer); err != nil {
+		t.Fatal(err)
+	}
+	if err := rn.Resume(context.Background(), run, answer); err != nil {
+		t.Fatal(err)
+	}
+	if rebuilt.State.Status != StatusCompleted || len(rebuilt.Transcript) != len(run.Transcript) || FinalContent(rebuilt.Transcript) != FinalContent(run.Transcript) {
+		t.Fatalf("the rebuilt run: %s, %+v; the original: %s, %+v", rebuilt.State.Status, rebuilt.Transcript, run.State.Status, run.Transcript)
+	}
+}
