@@ -46,3 +46,23 @@ func TestCallerChainDepthBounds(t *testing.T) {
 		t.Fatalf("with empty headers: %+v, %v", c, err)
 	}
 }
+
+// TestPrincipalAllows: an empty capability ceiling (or none) permits
+// every capability; otherwise the ceiling must list it, or "*".
+func TestPrincipalAllows(t *testing.T) {
+	for _, tc := range []struct {
+		p    *Principal
+		cap  string
+		want bool
+	}{
+		{nil, "tools:x", true},
+		{&Principal{}, "tools:x", true},
+		{&Principal{CapabilityCeiling: []string{"tools:x"}}, "tools:x", true},
+		{&Principal{CapabilityCeiling: []string{"tools:x"}}, "tools:y", false},
+		{&Principal{CapabilityCeiling: []string{"tools:y", "*"}}, "tools:x", true},
+	} {
+		if got := tc.p.Allows(tc.cap); got != tc.want {
+			t.Errorf("%+v allows %q: %v", tc.p, tc.cap, got)
+		}
+	}
+}
