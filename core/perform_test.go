@@ -51,3 +51,14 @@ func TestPerformCompactsOnlyATrimmedView(t *testing.T) {
 type compactorOf func([]Message) (string, error)
 
 func (f compactorOf) CompactContext(_ context.Context, d []Message) (string, error) { return f(d) }
+
+// TestPerformExecutesATool: Perform runs a tool plan's call with the
+// executor and hands its output over as the step's ToolExecuted.
+func TestPerformExecutesATool(t *testing.T) {
+	step := Step{Kind: StepToolCall, RunID: "r-1", Seq: 2, CallID: "c1"}
+	io := IO{Tools: ToolExecutorFunc(func(_ context.Context, c ToolCall) (any, error) { return "ran " + c.ToolCallID, nil })}
+	in := io.Perform(context.Background(), step, Plan{Kind: PlanTool, Tool: &ToolCall{RunID: "r-1", ToolCallID: "c1", ToolName: "ability/search"}})
+	if r, ok := in.(ToolExecuted); !ok || r.Err != nil || r.Output != "ran c1" || r.Step != step {
+		t.Fatalf("input %#v", in)
+	}
+}
