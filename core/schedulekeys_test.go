@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -90,5 +91,42 @@ func TestScheduleCursorRefusals(t *testing.T) {
 	}
 	if err := ValidateSchedulePage(0); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("limit 0: %v", err)
+	}
+}
+
+// TestScheduleKeyBounds: the bounds at and just past each: a cursor key
+// of 1024 bytes, a tenant or id of 256 bytes, a page of 1, and a
+// schedule of MaxScheduleBytes of JSON.
+func TestScheduleKeyBounds(t *testing.T) {
+	key := strings.Repeat("x", 1024)
+	if got, err := DecodeScheduleCursor(EncodeScheduleCursor(key)); err != nil || got != key {
+		t.Fatalf("a 1024-byte key: %v", err)
+	}
+	long := strings.Repeat("x", 256)
+	if err := ValidateScheduleKey(long, long); err != nil {
+		t.Fatalf("a 256-byte tenant and id: %v", err)
+	}
+	if err := ValidateScheduleKey(long+"x", "id"); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("a 257-byte tenant: %v", err)
+	}
+	if err := ValidateSchedulePage(1); err != nil {
+		t.Fatalf("limit 1: %v", err)
+	}
+	s := Schedule{ID: "sch_1", Tenant: "acme", Request: json.RawMessage(`""`)}
+	b, err := MarshalSchedule(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Grow the request's string to make the JSON exactly the bound.
+	s.Request = json.RawMessage(`"` + strings.Repeat("x", MaxScheduleBytes-len(b)) + `"`)
+	if b, err := MarshalSchedule(s); err != nil || len(b) != MaxScheduleBytes {
+		t.Fatalf("a schedule of exactly MaxScheduleBytes: %d bytes, %v", len(b), err)
+	}
+	s.Request = json.RawMessage(`"` + strings.Repeat("x", MaxScheduleBytes-len(b)+1) + `"`)
+	if _, err := MarshalSchedule(s); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("a schedule one byte over: %v", err)
+	}
+	if _, err := MarshalSchedule(Schedule{ID: "sch_1", Request: json.RawMessage(`{`)}); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("a request that is not JSON: %v", err)
 	}
 }
