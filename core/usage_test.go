@@ -51,3 +51,42 @@ func TestUsageTotals(t *testing.T) {
 		t.Fatal("a usage that is not an object was accepted")
 	}
 }
+
+// TestUsageFieldTurnsNonNumeric: a field a later call reports as
+// something other than a number replaces its total, whether that total
+// is among the first four or past them, and the others keep theirs.
+func TestUsageFieldTurnsNonNumeric(t *testing.T) {
+	u := newUsage()                                       // prompt_tokens, completion_tokens, total_tokens
+	u.Add(map[string]any{"a": 1, "b": 2, "c": 3, "d": 4}) // a ends the first four; b, c, d past them
+	before := u
+	u.Add(map[string]any{"completion_tokens": "n/a", "c": map[string]any{"x": "y"}})
+	b, err := json.Marshal(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"a":1,"b":2,"c":{"x":"y"},"completion_tokens":"n/a","d":4,"prompt_tokens":0,"total_tokens":0}`
+	if string(b) != want {
+		t.Fatalf("usage %s, want %s", b, want)
+	}
+	u.Add(map[string]any{"a": 10, "d": 10, "e": 5})
+	if u.Number("a") != 11 || u.Number("d") != 14 || u.Number("e") != 5 || u.Number("c") != 0 {
+		t.Fatalf("after more calls %v", u.Map())
+	}
+	if b, _ := json.Marshal(before); string(b) != `{"a":1,"b":2,"c":3,"completion_tokens":0,"d":4,"prompt_tokens":0,"total_tokens":0}` {
+		t.Fatalf("the copy taken before changed: %s", b)
+	}
+}
+
+// TestUsageLargeTotals: a total stays integral only while int64 holds
+// it exactly; 2^63 is kept as the float it is.
+func TestUsageLargeTotals(t *testing.T) {
+	var u Usage
+	u.Add(map[string]any{"x": float64(1 << 63)})
+	if got := u.Number("x"); got != float64(1<<63) {
+		t.Fatalf("2^63 read back as %v", got)
+	}
+	u.Add(map[string]any{"y": float64(1<<62) + float64(1<<62) - float64(1<<10)})
+	if got, want := u.Map()["y"], json.Number("9223372036854774784"); got != want {
+		t.Fatalf("2^63-1024: %v, want %v", got, want)
+	}
+}
