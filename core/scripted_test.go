@@ -39,3 +39,42 @@ func TestScriptedTurnIfOffered(t *testing.T) {
 		t.Fatalf("exhausted script: got %v", err)
 	}
 }
+
+// TestScriptedTurnPlainPrefix: with the run's defaults (the script's
+// leading unconditional turns counted), a turn past them is still
+// chosen among the turns that apply, and a script that is all plain is
+// exhausted past its end (an error, not a panic).
+func TestScriptedTurnPlainPrefix(t *testing.T) {
+	spec := RunConfig{Model: ModelSpec{Provider: ProviderScripted, Turns: []ScriptedTurn{
+		{Content: "first"},
+		{Content: "calendar", IfOffered: "client/get_calendar"},
+		{Content: "last"},
+	}}}.withDefaults().Model
+	calendar := []ToolDeclaration{{Name: "client/get_calendar"}}
+	for _, c := range []struct {
+		tools []ToolDeclaration
+		turn  int
+		want  string
+	}{{nil, 1, "first"}, {nil, 2, "last"}, {calendar, 2, "calendar"}, {calendar, 3, "last"}} {
+		reply, err := ScriptedModel{}.Complete(context.Background(), ModelRequest{Turn: c.turn, Model: spec, Tools: c.tools})
+		if err != nil || reply.Content != c.want {
+			t.Errorf("turn %d with %d tools: %q %v, want %q", c.turn, len(c.tools), reply.Content, err, c.want)
+		}
+	}
+	plain := RunConfig{Model: scripted(turn("a"), turn("b"))}.withDefaults().Model
+	if _, err := (ScriptedModel{}).Complete(context.Background(), ModelRequest{Turn: 3, Model: plain}); err == nil || !strings.Contains(err.Error(), "exhausted") {
+		t.Fatalf("turn 3 of 2: %v", err)
+	}
+}
+
+// TestScriptedStopReason: a reply with tool calls stops for tool_use,
+// one without ends its turn.
+func TestScriptedStopReason(t *testing.T) {
+	spec := scripted(turn("calling", call("c1", "ability/search", nil)), turn("done"))
+	for i, want := range []string{"tool_use", "end_turn"} {
+		reply, err := ScriptedModel{}.Complete(context.Background(), ModelRequest{Turn: i + 1, Model: spec})
+		if err != nil || reply.StopReason != want {
+			t.Errorf("turn %d: stop reason %q %v, want %q", i+1, reply.StopReason, err, want)
+		}
+	}
+}
