@@ -78,3 +78,40 @@ func TestScriptedStopReason(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptedTurnZero: a request for turn 0 (no model turn has that
+// number) finds no scripted turn: an error, not a panic, even for a
+// script whose turns are all plain.
+func TestScriptedTurnZero(t *testing.T) {
+	spec := RunConfig{Model: scripted(turn("a"), turn("b"))}.withDefaults().Model
+	if _, err := (ScriptedModel{}).Complete(context.Background(), ModelRequest{Turn: 0, Model: spec}); err == nil || !strings.Contains(err.Error(), "exhausted") {
+		t.Fatalf("turn 0: %v", err)
+	}
+}
+
+// TestScriptedPlainPrefixStopsAtAConditionalTurn: a script that starts
+// with a conditional turn (IfOffered or IfUserSaid) has no plain prefix:
+// its first turn is played only when it applies.
+func TestScriptedPlainPrefixStopsAtAConditionalTurn(t *testing.T) {
+	for _, first := range []ScriptedTurn{{Content: "calendar", IfOffered: "client/get_calendar"}, {Content: "weather", IfUserSaid: "weather"}} {
+		spec := RunConfig{Model: ModelSpec{Provider: ProviderScripted, Turns: []ScriptedTurn{first, {Content: "plain"}}}}.withDefaults().Model
+		reply, err := ScriptedModel{}.Complete(context.Background(), ModelRequest{Turn: 1, Model: spec, Messages: user("hello")})
+		if err != nil || reply.Content != "plain" {
+			t.Errorf("first turn %q: %q %v, want the plain turn", first.Content, reply.Content, err)
+		}
+	}
+}
+
+// TestScriptedSummaryMetadata: a summary reply names the model in its
+// request metadata when the spec names one.
+func TestScriptedSummaryMetadata(t *testing.T) {
+	for _, model := range []string{"script-1", ""} {
+		reply, err := ScriptedModel{}.Complete(context.Background(), ModelRequest{Purpose: PurposeSummary, Summarizes: 3, Model: ModelSpec{Provider: ProviderScripted, Model: model}})
+		if err != nil || reply.RequestMetadata["purpose"] != PurposeSummary {
+			t.Fatalf("%q: %+v %v", model, reply, err)
+		}
+		if got, has := reply.RequestMetadata["model"]; has != (model != "") || (has && got != model) {
+			t.Errorf("model %q: metadata %v", model, reply.RequestMetadata)
+		}
+	}
+}
