@@ -44,6 +44,11 @@ func TestSimpleSchemaNeverAcceptsInvalid(t *testing.T) {
 				if prob != nil {
 					t.Errorf("%s with %s: accepted, but the validator says %+v", sj, aj, prob)
 				}
+				// validateParameters takes the shortcut too: ask the general
+				// validator alone.
+				if d, err := ValidateValue(schema, a); err != nil || d != "" {
+					t.Errorf("%s with %s: accepted, but the general validator says %q %v", sj, aj, d, err)
+				}
 			}
 			// The shortcut changes no outcome.
 			got, _ := validateCompiled(schema, &compiledSchema{}, a)

@@ -115,3 +115,28 @@ func TestScriptedSummaryMetadata(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptedChunkDelayZero: a chunk_delay of "0s" is no delay, not an
+// error; a negative one is refused.
+func TestScriptedChunkDelayZero(t *testing.T) {
+	for delay, ok := range map[string]bool{"0s": true, "-1ms": false} {
+		_, _, err := scriptedChunking(map[string]any{ScriptedChunkChars: float64(2), ScriptedChunkDelay: delay})
+		if (err == nil) != ok {
+			t.Errorf("chunk_delay %q: %v", delay, err)
+		}
+	}
+}
+
+// TestScriptedStreamStopsOnCancel: with a chunk_delay, streaming waits
+// between chunks and gives up (a retryable error) once the call's
+// context is done, without emitting the rest.
+func TestScriptedStreamStopsOnCancel(t *testing.T) {
+	var got []TokenDelta
+	ctx, cancel := context.WithCancel(WithTokenSink(context.Background(), func(d TokenDelta) { got = append(got, d) }))
+	cancel()
+	spec := ModelSpec{Provider: ProviderScripted, Options: map[string]any{ScriptedChunkChars: float64(2), ScriptedChunkDelay: "1h"}, Turns: []ScriptedTurn{{Content: "Hello"}}}
+	_, err := ScriptedModel{}.Complete(ctx, ModelRequest{Turn: 1, Model: spec})
+	if err == nil || !IsRetryable(err) || len(got) != 0 {
+		t.Fatalf("cancelled: %v (retryable %v), %d deltas", err, err != nil && IsRetryable(err), len(got))
+	}
+}
