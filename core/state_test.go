@@ -3,8 +3,10 @@ package core
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDurationJSON: a duration is a positive Go duration string.
@@ -66,5 +68,38 @@ func TestBudgetExceeded(t *testing.T) {
 		if got := tc.b.Exceeded(); got != tc.want {
 			t.Errorf("%+v: exceeded %v, want %v", tc.b, got, tc.want)
 		}
+	}
+}
+
+// TestScheduledStepsAndNextExpiry: a run waits on its model step and on
+// the steps of its pending and approved calls that have one; its next
+// expiry is the earliest of the calls that wait for the client or an
+// approval with an expiry.
+func TestScheduledStepsAndNextExpiry(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { x := t0.Add(d); return &x }
+	st := RunState{RunID: "r-1", Status: StatusRunning, ModelStep: 3, Calls: []CallState{
+		{ID: "c-pending", Status: CallPending, StepSeq: 5, ExpiresAt: at(time.Minute)},
+		{ID: "c-approved", Status: CallApproved, StepSeq: 6},
+		{ID: "c-unscheduled", Status: CallPending},
+		{ID: "c-approval", Status: CallAwaitingApproval, StepSeq: 7, ExpiresAt: at(3 * time.Hour)},
+		{ID: "c-client", Status: CallAwaitingClient, ExpiresAt: at(2 * time.Hour)},
+		{ID: "c-client-forever", Status: CallAwaitingClient},
+		{ID: "c-done", Status: CallDone, StepSeq: 8, ExpiresAt: at(time.Hour)},
+	}}
+	var got []string
+	for _, s := range st.ScheduledSteps() {
+		got = append(got, fmt.Sprintf("%s %d %s", s.Kind, s.Seq, s.CallID))
+	}
+	want := []string{"model_turn 3 ", "tool_call 5 c-pending", "tool_call 6 c-approved"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("scheduled steps %q, want %q", got, want)
+	}
+	if exp, ok := st.NextExpiry(); !ok || !exp.Equal(t0.Add(2*time.Hour)) {
+		t.Fatalf("next expiry %s %v, want %s", exp, ok, t0.Add(2*time.Hour))
+	}
+	st.Calls = st.Calls[:3]
+	if exp, ok := st.NextExpiry(); ok {
+		t.Fatalf("next expiry %s without a call waiting on one", exp)
 	}
 }
