@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -219,6 +220,33 @@ func TestPrincipalHasScopes(t *testing.T) {
 	for _, tc := range tests {
 		if got := tc.p.HasScopes(tc.scopes); got != tc.want {
 			t.Errorf("%v HasScopes(%v) = %v, want %v", tc.p, tc.scopes, got, tc.want)
+		}
+	}
+}
+
+// TestToolDeclarationJSON: a declaration writes its canonical fields and
+// its extensions in one object, and leaves out the optional fields it
+// does not set (an empty runtime, parameter defaults or categories
+// included).
+func TestToolDeclarationJSON(t *testing.T) {
+	cases := []struct {
+		name string
+		d    ToolDeclaration
+		want string
+	}{
+		{"bare", ToolDeclaration{Name: "crm/find", Source: "crm", Executor: "http"},
+			`{"description":"","executor":"http","name":"crm/find","parameters":{},"scope":"","source":"crm"}`},
+		{"empty optional fields", ToolDeclaration{Name: "crm/find", Runtime: map[string]any{}, ParameterDefaults: map[string]any{}, Categories: []string{}},
+			`{"description":"","executor":"","name":"crm/find","parameters":{},"scope":"","source":""}`},
+		{"every field", ToolDeclaration{Name: "crm/find", Source: "crm", Description: "Find", Parameters: map[string]any{"type": "object"}, Executor: "http",
+			Scope: "crm:read", Runtime: map[string]any{"timeout": "5s"}, ParameterDefaults: map[string]any{"limit": 5}, ActionPolicy: "approve",
+			Categories: []string{"search"}, Extensions: map[string]any{"x-team": "crm"}},
+			`{"action_policy":"approve","categories":["search"],"description":"Find","executor":"http","name":"crm/find","parameter_defaults":{"limit":5},"parameters":{"type":"object"},"runtime":{"timeout":"5s"},"scope":"crm:read","source":"crm","x-team":"crm"}`},
+	}
+	for _, tc := range cases {
+		b, err := json.Marshal(tc.d)
+		if err != nil || string(b) != tc.want {
+			t.Errorf("%s: %s, %v\nwant %s", tc.name, b, err, tc.want)
 		}
 	}
 }
