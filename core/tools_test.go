@@ -250,3 +250,26 @@ func TestToolDeclarationJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestDeclarationErrorAndObjects: a declaration error names the tool
+// when it has one; a declaration given as a Go value is read as the JSON
+// object it encodes, and one that encodes no object is refused.
+func TestDeclarationErrorAndObjects(t *testing.T) {
+	if got := declError("crm/find", "scope", "bad scope %q", "x").Error(); got != `invalid tool declaration "crm/find": bad scope "x"` {
+		t.Errorf("named: %s", got)
+	}
+	if got := declError("", "name", "no name").Error(); got != "invalid tool declaration: no name" {
+		t.Errorf("unnamed: %s", got)
+	}
+	m, err := asObject(struct {
+		Name string `json:"name"`
+	}{"crm/find"})
+	if err != nil || m["name"] != "crm/find" {
+		t.Errorf("a struct: %v, %v", m, err)
+	}
+	for _, raw := range []any{make(chan int), []any{"x"}, "crm/find"} {
+		if m, err := asObject(raw); err == nil {
+			t.Errorf("%T read as %v", raw, m)
+		}
+	}
+}
