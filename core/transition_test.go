@@ -189,3 +189,33 @@ func TestToolResultMaxBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestReplyReusingACallID: a call the model names with an id the
+// transcript already holds gets that id with a suffix.
+func TestReplyReusingACallID(t *testing.T) {
+	ctx := context.Background()
+	m := NewMachine(&FixedClock{T: t0})
+	out, err := m.Start(ctx, StartInput{RunID: "r1", SessionID: "s1", FirstSeq: 1,
+		Config:   RunConfig{Model: ModelSpec{Provider: ProviderScripted}, Tools: []ToolDeclaration{{Name: "search", Source: "go"}}},
+		Messages: []Message{{Role: RoleUser, Content: "go"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, tr := out.State, out.Messages
+	apply := func(in Input) Output {
+		t.Helper()
+		o, err := m.Apply(ctx, st, tr, in)
+		if err != nil {
+			t.Fatalf("%T: %v", in, err)
+		}
+		st, tr = o.State, append(tr, o.Messages...)
+		return o
+	}
+	call := ModelReply{ToolCalls: []ToolCallRequest{{ID: "c1", Name: "search"}}}
+	o := apply(ModelReplied{Step: out.Next[0], Reply: call})
+	o = apply(ToolExecuted{Step: o.Next[0], Output: "x"})
+	apply(ModelReplied{Step: o.Next[0], Reply: call})
+	if len(st.Calls) != 1 || st.Calls[0].ID != "c1_2" {
+		t.Fatalf("the second call: %+v, want id c1_2", st.Calls)
+	}
+}
