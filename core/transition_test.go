@@ -219,3 +219,27 @@ func TestReplyReusingACallID(t *testing.T) {
 		t.Fatalf("the second call: %+v, want id c1_2", st.Calls)
 	}
 }
+
+// TestUnknownPendingItemNamed: an answer to no pending item says which
+// kind of item it named.
+func TestUnknownPendingItemNamed(t *testing.T) {
+	ctx := context.Background()
+	m := NewMachine(&FixedClock{T: t0})
+	out, err := m.Start(ctx, StartInput{RunID: "r1", SessionID: "s1", FirstSeq: 1,
+		Config: RunConfig{Model: ModelSpec{Provider: ProviderScripted}}, Messages: []Message{{Role: RoleUser, Content: "go"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		in   Input
+		want string
+	}{
+		{ApprovalDecision{ActionID: "act_x", Decision: "accept"}, `no pending action "act_x"`},
+		{ClientResult{RequestID: "req_x", Success: true, Result: map[string]any{"ok": true}}, `no pending tool request "req_x"`},
+	} {
+		_, err := m.Apply(ctx, out.State, out.Messages, tc.in)
+		if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%T: %v, want %s", tc.in, err, tc.want)
+		}
+	}
+}
