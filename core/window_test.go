@@ -1,6 +1,9 @@
 package core
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestModelViewInbox: the view is the transcript and then the inbox's
 // messages, an inbox longer than the transcript included, and building
@@ -23,5 +26,19 @@ func TestModelViewInbox(t *testing.T) {
 	}
 	if spare := transcript[:2]; spare[1].Content != "" {
 		t.Fatalf("the view wrote into the transcript's spare capacity: %+v", spare[1])
+	}
+}
+
+// TestTrimWithoutABudget: a budget of 0 or less trims nothing.
+func TestTrimWithoutABudget(t *testing.T) {
+	msgs := []Message{{Role: RoleSystem, Content: "be brief"}}
+	for i := range 6 {
+		msgs = append(msgs, Message{Role: RoleUser, Content: strings.Repeat("x", 100*(i+1))}, Message{Role: RoleAssistant, Content: "ok"})
+	}
+	for _, budget := range []int{0, -1} {
+		got, trim := TrimToContextWindow(msgs, budget, 10)
+		if trim != nil || len(got) != len(msgs) {
+			t.Errorf("budget %d: %d messages, trim %+v", budget, len(got), trim)
+		}
 	}
 }
