@@ -90,3 +90,32 @@ func TestUsageLargeTotals(t *testing.T) {
 		t.Fatalf("2^63-1024: %v, want %v", got, want)
 	}
 }
+
+// TestUsageIsEmpty: a usage is empty until it holds a total, a
+// non-numeric field or a compaction's usage.
+func TestUsageIsEmpty(t *testing.T) {
+	var totals, other, compaction Usage
+	totals.Add(map[string]any{"prompt_tokens": json.Number("3")})
+	other.Add(map[string]any{"service_tier": "default"})
+	compaction.addCompaction(map[string]any{"prompt_tokens": json.Number("3")})
+	for _, tc := range []struct {
+		name  string
+		u     Usage
+		empty bool
+	}{{"zero", Usage{}, true}, {"a run's first, totals at zero", newUsage(), false}, {"a total", totals, false}, {"a field", other, false}, {"a compaction", compaction, false}} {
+		if got := tc.u.IsEmpty(); got != tc.empty {
+			t.Errorf("%s: IsEmpty %v, want %v", tc.name, got, tc.empty)
+		}
+	}
+}
+
+// TestUsageFloatTotals: a total that is not a whole number keeps every
+// digit it was reported with.
+func TestUsageFloatTotals(t *testing.T) {
+	var u Usage
+	u.Add(map[string]any{"cost": json.Number("1.25")})
+	u.Add(map[string]any{"cost": json.Number("0.125")})
+	if got := u.Map()["cost"]; got != json.Number("1.375") {
+		t.Fatalf("cost %v, want 1.375", got)
+	}
+}
