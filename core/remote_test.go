@@ -25,15 +25,7 @@ func TestRemoteCallLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, tr := out.State, out.Messages
-	apply := func(in Input) Output {
-		t.Helper()
-		o, err := m.Apply(ctx, st, tr, in)
-		if err != nil {
-			t.Fatalf("%T: %v", in, err)
-		}
-		st, tr = o.State, append(tr, o.Messages...)
-		return o
-	}
+	apply := applier(t, m, &st, &tr)
 	o := apply(ModelReplied{Step: out.Next[0], Reply: ModelReply{ToolCalls: []ToolCallRequest{{ID: "c1", Name: "a2a/x", Parameters: map[string]any{"message": "go"}}}}})
 	step := o.Next[0]
 	plan, err := m.Plan(ctx, st, tr, step)
@@ -211,15 +203,7 @@ func TestRemoteFollowsAndRounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, tr := out.State, out.Messages
-	apply := func(in Input) Output {
-		t.Helper()
-		o, err := m.Apply(ctx, st, tr, in)
-		if err != nil {
-			t.Fatalf("%T: %v", in, err)
-		}
-		st, tr = o.State, append(tr, o.Messages...)
-		return o
-	}
+	apply := applier(t, m, &st, &tr)
 	step := apply(ModelReplied{Step: out.Next[0], Reply: ModelReply{ToolCalls: []ToolCallRequest{{ID: "c1", Name: "a2a/x", Parameters: map[string]any{"message": "go"}}}}}).Next[0]
 	park := func(wantFollows int) {
 		t.Helper()

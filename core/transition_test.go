@@ -202,15 +202,7 @@ func TestReplyReusingACallID(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, tr := out.State, out.Messages
-	apply := func(in Input) Output {
-		t.Helper()
-		o, err := m.Apply(ctx, st, tr, in)
-		if err != nil {
-			t.Fatalf("%T: %v", in, err)
-		}
-		st, tr = o.State, append(tr, o.Messages...)
-		return o
-	}
+	apply := applier(t, m, &st, &tr)
 	call := ModelReply{ToolCalls: []ToolCallRequest{{ID: "c1", Name: "search"}}}
 	o := apply(ModelReplied{Step: out.Next[0], Reply: call})
 	o = apply(ToolExecuted{Step: o.Next[0], Output: "x"})
@@ -241,5 +233,19 @@ func TestUnknownPendingItemNamed(t *testing.T) {
 		if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%T: %v, want %s", tc.in, err, tc.want)
 		}
+	}
+}
+
+// applier returns apply, which applies an input to the run's state *st
+// and transcript *tr and advances them with its output.
+func applier(t *testing.T, m *Machine, st *RunState, tr *[]Message) func(Input) Output {
+	return func(in Input) Output {
+		t.Helper()
+		o, err := m.Apply(context.Background(), *st, *tr, in)
+		if err != nil {
+			t.Fatalf("%T: %v", in, err)
+		}
+		*st, *tr = o.State, append(*tr, o.Messages...)
+		return o
 	}
 }
