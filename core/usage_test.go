@@ -119,3 +119,25 @@ func TestUsageFloatTotals(t *testing.T) {
 		t.Fatalf("cost %v, want 1.375", got)
 	}
 }
+
+// TestUsageDerivesTotalTokens: total_tokens is derived from a call that
+// reports prompt or completion tokens, either alone, and not from one
+// that reports only other numbers.
+func TestUsageDerivesTotalTokens(t *testing.T) {
+	for _, tc := range []struct {
+		call map[string]any
+		want string
+	}{
+		{map[string]any{"prompt_tokens": 5}, `{"prompt_tokens":5,"total_tokens":5}`},
+		{map[string]any{"completion_tokens": 3}, `{"completion_tokens":3,"total_tokens":3}`},
+		{map[string]any{"prompt_tokens": 5, "completion_tokens": 3}, `{"completion_tokens":3,"prompt_tokens":5,"total_tokens":8}`},
+		{map[string]any{"cost": 2}, `{"cost":2}`},
+		{map[string]any{"cost": 2, "total_tokens": 1}, `{"cost":2,"total_tokens":1}`},
+	} {
+		var u Usage
+		u.Add(tc.call)
+		if b, _ := json.Marshal(u); string(b) != tc.want {
+			t.Errorf("%v: usage %s, want %s", tc.call, b, tc.want)
+		}
+	}
+}
