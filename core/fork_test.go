@@ -154,6 +154,28 @@ func TestForkReusesRecordedCallsAndRunsTheRestLive(t *testing.T) {
 	}
 }
 
+// TestForkReplayedResultHasNoRuntime: a reused result carries none of
+// the tool's runtime metadata (it was the source's run of the tool, not
+// the fork's); a live one carries it.
+func TestForkReplayedResultHasNoRuntime(t *testing.T) {
+	_, f, _ := sourceAndFork(t, ForkToolsReuse, scripted(
+		turn("", call("k1", "mail/send", map[string]any{"q": "bob"})),
+		turn("", call("k2", "mail/send", map[string]any{"q": "cat"})),
+		turn("done"),
+	), func(c *RunConfig) {
+		c.Tools = []ToolDeclaration{serverTool("mail/send", map[string]any{"runtime": map[string]any{"region": "eu-west-1"}})}
+	})
+	if len(f.results) != 2 || f.results[0].ReplayedFrom == nil {
+		t.Fatalf("records %+v", f.results)
+	}
+	if rt := f.results[0].Runtime; rt != nil {
+		t.Errorf("the reused result's runtime %v, want none", rt)
+	}
+	if rt := f.results[1].Runtime; rt["region"] != "eu-west-1" {
+		t.Errorf("the live result's runtime %v, want the declaration's", rt)
+	}
+}
+
 func TestForkReplayModeExecutesNothing(t *testing.T) {
 	_, f, sent := sourceAndFork(t, ForkToolsReplay, scripted(
 		turn("", call("k1", "mail/send", map[string]any{"q": "ann"}), call("k2", "mail/send", map[string]any{"q": "dan"})),
