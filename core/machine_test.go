@@ -299,6 +299,21 @@ func TestStallResend(t *testing.T) {
 	}
 }
 
+// TestOpensPending: the decisions that count against MaxOpenPending are
+// those that open an item the run waits on an answer to: a client-tool
+// request, an approval, a remote agent's question. A result, a handoff,
+// a parked remote task and a child run open none.
+func TestOpensPending(t *testing.T) {
+	for k, want := range map[DecisionKind]bool{
+		DecideAwaitClient: true, DecideAwaitApproval: true, DecideRemoteInput: true,
+		DecideResult: false, DecideHandoff: false, DecideAwaitRemote: false, DecideAwaitChild: false,
+	} {
+		if got := opensPending(k); got != want {
+			t.Errorf("opensPending(%s) = %v, want %v", k, got, want)
+		}
+	}
+}
+
 // A turn asking more than MaxOpenPending client-tool calls at once
 // (parallel tool calls) opens that many requests; the calls beyond get a
 // too_many_pending result, and the run goes on once the open ones are

@@ -32,6 +32,12 @@ func TestRemoteCallLifecycle(t *testing.T) {
 	if err != nil || plan.Kind != PlanTool || plan.Tool.Remote != nil {
 		t.Fatalf("first plan %+v %v", plan, err)
 	}
+	// A decision to park the call with no task to follow is refused.
+	for _, kind := range []DecisionKind{DecideAwaitRemote, DecideRemoteInput} {
+		if _, err := m.Apply(ctx, st, tr, ToolDecided{Step: step, Decision: Decision{Kind: kind, Remote: &RemotePending{State: "TASK_STATE_WORKING"}}}); !errors.Is(err, ErrInvalidInput) {
+			t.Fatalf("%s without a task id: %v, want invalid input", kind, err)
+		}
+	}
 	o = apply(ToolDecided{Step: step, Decision: Decision{Kind: DecideAwaitRemote, Remote: &RemotePending{TaskID: "t-1", ContextID: "ctx-1", State: "TASK_STATE_WORKING"}, Wait: 2 * time.Second}})
 	c := st.Calls[0]
 	if st.Status != StatusRunning || c.Status != CallAwaitingRemote || c.StepSeq != 0 || len(o.Next) != 0 || c.Remote.Follows != 1 || !c.Remote.DueAt.Equal(t0.Add(2*time.Second)) {
