@@ -122,3 +122,44 @@ func TestChainedEvents(t *testing.T) {
 		t.Fatal("ChainedStep of a plain context")
 	}
 }
+
+// TestChainedToolResultEvent: the tool_result event of a chained tool
+// step's outcome says so; that of another call, applied while a chain
+// holds a different step, does not.
+func TestChainedToolResultEvent(t *testing.T) {
+	ctx := context.Background()
+	m := NewMachine(&FixedClock{T: t0})
+	out, err := m.Start(ctx, StartInput{RunID: "r-1", SessionID: "s-1", FirstSeq: 1, Messages: user("hi"),
+		Config: RunConfig{Model: scripted(turn("done")), Tools: []ToolDeclaration{serverTool("t/a", nil)}, ParallelToolCalls: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, tr := out.State, out.Messages
+	apply := applier(t, m, &st, &tr)
+	o := apply(ModelReplied{Step: out.Next[0], Reply: ModelReply{ToolCalls: []ToolCallRequest{call("c1", "t/a", nil), call("c2", "t/a", nil)}}})
+	if len(o.Next) != 2 {
+		t.Fatalf("next %v, want the two calls' steps", o.Next)
+	}
+	first, second := o.Next[0], o.Next[1]
+	chained := func(step Step) bool {
+		t.Helper()
+		got, err := m.Apply(WithChained(ctx, first), st, tr, ToolDecided{Step: step, Decision: Decision{Kind: DecideResult, Result: ToolResult{Success: true, Result: "ok"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, tr = got.State, append(tr, got.Messages...)
+		for _, ev := range got.Events {
+			if d, ok := ev.Data.(*ToolResultData); ok {
+				return d.Chained
+			}
+		}
+		t.Fatalf("no tool_result event in %+v", got.Events)
+		return false
+	}
+	if !chained(first) {
+		t.Error("the chained call's tool_result is not marked chained")
+	}
+	if chained(second) {
+		t.Error("another call's tool_result is marked chained")
+	}
+}
