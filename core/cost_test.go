@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"slices"
 	"testing"
 )
 
@@ -94,7 +95,8 @@ func TestCostBudgetStopsTheRun(t *testing.T) {
 func TestCostBudgetCountsSpentAWSRequests(t *testing.T) {
 	// The first turn's model cost ($0.002) is under the $0.0025 cap; the
 	// tool step's 600 counted write units ($0.0006) take it over, so the
-	// run stops before the next model turn.
+	// run stops there: the turn's second call never runs, nor does the
+	// next model turn.
 	m := NewMachine(&FixedClock{T: t0})
 	m.Pricer = tablePricer{}
 	out, err := m.Start(context.Background(), StartInput{RunID: "r1", SessionID: "s1",
@@ -104,7 +106,7 @@ func TestCostBudgetCountsSpentAWSRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err = m.Apply(context.Background(), out.State, out.Messages, ModelReplied{Step: out.Next[0], Reply: ModelReply{
-		ToolCalls: []ToolCallRequest{{ID: "c1", Name: "search"}},
+		ToolCalls: []ToolCallRequest{{ID: "c1", Name: "search"}, {ID: "c2", Name: "search"}},
 		Usage:     map[string]any{"prompt_tokens": json.Number("1000"), "completion_tokens": json.Number("500")}}})
 	if err != nil || out.State.Status == StatusBudgetExceeded {
 		t.Fatalf("after the turn: %v %s", err, out.State.Status)
@@ -116,6 +118,11 @@ func TestCostBudgetCountsSpentAWSRequests(t *testing.T) {
 	}
 	if out.State.Status != StatusBudgetExceeded || out.State.Budget != BudgetCostUSD || out.State.Cost.AWSUSD != 0.0006 || out.State.Cost.TotalUSD != 0.0026 {
 		t.Fatalf("status %s budget %q cost %+v", out.State.Status, out.State.Budget, out.State.Cost)
+	}
+	if len(out.Next) != 0 || !slices.ContainsFunc(out.Messages, func(m Message) bool {
+		return m.Role == RoleToolResult && m.ToolCallID() == "c2" && m.Metadata["error_type"] == ErrTypeSkipped
+	}) {
+		t.Fatalf("after the trip: next %v, messages %+v", out.Next, out.Messages)
 	}
 }
 
