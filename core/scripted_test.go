@@ -127,6 +127,27 @@ func TestScriptedChunkDelayZero(t *testing.T) {
 	}
 }
 
+// TestScriptedChunkDelayZeroNeverWaits: a chunk_delay of "0s" streams as
+// no chunk_delay does, never waiting between chunks, so even a call
+// whose context is already done gets every chunk and the reply (a
+// timer of 0 would race the context at every chunk).
+func TestScriptedChunkDelayZeroNeverWaits(t *testing.T) {
+	content := strings.Repeat("ab", 32)
+	for _, opts := range []map[string]any{
+		{ScriptedChunkChars: float64(1)},
+		{ScriptedChunkChars: float64(1), ScriptedChunkDelay: "0s"},
+	} {
+		var got []TokenDelta
+		ctx, cancel := context.WithCancel(WithTokenSink(context.Background(), func(d TokenDelta) { got = append(got, d) }))
+		cancel()
+		spec := ModelSpec{Provider: ProviderScripted, Options: opts, Turns: []ScriptedTurn{{Content: content}}}
+		reply, err := ScriptedModel{}.Complete(ctx, ModelRequest{Turn: 1, Model: spec})
+		if err != nil || reply.Content != content || len(got) != len(content) {
+			t.Errorf("options %v: %v, reply %q, %d deltas, want %d", opts, err, reply.Content, len(got), len(content))
+		}
+	}
+}
+
 // TestScriptedStreamStopsOnCancel: with a chunk_delay, streaming waits
 // between chunks and gives up (a retryable error) once the call's
 // context is done, without emitting the rest.
