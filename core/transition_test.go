@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -247,5 +248,36 @@ func applier(t *testing.T, m *Machine, st *RunState, tr *[]Message) func(Input) 
 		}
 		*st, *tr = o.State, append(*tr, o.Messages...)
 		return o
+	}
+}
+
+// TestDoneResponseIsTheRunsOwn: a run whose model adds no text answers
+// with the last assistant text among its own messages (its input's,
+// from its first message on), never with an earlier run's of the
+// session.
+func TestDoneResponseIsTheRunsOwn(t *testing.T) {
+	earlier := []Message{{Role: RoleUser, Content: "earlier", Seq: 1}, {Role: RoleAssistant, Content: "An earlier run's answer.", Seq: 2}}
+	for _, tc := range []struct {
+		input []Message
+		want  string
+	}{
+		{[]Message{{Role: RoleAssistant, Content: "Prefilled."}}, "Prefilled."},
+		{user("hi"), ""},
+	} {
+		ctx := context.Background()
+		m := NewMachine(&FixedClock{T: t0})
+		out, err := m.Start(ctx, StartInput{RunID: "r-2", SessionID: "s-1", FirstSeq: 3, Config: RunConfig{Model: scripted()}, Messages: tc.input})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := append(slices.Clone(earlier), out.Messages...)
+		got, err := m.Apply(ctx, out.State, tr, ModelReplied{Step: out.Next[0], Reply: ModelReply{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := eventsOf(got.Events, EventDone)
+		if got.State.Status != StatusCompleted || len(done) != 1 || done[0].Data.(*DoneData).Response != tc.want {
+			t.Errorf("input %+v: status %s, done %+v, want response %q", tc.input, got.State.Status, done, tc.want)
+		}
 	}
 }
