@@ -7,7 +7,8 @@ import (
 
 // TestArenaOutputsOutsideTheRunner: a paused run's state carries its
 // arena, and inputs applied to it outside the Runner still get outputs of
-// their own: the first one is intact after the second.
+// their own: the first one is intact after the second, and after an
+// input refused in between.
 func TestArenaOutputsOutsideTheRunner(t *testing.T) {
 	rn := &Runner{Machine: NewMachine(&FixedClock{T: t0}), Model: ScriptedModel{}}
 	run, err := rn.Start(context.Background(), StartInput{RunID: "r", SessionID: "s", Messages: user("go"), RequestTools: []any{clientTool("client/ask")},
@@ -18,6 +19,10 @@ func TestArenaOutputsOutsideTheRunner(t *testing.T) {
 	first, err := rn.Machine.Apply(context.Background(), run.State, run.Transcript, Steer{Content: "one"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// An input refused meanwhile leaves the block with the first output.
+	if _, err := rn.Machine.Apply(context.Background(), run.State, run.Transcript, ClientResult{RequestID: "no-such-request", Success: true}); err == nil {
+		t.Fatal("a result for no request was accepted")
 	}
 	second, err := rn.Machine.Apply(context.Background(), run.State, run.Transcript, Cancel{Reason: "two"})
 	if err != nil {
