@@ -1,6 +1,7 @@
 package durable_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,9 +33,13 @@ func str(s string) *string { return &s }
 // and are scored once, as their expectations say; a scripted client
 // answer answers a client tool; a repeated delivery of a case's end
 // changes nothing; a judged case carries the judge's score and its run
-// is a child of the case run; the eval's cost is its runs'.
+// is a child of the case run, asked about the case's question; the
+// eval is listed; each scored case is counted once in the metrics.
 func TestEvalScoresEachCaseOnce(t *testing.T) {
 	h := newHarnessWith(t, evalsFile, nil)
+	var metrics bytes.Buffer
+	h.opts.Metrics = durable.NewEMF(&metrics)
+	h.eng = durable.New(h.opts)
 	ctx := context.Background()
 	cal := inputCase("calendar", "check my calendar", evals.Expect{Final: &evals.FinalCheck{Equals: str("Done.")},
 		Trajectory: &evals.Trajectory{Tools: []evals.ToolStep{{Name: "client/get_calendar", Parameters: map[string]any{"day": "mon"}}}}})
@@ -80,6 +85,15 @@ func TestEvalScoresEachCaseOnce(t *testing.T) {
 	if err != nil || len(kids.Runs) != 1 || kids.Runs[0].RunID != judged.Judge.RunID {
 		t.Fatalf("the judge's run as the case run's child: %+v %v", kids.Runs, err)
 	}
+	if prompt := h.envelope(t, judged.Judge.RunID).Messages[0].Content; !strings.Contains(prompt, "Question: hello again\n") || !strings.Contains(prompt, "Answer: Done.") {
+		t.Errorf("the judge's prompt: %q", prompt)
+	}
+	// The calendar case's client call got the case's scripted answer, the
+	// eval's first.
+	if r := h.envelope(t, v.Cases[2].RunID).ToolExecutionResults; len(r) != 1 || !r[0].Result.Success || canon(t, r[0].Result.Result) != `{"free":true}` ||
+		r[0].ReplayedFrom == nil || *r[0].ReplayedFrom != (core.ReplayRef{RunID: v.EvalID, Seq: 1}) {
+		t.Errorf("the calendar case's client call: %+v", r)
+	}
 	if fc := v.Cases[4].Checks; fc[len(fc)-1].Name != evals.CheckMaxTurns || fc[len(fc)-1].Pass {
 		t.Errorf("turns case checks %+v", fc)
 	}
@@ -108,6 +122,18 @@ func TestEvalScoresEachCaseOnce(t *testing.T) {
 	}
 	if _, err := h.eng.Eval(ctx, "globex", v.EvalID); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("another tenant reads the eval: %v", err)
+	}
+	if evs, _, err := h.eng.Evals(ctx, "acme", 10, ""); err != nil || len(evs) != 1 || evs[0].EvalID != v.EvalID || evs[0].Progress != v.Progress || evs[0].Cases != nil {
+		t.Fatalf("the tenant's evals: %+v %v", evs, err)
+	}
+	scored := map[any]float64{}
+	for _, l := range parseEMF(t, metrics.Bytes()) {
+		if n, ok := l.fields["EvalCasesScored"].(float64); ok {
+			scored[l.fields["Pass"]] += n
+		}
+	}
+	if scored["true"] != 3 || scored["false"] != 2 || len(scored) != 2 {
+		t.Errorf("EvalCasesScored by Pass: %v, want 3 passed and 2 failed", scored)
 	}
 }
 
