@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/baton-agents/baton/core"
+	"github.com/baton-agents/baton/internal/cost"
 	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/evals"
 )
@@ -208,4 +210,63 @@ func TestEvalWithoutNotifier(t *testing.T) {
 	if v, _ = h.eng.Eval(ctx, "acme", v.EvalID); v.Status != core.EvalCompleted || v.Progress.Passed != 2 {
 		t.Fatalf("eval: %s %+v", v.Status, v.Progress)
 	}
+}
+
+// TestEvalTotals: an eval's totals are its scored cases' means (pass
+// rate, turns, tokens, duration) and its runs' cost, a judged case's
+// cost being its run's and its judge's.
+func TestEvalTotals(t *testing.T) {
+	h := newHarnessWith(t, `{"agents":[
+ {"slug":"demo","model":{"provider":"scripted","model":"m1","turns":[{"content":"Done.","usage":{"prompt_tokens":1000,"completion_tokens":500}}]},"system":"Be brief."},
+ {"slug":"judge","model":{"provider":"scripted","model":"m1","turns":[{"content":"{\"score\": 0.8}","usage":{"prompt_tokens":300,"completion_tokens":10}}]},"system":"Judge."}]}`, nil)
+	table, err := cost.NewTable("us-east-1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table.Models["scripted/m1"] = cost.ModelPrice{Input: 1, Output: 2}
+	h.opts.Pricer = table
+	h.eng = durable.New(h.opts)
+	ctx := context.Background()
+	v, err := h.eng.StartEval(ctx, "acme", durable.EvalRequest{Agent: "demo", Judge: "judge", Concurrency: 2, Cases: []evals.Case{
+		inputCase("judged", "hello", evals.Expect{Rubric: "Is it brief?", Final: &evals.FinalCheck{Regex: "^Done"}}),
+		inputCase("wrong", "hello", evals.Expect{Final: &evals.FinalCheck{Contains: []string{"Goodbye"}}}),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both case runs take 3 s.
+	h.clock.T = h.clock.T.Add(3 * time.Second)
+	h.pump(t)
+	if v, err = h.eng.Eval(ctx, "acme", v.EvalID); err != nil || v.Status != core.EvalCompleted {
+		t.Fatalf("eval: %+v %v", v, err)
+	}
+	judged, wrong := v.Cases[0], v.Cases[1]
+	if judged.Judge == nil || !judged.Pass || wrong.Pass {
+		t.Fatalf("cases: %+v, %+v", judged.CaseResult, wrong.CaseResult)
+	}
+	runCost := func(id string) float64 {
+		c := h.run(t, id).Cost
+		if c == nil || c.TotalUSD <= 0 {
+			t.Fatalf("run %s is not priced: %+v", id, c)
+		}
+		return c.TotalUSD
+	}
+	if want := runCost(judged.RunID) + runCost(judged.Judge.RunID); judged.CostUSD == nil || *judged.CostUSD != want {
+		t.Errorf("the judged case's cost %v, want its run's and its judge's, %v", usd(judged.CostUSD), want)
+	}
+	if want := *judged.CostUSD + runCost(wrong.RunID); v.Totals.CostUSD == nil || *v.Totals.CostUSD != want {
+		t.Errorf("the eval's cost %v, want %v", usd(v.Totals.CostUSD), want)
+	}
+	want := durable.EvalTotals{PassRate: 0.5, MeanTurns: 1, TotalTokens: 3000, MeanTokens: 1500, CostUSD: v.Totals.CostUSD, MeanDurationMS: 3000}
+	if v.Totals != want {
+		t.Errorf("totals %+v, want %+v", v.Totals, want)
+	}
+}
+
+// usd is a cost to print: its figure, or nil.
+func usd(c *float64) any {
+	if c == nil {
+		return nil
+	}
+	return *c
 }
