@@ -162,8 +162,42 @@ func TestEvalBadInput(t *testing.T) {
 	if _, err := h.eng.StartEval(ctx, "acme", durable.EvalRequest{Agent: "nobody", Cases: []evals.Case{inputCase("a", "x", evals.Expect{})}}); !errors.Is(err, durable.ErrUnknownAgent) {
 		t.Fatalf("unknown agent: %v", err)
 	}
+	one := []evals.Case{inputCase("a", "x", evals.Expect{})}
+	for _, c := range []int{-1, durable.MaxEvalConcurrency + 1} {
+		if _, err := h.eng.StartEval(ctx, "globex", durable.EvalRequest{Agent: "demo", Concurrency: c, Cases: one}); !errors.Is(err, core.ErrInvalidInput) {
+			t.Fatalf("concurrency %d: %v", c, err)
+		}
+	}
 	if evs, _, _ := h.eng.Evals(ctx, "globex", 10, ""); len(evs) != 0 {
 		t.Fatalf("refused evals were stored: %+v", evs)
+	}
+	if v, err := h.eng.StartEval(ctx, "acme", durable.EvalRequest{Agent: "demo", Concurrency: durable.MaxEvalConcurrency, Cases: one}); err != nil || v.Concurrency != durable.MaxEvalConcurrency {
+		t.Fatalf("concurrency %d: %+v %v", durable.MaxEvalConcurrency, v, err)
+	}
+}
+
+// TestEvalCaseThatCannotStart: a case whose run its agent refuses (a
+// model override the agent does not allow) is scored failed at once,
+// saying why, and the next case starts in its place.
+func TestEvalCaseThatCannotStart(t *testing.T) {
+	h := newHarnessWith(t, evalsFile, nil)
+	ctx := context.Background()
+	refused := inputCase("refused", "hello", evals.Expect{})
+	refused.Input.Model = scripted(turn("Mine."))
+	v, err := h.eng.StartEval(ctx, "acme", durable.EvalRequest{Agent: "judge", Concurrency: 1, Cases: []evals.Case{refused, inputCase("next", "hello", evals.Expect{})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := v.Cases[0]
+	if c.Status != durable.CaseScored || c.Pass || len(c.Checks) != 1 || c.Checks[0].Name != evals.CheckRun || !strings.Contains(c.Checks[0].Detail, "the case's run could not start") {
+		t.Fatalf("the refused case: %s %+v", c.Status, c.CaseResult)
+	}
+	if v.Cases[1].Status != durable.CaseRunning {
+		t.Fatalf("the next case: %s", v.Cases[1].Status)
+	}
+	h.pump(t)
+	if v, _ = h.eng.Eval(ctx, "acme", v.EvalID); v.Status != core.EvalCompleted || v.Progress.Passed != 1 || v.Progress.Failed != 1 {
+		t.Fatalf("eval: %s %+v", v.Status, v.Progress)
 	}
 }
 
