@@ -304,3 +304,24 @@ func usd(c *float64) any {
 	}
 	return *c
 }
+
+// TestEvalRecordOfNoCase: an eval record, or a case run, naming a case
+// the eval does not have is an error, not a panic.
+func TestEvalRecordOfNoCase(t *testing.T) {
+	h := newHarnessWith(t, evalsFile, nil)
+	ctx := context.Background()
+	v, err := h.eng.StartEval(ctx, "acme", durable.EvalRequest{Agent: "demo", Cases: []evals.Case{inputCase("a", "hello", evals.Expect{})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []int{-1, 1} {
+		err := h.eng.DeliverEval(ctx, core.Notification{ID: "x", RunID: v.Cases[0].RunID, Eval: &core.EvalDelivery{EvalID: v.EvalID, Case: c}})
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("has no case %d", c)) {
+			t.Errorf("a record of case %d: %v", c, err)
+		}
+		st := core.RunState{RunID: "r", Config: core.RunConfig{Eval: &core.EvalRef{EvalID: v.EvalID, Case: c}}}
+		if err := h.eng.CaseAnswers(ctx, "acme", &st); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("has no case %d", c)) {
+			t.Errorf("the answers of case %d: %v", c, err)
+		}
+	}
+}

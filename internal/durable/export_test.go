@@ -3,6 +3,8 @@ package durable
 import (
 	"context"
 	"time"
+
+	"github.com/baton-agents/baton/core"
 )
 
 // SetHeartbeatTimer replaces the timer that paces a step's heartbeats.
@@ -19,4 +21,14 @@ func (e *Runner) RedeliverEnd(ctx context.Context, runID string) error {
 		return err
 	}
 	return e.deliverToEval(ctx, evalRecord(rec.State))
+}
+
+// DeliverEval delivers the eval record n, as the outbox does.
+func (e *Runner) DeliverEval(ctx context.Context, n core.Notification) error {
+	return e.deliverToEval(ctx, n)
+}
+
+// CaseAnswers gives the eval case run st its case's scripted answers.
+func (e *Runner) CaseAnswers(ctx context.Context, tenant string, st *core.RunState) error {
+	return e.caseAnswers(ctx, tenant, st)
 }
