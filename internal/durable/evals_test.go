@@ -325,3 +325,41 @@ func TestEvalRecordOfNoCase(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalOfAnotherVersion: an eval may run a version its agent does
+// not let a run request choose; a case from a recorded run runs on the
+// eval's version (the model its source took from its own version's
+// agent is not carried over) and is scored with where it diverged.
+func TestEvalOfAnotherVersion(t *testing.T) {
+	file := `{"agents":[{"slug":"demo","model":{"provider":"scripted","turns":[{"content":"%s"}]},"allow_overrides":["model"],"system":"Be brief."}]}`
+	v1, v2 := core.AgentVersionID([]byte("1")), core.AgentVersionID([]byte("2"))
+	one := versionOf(t, v1, fmt.Sprintf(file, "One."))
+	h := newHarnessWith(t, fmt.Sprintf(file, "One."), nil)
+	h.opts.Versions = mapVersions{"": versionOf(t, "", fmt.Sprintf(file, "One.")), v1: one, v2: versionOf(t, v2, fmt.Sprintf(file, "Two."))}
+	h.eng = durable.New(h.opts)
+	ctx := context.Background()
+	if _, err := h.store.PutAgentAlias(ctx, core.AgentAlias{Name: core.DefaultAlias, Routes: []core.AliasRoute{{Version: v1, Weight: 100}}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	src := h.start(t, nil, nil)
+	h.pump(t)
+	if env := h.envelope(t, src); env.FinalContent != "One." {
+		t.Fatalf("source: %s %q", env.Status, env.FinalContent)
+	}
+	v, err := h.eng.StartEval(ctx, "acme", durable.EvalRequest{Agent: "demo", Version: v2,
+		Cases: []evals.Case{{ID: "again", FromRun: src, Expect: evals.Expect{Final: &evals.FinalCheck{Equals: str("One.")}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.pump(t)
+	if v, err = h.eng.Eval(ctx, "acme", v.EvalID); err != nil || v.Status != core.EvalCompleted || v.AgentVersion != v2 {
+		t.Fatalf("eval: %+v %v", v, err)
+	}
+	c := v.Cases[0]
+	if c.Pass || c.FinalAnswer != "Two." {
+		t.Fatalf("case: %+v", c.CaseResult)
+	}
+	if d := c.DivergedAt; d == nil || d.Seq != 2 || d.Expected == nil || d.Expected.Content != "One." || d.Got == nil || d.Got.Content != "Two." {
+		t.Fatalf("diverged at %+v", d)
+	}
+}
