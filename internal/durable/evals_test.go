@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -361,5 +362,63 @@ func TestEvalOfAnotherVersion(t *testing.T) {
 	}
 	if d := c.DivergedAt; d == nil || d.Seq != 2 || d.Expected == nil || d.Expected.Content != "One." || d.Got == nil || d.Got.Content != "Two." {
 		t.Fatalf("diverged at %+v", d)
+	}
+}
+
+// failFirstCreate fails the first creation of each run fail picks, as a
+// store that is briefly unavailable does.
+type failFirstCreate struct {
+	durable.Store
+	mu     sync.Mutex
+	fail   func(core.RunState) bool
+	failed map[string]bool
+}
+
+func (s *failFirstCreate) CreateRun(ctx context.Context, head core.SessionHead, w core.Write) error {
+	st := w.Output.State
+	s.mu.Lock()
+	first := s.fail(st) && !s.failed[st.RunID]
+	if first {
+		s.failed[st.RunID] = true
+	}
+	s.mu.Unlock()
+	if first {
+		return fmt.Errorf("create run %s: the store is unavailable", st.RunID)
+	}
+	return s.Store.CreateRun(ctx, head, w)
+}
+
+// TestEvalStartsWhatAFailedStartLeft: a case run (or a judge's run)
+// whose start failed is started again: the eval's creation reads the
+// eval, which starts its first case; a read after the case before it
+// was scored starts the next; the sweeper delivers a case run's end
+// again, which starts its judge.
+func TestEvalStartsWhatAFailedStartLeft(t *testing.T) {
+	fs := &failFirstCreate{failed: map[string]bool{}, fail: func(st core.RunState) bool { return st.Config.Eval != nil }}
+	h := newHarnessWith(t, evalsFile, func(s durable.Store) durable.Store { fs.Store = s; return fs })
+	ctx := context.Background()
+	v, err := h.eng.StartEval(ctx, "acme", durable.EvalRequest{Agent: "demo", Judge: "judge", Concurrency: 1, Cases: []evals.Case{
+		inputCase("first", "hello", evals.Expect{}),
+		inputCase("judged", "hello", evals.Expect{Rubric: "Is it brief?"}),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Cases[0].Status != durable.CaseRunning || !fs.failed[v.Cases[0].RunID] {
+		t.Fatalf("the first case after a failed start: %s", v.Cases[0].Status)
+	}
+	h.pump(t) // the first case ends; starting the next fails
+	if v, err = h.eng.Eval(ctx, "acme", v.EvalID); err != nil || v.Cases[0].Status != durable.CaseScored || v.Cases[1].Status != durable.CaseRunning || !fs.failed[v.Cases[1].RunID] {
+		t.Fatalf("the next case after a failed start: %+v %v", v.Cases, err)
+	}
+	h.pump(t) // the judged case ends; starting its judge fails
+	if v, _ = h.eng.Eval(ctx, "acme", v.EvalID); v.Cases[1].Status != durable.CaseRunning {
+		t.Fatalf("the judged case before its judge: %s", v.Cases[1].Status)
+	}
+	h.clock.T = h.clock.T.Add(time.Hour)
+	h.sweep(t)
+	h.pump(t)
+	if v, _ = h.eng.Eval(ctx, "acme", v.EvalID); v.Status != core.EvalCompleted || v.Cases[1].Judge == nil || v.Cases[1].Judge.Score != 0.8 || !fs.failed[v.Cases[1].Judge.RunID] {
+		t.Fatalf("after the sweep: %s %+v", v.Status, v.Cases[1].CaseResult)
 	}
 }
