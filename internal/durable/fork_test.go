@@ -178,9 +178,10 @@ func TestForkRefusals(t *testing.T) {
 	}
 }
 
-// TestForkReplaysInTheTrace: a fork's reused call executes nothing, its
-// step span says it was replayed and from where, and every step span of
-// the fork names its source.
+// TestForkReplaysInTheTrace: a fork's reused call executes nothing (its
+// result is the source's recorded one), its step span says it was
+// replayed and from where, and every step span of the fork names its
+// source.
 func TestForkReplaysInTheTrace(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	h := newHarness(t, nil)
@@ -198,7 +199,8 @@ func TestForkReplaysInTheTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.pump(t)
-	if env := h.envelope(t, snap.State.RunID); env.Status != core.StatusCompleted || h.count.n["c1"] != 1 || env.ToolExecutionResults[0].ReplayedFrom == nil {
+	if env := h.envelope(t, snap.State.RunID); env.Status != core.StatusCompleted || h.count.n["c1"] != 1 || env.ToolExecutionResults[0].ReplayedFrom == nil ||
+		canon(t, env.ToolExecutionResults[0].Result.Result) != `{"ok":{"amount":10}}` {
 		t.Fatalf("fork: %s, charged %d times in all, records %+v", env.Status, h.count.n["c1"], env.ToolExecutionResults)
 	}
 	replayed, forkSteps := 0, 0
@@ -332,11 +334,11 @@ func TestForkSessionIDsInUse(t *testing.T) {
 }
 
 // TestForkInheritsWhatItsSourceWasAsked: a fork takes its source's cost
-// budget, parallel calls and context budget when its source's request
-// set them, and its agent's defaults when it did not; run_forked says
-// whether the message at the fork point was replaced.
+// budget, other budgets, parallel calls and context budget when its
+// source's request set them, and its agent's defaults when it did not;
+// run_forked says whether the message at the fork point was replaced.
 func TestForkInheritsWhatItsSourceWasAsked(t *testing.T) {
-	h := newHarnessWith(t, `{"agents":[{"slug":"demo","model":{"provider":"scripted","model":"m1"},"system":"Be brief.",
+	h := newHarnessWith(t, `{"agents":[{"slug":"demo","model":{"provider":"scripted","model":"m1"},"system":"Be brief.","budgets":{"tool_calls":10},
  "allow_overrides":["model","budgets","parallel_tool_calls","context_budget"]}]}`, nil)
 	table, err := cost.NewTable("us-east-1", "")
 	if err != nil {
@@ -351,24 +353,30 @@ func TestForkInheritsWhatItsSourceWasAsked(t *testing.T) {
 			Model: scripted(turn("Asked."))}
 	})
 	plain := h.start(t, nil, func(r *durable.StartRequest) { r.SessionID = "s-2"; r.Overrides = agents.Overrides{} })
+	fewer := h.start(t, nil, func(r *durable.StartRequest) {
+		r.SessionID = "s-3"
+		r.Overrides = agents.Overrides{Budgets: core.BudgetLimits{core.BudgetToolCalls: 3}}
+	})
 	h.pump(t)
 	for _, tc := range []struct {
-		src      string
-		content  *string
-		costUSD  float64
-		parallel bool
-		window   int
+		src       string
+		content   *string
+		costUSD   float64
+		toolCalls float64
+		parallel  bool
+		window    int
 	}{
-		{asked, nil, 0.5, true, 5000},
-		{plain, str("Edited."), 0, false, 0},
+		{asked, nil, 0.5, 10, true, 5000},
+		{plain, str("Edited."), 0, 10, false, 0},
+		{fewer, nil, 0, 3, false, 0},
 	} {
 		snap, err := h.eng.Fork(ctx, "acme", durable.ForkRequest{Source: tc.src, Seq: 1, Content: tc.content})
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg := snap.State.Config
-		if cfg.CostBudgetUSD != tc.costUSD || cfg.ParallelToolCalls != tc.parallel || cfg.ContextBudget != tc.window {
-			t.Errorf("fork of %s: cost budget %g, parallel %v, context budget %d", tc.src, cfg.CostBudgetUSD, cfg.ParallelToolCalls, cfg.ContextBudget)
+		if cfg.CostBudgetUSD != tc.costUSD || float64(cfg.Budgets[core.BudgetToolCalls]) != tc.toolCalls || cfg.ParallelToolCalls != tc.parallel || cfg.ContextBudget != tc.window {
+			t.Errorf("fork of %s: cost budget %g, budgets %v, parallel %v, context budget %d", tc.src, cfg.CostBudgetUSD, cfg.Budgets, cfg.ParallelToolCalls, cfg.ContextBudget)
 		}
 		var edited any
 		for _, ev := range snap.Written.Events {
