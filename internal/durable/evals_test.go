@@ -332,16 +332,8 @@ func TestEvalRecordOfNoCase(t *testing.T) {
 // eval's version (the model its source took from its own version's
 // agent is not carried over) and is scored with where it diverged.
 func TestEvalOfAnotherVersion(t *testing.T) {
-	file := `{"agents":[{"slug":"demo","model":{"provider":"scripted","turns":[{"content":"%s"}]},"allow_overrides":["model"],"system":"Be brief."}]}`
-	v1, v2 := core.AgentVersionID([]byte("1")), core.AgentVersionID([]byte("2"))
-	one := versionOf(t, v1, fmt.Sprintf(file, "One."))
-	h := newHarnessWith(t, fmt.Sprintf(file, "One."), nil)
-	h.opts.Versions = mapVersions{"": versionOf(t, "", fmt.Sprintf(file, "One.")), v1: one, v2: versionOf(t, v2, fmt.Sprintf(file, "Two."))}
-	h.eng = durable.New(h.opts)
+	h, _, v2 := newVersionedHarness(t)
 	ctx := context.Background()
-	if _, err := h.store.PutAgentAlias(ctx, core.AgentAlias{Name: core.DefaultAlias, Routes: []core.AliasRoute{{Version: v1, Weight: 100}}}, 0); err != nil {
-		t.Fatal(err)
-	}
 	src := h.start(t, nil, nil)
 	h.pump(t)
 	if env := h.envelope(t, src); env.FinalContent != "One." {

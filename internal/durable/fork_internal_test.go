@@ -73,3 +73,23 @@ func TestForkPrincipal(t *testing.T) {
 		}
 	}
 }
+
+// TestForkPointErrorNamesTheForkPoints: the error lists the run's fork
+// points, "…" when there are more, or says there are none.
+func TestForkPointErrorNamesTheForkPoints(t *testing.T) {
+	for _, tc := range []struct {
+		fe   ForkPointError
+		want string
+	}{
+		{ForkPointError{Run: "r", Seq: 2, Why: "is a tool_call message, inside a turn", Valid: []ForkPointRef{{1, core.RoleUser}, {4, core.RoleAssistant}}},
+			"message 2 of run r is a tool_call message, inside a turn; a fork starts at a user or assistant message of the run: 1 (user), 4 (assistant)"},
+		{ForkPointError{Run: "r", Seq: 9, Why: "is not in the run's transcript", Valid: []ForkPointRef{{1, core.RoleUser}}, More: true},
+			"message 9 of run r is not in the run's transcript; a fork starts at a user or assistant message of the run: 1 (user), …"},
+		{ForkPointError{Run: "r", Seq: 1, Why: "is not in the run's transcript"},
+			"message 1 of run r is not in the run's transcript; a fork starts at a user or assistant message of the run: none"},
+	} {
+		if got := tc.fe.Error(); got != tc.want {
+			t.Errorf("got  %s\nwant %s", got, tc.want)
+		}
+	}
+}

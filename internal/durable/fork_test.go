@@ -389,3 +389,44 @@ func TestForkInheritsWhatItsSourceWasAsked(t *testing.T) {
 		}
 	}
 }
+
+// newVersionedHarness is a harness on two agent versions whose agent
+// demo answers "One." in v1, the default alias's pick, and "Two." in v2,
+// which the alias "beta" picks; neither lets a request pin a version.
+func newVersionedHarness(t *testing.T) (h *harness, v1, v2 string) {
+	t.Helper()
+	file := `{"agents":[{"slug":"demo","model":{"provider":"scripted","turns":[{"content":"%s"}]},"allow_overrides":["model"],"system":"Be brief."}]}`
+	v1, v2 = core.AgentVersionID([]byte("1")), core.AgentVersionID([]byte("2"))
+	h = newHarnessWith(t, fmt.Sprintf(file, "One."), nil)
+	h.opts.Versions = mapVersions{"": versionOf(t, "", fmt.Sprintf(file, "One.")), v1: versionOf(t, v1, fmt.Sprintf(file, "One.")), v2: versionOf(t, v2, fmt.Sprintf(file, "Two."))}
+	h.eng = durable.New(h.opts)
+	for alias, v := range map[string]string{core.DefaultAlias: v1, "beta": v2} {
+		if _, err := h.store.PutAgentAlias(context.Background(), core.AgentAlias{Name: alias, Routes: []core.AliasRoute{{Version: v, Weight: 100}}}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h, v1, v2
+}
+
+// TestForkRunsOnItsSourcesVersion: a fork naming no version or alias
+// runs on its source's version, even once the default alias picks
+// another; a fork naming an alias runs on the alias's pick.
+func TestForkRunsOnItsSourcesVersion(t *testing.T) {
+	h, v1, v2 := newVersionedHarness(t)
+	ctx := context.Background()
+	src := h.start(t, nil, nil)
+	h.pump(t)
+	if _, err := h.store.PutAgentAlias(ctx, core.AgentAlias{Name: core.DefaultAlias, Routes: []core.AliasRoute{{Version: v2, Weight: 100}}}, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ alias, version, answer string }{{"", v1, "One."}, {"beta", v2, "Two."}} {
+		snap, err := h.eng.Fork(ctx, "acme", durable.ForkRequest{Source: src, Seq: 1, Alias: tc.alias})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.pump(t)
+		if env := h.envelope(t, snap.State.RunID); snap.State.Config.AgentVersion != tc.version || env.FinalContent != tc.answer {
+			t.Errorf("fork with alias %q: on %q, answered %q; want %q, %q", tc.alias, snap.State.Config.AgentVersion, env.FinalContent, tc.version, tc.answer)
+		}
+	}
+}
