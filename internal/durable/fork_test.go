@@ -430,3 +430,36 @@ func TestForkRunsOnItsSourcesVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareOutcomes: a compared run's tool calls say how each was
+// answered: executed, replayed from the source's record, or not
+// recorded (a replay fork's call its source never made).
+func TestCompareOutcomes(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	charge := func(amount int) *core.ModelSpec {
+		return scripted(turn("", call("c1", "ability/charge", map[string]any{"amount": amount})), turn("Charged."))
+	}
+	src := h.start(t, charge(10), nil)
+	h.pump(t)
+	for _, tc := range []struct {
+		model *core.ModelSpec
+		want  string
+	}{{charge(10), durable.OutcomeReplayed}, {charge(20), durable.OutcomeNotRecorded}} {
+		snap, err := h.eng.Fork(ctx, "acme", durable.ForkRequest{Source: src, Seq: 1, Tools: core.ForkToolsReplay, Overrides: agents.Overrides{Model: tc.model}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.pump(t)
+		c, err := h.eng.Compare(ctx, "acme", src, snap.State.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.A.ToolCalls) != 1 || c.A.ToolCalls[0].Outcome != durable.OutcomeExecuted || len(c.B.ToolCalls) != 1 || c.B.ToolCalls[0].Outcome != tc.want {
+			t.Errorf("compared calls: %+v and %+v, want executed and %s", c.A.ToolCalls, c.B.ToolCalls, tc.want)
+		}
+	}
+	if h.count.n["c1"] != 1 {
+		t.Fatalf("charged %d times in all", h.count.n["c1"])
+	}
+}
