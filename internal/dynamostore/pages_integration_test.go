@@ -5,8 +5,12 @@ package dynamostore
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/baton-agents/baton/core"
 )
@@ -62,6 +66,48 @@ func TestPagesAreOneQuery(t *testing.T) {
 		}
 		if got := fmt.Sprint(c.take()); got != p.want {
 			t.Fatalf("%s sent %s, want %s", p.what, got, p.want)
+		}
+	}
+}
+
+// TestIndexKeysMergeShards: the sparse index (due runs, unsent
+// notifications) is read one query a shard, each stopping at the limit
+// (no second query for a shard that holds more), and the shards' entries
+// are merged in sort key order and cut to the limit.
+func TestIndexKeysMergeShards(t *testing.T) {
+	f, c := newFixture(t)
+	ctx := t.Context()
+	for i, e := range []struct {
+		shard  int
+		sortBy string
+	}{{0, "t1#a"}, {0, "t3#c"}, {0, "t5#e"}, {1, "t2#b"}, {1, "t9#z"}} {
+		it := itemKey(fmt.Sprintf("IDX#%d", i), "IDX")
+		it[attrGSI1PK] = avS(fmt.Sprintf("TEST#%d", e.shard))
+		it[attrGSI1SK] = avS(e.sortBy)
+		if _, err := f.s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.s.table), Item: it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		limit int
+		want  string
+	}{
+		{0, "t1#a t2#b t3#c t5#e"}, {10, "t1#a t2#b t3#c t5#e"}, {2, "t1#a t2#b"}, {3, "t1#a t2#b t3#c"},
+	} {
+		c.take()
+		keys, err := f.s.indexKeys(ctx, "TEST#", "t6", tc.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, k := range keys {
+			got = append(got, k.gsiSK)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("limit %d: %v, want %s", tc.limit, got, tc.want)
+		}
+		if calls := c.take(); calls["Query"] != dueShards {
+			t.Errorf("limit %d: %v, want one query a shard (%d)", tc.limit, calls, dueShards)
 		}
 	}
 }
