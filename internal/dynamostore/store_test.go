@@ -89,6 +89,11 @@ func TestPartItemsRejectsBadSeqs(t *testing.T) {
 			t.Fatalf("seq %d accepted", seq)
 		}
 	}
+	for _, seq := range []int64{1, maxSeq} {
+		if _, err := partItems("P", prefixEvt, seq, []byte("{}"), "w"); err != nil {
+			t.Fatalf("seq %d refused: %v", seq, err)
+		}
+	}
 }
 
 // TestAssembler covers what readers meet in the table: leftovers of a
