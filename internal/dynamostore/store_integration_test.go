@@ -423,6 +423,10 @@ func TestHeadWrittenOnlyByTheFinishingCommit(t *testing.T) {
 		return h
 	}
 	created := rawHead()
+	// Only a fork's session has a transcript base.
+	if _, it, err := f.s.readHead(ctx, "tenant-a", "s-1"); err != nil || it[attrBase] != nil {
+		t.Fatalf("a new session's head: base %v, %v; want none", it[attrBase], err)
+	}
 	steer, err := f.m.Apply(ctx, first.State, first.Messages, core.Steer{Content: "Also this."})
 	if err != nil {
 		t.Fatal(err)
