@@ -76,6 +76,7 @@ type counting struct {
 	dynamoAPI
 	mu    sync.Mutex
 	calls map[string]int
+	items int // returned by queries
 }
 
 func (c *counting) count(op string) {
@@ -104,7 +105,22 @@ func (c *counting) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput,
 
 func (c *counting) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	c.count("Query")
-	return c.dynamoAPI.Query(ctx, in, opts...)
+	out, err := c.dynamoAPI.Query(ctx, in, opts...)
+	if err == nil {
+		c.mu.Lock()
+		c.items += len(out.Items)
+		c.mu.Unlock()
+	}
+	return out, err
+}
+
+// takeItems returns the items queries returned since the last call.
+func (c *counting) takeItems() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.items
+	c.items = 0
+	return n
 }
 
 func (c *counting) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
@@ -504,5 +520,48 @@ func TestEventsPageWithinAStep(t *testing.T) {
 	}
 	if got := c.take(); fmt.Sprint(got) != "map[GetItem:1 Query:1]" {
 		t.Fatalf("a page from a step's start sent %v, want the counters and one query", got)
+	}
+}
+
+// TestEventsReadNoRecordPastBefore: a read of a run's events below a
+// bound reads the step records that start below it and no other (not
+// the record that starts at the bound), and an empty range reads
+// nothing.
+func TestEventsReadNoRecordPastBefore(t *testing.T) {
+	f, c := newFixture(t)
+	ctx := t.Context()
+	first := f.start("r-1", "s-1", "Hi")
+	second := f.reply(first.State, first.Messages, "Hello.")
+	if err := f.s.Commit(ctx, f.write(first.State, second)); err != nil {
+		t.Fatal(err)
+	}
+	before := second.Events[0].Seq // the second step record's first event
+	c.take()
+	c.takeItems()
+	evs, err := f.s.Events(ctx, "r-1", 0, before, 0)
+	if err != nil || len(evs) != len(first.Events) || evs[len(evs)-1].Seq != before-1 {
+		t.Fatalf("events below %d: %d, %v; want the first step's %d", before, len(evs), err, len(first.Events))
+	}
+	if n := c.takeItems(); n != 1 {
+		t.Errorf("events below %d read %d items, want the first step record's one", before, n)
+	}
+	c.take()
+	if err := f.s.stepRecords(ctx, "r-1", before, before, func(stepRecord) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.take(); len(got) != 0 {
+		t.Errorf("an empty range sent %v", got)
+	}
+	// A step record whose parts run out at the end of the read (damage)
+	// is an error, not fewer events.
+	parts, err := partItems(runPK("r-1"), prefixEvt, before, make([]byte, chunkBytes+1), "damaged")
+	if err != nil || len(parts) != 2 {
+		t.Fatalf("parts %d %v", len(parts), err)
+	}
+	if err := f.s.batchPut(ctx, parts[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if evs, err := f.s.Events(ctx, "r-1", 0, 0, 0); err == nil {
+		t.Fatalf("a record missing its last part read as %d events", len(evs))
 	}
 }

@@ -415,3 +415,11 @@ func TestStepRecordRoundTrip(t *testing.T) {
 		t.Fatalf("legacy event record: %+v, %v", legacy, err)
 	}
 }
+
+// TestDecodeStepOfNothing: an empty record (damage: no writer writes
+// one) is an error, not a panic.
+func TestDecodeStepOfNothing(t *testing.T) {
+	if _, err := decodeStep(record{}); err == nil {
+		t.Fatal("an empty record decoded")
+	}
+}
