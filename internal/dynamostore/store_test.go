@@ -282,6 +282,28 @@ func TestBlobTooLarge(t *testing.T) {
 	}
 }
 
+// TestBlobAttrsBounds: a blob under gzipFrom bytes is stored as it is,
+// one of gzipFrom gzipped when that is shorter, and one that does not
+// shrink as it is up to exactly chunkBytes.
+func TestBlobAttrsBounds(t *testing.T) {
+	random := make([]byte, chunkBytes)
+	_, _ = rand.Read(random)
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		attr string
+	}{
+		{"just under gzipFrom", bytes.Repeat([]byte("a"), gzipFrom-1), "state"},
+		{"gzipFrom", bytes.Repeat([]byte("a"), gzipFrom), "state_gz"},
+		{"chunkBytes that do not shrink", random, "state"},
+	} {
+		it := item{}
+		if err := blobAttrs(it, "state", tc.b); err != nil || len(it) != 1 || it[tc.attr] == nil {
+			t.Errorf("%s: %v, attributes %d; want only %s", tc.name, err, len(it), tc.attr)
+		}
+	}
+}
+
 func TestTranslate(t *testing.T) {
 	code := func(c string) *string { return aws.String(c) }
 	cases := []struct {
