@@ -2,11 +2,13 @@ package dynamostore
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"net/http"
 	"sort"
 	"strings"
@@ -296,12 +298,38 @@ func TestBlobAttrsBounds(t *testing.T) {
 		{"just under gzipFrom", bytes.Repeat([]byte("a"), gzipFrom-1), "state"},
 		{"gzipFrom", bytes.Repeat([]byte("a"), gzipFrom), "state_gz"},
 		{"chunkBytes that do not shrink", random, "state"},
+		{"gzipped to exactly chunkBytes", gzipsTo(t, chunkBytes), "state_gz"},
 	} {
 		it := item{}
 		if err := blobAttrs(it, "state", tc.b); err != nil || len(it) != 1 || it[tc.attr] == nil {
 			t.Errorf("%s: %v, attributes %d; want only %s", tc.name, err, len(it), tc.attr)
 		}
 	}
+}
+
+// gzipsTo returns a blob longer than chunkBytes that gzips (as
+// blobAttrs does) to exactly n bytes: a fixed random prefix, as long as
+// a search finds, and zeros.
+func gzipsTo(t *testing.T, n int) []byte {
+	t.Helper()
+	r := mrand.New(mrand.NewPCG(1, 2))
+	random := make([]byte, n)
+	for i := range random {
+		random[i] = byte(r.IntN(256))
+	}
+	zeros := make([]byte, 20000)
+	size := func(k int) int {
+		var buf bytes.Buffer
+		w, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+		_, _ = w.Write(append(random[:k:k], zeros...))
+		_ = w.Close()
+		return buf.Len()
+	}
+	k := sort.Search(n, func(k int) bool { return size(k) >= n })
+	if size(k) != n {
+		t.Fatalf("no blob gzips to %d bytes", n)
+	}
+	return append(random[:k:k], zeros...)
 }
 
 func TestTranslate(t *testing.T) {
