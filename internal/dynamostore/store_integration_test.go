@@ -565,3 +565,24 @@ func TestEventsReadNoRecordPastBefore(t *testing.T) {
 		t.Fatalf("a record missing its last part read as %d events", len(evs))
 	}
 }
+
+// TestLoadRunOfATornRunGivesUp: a run whose configuration item does not
+// match its state (a transaction half seen) is read again, five reads
+// in all, then a retryable error.
+func TestLoadRunOfATornRunGivesUp(t *testing.T) {
+	f, c := newFixture(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	f.start("r-1", "s-1", "Hi")
+	if _, err := f.s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(f.s.table), Key: itemKey(runPK("r-1"), skConfig)}); err != nil {
+		t.Fatal(err)
+	}
+	c.take()
+	_, err := f.s.LoadRun(ctx, "r-1")
+	if err == nil || !core.IsRetryable(err) || !strings.Contains(err.Error(), "configuration does not match") {
+		t.Fatalf("LoadRun of a torn run: %v, want a retryable mismatch", err)
+	}
+	if got := c.take(); got["Query"] != 5 {
+		t.Fatalf("LoadRun of a torn run sent %v, want five queries", got)
+	}
+}
