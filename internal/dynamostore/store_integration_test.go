@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -584,5 +585,69 @@ func TestLoadRunOfATornRunGivesUp(t *testing.T) {
 	}
 	if got := c.take(); got["Query"] != 5 {
 		t.Fatalf("LoadRun of a torn run sent %v, want five queries", got)
+	}
+}
+
+// TestCreateRunInOneTransactionUpToItsLimits: a new run whose items are
+// exactly the most one transaction holds, in count or in bytes, is one
+// transaction; one item more goes the large way and is stored too.
+func TestCreateRunInOneTransactionUpToItsLimits(t *testing.T) {
+	f, c := newFixture(t)
+	ctx := t.Context()
+	// planned returns the write of a new run of the given user messages,
+	// its transaction's item count and its counted bytes.
+	planned := func(runID string, contents []string) (core.Write, int, int) {
+		t.Helper()
+		in := core.StartInput{RunID: runID, SessionID: "s-" + runID, FirstSeq: 1, Config: core.RunConfig{Model: core.ModelSpec{Provider: core.ProviderScripted}}}
+		for _, m := range contents {
+			in.Messages = append(in.Messages, core.Message{Role: core.RoleUser, Content: m})
+		}
+		out, err := f.m.Start(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := f.write(core.RunState{}, out)
+		p, err := f.s.plan(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixed := append([]item{p.run, p.cfg}, p.pending...)
+		return w, len(fixed) + 1 + len(p.records), sizeOf(fixed) + sizeOf(p.records) + 1024
+	}
+	create := func(w core.Write) string {
+		t.Helper()
+		c.take()
+		if err := f.s.CreateRun(ctx, core.SessionHead{NextSeq: 1}, w); err != nil {
+			t.Fatalf("create %s: %v", w.Output.State.RunID, err)
+		}
+		return fmt.Sprint(c.take())
+	}
+	const one = "map[TransactWriteItems:1]"
+	// In count: as many short messages as make txMaxItems items.
+	_, n, _ := planned("r-count", []string{"Hi"})
+	msgs := slices.Repeat([]string{"Hi"}, 1+txMaxItems-n)
+	w, n, _ := planned("r-count", msgs)
+	if n != txMaxItems {
+		t.Fatalf("%d items, want %d", n, txMaxItems)
+	}
+	if got := create(w); got != one {
+		t.Errorf("a run of exactly %d items sent %s, want %s", txMaxItems, got, one)
+	}
+	w, _, _ = planned("r-count-1", append(msgs, "Hi"))
+	if got := create(w); got == one {
+		t.Errorf("a run of %d items sent %s", txMaxItems+1, got)
+	}
+	// In bytes: ten large messages, the last sized to reach txMaxBytes.
+	big := slices.Repeat([]string{strings.Repeat("x", 300_000)}, 10)
+	for range 5 { // the item's size follows its content's, with some slack
+		_, _, size := planned("r-bytes", big)
+		big[9] = strings.Repeat("x", len(big[9])+txMaxBytes-size)
+	}
+	w, _, size := planned("r-bytes", big)
+	if size != txMaxBytes {
+		t.Fatalf("%d bytes, want %d", size, txMaxBytes)
+	}
+	if got := create(w); got != one {
+		t.Errorf("a run of exactly %d bytes sent %s, want %s", txMaxBytes, got, one)
 	}
 }
