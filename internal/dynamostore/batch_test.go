@@ -169,6 +169,18 @@ func TestConditionFailures(t *testing.T) {
 			t.Fatalf("got %v after %d puts and %d reads, want a retryable conflict after 3 of each", err, db.puts, db.gets)
 		}
 	})
+	// A new run refused by its session's head: the head the refusal
+	// carries explains it, with no read; without one, a read does.
+	held := item{"next_seq": avN(4), "active_run": avS("r-0")}
+	for _, carried := range []item{held, nil} {
+		t.Run(fmt.Sprintf("session lock held, head carried %v", carried != nil), func(t *testing.T) {
+			db := &refusing{held: held}
+			err := (&Store{db: db, table: "t"}).headRefusal(t.Context(), &writePlan{tenant: "acme", session: "s"}, core.SessionHead{Exists: true, NextSeq: 4}, carried)
+			if reads := map[bool]int{true: 0, false: 1}[carried != nil]; !errors.Is(err, core.ErrLockHeld) || db.gets != reads {
+				t.Fatalf("got %v after %d reads, want the lock held after %d", err, db.gets, reads)
+			}
+		})
+	}
 	t.Run("intent held", func(t *testing.T) {
 		db := &refusing{held: intent}
 		c, err := (&Store{db: db, table: "t"}).ClaimIntent(t.Context(), "r-1", "call_1", "a", time.Unix(0, 0), time.Minute)

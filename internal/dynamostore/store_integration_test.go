@@ -651,3 +651,26 @@ func TestCreateRunInOneTransactionUpToItsLimits(t *testing.T) {
 		t.Errorf("a run of exactly %d bytes sent %s, want %s", txMaxBytes, got, one)
 	}
 }
+
+// TestCreateRunOverAnotherWritersClaim: a run id another writer claimed
+// and has not committed yet is a retryable conflict; a committed one is
+// not retryable.
+func TestCreateRunOverAnotherWritersClaim(t *testing.T) {
+	f, _ := newFixture(t)
+	ctx := t.Context()
+	if _, err := f.s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(f.s.table), Item: itemKey(runPK("r-1"), skState)}); err != nil {
+		t.Fatal(err)
+	}
+	f.start("r-2", "s-2", "Hi")
+	for run, retryable := range map[string]bool{"r-1": true, "r-2": false} {
+		out, err := f.m.Start(ctx, core.StartInput{RunID: run, SessionID: "s-new-" + run, FirstSeq: 1,
+			Config: core.RunConfig{Model: core.ModelSpec{Provider: core.ProviderScripted}}, Messages: []core.Message{{Role: core.RoleUser, Content: "Hi"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = f.s.CreateRun(ctx, core.SessionHead{NextSeq: 1}, f.write(core.RunState{}, out))
+		if !errors.Is(err, core.ErrConflict) || core.IsRetryable(err) != retryable {
+			t.Errorf("%s: %v, want a conflict, retryable %v", run, err, retryable)
+		}
+	}
+}
