@@ -674,3 +674,60 @@ func TestCreateRunOverAnotherWritersClaim(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitInOneTransactionUpToItsLimits: a commit whose items are
+// exactly the most one transaction holds, in count or in bytes, is one
+// transaction; one item more goes the large way and is stored too.
+func TestCommitInOneTransactionUpToItsLimits(t *testing.T) {
+	f, c := newFixture(t)
+	ctx := t.Context()
+	// planned returns a commit of the given messages on a new run, its
+	// transaction's item count and its counted bytes.
+	planned := func(runID string, contents []string) (core.Write, int, int) {
+		t.Helper()
+		first := f.start(runID, "s-"+runID, "Hi")
+		out := first
+		out.Messages, out.Events = nil, nil
+		for _, m := range contents {
+			out.Messages = append(out.Messages, core.Message{Seq: out.State.NextMsgSeq, Role: core.RoleUser, Content: m})
+			out.State.NextMsgSeq++
+		}
+		out.State.Version++
+		w := f.write(first.State, out)
+		p, err := f.s.plan(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixed := append([]item{p.run}, p.pending...)
+		return w, len(fixed) + 1 + len(p.records), sizeOf(fixed) + sizeOf(p.records) + 1024
+	}
+	commit := func(w core.Write) string {
+		t.Helper()
+		c.take()
+		if err := f.s.Commit(ctx, w); err != nil {
+			t.Fatalf("commit %s: %v", w.Output.State.RunID, err)
+		}
+		return fmt.Sprint(c.take())
+	}
+	const one = "map[TransactWriteItems:1]"
+	_, n, _ := planned("r-probe", []string{"more"})
+	msgs := slices.Repeat([]string{"more"}, 1+txMaxItems-n)
+	if w, n, _ := planned("r-count", msgs); n != txMaxItems {
+		t.Fatalf("%d items, want %d", n, txMaxItems)
+	} else if got := commit(w); got != one {
+		t.Errorf("a commit of exactly %d items sent %s, want %s", txMaxItems, got, one)
+	}
+	if w, _, _ := planned("r-count-1", append(msgs, "more")); commit(w) == one {
+		t.Errorf("a commit of %d items was one transaction", txMaxItems+1)
+	}
+	big := slices.Repeat([]string{strings.Repeat("x", 300_000)}, 10)
+	for i := range 5 { // the item's size follows its content's, with some slack
+		_, _, size := planned(fmt.Sprintf("r-b%d", i), big)
+		big[9] = strings.Repeat("x", len(big[9])+txMaxBytes-size)
+	}
+	if w, _, size := planned("r-b5", big); size != txMaxBytes {
+		t.Fatalf("%d bytes, want %d", size, txMaxBytes)
+	} else if got := commit(w); got != one {
+		t.Errorf("a commit of exactly %d bytes sent %s, want %s", txMaxBytes, got, one)
+	}
+}
