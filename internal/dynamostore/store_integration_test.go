@@ -650,6 +650,13 @@ func TestCreateRunInOneTransactionUpToItsLimits(t *testing.T) {
 	if got := create(w); got != one {
 		t.Errorf("a run of exactly %d bytes sent %s, want %s", txMaxBytes, got, one)
 	}
+	big[9] += "x"
+	if w, _, size = planned("r-bytez", big); size <= txMaxBytes || size > txMaxBytes+8 {
+		t.Fatalf("%d bytes, want a few over %d", size, txMaxBytes)
+	}
+	if got := create(w); got == one {
+		t.Errorf("a run of %d bytes was one transaction", size)
+	}
 }
 
 // TestCreateRunOverAnotherWritersClaim: a run id another writer claimed
@@ -729,5 +736,11 @@ func TestCommitInOneTransactionUpToItsLimits(t *testing.T) {
 		t.Fatalf("%d bytes, want %d", size, txMaxBytes)
 	} else if got := commit(w); got != one {
 		t.Errorf("a commit of exactly %d bytes sent %s, want %s", txMaxBytes, got, one)
+	}
+	big[9] += "x"
+	if w, _, size := planned("r-b6", big); size <= txMaxBytes || size > txMaxBytes+8 {
+		t.Fatalf("%d bytes, want a few over %d", size, txMaxBytes)
+	} else if commit(w) == one {
+		t.Errorf("a commit of %d bytes was one transaction", size)
 	}
 }
