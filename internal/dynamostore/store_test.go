@@ -473,3 +473,26 @@ func TestDecodeStepOfNothing(t *testing.T) {
 		t.Fatal("an empty record decoded")
 	}
 }
+
+// TestParseSK: a record key is its prefix (one character or more), a
+// 16-digit seq and a 4-digit part; anything else is malformed.
+func TestParseSK(t *testing.T) {
+	for _, tc := range []struct {
+		sk, prefix string
+		seq         int64
+		part        int
+	}{
+		{"X0000000000000042#0001", "X", 42, 1},
+		{partSK(prefixEvt, 7, 12), prefixEvt, 7, 12},
+	} {
+		prefix, seq, part, err := parseSK(tc.sk)
+		if err != nil || prefix != tc.prefix || seq != tc.seq || part != tc.part {
+			t.Errorf("%q: %q %d %d %v", tc.sk, prefix, seq, part, err)
+		}
+	}
+	for _, sk := range []string{"0000000000000042#0001", "X000000000000042#0001", "X0000000000000042#001", "X0000000000000042", "X000000000000004x#0001", "X0000000000000042#00x1"} {
+		if _, _, _, err := parseSK(sk); err == nil {
+			t.Errorf("%q parsed", sk)
+		}
+	}
+}
