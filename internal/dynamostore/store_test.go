@@ -479,8 +479,8 @@ func TestDecodeStepOfNothing(t *testing.T) {
 func TestParseSK(t *testing.T) {
 	for _, tc := range []struct {
 		sk, prefix string
-		seq         int64
-		part        int
+		seq        int64
+		part       int
 	}{
 		{"X0000000000000042#0001", "X", 42, 1},
 		{partSK(prefixEvt, 7, 12), prefixEvt, 7, 12},
@@ -493,6 +493,57 @@ func TestParseSK(t *testing.T) {
 	for _, sk := range []string{"0000000000000042#0001", "X000000000000042#0001", "X0000000000000042#001", "X0000000000000042", "X000000000000004x#0001", "X0000000000000042#00x1"} {
 		if _, _, _, err := parseSK(sk); err == nil {
 			t.Errorf("%q parsed", sk)
+		}
+	}
+}
+
+// TestItemSize: an item's estimated size is its attribute names and
+// values as DynamoDB counts them (a list or map 3 bytes and 1 an
+// element), plus 64 bytes of slack for what the estimate leaves out.
+func TestItemSize(t *testing.T) {
+	for _, tc := range []struct {
+		it   item
+		want int
+	}{
+		{item{"a": avS("xyz")}, 1 + 3 + 64},
+		{item{"n": avN(12345)}, 1 + 5 + 64},
+		{item{"b": avB([]byte{1, 2})}, 1 + 2 + 64},
+		{item{"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{avS("ab"), avS("c")}}}, 1 + 3 + (2 + 1) + (1 + 1) + 64},
+		{item{"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": avS("v")}}}, 1 + 3 + (1 + 1 + 1) + 64},
+	} {
+		if got := itemSize(tc.it); got != tc.want {
+			t.Errorf("%v: %d, want %d", tc.it, got, tc.want)
+		}
+	}
+}
+
+// TestPlanCapsPendingAndOutbox: a write holds at most maxWithCommit
+// pending items and outbox records together.
+func TestPlanCapsPendingAndOutbox(t *testing.T) {
+	out, err := core.NewMachine(&core.FixedClock{T: time.Unix(100, 0)}).Start(t.Context(), core.StartInput{RunID: "r-1", SessionID: "s-1", FirstSeq: 1,
+		Config: core.RunConfig{Model: core.ModelSpec{Provider: core.ProviderScripted}}, Messages: []core.Message{{Role: core.RoleUser, Content: "Hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(pending, notes int) core.Write {
+		w := core.Write{Tenant: "t", Output: out}
+		for i := range pending {
+			w.Pending = append(w.Pending, core.PendingItem{RunID: "r-1", ID: fmt.Sprintf("p-%d", i), Status: core.PendingOpen})
+		}
+		for i := range notes {
+			w.Notifications = append(w.Notifications, core.Notification{ID: fmt.Sprintf("n-%d", i), RunID: "r-1", Time: time.Unix(100, 0)})
+		}
+		return w
+	}
+	s := &Store{table: "t"}
+	for _, tc := range []struct{ pending, notes int }{{maxWithCommit, 0}, {0, maxWithCommit}, {maxWithCommit - 3, 3}} {
+		if _, err := s.plan(write(tc.pending, tc.notes)); err != nil {
+			t.Errorf("%d pending, %d outbox: %v", tc.pending, tc.notes, err)
+		}
+	}
+	for _, tc := range []struct{ pending, notes int }{{maxWithCommit + 1, 0}, {3, maxWithCommit - 2}, {maxWithCommit, 1}} {
+		if _, err := s.plan(write(tc.pending, tc.notes)); !errors.Is(err, core.ErrInvalidInput) {
+			t.Errorf("%d pending, %d outbox: %v, want invalid input", tc.pending, tc.notes, err)
 		}
 	}
 }
