@@ -264,3 +264,33 @@ func TestListRunsPages(t *testing.T) {
 		})
 	}
 }
+
+// conflicting fails its first fail transactions as cancelled by a
+// concurrent write, then takes them.
+type conflicting struct {
+	dynamoAPI
+	fail, calls int
+}
+
+func (f *conflicting) TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	if f.calls++; f.calls <= f.fail {
+		return nil, &types.TransactionConflictException{Message: aws.String("Transaction is ongoing for the item")}
+	}
+	return &dynamodb.TransactWriteItemsOutput{}, nil
+}
+
+// TestTransactRetriesConflicts: a transaction cancelled by a concurrent
+// write is sent again, up to nine sends in all; then its error, which is
+// retryable, is returned.
+func TestTransactRetriesConflicts(t *testing.T) {
+	for _, tc := range []struct {
+		fail, calls int
+		ok          bool
+	}{{2, 3, true}, {8, 9, true}, {100, 9, false}} {
+		db := &conflicting{fail: tc.fail}
+		err := (&Store{db: db, table: "t"}).transact(t.Context(), nil)
+		if (err == nil) != tc.ok || db.calls != tc.calls || (err != nil && !core.IsRetryable(err)) {
+			t.Errorf("%d conflicts: %v after %d sends, want ok %v after %d", tc.fail, err, db.calls, tc.ok, tc.calls)
+		}
+	}
+}

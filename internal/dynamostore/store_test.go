@@ -10,6 +10,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -216,6 +217,32 @@ func TestChunksFitTransactions(t *testing.T) {
 				t.Fatalf("chunks hold %d items, want %d", total, len(tc.items))
 			}
 		})
+	}
+}
+
+// TestChunksAreFull: a chunk takes items while they fit beside the
+// reserve, up to exactly the items or bytes of a transaction.
+func TestChunksAreFull(t *testing.T) {
+	small := itemKey("P", "S")
+	big := itemKey("P", "S")
+	big["d"] = avB(make([]byte, 300_000))
+	reserve := txMaxBytes - 10*itemSize(big) // ten big items and the reserve: exactly txMaxBytes
+	for _, tc := range []struct {
+		name    string
+		items   []item
+		reserve int
+		want    []int
+	}{
+		{"items", repeat(small, txMaxItems), 1024, []int{txMaxItems - 1, 1}},
+		{"bytes", repeat(big, 11), reserve, []int{10, 1}},
+	} {
+		var got []int
+		for _, c := range chunks(tc.items, 1, tc.reserve) {
+			got = append(got, len(c))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: chunks of %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
 
