@@ -553,6 +553,12 @@ func TestEventsReadNoRecordPastBefore(t *testing.T) {
 	if got := c.take(); len(got) != 0 {
 		t.Errorf("an empty range sent %v", got)
 	}
+	if evs, err := f.s.Events(ctx, "r-1", before-1, before, 0); err != nil || len(evs) != 0 {
+		t.Fatalf("events between %d and %d: %v %v", before-1, before, evs, err)
+	}
+	if got := c.take(); len(got) != 0 {
+		t.Errorf("events of an empty range sent %v", got)
+	}
 	// A step record whose parts run out at the end of the read (damage)
 	// is an error, not fewer events.
 	parts, err := partItems(runPK("r-1"), prefixEvt, before, make([]byte, chunkBytes+1), "damaged")
