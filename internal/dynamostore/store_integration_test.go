@@ -750,3 +750,35 @@ func TestCommitInOneTransactionUpToItsLimits(t *testing.T) {
 		t.Errorf("a commit of %d bytes was one transaction", size)
 	}
 }
+
+// TestToolRecordsSkipALeftoverAtTheLastEvent: a losing writer's step
+// record that starts at the last event of the record before it is a
+// leftover, and its tool results are not the run's.
+func TestToolRecordsSkipALeftoverAtTheLastEvent(t *testing.T) {
+	f, _ := newFixture(t)
+	ctx := t.Context()
+	first := f.start("r-1", "s-1", "Hi")
+	second := f.reply(first.State, first.Messages, "Hello.")
+	if err := f.s.Commit(ctx, f.write(first.State, second)); err != nil {
+		t.Fatal(err)
+	}
+	last := second.Events[len(second.Events)-1]
+	if last.Seq == second.Events[0].Seq {
+		t.Fatalf("the step record holds one event (%d): no leftover can start at its last", last.Seq)
+	}
+	b, err := encodeStep(stepRecord{Events: []core.Event{last}, Results: []seqResult{{Seq: 1, Result: core.ToolExecutionResult{ToolCallID: "c-lost"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := partItems(runPK("r-1"), prefixEvt, last.Seq, b, "loser")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.batchPut(ctx, parts); err != nil {
+		t.Fatal(err)
+	}
+	results, _, err := f.s.ToolRecords(ctx, "r-1", 0)
+	if err != nil || len(results) != 0 {
+		t.Fatalf("tool records %+v, %v; want none (the leftover's are not the run's)", results, err)
+	}
+}
