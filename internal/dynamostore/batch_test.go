@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -292,5 +293,35 @@ func TestTransactRetriesConflicts(t *testing.T) {
 		if (err == nil) != tc.ok || db.calls != tc.calls || (err != nil && !core.IsRetryable(err)) {
 			t.Errorf("%d conflicts: %v after %d sends, want ok %v after %d", tc.fail, err, db.calls, tc.ok, tc.calls)
 		}
+	}
+}
+
+// limits records each Query's Limit (nil: -1) and answers with no items.
+type limits struct {
+	dynamoAPI
+	got []int32
+}
+
+func (f *limits) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	if in.Limit == nil {
+		f.got = append(f.got, -1)
+	} else {
+		f.got = append(f.got, *in.Limit)
+	}
+	return &dynamodb.QueryOutput{}, nil
+}
+
+// TestQueryLimit: a read with a limit sizes its pages to it (at most
+// 1,000 items, DynamoDB's floor of 1 kept), one without sends no Limit.
+func TestQueryLimit(t *testing.T) {
+	db := &limits{}
+	s := &Store{db: db, table: "t"}
+	for _, limit := range []int{0, 1, 5, 1000, 5000} {
+		if err := s.query(t.Context(), &dynamodb.QueryInput{}, limit, func(item) (bool, error) { return false, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []int32{-1, 1, 5, 1000, 1000}; !slices.Equal(db.got, want) {
+		t.Fatalf("limits %v, want %v", db.got, want)
 	}
 }
