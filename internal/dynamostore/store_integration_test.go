@@ -194,6 +194,18 @@ func (f *fixture) reply(prev core.RunState, transcript []core.Message, content s
 	return out
 }
 
+// twoSteps creates run r-1 and commits its model's reply: a run of two
+// step records.
+func (f *fixture) twoSteps() (first, second core.Output) {
+	f.t.Helper()
+	first = f.start("r-1", "s-1", "Hi")
+	second = f.reply(first.State, first.Messages, "Hello.")
+	if err := f.s.Commit(f.t.Context(), f.write(first.State, second)); err != nil {
+		f.t.Fatal(err)
+	}
+	return first, second
+}
+
 // TestRoundTrips pins the requests of the hot path: a new run and a
 // commit are one transaction each, a load is one query.
 func TestRoundTrips(t *testing.T) {
@@ -531,11 +543,7 @@ func TestEventsPageWithinAStep(t *testing.T) {
 func TestEventsReadNoRecordPastBefore(t *testing.T) {
 	f, c := newFixture(t)
 	ctx := t.Context()
-	first := f.start("r-1", "s-1", "Hi")
-	second := f.reply(first.State, first.Messages, "Hello.")
-	if err := f.s.Commit(ctx, f.write(first.State, second)); err != nil {
-		t.Fatal(err)
-	}
+	first, second := f.twoSteps()
 	before := second.Events[0].Seq // the second step record's first event
 	c.take()
 	c.takeItems()
@@ -757,11 +765,7 @@ func TestCommitInOneTransactionUpToItsLimits(t *testing.T) {
 func TestToolRecordsSkipALeftoverAtTheLastEvent(t *testing.T) {
 	f, _ := newFixture(t)
 	ctx := t.Context()
-	first := f.start("r-1", "s-1", "Hi")
-	second := f.reply(first.State, first.Messages, "Hello.")
-	if err := f.s.Commit(ctx, f.write(first.State, second)); err != nil {
-		t.Fatal(err)
-	}
+	_, second := f.twoSteps()
 	last := second.Events[len(second.Events)-1]
 	if last.Seq == second.Events[0].Seq {
 		t.Fatalf("the step record holds one event (%d): no leftover can start at its last", last.Seq)
