@@ -185,19 +185,22 @@ func TestEvalCaseThatCannotStart(t *testing.T) {
 	ctx := context.Background()
 	refused := inputCase("refused", "hello", evals.Expect{})
 	refused.Input.Model = scripted(turn("Mine."))
-	v, err := h.eng.StartEval(ctx, "acme", durable.EvalRequest{Agent: "judge", Concurrency: 1, Cases: []evals.Case{refused, inputCase("next", "hello", evals.Expect{})}})
+	again := refused
+	again.ID = "refused-again"
+	v, err := h.eng.StartEval(ctx, "acme", durable.EvalRequest{Agent: "judge", Concurrency: 1, Cases: []evals.Case{refused, again, inputCase("next", "hello", evals.Expect{})}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := v.Cases[0]
-	if c.Status != durable.CaseScored || c.Pass || len(c.Checks) != 1 || c.Checks[0].Name != evals.CheckRun || !strings.Contains(c.Checks[0].Detail, "the case's run could not start") {
-		t.Fatalf("the refused case: %s %+v", c.Status, c.CaseResult)
+	for _, c := range v.Cases[:2] {
+		if c.Status != durable.CaseScored || c.Pass || len(c.Checks) != 1 || c.Checks[0].Name != evals.CheckRun || !strings.Contains(c.Checks[0].Detail, "the case's run could not start") {
+			t.Fatalf("a refused case: %s %+v", c.Status, c.CaseResult)
+		}
 	}
-	if v.Cases[1].Status != durable.CaseRunning {
-		t.Fatalf("the next case: %s", v.Cases[1].Status)
+	if v.Cases[2].Status != durable.CaseRunning {
+		t.Fatalf("the next case: %s", v.Cases[2].Status)
 	}
 	h.pump(t)
-	if v, _ = h.eng.Eval(ctx, "acme", v.EvalID); v.Status != core.EvalCompleted || v.Progress.Passed != 1 || v.Progress.Failed != 1 {
+	if v, _ = h.eng.Eval(ctx, "acme", v.EvalID); v.Status != core.EvalCompleted || v.Progress.Passed != 1 || v.Progress.Failed != 2 {
 		t.Fatalf("eval: %s %+v", v.Status, v.Progress)
 	}
 }
