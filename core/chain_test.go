@@ -141,13 +141,10 @@ func TestChainedToolResultEvent(t *testing.T) {
 		t.Fatalf("next %v, want the two calls' steps", o.Next)
 	}
 	first, second := o.Next[0], o.Next[1]
+	applyIn := applierIn(t, m, &st, &tr)
 	chained := func(step Step) bool {
 		t.Helper()
-		got, err := m.Apply(WithChained(ctx, first), st, tr, ToolDecided{Step: step, Decision: Decision{Kind: DecideResult, Result: ToolResult{Success: true, Result: "ok"}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, tr = got.State, append(tr, got.Messages...)
+		got := applyIn(WithChained(ctx, first), ToolDecided{Step: step, Decision: Decision{Kind: DecideResult, Result: ToolResult{Success: true, Result: "ok"}}})
 		for _, ev := range got.Events {
 			if d, ok := ev.Data.(*ToolResultData); ok {
 				return d.Chained

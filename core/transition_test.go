@@ -240,9 +240,18 @@ func TestUnknownPendingItemNamed(t *testing.T) {
 // applier returns apply, which applies an input to the run's state *st
 // and transcript *tr and advances them with its output.
 func applier(t *testing.T, m *Machine, st *RunState, tr *[]Message) func(Input) Output {
+	apply := applierIn(t, m, st, tr)
 	return func(in Input) Output {
 		t.Helper()
-		o, err := m.Apply(context.Background(), *st, *tr, in)
+		return apply(context.Background(), in)
+	}
+}
+
+// applierIn is applier with the context each input is applied in.
+func applierIn(t *testing.T, m *Machine, st *RunState, tr *[]Message) func(context.Context, Input) Output {
+	return func(ctx context.Context, in Input) Output {
+		t.Helper()
+		o, err := m.Apply(ctx, *st, *tr, in)
 		if err != nil {
 			t.Fatalf("%T: %v", in, err)
 		}

@@ -454,11 +454,7 @@ func TestHandoff(t *testing.T) {
 // calls and its children's, each child's figure listed beside it.
 func TestChildRunCostRollsUp(t *testing.T) {
 	h := newHarnessWith(t, childrenFile, nil)
-	table, err := cost.NewTable("us-east-1", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	table.Models["scripted/m1"] = cost.ModelPrice{Input: 1, Output: 2}
+	table := m1Prices(t)
 	table.Models["scripted/"] = cost.ModelPrice{Input: 3, Output: 5}
 	h.opts.Pricer, h.opts.Metering = table, &durable.Metering{}
 	h.eng = durable.New(h.opts)

@@ -29,15 +29,22 @@ func (s meteredStore) LoadRun(ctx context.Context, id string) (core.RunRecord, e
 	return s.Store.LoadRun(ctx, id)
 }
 
-func newCostHarness(t *testing.T) *harness {
+// m1Prices is a price table with the scripted model m1 at $1 per million
+// input tokens and $2 per million output tokens.
+func m1Prices(t *testing.T) *cost.Table {
 	t.Helper()
-	h := newHarness(t, func(s durable.Store) durable.Store { return meteredStore{s} })
 	table, err := cost.NewTable("us-east-1", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	table.Models["scripted/m1"] = cost.ModelPrice{Input: 1, Output: 2}
-	h.opts.Pricer, h.opts.Metering = table, &durable.Metering{}
+	return table
+}
+
+func newCostHarness(t *testing.T) *harness {
+	t.Helper()
+	h := newHarness(t, func(s durable.Store) durable.Store { return meteredStore{s} })
+	h.opts.Pricer, h.opts.Metering = m1Prices(t), &durable.Metering{}
 	h.eng = durable.New(h.opts)
 	return h
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/baton-agents/baton/core"
-	"github.com/baton-agents/baton/internal/cost"
 	"github.com/baton-agents/baton/internal/durable"
 	"github.com/baton-agents/baton/internal/evals"
 )
@@ -257,12 +256,7 @@ func TestEvalTotals(t *testing.T) {
 	h := newHarnessWith(t, `{"agents":[
  {"slug":"demo","model":{"provider":"scripted","model":"m1","turns":[{"content":"Done.","usage":{"prompt_tokens":1000,"completion_tokens":500}}]},"system":"Be brief."},
  {"slug":"judge","model":{"provider":"scripted","model":"m1","turns":[{"content":"{\"score\": 0.8}","usage":{"prompt_tokens":300,"completion_tokens":10}}]},"system":"Judge."}]}`, nil)
-	table, err := cost.NewTable("us-east-1", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	table.Models["scripted/m1"] = cost.ModelPrice{Input: 1, Output: 2}
-	h.opts.Pricer = table
+	h.opts.Pricer = m1Prices(t)
 	h.eng = durable.New(h.opts)
 	ctx := context.Background()
 	v, err := h.eng.StartEval(ctx, "acme", durable.EvalRequest{Agent: "demo", Judge: "judge", Concurrency: 2, Cases: []evals.Case{
