@@ -628,48 +628,56 @@ func TestCreateRunInOneTransactionUpToItsLimits(t *testing.T) {
 		fixed := append([]item{p.run, p.cfg}, p.pending...)
 		return w, len(fixed) + 1 + len(p.records), sizeOf(fixed) + sizeOf(p.records) + 1024
 	}
-	create := func(w core.Write) string {
+	checkOneTransactionLimits(t, c, planned, func(w core.Write) error { return f.s.CreateRun(ctx, core.SessionHead{NextSeq: 1}, w) })
+}
+
+// checkOneTransactionLimits sends (with send) writes that planned makes
+// of user messages: exactly txMaxItems items, and exactly txMaxBytes
+// counted bytes, must be one transaction; one item more, or a few bytes
+// more, must not. planned returns the write, its item count and its
+// counted bytes; run ids of one length keep the bytes comparable.
+func checkOneTransactionLimits(t *testing.T, c *counting, planned func(runID string, contents []string) (core.Write, int, int), send func(core.Write) error) {
+	t.Helper()
+	sent := func(w core.Write) string {
 		t.Helper()
 		c.take()
-		if err := f.s.CreateRun(ctx, core.SessionHead{NextSeq: 1}, w); err != nil {
-			t.Fatalf("create %s: %v", w.Output.State.RunID, err)
+		if err := send(w); err != nil {
+			t.Fatalf("write of %s: %v", w.Output.State.RunID, err)
 		}
 		return fmt.Sprint(c.take())
 	}
 	const one = "map[TransactWriteItems:1]"
 	// In count: as many short messages as make txMaxItems items.
-	_, n, _ := planned("r-count", []string{"Hi"})
-	msgs := slices.Repeat([]string{"Hi"}, 1+txMaxItems-n)
-	w, n, _ := planned("r-count", msgs)
-	if n != txMaxItems {
+	_, n, _ := planned("r-probe", []string{"more"})
+	msgs := slices.Repeat([]string{"more"}, 1+txMaxItems-n)
+	if w, n, _ := planned("r-count", msgs); n != txMaxItems {
 		t.Fatalf("%d items, want %d", n, txMaxItems)
+	} else if got := sent(w); got != one {
+		t.Errorf("a write of exactly %d items sent %s, want %s", txMaxItems, got, one)
 	}
-	if got := create(w); got != one {
-		t.Errorf("a run of exactly %d items sent %s, want %s", txMaxItems, got, one)
-	}
-	w, _, _ = planned("r-count-1", append(msgs, "Hi"))
-	if got := create(w); got == one {
-		t.Errorf("a run of %d items sent %s", txMaxItems+1, got)
+	if w, _, _ := planned("r-count-1", append(msgs, "more")); sent(w) == one {
+		t.Errorf("a write of %d items was one transaction", txMaxItems+1)
 	}
 	// In bytes: ten large messages, the last sized to reach txMaxBytes.
 	big := slices.Repeat([]string{strings.Repeat("x", 300_000)}, 10)
-	for range 5 { // the item's size follows its content's, with some slack
-		_, _, size := planned("r-bytes", big)
+	for i := range 5 { // the item's size follows its content's, with some slack
+		_, _, size := planned(fmt.Sprintf("r-b%d", i), big)
 		big[9] = strings.Repeat("x", len(big[9])+txMaxBytes-size)
 	}
-	w, _, size := planned("r-bytes", big)
-	if size != txMaxBytes {
+	if w, _, size := planned("r-b5", big); size != txMaxBytes {
 		t.Fatalf("%d bytes, want %d", size, txMaxBytes)
+	} else if got := sent(w); got != one {
+		t.Errorf("a write of exactly %d bytes sent %s, want %s", txMaxBytes, got, one)
 	}
-	if got := create(w); got != one {
-		t.Errorf("a run of exactly %d bytes sent %s, want %s", txMaxBytes, got, one)
+	w, _, size := planned("r-b6", big)
+	for i := 0; i < 16 && size <= txMaxBytes; i++ { // a character more, until the bytes are over
+		big[9] += "x"
+		w, _, size = planned("r-c"+string(rune('a'+i)), big)
 	}
-	big[9] += "x"
-	if w, _, size = planned("r-bytez", big); size <= txMaxBytes || size > txMaxBytes+8 {
+	if size <= txMaxBytes || size > txMaxBytes+16 {
 		t.Fatalf("%d bytes, want a few over %d", size, txMaxBytes)
-	}
-	if got := create(w); got == one {
-		t.Errorf("a run of %d bytes was one transaction", size)
+	} else if sent(w) == one {
+		t.Errorf("a write of %d bytes was one transaction", size)
 	}
 }
 
@@ -722,41 +730,7 @@ func TestCommitInOneTransactionUpToItsLimits(t *testing.T) {
 		fixed := append([]item{p.run}, p.pending...)
 		return w, len(fixed) + 1 + len(p.records), sizeOf(fixed) + sizeOf(p.records) + 1024
 	}
-	commit := func(w core.Write) string {
-		t.Helper()
-		c.take()
-		if err := f.s.Commit(ctx, w); err != nil {
-			t.Fatalf("commit %s: %v", w.Output.State.RunID, err)
-		}
-		return fmt.Sprint(c.take())
-	}
-	const one = "map[TransactWriteItems:1]"
-	_, n, _ := planned("r-probe", []string{"more"})
-	msgs := slices.Repeat([]string{"more"}, 1+txMaxItems-n)
-	if w, n, _ := planned("r-count", msgs); n != txMaxItems {
-		t.Fatalf("%d items, want %d", n, txMaxItems)
-	} else if got := commit(w); got != one {
-		t.Errorf("a commit of exactly %d items sent %s, want %s", txMaxItems, got, one)
-	}
-	if w, _, _ := planned("r-count-1", append(msgs, "more")); commit(w) == one {
-		t.Errorf("a commit of %d items was one transaction", txMaxItems+1)
-	}
-	big := slices.Repeat([]string{strings.Repeat("x", 300_000)}, 10)
-	for i := range 5 { // the item's size follows its content's, with some slack
-		_, _, size := planned(fmt.Sprintf("r-b%d", i), big)
-		big[9] = strings.Repeat("x", len(big[9])+txMaxBytes-size)
-	}
-	if w, _, size := planned("r-b5", big); size != txMaxBytes {
-		t.Fatalf("%d bytes, want %d", size, txMaxBytes)
-	} else if got := commit(w); got != one {
-		t.Errorf("a commit of exactly %d bytes sent %s, want %s", txMaxBytes, got, one)
-	}
-	big[9] += "x"
-	if w, _, size := planned("r-b6", big); size <= txMaxBytes || size > txMaxBytes+8 {
-		t.Fatalf("%d bytes, want a few over %d", size, txMaxBytes)
-	} else if commit(w) == one {
-		t.Errorf("a commit of %d bytes was one transaction", size)
-	}
+	checkOneTransactionLimits(t, c, planned, func(w core.Write) error { return f.s.Commit(ctx, w) })
 }
 
 // TestToolRecordsSkipALeftoverAtTheLastEvent: a losing writer's step
